@@ -1,0 +1,69 @@
+import { loadConfig } from "../config";
+import { stderrLogger } from "../core/log";
+import { runReembed } from "../core/reembed";
+import { createServices } from "../core/services";
+import { loadEmbedder } from "../embed";
+import { createApp, MAX_BODY_BYTES } from "../http/app";
+import { VERSION } from "../version";
+import { parseFlags, parsePort, UsageError } from "./args";
+import { ensureHome } from "./init";
+
+export const SERVER_HELP = `memsvc server [--port <int>] [--host <address>]
+
+Starts the memory service (default 127.0.0.1:8787). Creates the service home
+and a bearer token on first start when \`memsvc init\` was not run.
+Binding to anything but a loopback address exposes it to the network: remote
+callers then need the bearer token.
+
+Environment: MEMSVC_HOME, MEMSVC_LLM_BASE_URL, MEMSVC_LLM_API_KEY,
+MEMSVC_LLM_MODEL, MEMSVC_OFFLINE=1 (never download the embedding model).`;
+
+export async function runServer(argv: string[]): Promise<number> {
+  const { values } = parseFlags(argv, { port: { type: "string", short: "p" }, host: { type: "string" } });
+  if (values.help) {
+    console.log(SERVER_HELP);
+    return 0;
+  }
+  const port = parsePort(values.port);
+  if (values.host !== undefined && !/^[\w.:\-[\]]+$/.test(values.host)) throw new UsageError(`--host must be an address or host name, got "${values.host}"`);
+  const log = stderrLogger(process.env.MEMSVC_LOG === "debug" ? "debug" : "info");
+  const init = ensureHome();
+  if (init.created) log("info", `created ${init.home} with a new bearer token (\`memsvc status\` prints it)`);
+  const config = loadConfig(process.env, { port, host: values.host });
+  const embedder = await loadEmbedder({ home: config.home, model: config.embedder.model, offline: config.offline, log: (line) => log("info", line) });
+  const services = createServices(config, { embedder, log });
+  const app = createApp(services);
+  try {
+    app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: MAX_BODY_BYTES + 1024 * 1024, idleTimeout: 60 });
+  } catch (e) {
+    await services.close();
+    const msg = (e as Error).message;
+    console.error(`memsvc server: cannot listen on ${config.host}:${config.port}: ${/in use/i.test(msg) ? "the port is already in use" : msg}`);
+    return 1;
+  }
+  const bound = app.server!;
+  log("info", `memsvc ${VERSION} listening on http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${bound.port} (home ${config.home}, embedder ${embedder.id})`);
+  const abort = new AbortController();
+  void runReembed(services, abort.signal).catch((e) => log("error", `re-embedding stopped: ${(e as Error).message}; it resumes at next start`));
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log("info", `${signal}: finishing in-flight writes, then closing the database`);
+    abort.abort();
+    void bound.stop(false);
+    const hard = setTimeout(() => {
+      log("warn", "shutdown took longer than 15 s; exiting");
+      process.exit(1);
+    }, 15_000);
+    await services.close();
+    clearTimeout(hard);
+    void bound.stop(true);
+    log("info", "stopped cleanly");
+    process.exit(0);
+  };
+  process.on("SIGINT", () => void shutdown("SIGINT"));
+  process.on("SIGTERM", () => void shutdown("SIGTERM"));
+  return await new Promise<number>(() => {});
+}

@@ -1,0 +1,43 @@
+import { loadConfig } from "../config";
+import { parseFlags } from "./args";
+
+export const STATUS_HELP = `memsvc status [--json]
+
+Asks the running server (GET /health at the configured serverUrl, default
+http://127.0.0.1:8787; env MEMSVC_URL overrides) and prints its version,
+counts, language model, embedder and the bearer token. Exits 1 when no
+server answers.`;
+
+export async function runStatus(argv: string[]): Promise<number> {
+  const { values } = parseFlags(argv, { json: { type: "boolean" } });
+  if (values.help) {
+    console.log(STATUS_HELP);
+    return 0;
+  }
+  const config = loadConfig();
+  let health: Record<string, any>;
+  try {
+    const res = await fetch(`${config.serverUrl}/health`, { signal: AbortSignal.timeout(3000) });
+    if (!res.ok) throw new Error(`HTTP ${res.status}`);
+    health = (await res.json()) as Record<string, any>;
+  } catch (e) {
+    console.error(`memsvc status: no server answers at ${config.serverUrl} (${(e as Error).message}); start one with \`memsvc server\``);
+    return 1;
+  }
+  if (values.json) {
+    console.log(JSON.stringify({ ...health, url: config.serverUrl, token: config.token }, null, 2));
+    return 0;
+  }
+  const lines = [
+    `server:    ${config.serverUrl} (${health.status})`,
+    `version:   ${health.version}`,
+    `memories:  ${health.memories}`,
+    `links:     ${health.links}`,
+    `database:  ${health.db_size_kb} KB`,
+    `llm:       ${health.llm}`,
+    `embedder:  ${health.embedder?.description ?? "?"} [${health.embedder?.id ?? "?"}]${health.embedder?.reembedding ? " (re-embedding in progress)" : ""}`,
+    `token:     ${config.token ?? "(none: run `memsvc init`)"}`,
+  ];
+  console.log(lines.join("\n"));
+  return 0;
+}

@@ -1,0 +1,200 @@
+import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { homedir, hostname } from "node:os";
+import { join } from "node:path";
+import { ConfigError } from "./errors";
+
+export type IdentityMode = "global" | "override" | "off";
+
+export interface Config {
+  readonly home: string;
+  readonly token: string | null;
+  readonly host: string;
+  readonly port: number;
+  readonly identityClients: readonly string[];
+  readonly identityAgents: Readonly<Record<string, IdentityMode>>;
+  readonly memoryInstructions: boolean;
+  readonly displayName: string | null;
+  readonly orgName: string | null;
+  readonly planLabel: string | null;
+  readonly agentId: string | null;
+  readonly sourceAgent: string;
+  readonly sourceDomain: string | null;
+  /** Where client commands (status, capture, hook) find the server. */
+  readonly serverUrl: string;
+  readonly llm: { readonly baseURL: string | null; readonly apiKey: string | null; readonly model: string | null; readonly timeoutMs: number; readonly contextChars: number };
+  readonly embedder: { readonly model: string };
+  readonly nightly: { readonly enabled: boolean; readonly schedule: string; readonly maxModelCalls: number };
+  readonly offline: boolean;
+  readonly paths: Paths;
+}
+
+export interface Paths {
+  readonly home: string;
+  readonly config: string;
+  readonly db: string;
+  readonly identity: string;
+  readonly models: string;
+  readonly state: string;
+}
+
+export const DEFAULT_PORT = 8787;
+export const DEFAULT_HOST = "127.0.0.1";
+export const DEFAULT_EMBED_MODEL = "Xenova/bge-small-en-v1.5";
+
+export function homeDir(env: NodeJS.ProcessEnv = process.env): string {
+  return env.MEMSVC_HOME && env.MEMSVC_HOME.length > 0 ? env.MEMSVC_HOME : join(homedir(), ".memsvc");
+}
+
+export function pathsFor(home: string): Paths {
+  return {
+    home,
+    config: join(home, "config.json"),
+    db: join(home, "memsvc.db"),
+    identity: join(home, "identity"),
+    models: join(home, "models"),
+    state: join(home, "state"),
+  };
+}
+
+type Kind = "string" | "boolean" | "port" | "posint" | "stringList" | "modes" | "object" | "url";
+// Every key config.json may hold, with its shape; anything else is a typo and is refused.
+const SCHEMA: Record<string, Kind> = {
+  token: "string",
+  host: "string",
+  port: "port",
+  identityClients: "stringList",
+  identityAgents: "modes",
+  memoryInstructions: "boolean",
+  displayName: "string",
+  orgName: "string",
+  planLabel: "string",
+  agentId: "string",
+  sourceAgent: "string",
+  sourceDomain: "string",
+  serverUrl: "url",
+  llm: "object",
+  embedder: "object",
+  nightly: "object",
+};
+const NESTED: Record<string, Record<string, Kind>> = {
+  llm: { baseURL: "url", apiKey: "string", model: "string", timeoutMs: "posint", contextChars: "posint" },
+  embedder: { model: "string" },
+  nightly: { enabled: "boolean", schedule: "string", maxModelCalls: "posint" },
+};
+
+function check(file: string, key: string, kind: Kind, value: unknown): void {
+  const bad = (what: string) => new ConfigError(`${file}: key "${key}" ${what}`);
+  if (value === null) return; // null means "unset" for every key
+  switch (kind) {
+    case "string":
+      if (typeof value !== "string") throw bad("must be a string");
+      return;
+    case "url":
+      if (typeof value !== "string" || !/^https?:\/\/[^\s]+$/.test(value)) throw bad("must be an http(s) URL");
+      return;
+    case "boolean":
+      if (typeof value !== "boolean") throw bad("must be true or false");
+      return;
+    case "port":
+      if (!Number.isInteger(value) || (value as number) < 0 || (value as number) > 65535) throw bad("must be an integer port (0-65535)");
+      return;
+    case "posint":
+      if (!Number.isInteger(value) || (value as number) <= 0) throw bad("must be a positive integer");
+      return;
+    case "stringList":
+      if (!Array.isArray(value) || value.some((v) => typeof v !== "string")) throw bad("must be a list of strings");
+      return;
+    case "modes":
+      if (typeof value !== "object" || Array.isArray(value)) throw bad('must be an object mapping agent ids to "global", "override" or "off"');
+      for (const [agent, mode] of Object.entries(value as object)) {
+        if (!/^[a-z0-9][a-z0-9_-]*$/.test(agent) || agent.length > 64) throw new ConfigError(`${file}: key "${key}.${agent}" is not a valid agent id`);
+        if (mode !== "global" && mode !== "override" && mode !== "off") throw new ConfigError(`${file}: key "${key}.${agent}" must be "global", "override" or "off"`);
+      }
+      return;
+    case "object": {
+      if (typeof value !== "object" || Array.isArray(value)) throw bad("must be an object");
+      const nested = NESTED[key] ?? {};
+      for (const [k, v] of Object.entries(value as object)) {
+        const kindOf = nested[k];
+        if (!kindOf) throw new ConfigError(`${file}: unknown key "${key}.${k}" (known: ${Object.keys(nested).join(", ")})`);
+        check(file, `${key}.${k}`, kindOf, v);
+      }
+      return;
+    }
+  }
+}
+
+/** Reads and validates config.json; an absent file is an empty config. */
+export function readConfigFile(file: string): Record<string, any> {
+  if (!existsSync(file)) return {};
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(file, "utf8"));
+  } catch (e) {
+    throw new ConfigError(`${file}: not valid JSON (${(e as Error).message})`);
+  }
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) throw new ConfigError(`${file}: must hold a JSON object`);
+  for (const [key, value] of Object.entries(raw)) {
+    const kind = SCHEMA[key];
+    if (!kind) throw new ConfigError(`${file}: unknown key "${key}" (known: ${Object.keys(SCHEMA).join(", ")})`);
+    check(file, key, kind, value);
+  }
+  return raw as Record<string, any>;
+}
+
+export interface Overrides {
+  host?: string;
+  port?: number;
+}
+
+/** defaults <- config.json <- environment <- command-line flags. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: Overrides = {}): Config {
+  const home = homeDir(env);
+  const paths = pathsFor(home);
+  const file = readConfigFile(paths.config);
+  const str = (v: unknown): string | null => (typeof v === "string" && v.length > 0 ? v : null);
+  const envOr = (name: string, fallback: string | null) => (env[name] !== undefined && env[name] !== "" ? env[name]! : fallback);
+  const port = flags.port ?? file.port ?? DEFAULT_PORT;
+  const host = flags.host ?? str(file.host) ?? DEFAULT_HOST;
+  const config: Config = {
+    home,
+    token: str(file.token),
+    host,
+    port,
+    identityClients: file.identityClients ?? ["claude-code"],
+    identityAgents: file.identityAgents ?? {},
+    memoryInstructions: file.memoryInstructions ?? true,
+    displayName: str(file.displayName),
+    orgName: str(file.orgName),
+    planLabel: str(file.planLabel),
+    agentId: str(file.agentId),
+    sourceAgent: str(file.sourceAgent) ?? hostname(),
+    sourceDomain: str(file.sourceDomain),
+    serverUrl: envOr("MEMSVC_URL", str(file.serverUrl)) ?? `http://${host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host.includes(":") ? `[${host}]` : host}:${port}`,
+    llm: {
+      baseURL: envOr("MEMSVC_LLM_BASE_URL", str(file.llm?.baseURL)),
+      apiKey: envOr("MEMSVC_LLM_API_KEY", str(file.llm?.apiKey)),
+      model: envOr("MEMSVC_LLM_MODEL", str(file.llm?.model)),
+      timeoutMs: file.llm?.timeoutMs ?? 120_000,
+      contextChars: file.llm?.contextChars ?? 24_000,
+    },
+    embedder: { model: str(file.embedder?.model) ?? DEFAULT_EMBED_MODEL },
+    nightly: {
+      enabled: file.nightly?.enabled ?? true,
+      schedule: str(file.nightly?.schedule) ?? "30 3 * * *",
+      maxModelCalls: file.nightly?.maxModelCalls ?? 40,
+    },
+    offline: env.MEMSVC_OFFLINE === "1" || env.MEMSVC_OFFLINE === "true",
+    paths,
+  };
+  return Object.freeze(config);
+}
+
+/** Writes config.json atomically with mode 0600 (it holds the bearer token). */
+export function writeConfigFile(file: string, data: Record<string, unknown>): void {
+  mkdirSync(join(file, ".."), { recursive: true });
+  const temp = `${file}.${process.pid}.tmp`;
+  writeFileSync(temp, `${JSON.stringify(data, null, 2)}\n`, { mode: 0o600 });
+  chmodSync(temp, 0o600);
+  renameSync(temp, file);
+}

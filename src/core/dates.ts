@@ -1,0 +1,17 @@
+import { invalid } from "../errors";
+
+/**
+ * Parses an ISO date ("2026-11-21") or date-time into epoch ms. A bare date
+ * means midnight UTC of that day, so a session is dated the same everywhere.
+ */
+export function parseSessionDate(value: unknown, field = "session_date"): number {
+  if (typeof value !== "string" || !/^\d{4}-\d{2}-\d{2}([T ][\d:.]+(Z|[+-]\d{2}:?\d{2})?)?$/.test(value.trim())) {
+    throw invalid(`${field} must be an ISO date such as 2026-11-21 or 2026-11-21T09:30:00Z`);
+  }
+  const ms = Date.parse(value.trim());
+  if (!Number.isFinite(ms)) throw invalid(`${field} is not a real date: "${value}"`);
+  return ms;
+}
+
+export const isoDate = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+export const isoTime = (ms: number) => new Date(ms).toISOString();

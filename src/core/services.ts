@@ -1,0 +1,89 @@
+import type { Config } from "../config";
+import { openStore, getMeta, setMeta, type Store } from "../db";
+import type { Embedder } from "../embed/types";
+import type { Logger } from "./log";
+import { VectorIndex } from "./vector-index";
+
+/** Everything core functions need, built once per process and passed explicitly. */
+export interface Services {
+  readonly config: Config;
+  readonly store: Store;
+  readonly embedder: Embedder;
+  readonly index: VectorIndex;
+  readonly log: Logger;
+  now(): number;
+  /** Registers a write so shutdown can wait for it to finish. */
+  track<T>(work: Promise<T>): Promise<T>;
+  /** Resolves when every tracked write has settled. */
+  drain(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface ServiceOptions {
+  embedder: Embedder;
+  log: Logger;
+  now?: () => number;
+  /** Database file; defaults to the home's memsvc.db. */
+  dbFile?: string;
+}
+
+export function createServices(config: Config, opts: ServiceOptions): Services {
+  const store = openStore(opts.dbFile ?? config.paths.db);
+  const index = new VectorIndex();
+  const inflight = new Set<Promise<unknown>>();
+  const services: Services = {
+    config,
+    store,
+    embedder: opts.embedder,
+    index,
+    log: opts.log,
+    now: opts.now ?? Date.now,
+    track(work) {
+      inflight.add(work);
+      const done = () => inflight.delete(work);
+      work.then(done, done);
+      return work;
+    },
+    async drain() {
+      while (inflight.size > 0) await Promise.allSettled([...inflight]);
+    },
+    async close() {
+      await services.drain();
+      await opts.embedder.close?.();
+      store.close();
+    },
+  };
+  loadIndex(services);
+  return services;
+}
+
+/**
+ * Fills the in-memory vector index from vec0, but only with vectors of the
+ * active embedder's space: rows past a pending re-embed cursor are left out
+ * (they are found by BM25 until the re-embed reaches them).
+ */
+function loadIndex(s: Services): void {
+  const recorded = getMeta(s.store, "embedder_id");
+  const cursorText = getMeta(s.store, "reembed_cursor");
+  const count = s.store.sqlite.query<{ n: number }, []>("SELECT count(*) AS n FROM memories").get()!.n;
+  if (recorded === null || (count === 0 && recorded !== s.embedder.id)) {
+    setMeta(s.store, "embedder_id", s.embedder.id);
+  } else if (recorded !== s.embedder.id) {
+    // A different vector space: start over; the re-embed job fills the index.
+    s.store.sqlite.transaction(() => {
+      setMeta(s.store, "embedder_id", s.embedder.id);
+      setMeta(s.store, "reembed_cursor", "0");
+    })();
+    s.log("warn", `stored vectors came from ${recorded}; re-embedding them with ${s.embedder.id} in the background`);
+    return;
+  }
+  const upTo = cursorText === null ? Number.MAX_SAFE_INTEGER : Number(cursorText);
+  const rows = s.store.sqlite
+    .query<{ seq: number; embedding: Uint8Array; project: string | null }, [number]>(
+      "SELECT v.rowid AS seq, v.embedding AS embedding, m.project AS project FROM memory_vec v JOIN memories m ON m.seq = v.rowid WHERE v.rowid <= ?",
+    )
+    .all(upTo);
+  for (const r of rows) {
+    s.index.upsert(r.seq, new Float32Array(r.embedding.buffer, r.embedding.byteOffset, r.embedding.byteLength / 4), r.project);
+  }
+}

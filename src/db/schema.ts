@@ -1,0 +1,69 @@
+import { integer, primaryKey, real, sqliteTable, text } from "drizzle-orm/sqlite-core";
+
+// The single truth of the ordinary tables. The FTS5 and vec0 virtual tables
+// cannot be described here; they live in migrations/0001_init.sql.
+
+export const memories = sqliteTable("memories", {
+  seq: integer("seq").primaryKey({ autoIncrement: true }),
+  id: text("id").notNull().unique(),
+  content: text("content").notNull(),
+  memoryType: text("memory_type").notNull(),
+  project: text("project"),
+  sourceAgent: text("source_agent").notNull().default("unknown"),
+  sourceAgentId: text("source_agent_id"),
+  sourceDomain: text("source_domain"),
+  sourceSession: text("source_session"),
+  privacy: text("privacy").notNull().default("WORK"),
+  createdAt: integer("created_at").notNull(),
+  updatedAt: integer("updated_at").notNull(),
+  refreshedAt: integer("refreshed_at").notNull(),
+  strength: real("strength").notNull().default(1),
+  shownCount: integer("shown_count").notNull().default(0),
+  usedCount: integer("used_count").notNull().default(0),
+  lastShownAt: integer("last_shown_at"),
+  lastUsedAt: integer("last_used_at"),
+  linkCount: integer("link_count").notNull().default(0),
+});
+
+export const links = sqliteTable(
+  "links",
+  {
+    fromId: text("from_id").notNull(),
+    toId: text("to_id").notNull(),
+    relationship: text("relationship").notNull(),
+    weight: real("weight").notNull().default(1),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.fromId, t.toId, t.relationship] })],
+);
+
+export const memoryTags = sqliteTable(
+  "memory_tags",
+  {
+    memoryId: text("memory_id").notNull(),
+    tag: text("tag").notNull(),
+    weight: real("weight").notNull().default(1),
+  },
+  (t) => [primaryKey({ columns: [t.memoryId, t.tag] })],
+);
+
+export const segments = sqliteTable("segments", {
+  key: text("key").primaryKey(),
+  sessionId: text("session_id").notNull(),
+  memoryCount: integer("memory_count").notNull(),
+  createdAt: integer("created_at").notNull(),
+});
+
+export const memoryEvents = sqliteTable("memory_events", {
+  id: integer("id").primaryKey({ autoIncrement: true }),
+  memoryId: text("memory_id").notNull(),
+  kind: text("kind").notNull(),
+  at: integer("at").notNull(),
+});
+
+export const meta = sqliteTable("meta", {
+  key: text("key").primaryKey(),
+  value: text("value").notNull(),
+});
+
+export type MemoryRow = typeof memories.$inferSelect;

@@ -1,0 +1,64 @@
+import { Elysia } from "elysia";
+import { AppError } from "../errors";
+import type { Services } from "../core/services";
+import { bearerOf, browserGuard, isLoopbackPeer, tokenMatches } from "./auth";
+import { appErrorResponse, errorResponse } from "./errors";
+import { healthRoutes } from "./routes/health";
+import { memoryRoutes } from "./routes/memories";
+
+/** Largest request body accepted (the spec's /distill limit applies everywhere). */
+export const MAX_BODY_BYTES = 25 * 1024 * 1024;
+
+/** Paths anyone may GET: health and page shells, which hold no data. */
+export function isPublicPath(method: string, path: string): boolean {
+  if (method !== "GET" && method !== "HEAD") return false;
+  return path === "/health" || path === "/viz" || path.startsWith("/viz/vendor/") || path === "/identity/ui" || path === "/dashboard" || path.startsWith("/assets/");
+}
+
+export interface AppOptions {
+  /** Socket peer address of a request; in-process requests have none and count as remote. */
+  peerOf?: (request: Request) => string | null;
+}
+
+export type RouteGroup = (s: Services) => Elysia<any, any, any, any, any, any, any>;
+
+export function createApp(s: Services, extra: RouteGroup[] = [], opts: AppOptions = {}) {
+  let app = new Elysia()
+    .onRequest(({ request, server }) => {
+      const url = new URL(request.url);
+      const length = Number(request.headers.get("content-length") ?? 0);
+      if (length > MAX_BODY_BYTES) return errorResponse("too_large", `request body is ${length} bytes; the limit is ${MAX_BODY_BYTES} (25 MB)`);
+      if (isPublicPath(request.method, url.pathname)) return;
+      const peer = opts.peerOf ? opts.peerOf(request) : (server?.requestIP(request)?.address ?? null);
+      const presented = bearerOf(request);
+      if (tokenMatches(presented, s.config.token)) return;
+      if (presented === null && isLoopbackPeer(peer)) {
+        const refused = browserGuard(request);
+        if (refused) return errorResponse("forbidden", refused);
+        return;
+      }
+      return errorResponse("unauthorized", presented === null ? "missing bearer token (Authorization: Bearer <token>; `memsvc status` prints it)" : "wrong bearer token", undefined, {
+        "www-authenticate": 'Bearer realm="memsvc"',
+      });
+    })
+    .onError(({ code, error, request }) => {
+      if (error instanceof AppError) return appErrorResponse(error);
+      switch (code) {
+        case "PARSE":
+          return errorResponse("invalid", "malformed JSON body");
+        case "VALIDATION":
+          return errorResponse("invalid", (error as Error).message.slice(0, 500));
+        case "NOT_FOUND": {
+          const path = new URL(request.url).pathname;
+          return errorResponse("not_found", `no route ${request.method} ${path}`);
+        }
+      }
+      const id = crypto.randomUUID().slice(0, 8);
+      s.log("error", `unhandled error ${id} on ${request.method} ${new URL(request.url).pathname}`, { error: String((error as Error)?.stack ?? error) });
+      return errorResponse("internal", `internal error (reference ${id}); see the server log`);
+    })
+    .use(healthRoutes(s))
+    .use(memoryRoutes(s));
+  for (const group of extra) app = app.use(group(s)) as typeof app;
+  return app;
+}

@@ -1,0 +1,25 @@
+import { AppError, type ErrorCode } from "../errors";
+
+const STATUS: Record<ErrorCode, number> = {
+  invalid: 400,
+  reserved: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  method_not_allowed: 405,
+  conflict: 409,
+  too_large: 413,
+  unavailable: 503,
+  internal: 500,
+};
+
+export function errorResponse(code: ErrorCode, message: string, details?: Record<string, unknown>, headers: Record<string, string> = {}): Response {
+  return new Response(JSON.stringify({ error: { code, message, ...details } }), {
+    status: STATUS[code],
+    headers: { "content-type": "application/json; charset=utf-8", ...headers },
+  });
+}
+
+export function appErrorResponse(e: AppError): Response {
+  return errorResponse(e.code, e.message, e.details);
+}

@@ -1,0 +1,32 @@
+import { Elysia } from "elysia";
+import { deleteMemory, fetchMemory, ingestMemory, updateMemory } from "../../core/memories";
+import { recent } from "../../core/recent";
+import { search } from "../../core/search";
+import type { Services } from "../../core/services";
+import { objectBody, queryParams } from "../body";
+
+export function memoryRoutes(s: Services) {
+  return new Elysia({ name: "memories" })
+    .post("/ingest", async ({ body, set }) => {
+      const result = await ingestMemory(s, objectBody(body));
+      set.status = result.id === null ? 200 : 201;
+      return result;
+    })
+    .get("/search", ({ query }) => {
+      const q = queryParams(query);
+      return search(s, { query: q.query, limit: q.limit, project: q.project });
+    })
+    .get("/recent", ({ query }) => {
+      const q = queryParams(query);
+      return recent(s, { project: q.project, limit: q.limit });
+    })
+    .get("/memory", ({ query }) => fetchMemory(s, queryParams(query).id))
+    .patch("/memory", ({ body, query }) => {
+      const b = objectBody(body);
+      return updateMemory(s, { ...b, id: b.id ?? queryParams(query).id } as Parameters<typeof updateMemory>[1]);
+    })
+    .delete("/memory", ({ query, body }) => {
+      const fromBody = body && typeof body === "object" && !Array.isArray(body) ? (body as Record<string, unknown>).id : undefined;
+      return deleteMemory(s, queryParams(query).id ?? fromBody);
+    });
+}

@@ -1,0 +1,71 @@
+#!/usr/bin/env bun
+import { ConfigError } from "./errors";
+import { UsageError } from "./cli/args";
+import { VERSION } from "./version";
+
+const HELP = `memsvc ${VERSION}: long-term memory service for software agents
+
+Usage: memsvc <command> [options]
+
+Server commands:
+  init        create the service home and config.json with a bearer token
+  server      start the service (default 127.0.0.1:8787)
+  status      ask the running server for its state and print the token
+  nightly     run the nightly consolidation now
+
+Client commands (run on the agent's machine):
+  capture     ship new transcript segments to the server's /distill
+  hook        harness hook handler (session start, prompt, compact, end)
+
+Options: --help on any command, --version.
+Environment: MEMSVC_HOME (default ~/.memsvc), MEMSVC_URL, MEMSVC_OFFLINE=1,
+MEMSVC_LLM_BASE_URL, MEMSVC_LLM_API_KEY, MEMSVC_LLM_MODEL.`;
+
+type Command = (argv: string[]) => Promise<number>;
+
+// Commands load lazily so `memsvc hook` (on every prompt) does not pay for the server's imports.
+const COMMANDS: Record<string, () => Promise<Command>> = {
+  init: async () => (await import("./cli/init")).runInit,
+  server: async () => (await import("./cli/server")).runServer,
+  status: async () => (await import("./cli/status")).runStatus,
+};
+
+export async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  if (command === undefined || command === "--help" || command === "-h" || command === "help") {
+    console.log(HELP);
+    return command === undefined ? 2 : 0;
+  }
+  if (command === "--version" || command === "-v" || command === "version") {
+    console.log(VERSION);
+    return 0;
+  }
+  const load = COMMANDS[command];
+  if (!load) {
+    console.error(`memsvc: unknown command "${command}"\n\n${HELP}`);
+    return 2;
+  }
+  try {
+    return await (await load())(rest);
+  } catch (e) {
+    if (e instanceof UsageError) {
+      console.error(`memsvc ${command}: ${e.message} (see memsvc ${command} --help)`);
+      return 2;
+    }
+    if (e instanceof ConfigError) {
+      console.error(`memsvc ${command}: invalid configuration: ${e.message}`);
+      return 2;
+    }
+    throw e;
+  }
+}
+
+if (import.meta.main) {
+  main(process.argv.slice(2)).then(
+    (code) => process.exit(code),
+    (e) => {
+      console.error(`memsvc: ${(e as Error).stack ?? e}`);
+      process.exit(1);
+    },
+  );
+}
