@@ -15,3 +15,11 @@ declare module "*.html" {
   const path: string;
   export default path;
 }
+declare module "*.js" {
+  const path: string;
+  export default path;
+}
+declare module "*.css" {
+  const path: string;
+  export default path;
+}

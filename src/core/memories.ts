@@ -5,6 +5,8 @@ import { isoDate, isoTime, parseSessionDate } from "./dates";
 import { normalizeMemoryType, type MemoryType } from "./memory-types";
 import type { Services } from "./services";
 import { effectiveStrength, round3, strengthenedOnUse } from "./strength";
+import { linkToNearest } from "./links";
+import { deriveTags, writeTags } from "./tags";
 import { INITIAL_STRENGTH } from "./tuning";
 
 /** Longest memory content accepted; distilled memories are a few hundred characters. */
@@ -70,12 +72,14 @@ export interface NewMemory {
   sourceSession?: string | null;
   privacy?: string;
   createdAt: number;
+  /** Domain tags named by the language model, strongest first. */
+  tags?: readonly string[];
 }
 
 /**
- * Inserts memories with their vectors inside the caller's transaction. The
- * FTS row follows by trigger; the in-memory index is updated by the caller
- * once the transaction has committed.
+ * Inserts memories with their vectors, domain tags and similarity links
+ * inside the caller's transaction. The FTS row follows by trigger; the
+ * in-memory index is updated by the caller once the transaction has committed.
  */
 export function insertMemoryRows(s: Services, items: NewMemory[], vectors: Float32Array[]): { id: string; seq: number }[] {
   const now = s.now();
@@ -102,6 +106,9 @@ export function insertMemoryRows(s: Services, items: NewMemory[], vectors: Float
       .returning({ seq: memories.seq })
       .get();
     insertVec.run(BigInt(row.seq), vectors[i]);
+    writeTags(s, id, deriveTags(m.project, m.tags));
+    // The index does not hold this batch yet: links go to existing memories only.
+    linkToNearest(s, id, vectors[i], m.project);
     return { id, seq: row.seq };
   });
 }
@@ -256,6 +263,11 @@ export async function updateMemory(s: Services, input: UpdateInput): Promise<Upd
           .get();
         if (!r) throw notFound(`memory ${row.id} was deleted meanwhile`);
         if (vector) s.store.sqlite.prepare("UPDATE memory_vec SET embedding = ? WHERE rowid = ?").run(vector, BigInt(r.seq));
+        if (changes.project) {
+          // The project is the strongest domain tag; keep the others.
+          const others = s.store.sqlite.query<{ tag: string }, [string]>("SELECT tag FROM memory_tags WHERE memory_id = ? ORDER BY weight DESC").all(r.id).map((t) => t.tag).filter((t) => t !== row.project);
+          writeTags(s, r.id, deriveTags(r.project, others));
+        }
         return r;
       })();
       if (vector) s.index.upsert(updated.seq, vector, updated.project);

@@ -46,3 +46,11 @@ export const QUERY_MAX_TERMS = 32;
 export const DEFAULT_SEARCH_LIMIT = 8;
 export const DEFAULT_RECENT_LIMIT = 12;
 export const MAX_LIMIT = 100;
+
+/** A new memory links to at most this many of its nearest neighbours... */
+export const LINK_MAX_NEAREST = 3;
+/**
+ * ...whose cosine similarity is at least this. The spaces differ: bge vectors
+ * sit close together (unrelated texts score ~0.5), hashed vectors far apart.
+ */
+export const LINK_MIN_SIMILARITY: Record<"onnx" | "fallback", number> = { onnx: 0.78, fallback: 0.45 };

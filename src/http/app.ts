@@ -3,6 +3,7 @@ import { AppError } from "../errors";
 import type { Services } from "../core/services";
 import { bearerOf, browserGuard, isLoopbackPeer, tokenMatches } from "./auth";
 import { appErrorResponse, errorResponse } from "./errors";
+import { assetRoutes } from "./routes/assets";
 import { healthRoutes } from "./routes/health";
 import { memoryRoutes } from "./routes/memories";
 
@@ -58,6 +59,7 @@ export function createApp(s: Services, extra: RouteGroup[] = [], opts: AppOption
       return errorResponse("internal", `internal error (reference ${id}); see the server log`);
     })
     .use(healthRoutes(s))
+    .use(assetRoutes(s))
     .use(memoryRoutes(s));
   for (const group of extra) app = app.use(group(s)) as typeof app;
   return app;

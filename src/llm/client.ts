@@ -1,0 +1,54 @@
+import OpenAI from "openai";
+import type { Config } from "../config";
+import { unavailable } from "../errors";
+import { extractJson } from "./json";
+
+export interface ChatMessage {
+  role: "system" | "user" | "assistant";
+  content: string;
+}
+
+export interface LlmClient {
+  /** "provider model" for logs and /health. */
+  readonly label: string;
+  /**
+   * One chat completion whose reply must contain a JSON value. Throws an
+   * `unavailable` AppError saying what went wrong (unreachable, timeout,
+   * HTTP error, unparseable reply): callers never get a half answer.
+   */
+  chatJson(messages: ChatMessage[], opts?: { signal?: AbortSignal; maxTokens?: number }): Promise<unknown>;
+}
+
+/** null when no model is configured (recall-only operation). */
+export function createLlmClient(llm: Config["llm"]): LlmClient | null {
+  if (!llm.baseURL || !llm.model) return null;
+  const client = new OpenAI({ baseURL: llm.baseURL, apiKey: llm.apiKey ?? "not-needed", timeout: llm.timeoutMs, maxRetries: 0 });
+  const model = llm.model;
+  return {
+    label: `${llm.baseURL} ${model}`,
+    async chatJson(messages, opts = {}) {
+      let reply: string | null | undefined;
+      try {
+        const res = await client.chat.completions.create(
+          { model, messages, temperature: 0.2, ...(opts.maxTokens ? { max_tokens: opts.maxTokens } : {}) },
+          { signal: opts.signal, timeout: llm.timeoutMs },
+        );
+        reply = res.choices?.[0]?.message?.content;
+      } catch (e) {
+        throw unavailable(describeFailure(e, llm.baseURL!, llm.timeoutMs));
+      }
+      if (typeof reply !== "string" || reply.trim() === "") throw unavailable(`the language model at ${llm.baseURL} returned an empty reply`);
+      const parsed = extractJson(reply);
+      if (parsed === null) throw unavailable(`the language model at ${llm.baseURL} answered something that is not JSON: "${reply.slice(0, 120).replace(/\s+/g, " ")}"`);
+      return parsed;
+    },
+  };
+}
+
+function describeFailure(e: unknown, baseURL: string, timeoutMs: number): string {
+  if (e instanceof OpenAI.APIConnectionTimeoutError) return `the language model at ${baseURL} did not answer within ${Math.round(timeoutMs / 1000)} s`;
+  if (e instanceof OpenAI.APIUserAbortError) return "the request to the language model was cancelled";
+  if (e instanceof OpenAI.APIConnectionError) return `the language model at ${baseURL} is unreachable (${(e.cause as Error)?.message ?? e.message})`;
+  if (e instanceof OpenAI.APIError) return `the language model at ${baseURL} answered HTTP ${e.status}: ${String(e.message).slice(0, 200)}`;
+  return `the language model call failed: ${(e as Error)?.message ?? String(e)}`;
+}

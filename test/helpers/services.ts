@@ -1,0 +1,37 @@
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { loadConfig, type Config } from "../../src/config";
+import type { Logger } from "../../src/core/log";
+import { createServices, type Services } from "../../src/core/services";
+import { FallbackEmbedder } from "../../src/embed/fallback";
+import type { Embedder } from "../../src/embed/types";
+
+export const TEST_TOKEN = "test-token-0123456789abcdef";
+
+export interface TestServicesOptions {
+  /** Extra config.json keys (merged over a token). */
+  config?: Record<string, unknown>;
+  embedder?: Embedder;
+  now?: () => number;
+  /** Reuse an existing home (e.g. to test restarts). */
+  home?: string;
+  env?: Record<string, string>;
+}
+
+export interface TestServices extends Services {
+  logs: { level: string; message: string }[];
+}
+
+/** A fresh home in a temp folder with a real SQLite file, a config and the fast offline embedder. */
+export function makeServices(opts: TestServicesOptions = {}): TestServices {
+  const home = opts.home ?? mkdtempSync(join(tmpdir(), "memsvc-home-"));
+  mkdirSync(home, { recursive: true });
+  if (!opts.home || opts.config) writeFileSync(join(home, "config.json"), JSON.stringify({ token: TEST_TOKEN, ...opts.config }));
+  const config: Config = loadConfig({ ...opts.env, MEMSVC_HOME: home, MEMSVC_OFFLINE: "1" });
+  const logs: { level: string; message: string }[] = [];
+  const log: Logger = (level, message) => logs.push({ level, message });
+  const services = createServices(config, { embedder: opts.embedder ?? new FallbackEmbedder(), log, now: opts.now }) as TestServices;
+  services.logs = logs;
+  return services;
+}
