@@ -8,8 +8,13 @@ export function parseSessionDate(value: unknown, field = "session_date"): number
   if (typeof value !== "string" || !/^\d{4}-\d{2}-\d{2}([T ][\d:.]+(Z|[+-]\d{2}:?\d{2})?)?$/.test(value.trim())) {
     throw invalid(`${field} must be an ISO date such as 2026-11-21 or 2026-11-21T09:30:00Z`);
   }
-  const ms = Date.parse(value.trim());
-  if (!Number.isFinite(ms)) throw invalid(`${field} is not a real date: "${value}"`);
+  const text = value.trim();
+  const ms = Date.parse(/^\d{4}-\d{2}-\d{2}$/.test(text) ? `${text}T00:00:00Z` : text);
+  // Date.parse rolls 2026-02-30 over to March; a real date survives the round trip.
+  const bareDate = /^\d{4}-\d{2}-\d{2}$/.test(text);
+  if (!Number.isFinite(ms) || (bareDate && new Date(ms).toISOString().slice(0, 10) !== text)) {
+    throw invalid(`${field} is not a real date: "${value}"`);
+  }
   return ms;
 }
 

@@ -4,10 +4,10 @@ import { rowsBySeq, toView, type MemoryView } from "./memories";
 import type { Services } from "./services";
 import { effectiveStrength, round3 } from "./strength";
 import { keywords } from "./text";
-import { DEFAULT_SEARCH_LIMIT, GRAPH_HOP_FACTOR, GRAPH_SEEDS, MAX_LIMIT, QUERY_MAX_CHARS, QUERY_MAX_TERMS, RRF_K, SEARCH_CANDIDATES, STRENGTH_WEIGHT } from "./tuning";
+import { DEFAULT_SEARCH_LIMIT, GRAPH_HOP_FACTOR, GRAPH_SEEDS, MAX_LIMIT, QUERY_MAX_CHARS, QUERY_MAX_TERMS, RRF_K, SEARCH_CANDIDATES, STRENGTH_WEIGHT, VECTOR_MIN_SIMILARITY } from "./tuning";
 
 export interface SearchInput {
-  query: unknown;
+  query?: unknown;
   limit?: unknown;
   project?: unknown;
 }
@@ -99,7 +99,11 @@ export function rank(s: Services, query: string, vector: Float32Array, limit: nu
   };
   const expr = ftsExpression(query);
   if (expr) bm25Candidates(s, expr, project, SEARCH_CANDIDATES).forEach((seq, i) => add(seq, 1 / (RRF_K + i + 1), "bm25"));
-  s.index.search(vector, SEARCH_CANDIDATES, project).forEach((hit, i) => add(hit.seq, 1 / (RRF_K + i + 1), "vector"));
+  const floor = VECTOR_MIN_SIMILARITY[s.embedder.kind];
+  s.index
+    .search(vector, SEARCH_CANDIDATES, project)
+    .filter((hit) => hit.similarity >= floor)
+    .forEach((hit, i) => add(hit.seq, 1 / (RRF_K + i + 1), "vector"));
 
   const best = 2 / (RRF_K + 1);
   const seeds = [...fused.entries()].sort((a, b) => b[1].rrf - a[1].rrf).slice(0, Math.max(GRAPH_SEEDS, limit));

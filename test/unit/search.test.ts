@@ -1,0 +1,159 @@
+import { afterEach, describe, expect, test } from "bun:test";
+import { ingestMemory } from "../../src/core/memories";
+import { addLink } from "../../src/core/links";
+import { recent } from "../../src/core/recent";
+import { ftsExpression, search } from "../../src/core/search";
+import { makeServices, type TestServices } from "../helpers/services";
+
+let s: TestServices;
+afterEach(async () => {
+  await s?.close();
+});
+
+async function seed(items: [string, string | null][]) {
+  const ids: string[] = [];
+  for (const [content, project] of items) {
+    const r = await ingestMemory(s, { content, project });
+    ids.push(r.id!);
+  }
+  return ids;
+}
+
+const CORPUS: [string, string | null][] = [
+  ["The billing service deploys with blue-green releases every Friday", "billing"],
+  ["Postgres connection pool exhausted under load; raised max connections to 50", "billing"],
+  ["Frontend uses Vite and React; run pnpm dev on port 5173", "web"],
+  ["Never force-push to main; CI protects the branch", "web"],
+  ["Kubernetes ingress timeouts fixed by raising proxy-read-timeout to 120s", "infra"],
+  ["Team lunch is on Thursdays at noon", null],
+];
+
+describe("search", () => {
+  test("finds the right memory first and carries every result field", async () => {
+    s = makeServices();
+    await seed(CORPUS);
+    const r = await search(s, { query: "how does billing deploy releases?" });
+    expect(r.results[0].content).toContain("blue-green");
+    for (const hit of r.results) {
+      expect(hit.score).toBeGreaterThan(0);
+      expect(hit.score).toBeLessThanOrEqual(1);
+      expect(typeof hit.effective_strength).toBe("number");
+      expect(typeof hit.connections).toBe("number");
+      expect(typeof hit.memory_type).toBe("string");
+      expect(typeof hit.created_at).toBe("string");
+      expect("project" in hit).toBe(true);
+    }
+    const scores = r.results.map((h) => h.score);
+    expect(r.results.some((h) => h.content.includes("lunch"))).toBe(false);
+    expect([...scores].sort((a, b) => b - a)).toEqual(scores);
+  });
+
+  test("default limit 8, limit honoured, project filters", async () => {
+    s = makeServices();
+    await seed(Array.from({ length: 20 }, (_, i) => [`deploy note number ${i} about the deploy pipeline`, i % 2 ? "a" : "b"] as [string, string]));
+    expect((await search(s, { query: "deploy pipeline" })).results).toHaveLength(8);
+    expect((await search(s, { query: "deploy pipeline", limit: "3" })).results).toHaveLength(3);
+    const onlyA = await search(s, { query: "deploy pipeline", project: "a", limit: 50 });
+    expect(onlyA.results).toHaveLength(10);
+    expect(onlyA.results.every((h) => h.project === "a")).toBe(true);
+    expect((await search(s, { query: "deploy pipeline", project: "nope" })).results).toHaveLength(0);
+  });
+
+  test("any user text is safe: FTS operators, quotes, unicode, 10 KB", async () => {
+    s = makeServices();
+    await seed(CORPUS);
+    const nasty = [
+      `don't "unbalanced`,
+      "AND OR NOT",
+      "*",
+      "-billing",
+      "NEAR(a b)",
+      "content:billing",
+      "billing^2 {x} [y] (z)",
+      "日本語のテキスト 🚀 émigré",
+      "'; DROP TABLE memories; --",
+      "\u0000\u0001\u001f",
+      "x".repeat(10_240),
+      "deploy ".repeat(2000),
+    ];
+    for (const q of nasty) {
+      const r = await search(s, { query: q });
+      expect(Array.isArray(r.results)).toBe(true);
+    }
+    expect(s.store.sqlite.query("SELECT count(*) n FROM memories").get()).toEqual({ n: CORPUS.length });
+  });
+
+  test("ftsExpression quotes words only", () => {
+    expect(ftsExpression(`deploy" AND * -prod NEAR(x)`)).toBe(`"deploy" OR "prod" OR "near"`);
+    expect(ftsExpression("the and of")).toBeNull();
+  });
+
+  test("bad parameters are rejected with the field named", async () => {
+    s = makeServices();
+    for (const [input, field] of [
+      [{}, /query/],
+      [{ query: "  " }, /query/],
+      [{ query: 5 }, /query/],
+      [{ query: "x", limit: "abc" }, /limit/],
+      [{ query: "x", limit: 0 }, /limit/],
+      [{ query: "x", limit: "2.5" }, /limit/],
+      [{ query: "x", project: {} }, /project/],
+    ] as [Record<string, unknown>, RegExp][]) {
+      await expect(search(s, input)).rejects.toThrow(field);
+    }
+  });
+
+  test("one hop of the graph brings in a linked memory the query does not match", async () => {
+    s = makeServices();
+    const [a, , , , , lunch] = await seed(CORPUS);
+    const before = await search(s, { query: "blue-green releases Friday", limit: 20 });
+    expect(before.results.some((h) => h.id === lunch)).toBe(false);
+    s.store.sqlite.transaction(() => addLink(s, a, lunch, "scheduled_with", 1))();
+    const after = await search(s, { query: "blue-green releases Friday", limit: 20 });
+    const hit = after.results.find((h) => h.id === lunch);
+    expect(hit?.matched_by).toEqual(["graph"]);
+    expect(hit!.connections).toBe(1);
+  });
+
+  test("effective strength moves ranking between equally relevant memories", async () => {
+    s = makeServices();
+    const [weak, strong] = await seed([
+      ["cache invalidation rule for the api gateway", "x"],
+      ["cache invalidation rule for the api gateway", "x"],
+    ]);
+    s.store.sqlite.run("UPDATE memories SET strength = 3 WHERE id = ?", [strong]);
+    s.store.sqlite.run("UPDATE memories SET strength = 0.3, refreshed_at = 0 WHERE id = ?", [weak]);
+    const r = await search(s, { query: "cache invalidation gateway" });
+    expect(r.results[0].id).toBe(strong);
+    expect(r.results[1].score).toBeLessThan(r.results[0].score);
+  });
+});
+
+describe("recent", () => {
+  test("ranks by importance: strength, connections and recency; project filter; default 12", async () => {
+    const now = Date.UTC(2026, 5, 1);
+    let clock = now - 100 * 86_400_000;
+    s = makeServices({ now: () => clock });
+    const ids = await seed(Array.from({ length: 15 }, (_, i) => [`old note ${i}`, i < 5 ? "p" : "q"] as [string, string]));
+    clock = now;
+    const [fresh] = await seed([["fresh note from today", "p"]]);
+    const r1 = recent(s, {});
+    expect(r1.results).toHaveLength(12);
+    expect(r1.results[0].id).toBe(fresh);
+    expect(r1.results[0].score).toBeGreaterThan(r1.results[1].score);
+    // A strong, well-connected old memory climbs above plain old ones.
+    s.store.sqlite.run("UPDATE memories SET strength = 4, refreshed_at = ? WHERE id = ?", [now, ids[7]]);
+    s.store.sqlite.transaction(() => {
+      for (const other of ids.slice(0, 4)) addLink(s, ids[7], other, "related", 1);
+    })();
+    const r2 = recent(s, { limit: 3 });
+    expect(r2.results.map((h) => h.id)).toContain(ids[7]);
+    const links = s.store.sqlite.query<{ n: number }, [string, string]>("SELECT count(*) n FROM links WHERE from_id = ? OR to_id = ?").get(ids[7], ids[7])!.n;
+    expect(links).toBeGreaterThanOrEqual(4);
+    expect(r2.results.find((h) => h.id === ids[7])!.connections).toBe(links);
+    const onlyP = recent(s, { project: "p", limit: 100 });
+    expect(onlyP.results).toHaveLength(6);
+    expect(onlyP.results.every((h) => h.project === "p")).toBe(true);
+    expect(() => recent(s, { limit: "-1" })).toThrow(/limit/);
+  });
+});
