@@ -1,0 +1,63 @@
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { copyFileSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { buildBinary } from "../../build";
+import { requestFrom } from "../helpers/server";
+import { childEnv, freePort, ROOT, run, startProcess, tempHome, type Running } from "../helpers/process";
+
+// The compiled binary, copied alone into an empty folder: no node_modules, no
+// sources beside it. One build per run (a few seconds).
+let bin: string;
+let server: Running | null = null;
+beforeAll(async () => {
+  const out = mkdtempSync(join(tmpdir(), "memsvc-build-"));
+  const built = await buildBinary({ entry: join(ROOT, "src/main.ts"), outfile: join(out, "memsvc") });
+  const lonely = mkdtempSync(join(tmpdir(), "memsvc-alone-"));
+  bin = join(lonely, "memsvc");
+  copyFileSync(built.outfile, bin);
+  (await import("node:fs")).chmodSync(bin, 0o755);
+  expect(readdirSync(lonely)).toEqual(["memsvc"]);
+}, 180_000);
+afterAll(() => {
+  server?.proc.kill("SIGKILL");
+});
+
+test("the lone binary runs init, server and status, and serves ingest → search → get → update → delete", async () => {
+  const home = tempHome();
+  const port = await freePort();
+  const env = childEnv(home, { MEMSVC_URL: `http://127.0.0.1:${port}` });
+  const cwd = join(bin, "..");
+  expect((await run([bin, "--version"], env, cwd)).stdout.trim()).toBe(JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")).version);
+  const init = await run([bin, "init"], env, cwd);
+  expect(init.code).toBe(0);
+  const token = JSON.parse(readFileSync(join(home, "config.json"), "utf8")).token as string;
+
+  server = await startProcess([bin, "server", "--port", String(port)], env, port, cwd);
+  const status = await run([bin, "status"], env, cwd);
+  expect(status.code).toBe(0);
+  expect(status.stdout).toContain(token);
+
+  const url = server.url;
+  const ingest = await fetch(`${url}/ingest`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ content: "The binary stores memories in SQLite with sqlite-vec", project: "bin" }) });
+  expect(ingest.status).toBe(201);
+  const { id } = (await ingest.json()) as { id: string };
+  const search = (await (await fetch(`${url}/search?query=sqlite-vec%20memories&project=bin`)).json()) as any;
+  expect(search.results[0].id).toBe(id);
+  expect(search.results[0].matched_by).toContain("vector");
+  const got = (await (await fetch(`${url}/memory?id=${id.slice(0, 8)}`)).json()) as any;
+  expect(got.citation).toContain(id.slice(0, 8));
+  const patch = await fetch(`${url}/memory`, { method: "PATCH", headers: { "content-type": "application/json" }, body: JSON.stringify({ id, content: "The binary keeps vectors in vec0" }) });
+  expect(((await patch.json()) as any).changes.content.after).toBe("The binary keeps vectors in vec0");
+  expect((await fetch(`${url}/memory?id=${id}`, { method: "DELETE" })).status).toBe(200);
+  expect((await fetch(`${url}/memory?id=${id}`)).status).toBe(404);
+
+  const remoteNoToken = await requestFrom("127.0.0.2", `${url}/recent`);
+  expect(remoteNoToken.status).toBe(401);
+  const remoteToken = await requestFrom("127.0.0.2", `${url}/recent`, { headers: { authorization: `Bearer ${token}` } });
+  expect(remoteToken.status).toBe(200);
+
+  server.proc.kill("SIGTERM");
+  expect(await server.proc.exited).toBe(0);
+  server = null;
+}, 60_000);

@@ -1,0 +1,139 @@
+import { afterEach, describe, expect, test } from "bun:test";
+import { Database } from "bun:sqlite";
+import { readFileSync, statSync, writeFileSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { BUN, childEnv, freePort, run, startProcess, tempHome, type Running } from "../helpers/process";
+
+const MAIN = ["src/main.ts"];
+const memsvc = (args: string[], env: Record<string, string>) => run([BUN, ...MAIN, ...args], env);
+let server: Running | null = null;
+afterEach(() => {
+  server?.proc.kill("SIGKILL");
+  server = null;
+});
+
+describe("help and version", () => {
+  test("--version prints the package version; --help on every command", async () => {
+    const env = childEnv(tempHome());
+    const pkg = JSON.parse(readFileSync(join(import.meta.dir, "../../package.json"), "utf8"));
+    expect((await memsvc(["--version"], env)).stdout.trim()).toBe(pkg.version);
+    const help = await memsvc(["--help"], env);
+    expect(help.code).toBe(0);
+    for (const c of ["init", "server", "status"]) {
+      expect(help.stdout).toContain(c);
+      const r = await memsvc([c, "--help"], env);
+      expect(r.code).toBe(0);
+      expect(r.stdout).toContain(`memsvc ${c}`);
+    }
+    const unknown = await memsvc(["frobnicate"], env);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('unknown command "frobnicate"');
+    const badFlag = await memsvc(["server", "--prot", "1"], env);
+    expect(badFlag.code).toBe(2);
+    expect(badFlag.stderr).toMatch(/prot/);
+    const badPort = await memsvc(["server", "--port", "http"], env);
+    expect(badPort.code).toBe(2);
+    expect(badPort.stderr).toMatch(/--port must be an integer/);
+  });
+});
+
+describe("init", () => {
+  test("writes config.json 0600 with a token and agentId; keeps the token unless --force", async () => {
+    const home = tempHome();
+    const env = childEnv(home);
+    expect((await memsvc(["init"], env)).code).toBe(0);
+    const file = join(home, "config.json");
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    const first = JSON.parse(readFileSync(file, "utf8"));
+    expect(first.token).toMatch(/^[A-Za-z0-9_-]{40,}$/);
+    expect(first.agentId).toMatch(/^[0-9a-f-]{36}$/);
+    await memsvc(["init"], env);
+    expect(JSON.parse(readFileSync(file, "utf8")).token).toBe(first.token);
+    const forced = await memsvc(["init", "--force"], env);
+    expect(forced.stdout).toMatch(/new bearer token/);
+    const second = JSON.parse(readFileSync(file, "utf8"));
+    expect(second.token).not.toBe(first.token);
+    expect(second.agentId).toBe(first.agentId);
+  });
+});
+
+describe("configuration errors stop start-up naming file and key", () => {
+  for (const [content, key] of [
+    ['{"port": "eighty"}', /"port"/],
+    ['{"llm": {"baseURL": 5}}', /"llm.baseURL"/],
+    ['{"prot": 1}', /unknown key "prot"/],
+    ['{"identityAgents": {"bot": "sometimes"}}', /identityAgents.bot/],
+    ["{not json", /not valid JSON/],
+  ] as [string, RegExp][]) {
+    test(content, async () => {
+      const home = tempHome();
+      mkdirSync(home, { recursive: true });
+      writeFileSync(join(home, "config.json"), content);
+      const r = await memsvc(["server", "--port", "0"], childEnv(home));
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain(join(home, "config.json"));
+      expect(r.stderr).toMatch(key);
+    });
+  }
+});
+
+describe("status and server", () => {
+  test("status exits 1 with a clear line when no server answers, and reports a running one", async () => {
+    const home = tempHome();
+    const port = await freePort();
+    const env = childEnv(home, { MEMSVC_URL: `http://127.0.0.1:${port}` });
+    const none = await memsvc(["status"], env);
+    expect(none.code).toBe(1);
+    expect(none.stderr).toMatch(/no server answers at http:\/\/127\.0\.0\.1:\d+/);
+    server = await startProcess([BUN, ...MAIN, "server", "--port", String(port)], env, port);
+    const token = JSON.parse(readFileSync(join(home, "config.json"), "utf8")).token;
+    const st = await memsvc(["status"], env);
+    expect(st.code).toBe(0);
+    expect(st.stdout).toMatch(/version:\s+\d+\.\d+\.\d+/);
+    expect(st.stdout).toMatch(/memories:\s+0/);
+    expect(st.stdout).toMatch(/llm:\s+not configured/);
+    expect(st.stdout).toMatch(/embedder:\s+.*fallback/);
+    expect(st.stdout).toContain(token);
+    // The token never appears in the server's log.
+    expect(server.stderr()).not.toContain(token);
+  });
+
+  test("binds 127.0.0.1 by default and refuses a port in use with a clear message", async () => {
+    const home = tempHome();
+    const port = await freePort();
+    const env = childEnv(home);
+    server = await startProcess([BUN, ...MAIN, "server", "--port", String(port)], env, port);
+    expect(server.stderr()).toContain(`listening on http://127.0.0.1:${port}`);
+    const second = await memsvc(["server", "--port", String(port)], childEnv(tempHome()));
+    expect(second.code).toBe(1);
+    expect(second.stderr).toMatch(/in use/);
+  });
+
+  test("SIGTERM during a burst of writes: acknowledged writes are kept and the database closes cleanly", async () => {
+    const home = tempHome();
+    const port = await freePort();
+    server = await startProcess([BUN, ...MAIN, "server", "--port", String(port)], childEnv(home), port);
+    const acked: string[] = [];
+    const burst = Array.from({ length: 60 }, async (_, i) => {
+      try {
+        const r = await fetch(`${server!.url}/ingest`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ content: `burst memory ${i} about topic ${i % 7}` }) });
+        if (r.status === 201) acked.push(((await r.json()) as { id: string }).id);
+      } catch {
+        /* refused after shutdown began */
+      }
+    });
+    await Bun.sleep(15);
+    server.proc.kill("SIGTERM");
+    await Promise.all(burst);
+    expect(await server.proc.exited).toBe(0);
+    expect(server.stderr()).toContain("stopped cleanly");
+    server = null;
+    const db = new Database(join(home, "memsvc.db"), { readonly: true });
+    expect(db.query("PRAGMA integrity_check").get()).toEqual({ integrity_check: "ok" });
+    const ids = new Set(db.query<{ id: string }, []>("SELECT id FROM memories").all().map((r) => r.id));
+    for (const id of acked) expect(ids.has(id)).toBe(true);
+    expect(db.query("SELECT count(*) n FROM memories_fts").get()).toEqual({ n: ids.size });
+    db.close();
+    expect(statSync(join(home, "memsvc.db-wal"), { throwIfNoEntry: false })?.size ?? 0).toBe(0);
+  });
+});

@@ -1,0 +1,73 @@
+import { spawn, type Subprocess } from "bun";
+import { mkdtempSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+export const ROOT = join(import.meta.dir, "..", "..");
+export const BUN = process.execPath;
+
+export function tempHome(): string {
+  return mkdtempSync(join(tmpdir(), "memsvc-cli-"));
+}
+
+/** Environment for a child memsvc: a given home, offline, no inherited model settings. */
+export function childEnv(home: string, extra: Record<string, string> = {}): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith("MEMSVC_")) env[k] = v;
+  return { ...env, MEMSVC_HOME: home, MEMSVC_OFFLINE: "1", MEMSVC_CACHE_DIR: join(home, ".cache"), ...extra };
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.listen(0, "127.0.0.1", () => {
+      const port = (srv.address() as { port: number }).port;
+      srv.close(() => resolve(port));
+    });
+    srv.on("error", reject);
+  });
+}
+
+/** Runs a command to completion; returns exit code and output. */
+export async function run(cmd: string[], env: Record<string, string>, cwd = ROOT, timeoutMs = 30_000) {
+  const p = spawn(cmd, { env, cwd, stdout: "pipe", stderr: "pipe" });
+  const timer = setTimeout(() => p.kill(), timeoutMs);
+  const [stdout, stderr, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
+  clearTimeout(timer);
+  return { code, stdout, stderr };
+}
+
+export interface Running {
+  proc: Subprocess<"ignore", "pipe", "pipe">;
+  url: string;
+  stderr(): string;
+}
+
+/** Starts a server process and waits until /health answers. */
+export async function startProcess(cmd: string[], env: Record<string, string>, port: number, cwd = ROOT): Promise<Running> {
+  const proc = spawn(cmd, { env, cwd, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+  let err = "";
+  void (async () => {
+    const reader = proc.stderr.getReader();
+    const dec = new TextDecoder();
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      err += dec.decode(value);
+    }
+  })();
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 20_000;
+  while (Date.now() < deadline) {
+    if (proc.exitCode !== null) throw new Error(`server exited ${proc.exitCode}: ${err}`);
+    try {
+      if ((await fetch(`${url}/health`)).ok) return { proc, url, stderr: () => err };
+    } catch {
+      /* not up yet */
+    }
+    await Bun.sleep(50);
+  }
+  proc.kill();
+  throw new Error(`server did not answer within 20 s: ${err}`);
+}
