@@ -34,7 +34,8 @@ export async function runServer(argv: string[]): Promise<number> {
   const services = createServices(config, { embedder, log });
   const app = createApp(services);
   try {
-    app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: MAX_BODY_BYTES + 1024 * 1024, idleTimeout: 60 });
+    // Elysia defaults to SO_REUSEPORT, which would let a second server share the port silently.
+    app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: MAX_BODY_BYTES + 1024 * 1024, idleTimeout: 60, reusePort: false });
   } catch (e) {
     await services.close();
     const msg = (e as Error).message;

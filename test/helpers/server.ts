@@ -14,7 +14,7 @@ export interface TestServer {
 export async function startServer(opts: TestServicesOptions & { hostname?: string } = {}): Promise<TestServer> {
   const services = makeServices(opts);
   const app = createApp(services);
-  app.listen({ port: 0, hostname: opts.hostname ?? "127.0.0.1", maxRequestBodySize: MAX_BODY_BYTES + 1024 * 1024, idleTimeout: 60 });
+  app.listen({ port: 0, hostname: opts.hostname ?? "127.0.0.1", maxRequestBodySize: MAX_BODY_BYTES + 1024 * 1024, idleTimeout: 60, reusePort: false });
   const port = app.server!.port!;
   return {
     url: `http://127.0.0.1:${port}`,
