@@ -1,0 +1,96 @@
+import { existsSync, mkdirSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import { loadConfig } from "../config";
+import { openStore } from "../db";
+import { stderrLogger } from "../core/log";
+import { backupTo, defaultBackupName, exportAll, importAll } from "../core/portability";
+import { createServices } from "../core/services";
+import { loadEmbedder } from "../embed";
+import { AppError } from "../errors";
+import { parseFlags, UsageError } from "./args";
+
+export const EXPORT_HELP = `memsvc export [--out <file.jsonl>] [--vectors]
+
+Writes every memory (all fields, tags), link, session segment, adoption event
+and identity section to a JSONL file (default ./memsvc-export-<date>.jsonl).
+--vectors also writes the embeddings (reused by an import with the same
+embedder). Safe while the server runs.`;
+
+export const IMPORT_HELP = `memsvc import <file.jsonl>
+
+Loads an export into the current home, which must hold no memories yet
+(point MEMSVC_HOME at a fresh folder). All rows go in one transaction.
+Vectors are reused when they came from the active embedder; otherwise the
+content is re-embedded.`;
+
+export const BACKUP_HELP = `memsvc backup [--out <file.db>]
+
+Takes a consistent online copy of the database (SQLite VACUUM INTO), safe
+while the server runs. Default: <home>/backups/memsvc-<timestamp>.db.`;
+
+export async function runExport(argv: string[]): Promise<number> {
+  const { values } = parseFlags(argv, { out: { type: "string", short: "o" }, vectors: { type: "boolean" } });
+  if (values.help) return help(EXPORT_HELP);
+  const config = loadConfig();
+  if (!existsSync(config.paths.db)) throw new UsageError(`no database at ${config.paths.db}`);
+  const file = resolve(values.out ?? `memsvc-export-${new Date().toISOString().slice(0, 10)}.jsonl`);
+  const store = openStore(config.paths.db);
+  try {
+    const r = await exportAll(store, config.paths.identity, file, { vectors: values.vectors === true });
+    console.log(`exported ${r.memories} memories, ${r.links} links, ${r.identity_sections} identity sections${r.vectors ? " with vectors" : ""} to ${r.file}`);
+  } finally {
+    store.close();
+  }
+  return 0;
+}
+
+export async function runImport(argv: string[]): Promise<number> {
+  const { values, positionals } = parseFlags(argv, {}, true);
+  if (values.help) return help(IMPORT_HELP);
+  if (positionals.length !== 1) throw new UsageError("give exactly one export file");
+  const config = loadConfig();
+  const log = stderrLogger();
+  const embedder = await loadEmbedder({ home: config.home, model: config.embedder.model, offline: config.offline, log: (l) => log("info", l) });
+  const s = createServices(config, { embedder, log });
+  try {
+    const r = await importAll(s, resolve(positionals[0]), (line) => process.stderr.write(`\r${line}`));
+    console.log(`imported ${r.memories} memories (${r.reused_vectors} vectors reused, ${r.reembedded} re-embedded), ${r.links} links, ${r.identity_sections} identity sections into ${config.home}`);
+    return 0;
+  } catch (e) {
+    if (e instanceof AppError) {
+      console.error(`memsvc import: ${e.message}`);
+      return 1;
+    }
+    throw e;
+  } finally {
+    await s.close();
+  }
+}
+
+export async function runBackup(argv: string[]): Promise<number> {
+  const { values } = parseFlags(argv, { out: { type: "string", short: "o" } });
+  if (values.help) return help(BACKUP_HELP);
+  const config = loadConfig();
+  if (!existsSync(config.paths.db)) throw new UsageError(`no database at ${config.paths.db}`);
+  const file = resolve(values.out ?? defaultBackupName(config.home));
+  mkdirSync(dirname(file), { recursive: true });
+  const store = openStore(config.paths.db);
+  try {
+    const r = backupTo(store, file);
+    console.log(`backup written: ${r.file} (${Math.round(r.bytes / 1024)} KB)`);
+    return 0;
+  } catch (e) {
+    if (e instanceof AppError) {
+      console.error(`memsvc backup: ${e.message}`);
+      return 1;
+    }
+    throw e;
+  } finally {
+    store.close();
+  }
+}
+
+function help(text: string): number {
+  console.log(text);
+  return 0;
+}
