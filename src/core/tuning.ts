@@ -110,3 +110,117 @@ export const DISTILL_REPLACE_COVERAGE = 0.75;
 export const DISTILL_MERGED_MAX_CHARS = 1500;
 /** Weight of a link the model named explicitly (similarity links use the cosine). */
 export const DISTILL_MODEL_LINK_WEIGHT = 0.9;
+
+/** REST neighbors/hubs and memsvc_graph list this many memories unless told (the tool's spec default). */
+export const GRAPH_DEFAULT_LIMIT = 10;
+/** Graph export slice (spec): default and hard cap of nodes; beyond ~10k a browser layout stalls. */
+export const GRAPH_EXPORT_DEFAULT_LIMIT = 5000;
+export const GRAPH_EXPORT_MAX_LIMIT = 10_000;
+/** Export nodes carry this much content (hover text, search); the page loads the rest on click. */
+export const GRAPH_PREVIEW_CHARS = 200;
+/** Path search gives up past this many hops: longer chains say little about how two memories relate. */
+export const GRAPH_PATH_MAX_HOPS = 6;
+/** ...or once this many memories were reached, so one query cannot walk a huge store for long. */
+export const GRAPH_PATH_MAX_VISITED = 50_000;
+
+/** /recall-index: a prompt shorter than this (trimmed) is an acknowledgement ("ok", "go on"), not a topic. */
+export const RECALL_MIN_PROMPT_CHARS = 12;
+/** ...and so is one with fewer distinct keywords than this ("yes, do it"). */
+export const RECALL_MIN_KEYWORDS = 2;
+/** At most this many lines in the block: an index the agent reads on every prompt. */
+export const RECALL_MAX_LINES = 5;
+/** Candidates taken from each retriever before the gates (few: the block is short). */
+export const RECALL_CANDIDATES = 20;
+/** With a project, this many project-less (global) memories may compete, under RECALL_GLOBAL_SIMILARITY. */
+export const RECALL_GLOBAL_CANDIDATES = 10;
+/** A memory shown in a session is not listed there again for this many turns (spec: about 30). */
+export const RECALL_SUPPRESS_TURNS = 30;
+/** Longest one-line gist of a memory in the block. */
+export const RECALL_GIST_CHARS = 110;
+/** A candidate must share at least this many distinct (stemmed) keywords with the prompt. */
+export const RECALL_MIN_OVERLAP = 2;
+/** Similarity a memory found by both BM25 and vector search must reach. Tuned on LoCoMo vs unrelated prompts (bench/recall.ts). */
+export const RECALL_MIN_SIMILARITY: Record<"onnx" | "fallback", number> = { onnx: 0.62, fallback: 0.25 };
+/** Similarity at which the vector retriever alone is trusted. */
+export const RECALL_STRONG_SIMILARITY: Record<"onnx" | "fallback", number> = { onnx: 0.75, fallback: 0.4 };
+/** Similarity a project-less memory must reach to be recalled for a project (with one more shared keyword). */
+export const RECALL_GLOBAL_SIMILARITY: Record<"onnx" | "fallback", number> = { onnx: 0.8, fallback: 0.45 };
+/** Recall state of sessions idle this long is dropped by the nightly job. */
+export const RECALL_SESSION_TTL_DAYS = 14;
+/** Existing memories below this similarity to a chunk are not worth showing the model. */
+export const DISTILL_CONTEXT_MIN_SIMILARITY: Record<"onnx" | "fallback", number> = { onnx: 0.6, fallback: 0.15 };
+
+/** GET /learnings and memsvc_learnings: default look-back (spec: 7 days) and its cap. */
+export const LEARNINGS_DEFAULT_DAYS = 7;
+export const LEARNINGS_MAX_DAYS = 365;
+/** Most learnings returned; the session-start block lists fewer, each cut to a paragraph. */
+export const LEARNINGS_MAX = 50;
+export const LEARNINGS_BLOCK_MAX = 12;
+export const LEARNINGS_BLOCK_CHARS = 400;
+
+/** GET /index: most domains listed; keywords per domain from this many of its newest memories. */
+export const DOMAIN_INDEX_MAX = 100;
+export const DOMAIN_KEYWORD_SAMPLE = 40;
+export const DOMAIN_KEYWORDS = 8;
+
+/** Nightly consolidation: most memories sent to the model in one call (the context budget cuts first). */
+export const NIGHTLY_CHUNK_MAX_MEMORIES = 40;
+/** Longest memory text sent to the model; distilled memories are far shorter. */
+export const NIGHTLY_MEMORY_MAX_CHARS = 1500;
+/** Learnings kept from one model answer; more is the model padding its list. */
+export const NIGHTLY_MAX_LEARNINGS_PER_CALL = 6;
+/** A learning shorter than this says nothing actionable. */
+export const NIGHTLY_MIN_LEARNING_CHARS = 20;
+/**
+ * A memory shown this many times or more, shown on the consolidated day and
+ * not fetched since, is being ignored: its stored strength is multiplied by
+ * IGNORED_DECAY_FACTOR (never below IGNORED_MIN_STRENGTH). Showing refreshes
+ * the decay clock, so without this an ignored memory would never fade.
+ */
+export const IGNORED_MIN_SHOWN = 3;
+export const IGNORED_DECAY_FACTOR = 0.9;
+export const IGNORED_MIN_STRENGTH = 0.2;
+/**
+ * Pruning deletes a memory only when all hold: effective strength below
+ * PRUNE_STRENGTH_FLOOR (untouched decay alone never gets there: DECAY_FLOOR
+ * keeps a never-shown memory at 0.15 or more; it takes ignored showings),
+ * never used, older than PRUNE_MIN_AGE_DAYS, and not a learning.
+ */
+export const PRUNE_STRENGTH_FLOOR = 0.1;
+export const PRUNE_MIN_AGE_DAYS = 30;
+/** Most deletions per run: a bad tuning change cannot empty the store in one night. */
+export const PRUNE_MAX_PER_RUN = 1000;
+/** Near-duplicates (same project and type) are merged at or above this cosine similarity. */
+export const MERGE_MIN_SIMILARITY: Record<"onnx" | "fallback", number> = { onnx: 0.95, fallback: 0.9 };
+/** Most merges per run. */
+export const MERGE_MAX_PER_RUN = 500;
+/** A scheduled run also catches up on days of this look-back that have no finished run (server was down). */
+export const NIGHTLY_CATCHUP_DAYS = 3;
+/** A run whose owner has not reported for this long is taken to be dead and is resumed. */
+export const NIGHTLY_LEASE_MS = 15 * 60_000;
+
+/* ---- Capture client (memsvc capture): local denoising without a model ---- */
+
+/** A tool call is kept as a one-line summary of at most this many characters (command, path, pattern). */
+export const CAPTURE_TOOL_INPUT_CHARS = 200;
+/** Head of a tool result kept: enough for "file not found" or a test summary, not the file itself. */
+export const CAPTURE_TOOL_OUTPUT_CHARS = 300;
+/** Failed tool results keep more: the error is often the lesson. */
+export const CAPTURE_TOOL_ERROR_CHARS = 800;
+/** A human or agent message longer than this is pasted bulk: its head and tail are kept. */
+export const CAPTURE_MESSAGE_MAX_CHARS = 8000;
+/** A delta bigger than this (denoised characters) is shipped as several segments. */
+export const CAPTURE_SEGMENT_MAX_CHARS = 40_000;
+
+/** MCP event streams (/sse, /mcp) send a comment this often: Bun.serve closes a connection idle for idleTimeout (10 s by default, 60 s in memsvc server), which would end the session. */
+export const MCP_KEEPALIVE_MS = 5_000;
+/** Open /mcp (Streamable HTTP) sessions kept at most; a client may vanish without DELETE, so past this the least recently used is closed. */
+export const MCP_MAX_STREAMABLE_SESSIONS = 1000;
+
+/** GET /dashboard/data: days of growth and recall history shown unless told, and the cap (a year of daily points still draws). */
+export const DASHBOARD_DEFAULT_DAYS = 30;
+export const DASHBOARD_MAX_DAYS = 365;
+/** Primary domains drawn by name; the rest are one "other" slice (more slices than this are unreadable). */
+export const DASHBOARD_TOP_DOMAINS = 8;
+/** Nightly digests shown: a week of runs. */
+export const DASHBOARD_DIGESTS = 7;

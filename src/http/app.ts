@@ -5,6 +5,7 @@ import { bearerOf, browserGuard, isLoopbackPeer, tokenMatches } from "./auth";
 import { appErrorResponse, errorResponse } from "./errors";
 import { assetRoutes } from "./routes/assets";
 import { healthRoutes } from "./routes/health";
+import { identityRoutes } from "./routes/identity";
 import { memoryRoutes } from "./routes/memories";
 
 /** Largest request body accepted (the spec's /distill limit applies everywhere). */
@@ -60,7 +61,8 @@ export function createApp(s: Services, extra: RouteGroup[] = [], opts: AppOption
     })
     .use(healthRoutes(s))
     .use(assetRoutes(s))
-    .use(memoryRoutes(s));
+    .use(memoryRoutes(s))
+    .use(identityRoutes(s));
   for (const group of extra) app = app.use(group(s)) as typeof app;
   return app;
 }
