@@ -12,6 +12,9 @@ Server commands:
   server      start the service (default 127.0.0.1:8787)
   status      ask the running server for its state and print the token
   nightly     run the nightly consolidation now
+  export      write all memories, links and identity sections to JSONL
+  import      load an export into a fresh home
+  backup      consistent online copy of the database
 
 Client commands (run on the agent's machine):
   capture     ship new transcript segments to the server's /distill
@@ -28,6 +31,11 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   init: async () => (await import("./cli/init")).runInit,
   server: async () => (await import("./cli/server")).runServer,
   status: async () => (await import("./cli/status")).runStatus,
+  export: async () => (await import("./cli/portability")).runExport,
+  import: async () => (await import("./cli/portability")).runImport,
+  backup: async () => (await import("./cli/portability")).runBackup,
+  capture: async () => (await import("./cli/capture")).runCapture,
+  hook: async () => (await import("./cli/hook")).runHook,
 };
 
 export async function main(argv: string[]): Promise<number> {

@@ -110,6 +110,10 @@ export const DISTILL_REPLACE_COVERAGE = 0.75;
 export const DISTILL_MERGED_MAX_CHARS = 1500;
 /** Weight of a link the model named explicitly (similarity links use the cosine). */
 export const DISTILL_MODEL_LINK_WEIGHT = 0.9;
+/** A whole transcript this short that fails the substance gate ("ok thanks") is answered without a model call. */
+export const DISTILL_TRIVIAL_TRANSCRIPT_CHARS = 500;
+/** Longest `dropped[].content` echoed back and logged: the gist, not the bulk. */
+export const DISTILL_DROPPED_PREVIEW_CHARS = 300;
 
 /** REST neighbors/hubs and memsvc_graph list this many memories unless told (the tool's spec default). */
 export const GRAPH_DEFAULT_LIMIT = 10;
@@ -211,6 +215,12 @@ export const CAPTURE_TOOL_ERROR_CHARS = 800;
 export const CAPTURE_MESSAGE_MAX_CHARS = 8000;
 /** A delta bigger than this (denoised characters) is shipped as several segments. */
 export const CAPTURE_SEGMENT_MAX_CHARS = 40_000;
+/**
+ * Hard wall-clock budget of each `memsvc hook` event (ms), after which it
+ * exits silently. The prompt hook runs before the agent sees every prompt:
+ * with ~100 ms of process start it stays under 1 s.
+ */
+export const HOOK_BUDGET_MS = { "user-prompt": 700, "session-start": 2500, "pre-compact": 1500, "session-end": 1500 } as const;
 
 /** MCP event streams (/sse, /mcp) send a comment this often: Bun.serve closes a connection idle for idleTimeout (10 s by default, 60 s in memsvc server), which would end the session. */
 export const MCP_KEEPALIVE_MS = 5_000;
@@ -224,3 +234,14 @@ export const DASHBOARD_MAX_DAYS = 365;
 export const DASHBOARD_TOP_DOMAINS = 8;
 /** Nightly digests shown: a week of runs. */
 export const DASHBOARD_DIGESTS = 7;
+
+/**
+ * Recall's keyword retriever leaves out words found in more than this share
+ * of memories (but at least RECALL_FTS_MAX_DF_MIN): they match a large part of
+ * the store, cost most of the hot path's time in bm25() and carry little
+ * information. They still count for the keyword-overlap gate.
+ */
+export const RECALL_FTS_MAX_DF_SHARE = 0.01;
+export const RECALL_FTS_MAX_DF_MIN = 200;
+/** ...and uses at most this many of the prompt's rarest words. */
+export const RECALL_FTS_MAX_TERMS = 8;

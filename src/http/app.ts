@@ -4,6 +4,7 @@ import type { Services } from "../core/services";
 import { bearerOf, browserGuard, isLoopbackPeer, tokenMatches } from "./auth";
 import { appErrorResponse, errorResponse } from "./errors";
 import { assetRoutes } from "./routes/assets";
+import { distillRoutes } from "./routes/distill";
 import { healthRoutes } from "./routes/health";
 import { identityRoutes } from "./routes/identity";
 import { memoryRoutes } from "./routes/memories";
@@ -62,6 +63,7 @@ export function createApp(s: Services, extra: RouteGroup[] = [], opts: AppOption
     .use(healthRoutes(s))
     .use(assetRoutes(s))
     .use(memoryRoutes(s))
+    .use(distillRoutes(s))
     .use(identityRoutes(s));
   for (const group of extra) app = app.use(group(s)) as typeof app;
   return app;

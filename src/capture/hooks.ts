@@ -1,0 +1,111 @@
+import { spawn } from "node:child_process";
+import { mkdirSync, openSync } from "node:fs";
+import { basename, join } from "node:path";
+import type { Config } from "../config";
+import { HOOK_BUDGET_MS } from "../core/tuning";
+
+/**
+ * Harness hook handlers (Claude Code first). Each returns the text to print
+ * on stdout, which the harness adds to the agent's context; "" prints
+ * nothing. They never throw to the agent: the CLI turns every failure into
+ * silence.
+ */
+
+export const HOOK_EVENTS = ["session-start", "user-prompt", "pre-compact", "session-end"] as const;
+export type HookEvent = (typeof HOOK_EVENTS)[number];
+export { HOOK_BUDGET_MS };
+
+/** Claude Code's hook JSON on stdin (the fields used here). */
+export interface HookInput {
+  session_id?: string;
+  transcript_path?: string;
+  cwd?: string;
+  prompt?: string;
+  hook_event_name?: string;
+}
+
+/** The harness name as listed in identityClients. */
+export const HARNESS = "claude-code";
+
+type Json = Record<string, any>;
+
+/** GET or POST JSON to the local server within what is left of the budget; null on any failure. */
+async function call(config: Config, path: string, deadline: number, body?: unknown): Promise<Json | null> {
+  const left = deadline - Date.now();
+  if (left <= 20) return null;
+  try {
+    const res = await fetch(`${config.serverUrl}${path}`, {
+      method: body === undefined ? "GET" : "POST",
+      headers: body === undefined ? {} : { "content-type": "application/json" },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal: AbortSignal.timeout(left),
+    });
+    if (!res.ok) return null;
+    const json = (await res.json()) as unknown;
+    return json && typeof json === "object" ? (json as Json) : null;
+  } catch {
+    return null;
+  }
+}
+
+const projectOf = (input: HookInput) => (input.cwd ? basename(input.cwd.replace(/[\\/]+$/, "")) || undefined : undefined);
+
+async function sessionStart(config: Config, input: HookInput, deadline: number): Promise<string> {
+  const project = projectOf(input);
+  const wantsIdentity = config.identityClients.some((c) => c.trim().toLowerCase() === HARNESS);
+  const [identity, learnings] = await Promise.all([
+    wantsIdentity ? call(config, "/identity", deadline) : Promise.resolve(null),
+    call(config, `/learnings${project ? `?project=${encodeURIComponent(project)}` : ""}`, deadline),
+  ]);
+  const out: string[] = [];
+  // The server's resolved list wins when it sends one: it is the same setting, read by the server.
+  const clients: unknown = identity?.clients;
+  const listed = Array.isArray(clients) ? clients.includes(HARNESS) : wantsIdentity;
+  const sections = identity?.sections;
+  if (listed && sections && typeof sections === "object") {
+    const body = Object.entries(sections as Record<string, unknown>)
+      .filter((e): e is [string, string] => typeof e[1] === "string" && e[1].trim() !== "")
+      .map(([name, md]) => `### ${name}\n\n${md.trim()}`)
+      .join("\n\n");
+    if (body) out.push(body);
+  }
+  if (typeof learnings?.block === "string" && learnings.block.trim()) out.push(learnings.block.trim());
+  return out.join("\n\n");
+}
+
+async function userPrompt(config: Config, input: HookInput, deadline: number): Promise<string> {
+  if (!input.session_id || typeof input.prompt !== "string" || !input.prompt.trim()) return "";
+  const res = await call(config, "/recall-index", deadline, { session_id: input.session_id, prompt: input.prompt, project: projectOf(input) });
+  return typeof res?.block === "string" ? res.block : "";
+}
+
+/** Starts `memsvc capture` detached, so it outlives the hook (and the session); its output goes to a log. */
+export function spawnCapture(config: Config, transcriptPath: string | undefined): void {
+  const dir = join(config.home, "state");
+  mkdirSync(dir, { recursive: true });
+  const out = openSync(join(dir, "capture.log"), "a");
+  // From source: bun <main.ts> capture; compiled: <binary> capture.
+  const main = Bun.main;
+  const self = main.startsWith("/$bunfs") || main.startsWith("B:/~BUN") ? [] : [main];
+  const args = [...self, "capture", ...(transcriptPath ? ["--file", transcriptPath] : [])];
+  const child = spawn(process.execPath, args, { detached: true, stdio: ["ignore", out, out], env: { ...process.env, MEMSVC_HOME: config.home } });
+  child.unref();
+}
+
+async function compactOrEnd(config: Config, input: HookInput, deadline: number): Promise<string> {
+  spawnCapture(config, input.transcript_path);
+  if (input.session_id) await call(config, "/recall-index", deadline, { session_id: input.session_id, reset: true });
+  return "";
+}
+
+export async function handleHook(event: HookEvent, input: HookInput, config: Config, deadline: number): Promise<string> {
+  switch (event) {
+    case "session-start":
+      return sessionStart(config, input, deadline);
+    case "user-prompt":
+      return userPrompt(config, input, deadline);
+    case "pre-compact":
+    case "session-end":
+      return compactOrEnd(config, input, deadline);
+  }
+}

@@ -1,0 +1,202 @@
+import { existsSync, readdirSync, statSync } from "node:fs";
+import { basename, join, resolve } from "node:path";
+import type { Config } from "../config";
+import { CAPTURE_SEGMENT_MAX_CHARS } from "../core/tuning";
+import { READERS } from "./readers";
+import { planSegments, type Segment } from "./segments";
+import { detectFormat, headOf, readJsonl, type Format, type Line } from "./transcript";
+import { readState, stateDir, writeState, type SessionState } from "./watermark";
+
+export interface Transcript {
+  path: string;
+  format?: Format;
+}
+
+export interface CaptureOptions {
+  config: Config;
+  transcripts: Transcript[];
+  dryRun?: boolean;
+  /** Per /distill request: the server may make several model calls for one segment. */
+  postTimeoutMs?: number;
+  log?: (line: string) => void;
+}
+
+export interface SessionReport {
+  file: string;
+  sessionId: string;
+  project: string | null;
+  status: "sent" | "up to date" | "failed" | "dry run";
+  segments: number;
+  sent: number;
+  memories: number;
+  dropped: number;
+  /** Transcript bytes covered by this run, and request bytes they became. */
+  bytesIn: number;
+  bytesSent: number;
+  error?: string;
+}
+
+export interface CaptureResult {
+  reports: SessionReport[];
+  /** True when something could not be sent (it will be retried next run). */
+  failed: boolean;
+}
+
+const DEFAULT_POST_TIMEOUT_MS = 15 * 60_000;
+
+/** Claude Code keeps one JSONL per session in ~/.claude/projects/<project dir>/; oldest first. */
+export function findTranscripts(dir: string): string[] {
+  if (!existsSync(dir)) return [];
+  const files: string[] = [];
+  const visit = (d: string, depth: number) => {
+    for (const entry of readdirSync(d, { withFileTypes: true })) {
+      const p = join(d, entry.name);
+      if (entry.isFile() && entry.name.endsWith(".jsonl")) files.push(p);
+      else if (entry.isDirectory() && depth < 1) visit(p, depth + 1);
+    }
+  };
+  visit(dir, 0);
+  return files.map((f) => ({ f, t: statSync(f).mtimeMs })).sort((a, b) => a.t - b.t).map((x) => x.f);
+}
+
+/** What one transcript has to send: resent pending segments first, then the new delta. */
+export function planTranscript(file: string, format: Format, state: SessionState | null, maxChars = CAPTURE_SEGMENT_MAX_CHARS) {
+  const reader = READERS[format];
+  const size = statSync(file).size;
+  // A transcript shorter than its watermark was rewritten: read it again (segment ids carry a content hash).
+  const fresh = !state || size < state.offset;
+  const offset = fresh ? 0 : state.offset;
+  const pending = fresh ? [] : state.pending.filter((p) => p.end <= size && p.start >= offset);
+  const segments: Segment[] = [];
+  const seen: Line[] = [];
+  for (const p of pending) {
+    const { lines } = readJsonl(file, reader, p.start, p.end);
+    seen.push(...lines);
+    const [seg] = planSegments(lines, p.start, Number.MAX_SAFE_INTEGER).segments;
+    if (seg) segments.push({ ...seg, end: p.end, id: p.id });
+  }
+  const from = pending.length ? pending[pending.length - 1].end : offset;
+  const { lines } = readJsonl(file, reader, from);
+  seen.push(...lines);
+  const planned = planSegments(lines, from, maxChars);
+  segments.push(...planned.segments);
+  const first = <K extends "sessionId" | "cwd">(k: K) => seen.find((l) => l[k])?.[k] ?? null;
+  const cwd = first("cwd");
+  return {
+    segments,
+    tailEnd: Math.max(planned.tailEnd, from),
+    offset,
+    bytesIn: Math.max(planned.tailEnd, from) - offset,
+    sessionId: state && !fresh ? state.sessionId : (first("sessionId") ?? basename(file).replace(/\.jsonl$/, "")),
+    project: state && !fresh && state.project ? state.project : cwd ? basename(cwd.replace(/[\\/]+$/, "")) || null : null,
+  };
+}
+
+export function distillBody(config: Config, sessionId: string, project: string | null, seg: Segment): Record<string, unknown> {
+  const body: Record<string, unknown> = { messages: seg.messages, session_id: sessionId, segment_id: seg.id, source_agent: config.sourceAgent };
+  if (seg.date) body.session_date = seg.date;
+  if (config.agentId) body.source_agent_id = config.agentId;
+  if (config.sourceDomain) body.source_domain = config.sourceDomain;
+  if (project) body.project = project;
+  return body;
+}
+
+type PostOutcome = { ok: true; json: any } | { ok: false; status: number | null; message: string };
+
+async function post(config: Config, body: string, timeoutMs: number): Promise<PostOutcome> {
+  const headers: Record<string, string> = { "content-type": "application/json" };
+  // Loopback needs no token; a remote server does, and the home's config holds it.
+  if (config.token) headers.authorization = `Bearer ${config.token}`;
+  try {
+    const res = await fetch(`${config.serverUrl}/distill`, { method: "POST", headers, body, signal: AbortSignal.timeout(timeoutMs) });
+    const text = await res.text();
+    let json: any = null;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      /* reported below */
+    }
+    if (res.ok) return { ok: true, json };
+    return { ok: false, status: res.status, message: json?.error?.message ?? `HTTP ${res.status}` };
+  } catch (e) {
+    return { ok: false, status: null, message: `no server answers at ${config.serverUrl} (${(e as Error).message})` };
+  }
+}
+
+/**
+ * Ships every transcript's unseen delta. The watermark moves only past
+ * segments the server acknowledged; a 503 or an unreachable server stops the
+ * run (nothing else would get through either) and the next run resends.
+ */
+export async function capture(opts: CaptureOptions): Promise<CaptureResult> {
+  const { config } = opts;
+  const dir = stateDir(config.home);
+  const log = opts.log ?? (() => {});
+  const reports: SessionReport[] = [];
+  let stopAll = false;
+  for (const t of opts.transcripts) {
+    if (stopAll) break;
+    const file = resolve(t.path);
+    const state = readState(dir, file);
+    const size = statSync(file).size;
+    if (state && state.pending.length === 0 && state.offset === size) continue;
+    const format = t.format ?? detectFormat(headOf(file));
+    const plan = planTranscript(file, format, state);
+    const report: SessionReport = {
+      file,
+      sessionId: plan.sessionId,
+      project: plan.project,
+      status: "up to date",
+      segments: plan.segments.length,
+      sent: 0,
+      memories: 0,
+      dropped: 0,
+      bytesIn: plan.bytesIn,
+      bytesSent: 0,
+    };
+    reports.push(report);
+    const bodies = plan.segments.map((seg) => JSON.stringify(distillBody(config, plan.sessionId, plan.project, seg)));
+    if (opts.dryRun) {
+      report.status = "dry run";
+      report.bytesSent = bodies.reduce((n, b) => n + Buffer.byteLength(b), 0);
+      continue;
+    }
+    const next: SessionState = {
+      file,
+      sessionId: plan.sessionId,
+      project: plan.project,
+      offset: plan.offset,
+      pending: plan.segments.map((s) => ({ start: s.start, end: s.end, id: s.id })),
+      updatedAt: "",
+    };
+    writeState(dir, next);
+    for (let i = 0; i < plan.segments.length; i++) {
+      const seg = plan.segments[i];
+      const res = await post(config, bodies[i], opts.postTimeoutMs ?? DEFAULT_POST_TIMEOUT_MS);
+      if (!res.ok) {
+        report.status = "failed";
+        report.error = res.status === null ? res.message : `HTTP ${res.status}: ${res.message}`;
+        // 503 (no model, model down) and no server: every other request would fail the same way.
+        if (res.status === null || res.status >= 500) stopAll = true;
+        log(`${plan.sessionId}: segment ${seg.id} not accepted (${report.error}); it is retried next run`);
+        break;
+      }
+      report.sent++;
+      report.bytesSent += Buffer.byteLength(bodies[i]);
+      report.memories += Array.isArray(res.json?.ids) ? res.json.ids.length : 0;
+      report.dropped += Array.isArray(res.json?.dropped) ? res.json.dropped.length : 0;
+      next.offset = seg.end;
+      next.pending.shift();
+      writeState(dir, next);
+    }
+    if (report.status !== "failed") {
+      // Lines after the last segment that carried nothing (tool noise, meta) need no request.
+      if (next.pending.length === 0 && plan.tailEnd > next.offset) {
+        next.offset = plan.tailEnd;
+        writeState(dir, next);
+      }
+      report.status = report.sent > 0 ? "sent" : "up to date";
+    }
+  }
+  return { reports, failed: reports.some((r) => r.status === "failed") };
+}

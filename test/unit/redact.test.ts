@@ -1,0 +1,62 @@
+import { describe, expect, test } from "bun:test";
+import { redact, redactSecrets } from "../../src/core/redact";
+
+describe("secrets are redacted", () => {
+  const secrets: [string, string, string][] = [
+    ["OpenAI key", "export OPENAI_API_KEY=sk-proj-abcDEF0123456789ghiJKL0123", "sk-proj-abcDEF0123456789ghiJKL0123"],
+    ["Anthropic key", "key is sk-ant-api03-AbCdEf0123456789_xyz-QRS", "sk-ant-api03-AbCdEf0123456789_xyz-QRS"],
+    ["classic OpenAI key", "use sk-0123456789abcdefABCDEF0123456789 for tests", "sk-0123456789abcdefABCDEF0123456789"],
+    ["GitHub token", "git push https://ghp_0123456789abcdefABCDEF0123456789abcd@github.com/x/y", "ghp_0123456789abcdefABCDEF0123456789abcd"],
+    ["GitHub fine-grained token", "GH=github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz", "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz"],
+    ["AWS access key", "aws_access_key_id AKIAIOSFODNN7EXAMPLE", "AKIAIOSFODNN7EXAMPLE"],
+    ["AWS secret assignment", "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"],
+    ["Slack bot token", "SLACK=xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOp", "xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOp"],
+    ["Slack webhook", "post to https://hooks.slack.com/services/T000/B000/XXXXXXXX", "hooks.slack.com/services/T000/B000/XXXXXXXX"],
+    ["JWT", "token eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U ok", "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0"],
+    ["Bearer header", 'curl -H "Authorization: Bearer abc123def456ghi789" https://api', "abc123def456ghi789"],
+    ["password in a URL", "DATABASE_URL=postgres://app:s3cr3t-Pa55@db.internal:5432/app", "s3cr3t-Pa55"],
+    ["password assignment", "password=hunter2!", "hunter2!"],
+    ["quoted JSON secret", '{"client_secret": "0a1b2c3d4e5f"}', "0a1b2c3d4e5f"],
+    ["YAML token", "api_token: tok_live_998877", "tok_live_998877"],
+    ["CLI flag", "mysql --password=rootpw42 -u root", "rootpw42"],
+    ["Stripe key", "STRIPE=sk_live_51Habcdefghij0123456789", "sk_live_51Habcdefghij0123456789"],
+    ["Google API key", "AIzaSyA-1234567890abcdefghijklmnopqrstu", "AIzaSyA-1234567890abcdefghijklmnopqrstu"],
+    ["npm token", "//registry.npmjs.org/:_authToken=npm_abcdefghijklmnopqrstuvwxyz0123456789", "npm_abcdefghijklmnopqrstuvwxyz0123456789"],
+  ];
+  for (const [name, text, secret] of secrets) {
+    test(name, () => {
+      const r = redactSecrets(text);
+      expect(r.text).not.toContain(secret);
+      expect(r.text).toContain("[REDACTED:");
+      expect(r.count).toBeGreaterThan(0);
+    });
+  }
+
+  test("a private key block, complete or cut off", () => {
+    const block = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\nAAAAC3NzaC1lZDI1NTE5AAAAIB\n-----END OPENSSH PRIVATE KEY-----";
+    expect(redact(`here:\n${block}\ndone`)).toBe("here:\n[REDACTED:private-key]\ndone");
+    const cut = "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA3Tz2mr7SZiAMfQyuvBjM\n[output truncated]";
+    expect(redact(cut)).toBe("[REDACTED:private-key]");
+  });
+
+  test("the user name and host of a URL stay, only the password goes", () => {
+    expect(redact("postgres://app:s3cr3t@db:5432/x")).toBe("postgres://app:[REDACTED:password]@db:5432/x");
+  });
+
+  test("ordinary words, placeholders and counters are left alone", () => {
+    const text = [
+      "The token bucket refills every second.",
+      "Set password to ${DB_PASSWORD} in the compose file.",
+      "api_key: <your key here>",
+      "max_tokens: 2000",
+      "token: string",
+      "See https://example.com/docs for the secret handling policy.",
+    ].join("\n");
+    expect(redactSecrets(text)).toEqual({ text, count: 0 });
+  });
+
+  test("redaction is idempotent", () => {
+    const once = redact("password=hunter2 and Bearer abcdefghijkl and sk-proj-abcDEF0123456789ghiJKL0123");
+    expect(redact(once)).toBe(once);
+  });
+});
