@@ -31,6 +31,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   init: async () => (await import("./cli/init")).runInit,
   server: async () => (await import("./cli/server")).runServer,
   status: async () => (await import("./cli/status")).runStatus,
+  nightly: async () => (await import("./cli/nightly")).runNightlyCommand,
   export: async () => (await import("./cli/portability")).runExport,
   import: async () => (await import("./cli/portability")).runImport,
   backup: async () => (await import("./cli/portability")).runBackup,

@@ -1,6 +1,7 @@
 import { loadConfig } from "../config";
 import { stderrLogger } from "../core/log";
 import { runReembed } from "../core/reembed";
+import { startNightlySchedule } from "../core/scheduler";
 import { createServices } from "../core/services";
 import { loadEmbedder } from "../embed";
 import { createApp, MAX_BODY_BYTES } from "../http/app";
@@ -46,6 +47,7 @@ export async function runServer(argv: string[]): Promise<number> {
   log("info", `memsvc ${VERSION} listening on http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${bound.port} (home ${config.home}, embedder ${embedder.id})`);
   const abort = new AbortController();
   void runReembed(services, abort.signal).catch((e) => log("error", `re-embedding stopped: ${(e as Error).message}; it resumes at next start`));
+  const nightly = startNightlySchedule(services);
 
   let stopping = false;
   const shutdown = async (signal: string) => {
@@ -53,6 +55,7 @@ export async function runServer(argv: string[]): Promise<number> {
     stopping = true;
     log("info", `${signal}: finishing in-flight writes, then closing the database`);
     abort.abort();
+    nightly.stop();
     void bound.stop(false);
     const hard = setTimeout(() => {
       log("warn", "shutdown took longer than 15 s; exiting");

@@ -24,10 +24,40 @@ export const SEARCH_CANDIDATES = 60;
  * unrelated texts near 0.4; hashed vectors of unrelated texts near 0).
  */
 export const VECTOR_MIN_SIMILARITY: Record<"onnx" | "fallback", number> = { onnx: 0.45, fallback: 0.08 };
+/**
+ * Weight of the vector list in the fusion (BM25's is 1). The hashing
+ * fallback is a weaker copy of the lexical signal (no IDF: a speaker's name
+ * weighs as much as the topic): on LoCoMo (bench/locomo.ts) its list found 14
+ * evidence turns BM25 missed against 197 the other way, and every weight
+ * above ~0.05 lowered recall (1: r@5 0.469, 0.3: 0.498, 0.05: 0.533, 0.02:
+ * 0.539). At 0.02 it breaks ties among BM25 hits and fills in when BM25 finds
+ * too little. bge vectors carry meaning BM25 lacks: full weight (not yet
+ * measured here, no model download on the bench machines).
+ */
+export const VECTOR_RRF_WEIGHT: Record<"onnx" | "fallback", number> = { onnx: 1, fallback: 0.02 };
 /** Fused results whose graph neighbours are pulled in. */
 export const GRAPH_SEEDS = 8;
 /** A neighbour inherits this share of its seed's relevance, times the link weight. */
 export const GRAPH_HOP_FACTOR = 0.35;
+/**
+ * ...and a neighbour BM25 or the vectors already found gets this share. Most
+ * links join near-duplicates (similarity links), so adding the seed's
+ * relevance counts the same evidence twice and crowds the top with look-alikes:
+ * on LoCoMo, 0.35 here cost 10 points of recall@5 (0.469 -> 0.372). Graph
+ * traversal is for what the query does not match.
+ */
+export const GRAPH_HOP_DIRECT_FACTOR = 0;
+/**
+ * bm25() scores every row an FTS5 query matches before LIMIT (~1 us a row
+ * here): an OR of common words over 100k memories matched 30k rows and took
+ * ~30 ms. Above this many rows, only rows holding the query's rarest words
+ * are scored (still ranked by all its words); see bm25Expression().
+ */
+export const BM25_MAX_SCORED_ROWS = 2000;
+/** Cached word counts are dropped once the store grew or shrank by this share, */
+export const BM25_TERM_COUNTS_DRIFT = 0.1;
+/** ...or once this many words are cached (a bound on memory). */
+export const BM25_TERM_COUNTS_MAX = 50_000;
 /** How much effective strength moves the composite score (0 = pure relevance). */
 export const STRENGTH_WEIGHT = 0.2;
 
@@ -166,6 +196,8 @@ export const LEARNINGS_BLOCK_CHARS = 400;
 export const DOMAIN_INDEX_MAX = 100;
 export const DOMAIN_KEYWORD_SAMPLE = 40;
 export const DOMAIN_KEYWORDS = 8;
+/** GET /index (about a second of work at 100k memories) is reused while the memory count and newest memory are unchanged, up to this long. */
+export const DOMAIN_INDEX_CACHE_MS = 60_000;
 
 /** Nightly consolidation: most memories sent to the model in one call (the context budget cuts first). */
 export const NIGHTLY_CHUNK_MAX_MEMORIES = 40;

@@ -66,4 +66,39 @@ export const meta = sqliteTable("meta", {
   value: text("value").notNull(),
 });
 
+export const recallSessions = sqliteTable("recall_sessions", {
+  sessionId: text("session_id").primaryKey(),
+  turn: integer("turn").notNull().default(0),
+  updatedAt: integer("updated_at").notNull(),
+});
+
+export const recallShown = sqliteTable(
+  "recall_shown",
+  {
+    sessionId: text("session_id").notNull(),
+    memoryId: text("memory_id").notNull(),
+    turn: integer("turn").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.sessionId, t.memoryId] })],
+);
+
+export const nightlyRuns = sqliteTable("nightly_runs", {
+  id: integer("id").primaryKey({ autoIncrement: true }),
+  day: text("day").notNull(),
+  status: text("status").notNull(),
+  forced: integer("forced").notNull().default(0),
+  owner: text("owner").notNull(),
+  startedAt: integer("started_at").notNull(),
+  heartbeatAt: integer("heartbeat_at").notNull(),
+  finishedAt: integer("finished_at"),
+  cursor: text("cursor").notNull().default("{}"),
+  digest: text("digest").notNull().default("{}"),
+});
+
+/** Primary domain per tagged memory, kept by triggers on memory_tags (migrations/0003_analytics.sql). */
+export const memoryPrimaryDomain = sqliteTable("memory_primary_domain", {
+  memoryId: text("memory_id").primaryKey(),
+  domain: text("domain").notNull(),
+});
+
 export type MemoryRow = typeof memories.$inferSelect;

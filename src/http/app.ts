@@ -4,10 +4,12 @@ import type { Services } from "../core/services";
 import { bearerOf, browserGuard, isLoopbackPeer, tokenMatches } from "./auth";
 import { appErrorResponse, errorResponse } from "./errors";
 import { assetRoutes } from "./routes/assets";
+import { dashboardRoutes } from "./routes/dashboard";
 import { distillRoutes } from "./routes/distill";
 import { healthRoutes } from "./routes/health";
 import { identityRoutes } from "./routes/identity";
 import { memoryRoutes } from "./routes/memories";
+import { recallRoutes } from "./routes/recall";
 
 /** Largest request body accepted (the spec's /distill limit applies everywhere). */
 export const MAX_BODY_BYTES = 25 * 1024 * 1024;
@@ -15,7 +17,7 @@ export const MAX_BODY_BYTES = 25 * 1024 * 1024;
 /** Paths anyone may GET: health and page shells, which hold no data. */
 export function isPublicPath(method: string, path: string): boolean {
   if (method !== "GET" && method !== "HEAD") return false;
-  return path === "/health" || path === "/viz" || path.startsWith("/viz/vendor/") || path === "/identity/ui" || path === "/dashboard" || path.startsWith("/assets/");
+  return path === "/health" || path === "/viz" || path.startsWith("/viz/vendor/") || path === "/identity/ui" || path === "/dashboard" || path.startsWith("/dashboard/vendor/") || path.startsWith("/assets/");
 }
 
 export interface AppOptions {
@@ -63,8 +65,10 @@ export function createApp(s: Services, extra: RouteGroup[] = [], opts: AppOption
     .use(healthRoutes(s))
     .use(assetRoutes(s))
     .use(memoryRoutes(s))
+    .use(recallRoutes(s))
     .use(distillRoutes(s))
-    .use(identityRoutes(s));
+    .use(identityRoutes(s))
+    .use(dashboardRoutes(s));
   for (const group of extra) app = app.use(group(s)) as typeof app;
   return app;
 }

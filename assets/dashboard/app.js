@@ -1,0 +1,275 @@
+// The dashboard: read-only. Every request it makes is a GET of /dashboard/data
+// through window.memsvc.api (auth.js), which adds the bearer token when one is
+// needed. Charts are drawn by Chart.js, served by this server at
+// /dashboard/vendor/chart.js. What each chart was drawn with is kept on
+// window.__dashboard, so tests can compare it with the data.
+(function () {
+  "use strict";
+  const $ = (id) => document.getElementById(id);
+  const charts = {};
+  const state = { data: null, charts: {}, headline: null, renders: 0, error: null };
+  window.__dashboard = state;
+
+  const DAYS = ["7", "30", "90", "365"];
+  const TYPE_COLORS = { knowledge: "#4e79a7", experience: "#59a14f", decisions: "#f28e2b", learnings: "#b07aa1" };
+  const PALETTE = ["#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"];
+  const num = (n) => (typeof n === "number" ? n.toLocaleString("en-US") : "—");
+  const pct = (share) => (typeof share === "number" ? `${(share * 100).toFixed(1)}%` : "—");
+  const shortDay = (day) => (typeof day === "string" ? day.slice(5) : day);
+
+  function css(name) {
+    return getComputedStyle(document.documentElement).getPropertyValue(name).trim();
+  }
+
+  function showError(message) {
+    state.error = message;
+    const el = $("status");
+    el.textContent = message;
+    el.hidden = !message;
+  }
+
+  function initialDays() {
+    const d = new URL(window.location.href).searchParams.get("days");
+    return DAYS.includes(d) ? d : "30";
+  }
+
+  async function load() {
+    const days = $("days").value;
+    $("meta").textContent = "Loading…";
+    try {
+      const res = await window.memsvc.api(`/dashboard/data?days=${encodeURIComponent(days)}`);
+      const body = await res.json().catch(() => null);
+      if (!res.ok) {
+        const why = body && body.error ? body.error.message : `HTTP ${res.status}`;
+        showError(`Could not load the dashboard data: ${why}`);
+        $("meta").textContent = "";
+        return;
+      }
+      showError("");
+      render(body);
+    } catch (e) {
+      showError(`Could not reach the server: ${e && e.message ? e.message : e}`);
+      $("meta").textContent = "";
+    }
+  }
+
+  function snapshot(chart) {
+    return {
+      type: chart.config.type,
+      labels: chart.data.labels.slice(),
+      datasets: chart.data.datasets.map((d) => ({ label: d.label, data: d.data.slice() })),
+    };
+  }
+
+  function draw(name, canvasId, config) {
+    if (charts[name]) charts[name].destroy();
+    const chart = new window.Chart($(canvasId), config);
+    charts[name] = chart;
+    state.charts[name] = snapshot(chart);
+  }
+
+  function baseOptions(extra) {
+    return Object.assign(
+      {
+        responsive: true,
+        maintainAspectRatio: false,
+        animation: false,
+        interaction: { mode: "index", intersect: false },
+        plugins: { legend: { position: "bottom", labels: { boxWidth: 12 } } },
+      },
+      extra,
+    );
+  }
+
+  function dayScale(extra) {
+    return Object.assign({ ticks: { callback(v) { return shortDay(this.getLabelForValue(v)); }, maxRotation: 0, autoSkipPadding: 8 }, grid: { display: false } }, extra);
+  }
+
+  function renderHeader(d) {
+    const a = d.account || {};
+    $("account-name").textContent = a.name || "";
+    $("account-org").textContent = a.org || "";
+    $("account-plan").textContent = a.plan || "";
+    $("account-plan").hidden = !a.plan;
+    $("account").hidden = !(a.name || a.org || a.plan);
+    const when = new Date(d.generated_at);
+    $("meta").textContent = `${d.window.from} – ${d.window.to} (UTC) · updated ${when.toLocaleTimeString("en-GB")}`;
+  }
+
+  function renderHeadline(d) {
+    const r = d.recall;
+    state.headline = r.uses_per_showing === null ? "—" : r.uses_per_showing.toLocaleString("en-US", { maximumFractionDigits: 3 });
+    $("headline").textContent = state.headline;
+    $("headline-sub").textContent =
+      r.uses_per_showing === null ? "No memory has been shown yet" : `${num(r.uses)} uses / ${num(r.showings)} showings, all time`;
+    $("kpi-memories").textContent = num(d.counts.memories);
+    $("kpi-learnings").textContent = num(d.counts.learnings);
+    $("kpi-links").textContent = num(d.counts.links);
+    $("kpi-domains").textContent = num(d.counts.domains);
+    $("kpi-never-shown").textContent = pct(r.never_shown_share);
+    $("kpi-never-shown").title = `${num(r.never_shown)} of ${num(d.counts.memories)} memories`;
+    $("kpi-never-used").textContent = pct(r.never_used_share);
+    $("kpi-never-used").title = `${num(r.never_used)} of ${num(d.counts.memories)} memories`;
+  }
+
+  function renderRecall(d) {
+    const days = d.recall.days;
+    draw("recall", "chart-recall", {
+      type: "bar",
+      data: {
+        labels: days.map((x) => x.day),
+        datasets: [
+          { label: "Showings", data: days.map((x) => x.showings), backgroundColor: "#4e79a7", yAxisID: "y" },
+          { label: "Uses", data: days.map((x) => x.uses), backgroundColor: "#f28e2b", yAxisID: "y" },
+          { type: "line", label: "Uses per showing", data: days.map((x) => x.uses_per_showing), borderColor: css("--accent"), backgroundColor: css("--accent"), yAxisID: "ratio", spanGaps: false, pointRadius: 3 },
+        ],
+      },
+      options: baseOptions({
+        scales: {
+          x: dayScale(),
+          y: { beginAtZero: true, ticks: { precision: 0 }, title: { display: true, text: "count" } },
+          ratio: { position: "right", beginAtZero: true, grid: { display: false }, title: { display: true, text: "uses / showing" } },
+        },
+      }),
+    });
+  }
+
+  function renderGrowth(d) {
+    const g = d.growth;
+    const types = g.types.filter((t) => t in TYPE_COLORS || g.days.some((x) => x.by_type[t] > 0));
+    draw("growth", "chart-growth", {
+      type: "bar",
+      data: {
+        labels: g.days.map((x) => x.day),
+        datasets: [
+          ...types.map((t, i) => ({ label: t, data: g.days.map((x) => x.by_type[t] || 0), backgroundColor: TYPE_COLORS[t] || PALETTE[(i + 4) % PALETTE.length], stack: "added", yAxisID: "y" })),
+          { type: "line", label: "Total", data: g.days.map((x) => x.total), borderColor: css("--fg"), backgroundColor: css("--fg"), yAxisID: "total", pointRadius: 0, borderWidth: 2 },
+        ],
+      },
+      options: baseOptions({
+        scales: {
+          x: dayScale({ stacked: true }),
+          y: { stacked: true, beginAtZero: true, ticks: { precision: 0 }, title: { display: true, text: "added" } },
+          total: { position: "right", beginAtZero: true, ticks: { precision: 0 }, grid: { display: false }, title: { display: true, text: "total" } },
+        },
+      }),
+    });
+  }
+
+  function renderDomains(d) {
+    const c = d.domains;
+    const labels = c.top.map((x) => x.domain);
+    const data = c.top.map((x) => x.memories);
+    if (c.other.memories > 0) {
+      labels.push(`other (${c.other.domains} domain${c.other.domains === 1 ? "" : "s"})`);
+      data.push(c.other.memories);
+    }
+    draw("domains", "chart-domains", {
+      type: "doughnut",
+      data: { labels, datasets: [{ label: "Memories", data, backgroundColor: labels.map((_, i) => PALETTE[i % PALETTE.length]), borderColor: css("--panel"), borderWidth: 2 }] },
+      options: baseOptions({ interaction: { mode: "nearest", intersect: true }, plugins: { legend: { position: "right", labels: { boxWidth: 12 } } } }),
+    });
+  }
+
+  function renderReach(d) {
+    const r = d.recall;
+    const total = d.counts.memories;
+    draw("reach", "chart-reach", {
+      type: "bar",
+      data: {
+        labels: ["Shown", "Used"],
+        datasets: [
+          { label: "at least once", data: [total - r.never_shown, total - r.never_used], backgroundColor: "#59a14f" },
+          { label: "never", data: [r.never_shown, r.never_used], backgroundColor: "#bab0ac" },
+        ],
+      },
+      options: baseOptions({
+        indexAxis: "y",
+        interaction: { mode: "index", intersect: false },
+        scales: { x: { stacked: true, beginAtZero: true, max: Math.max(total, 1), title: { display: true, text: "memories" } }, y: { stacked: true, grid: { display: false } } },
+        plugins: {
+          legend: { position: "bottom", labels: { boxWidth: 12 } },
+          tooltip: { callbacks: { label: (ctx) => `${ctx.dataset.label}: ${num(ctx.parsed.x)} (${pct(total ? ctx.parsed.x / total : null)})` } },
+        },
+      }),
+    });
+  }
+
+  function renderNightly(d) {
+    const runs = d.nightly.slice().reverse(); // oldest first, left to right
+    const val = (r, k) => (typeof r[k] === "number" ? r[k] : 0);
+    draw("nightly", "chart-nightly", {
+      type: "bar",
+      data: {
+        labels: runs.map((r) => r.day),
+        datasets: [
+          { label: "Learnings written", data: runs.map((r) => val(r, "written")), backgroundColor: "#b07aa1" },
+          { label: "Merged", data: runs.map((r) => val(r, "merged")), backgroundColor: "#76b7b2" },
+          { label: "Pruned", data: runs.map((r) => val(r, "dropped")), backgroundColor: "#e15759" },
+          { label: "Decayed", data: runs.map((r) => val(r, "decayed")), backgroundColor: "#edc948" },
+        ],
+      },
+      options: baseOptions({ scales: { x: { grid: { display: false } }, y: { beginAtZero: true, ticks: { precision: 0 } } } }),
+    });
+    const body = $("nightly-table").querySelector("tbody");
+    body.replaceChildren(
+      ...d.nightly.map((r) => {
+        const tr = document.createElement("tr");
+        const notes = [
+          ...(Array.isArray(r.skipped) ? r.skipped.map((x) => `skipped ${x.step}: ${x.reason}`) : []),
+          ...(Array.isArray(r.errors) ? r.errors : []),
+        ].join("; ");
+        const cells = [
+          [r.day, ""],
+          [r.status, ""],
+          [`${val(r, "read")}/${val(r, "considered")}`, "num"],
+          [num(val(r, "written")), "num"],
+          [num(val(r, "merged")), "num"],
+          [num(val(r, "dropped")), "num"],
+          [num(val(r, "decayed")), "num"],
+          [`${val(r, "model_calls")}/${val(r, "max_model_calls")}`, "num"],
+          [notes, "notes"],
+        ];
+        for (const [text, cls] of cells) {
+          const td = document.createElement("td");
+          td.textContent = String(text ?? "");
+          if (cls) td.className = cls;
+          tr.appendChild(td);
+        }
+        return tr;
+      }),
+    );
+    $("nightly-table").hidden = d.nightly.length === 0;
+    $("nightly-empty").hidden = d.nightly.length > 0;
+  }
+
+  function render(d) {
+    if (!d) return;
+    state.data = d;
+    const Chart = window.Chart;
+    Chart.defaults.color = css("--muted");
+    Chart.defaults.borderColor = css("--line");
+    Chart.defaults.font.family = getComputedStyle(document.body).fontFamily;
+    renderHeader(d);
+    renderHeadline(d);
+    renderRecall(d);
+    renderGrowth(d);
+    renderDomains(d);
+    renderReach(d);
+    renderNightly(d);
+    state.renders++;
+  }
+
+  $("days").value = initialDays();
+  $("days").addEventListener("change", () => {
+    const url = new URL(window.location.href);
+    url.searchParams.set("days", $("days").value);
+    window.history.replaceState(null, "", url.pathname + url.search + url.hash);
+    void load();
+  });
+  $("refresh").addEventListener("click", () => void load());
+  // Chart colours come from the page's CSS variables: redraw when the scheme flips.
+  window.matchMedia("(prefers-color-scheme: dark)").addEventListener("change", () => render(state.data));
+  if (!window.Chart) showError("The chart library did not load (/dashboard/vendor/chart.js).");
+  else void load();
+})();

@@ -1,0 +1,201 @@
+/**
+ * Recall-index benchmark (`bun bench/recall.ts`). Prints one JSON object
+ * (also written to bench/results/):
+ *
+ * - latency: p50/p95 of the synchronous recall-index path (recallWithVector:
+ *   session state, retrieval, gates, marking shown, in one transaction) on a
+ *   store seeded straight into SQLite to 10k and then 100k memories; the query
+ *   embedding is excluded and timed separately for the active embedder.
+ * - relevance: on the LoCoMo dev split (../shared/data/locomo-dev, never
+ *   copied into the repo), the share of related questions that get a block
+ *   (and a block holding an evidence turn), next to the share of ~100
+ *   unrelated coding/devops prompts that get one (target < 10%). Skipped with
+ *   a message when the data is absent.
+ *
+ * Env: BENCH_SIZES (default "10000,100000"), BENCH_PROMPTS (default 400),
+ * LOCOMO_DIR (default ../shared/data/locomo-dev).
+ */
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { loadConfig, pathsFor } from "../src/config";
+import { silentLogger } from "../src/core/log";
+import { insertMemoryRows } from "../src/core/memories";
+import { recallWithVector } from "../src/core/recall";
+import { recallCandidates } from "../src/core/recall-gates";
+import { createServices, type Services } from "../src/core/services";
+import { FallbackEmbedder, loadEmbedder, type Embedder } from "../src/embed";
+import { hashEmbed } from "../src/embed/fallback";
+import { NoteGenerator } from "./lib/corpus";
+import { seedStore } from "./lib/seed";
+import { round, summarize } from "./lib/stats";
+import { UNRELATED_PROMPTS } from "./unrelated-prompts";
+
+const ROOT = resolve(import.meta.dir, "..");
+const SIZES = (process.env.BENCH_SIZES ?? "10000,100000").split(",").map(Number);
+const PROMPTS = Number(process.env.BENCH_PROMPTS ?? 400);
+const LOCOMO = resolve(process.env.LOCOMO_DIR ?? join(ROOT, "../shared/data/locomo-dev"));
+const TARGET = { p95_ms: 20, unrelated_block_rate: 0.1 };
+const log = (line: string) => process.stderr.write(`[bench:recall] ${line}\n`);
+
+function open(home: string, embedder: Embedder): Services {
+  return createServices(loadConfig({ MEMSVC_HOME: home, MEMSVC_OFFLINE: "1" }), { embedder, log: silentLogger });
+}
+
+/** Synthetic engineering prompts (related to the seeded notes) and the unrelated set, vectors precomputed. */
+function latencyPrompts(): { prompt: string; project: string | null; vector: Float32Array }[] {
+  const gen = new NoteGenerator(7);
+  const out = [];
+  for (let i = 0; i < PROMPTS; i++) {
+    const q = i % 4 === 3 ? { query: UNRELATED_PROMPTS[i % UNRELATED_PROMPTS.length], project: null } : gen.query();
+    out.push({ prompt: q.query, project: q.project, vector: hashEmbed(q.query) });
+  }
+  return out;
+}
+
+async function latency(): Promise<Record<string, unknown>[]> {
+  const home = mkdtempSync(join(tmpdir(), "memsvc-bench-recall-"));
+  const gen = new NoteGenerator(42);
+  const prompts = latencyPrompts();
+  const results: Record<string, unknown>[] = [];
+  try {
+    let total = 0;
+    for (const size of SIZES) {
+      log(`seeding to ${size} memories`);
+      seedStore(pathsFor(home).db, gen, size - total);
+      total = size;
+      const s = open(home, new FallbackEmbedder());
+      // Warm the page cache and the JIT, in throwaway sessions.
+      for (const [i, p] of prompts.slice(0, 40).entries()) recallWithVector(s, { sessionId: `warm-${i}`, prompt: p.prompt, project: p.project }, p.vector);
+      const samples: number[] = [];
+      let blocks = 0;
+      let lines = 0;
+      prompts.forEach((p, i) => {
+        // Sessions of 20 prompts, so suppression and state rows are exercised as in use.
+        const t = performance.now();
+        const r = recallWithVector(s, { sessionId: `bench-${size}-${Math.floor(i / 20)}`, prompt: p.prompt, project: p.project }, p.vector);
+        samples.push(performance.now() - t);
+        if (r.block) blocks++;
+        lines += r.shown.length;
+      });
+      const lat = summarize(samples);
+      results.push({ memories: size, prompts: prompts.length, latency_ms: lat, meets_p95_target: lat.p95 < TARGET.p95_ms, block_rate: round(blocks / prompts.length, 3), mean_lines: round(lines / prompts.length, 2) });
+      await s.close();
+    }
+  } finally {
+    rmSync(home, { recursive: true, force: true });
+  }
+  return results;
+}
+
+async function embeddingTime(embedder: Embedder): Promise<Record<string, unknown>> {
+  const prompts = [...UNRELATED_PROMPTS];
+  for (const p of prompts.slice(0, 10)) await embedder.embed([p], "query");
+  const samples: number[] = [];
+  for (const p of prompts) {
+    const t = performance.now();
+    await embedder.embed([p], "query");
+    samples.push(performance.now() - t);
+  }
+  return { embedder: embedder.id, kind: embedder.kind, latency_ms: summarize(samples, 3) };
+}
+
+interface LocomoMemory {
+  key: string;
+  content: string;
+  session_date: string;
+  project: string;
+}
+interface LocomoQuery {
+  question: string;
+  project: string;
+  evidence: string[];
+  category: number;
+}
+
+async function relevance(embedder: Embedder): Promise<Record<string, unknown>> {
+  if (!existsSync(join(LOCOMO, "memories.json")) || !existsSync(join(LOCOMO, "queries.json"))) {
+    return { skipped: `no LoCoMo data at ${LOCOMO} (memories.json, queries.json): relevance figures not measured` };
+  }
+  const memories = JSON.parse(readFileSync(join(LOCOMO, "memories.json"), "utf8")) as LocomoMemory[];
+  const queries = JSON.parse(readFileSync(join(LOCOMO, "queries.json"), "utf8")) as LocomoQuery[];
+  const home = mkdtempSync(join(tmpdir(), "memsvc-bench-locomo-"));
+  const s = open(home, embedder);
+  try {
+    log(`ingesting ${memories.length} LoCoMo turns with ${embedder.id}`);
+    const keyOf = new Map<string, string>();
+    for (let i = 0; i < memories.length; i += 200) {
+      const batch = memories.slice(i, i + 200);
+      const vectors = await embedder.embed(batch.map((m) => m.content), "document");
+      const rows = s.store.sqlite.transaction(() =>
+        insertMemoryRows(
+          s,
+          batch.map((m) => ({ content: m.content, memoryType: "experience" as const, project: m.project, sourceAgent: "locomo", createdAt: Date.parse(m.session_date) })),
+          vectors,
+        ),
+      )();
+      rows.forEach((r, j) => {
+        keyOf.set(r.id, `${batch[j].project}#${batch[j].key}`);
+        s.index.upsert(r.seq, vectors[j], batch[j].project);
+      });
+    }
+    const none = new Set<string>();
+    const byCategory: Record<string, { questions: number; block: number; evidence: number }> = {};
+    let lines = 0;
+    for (const q of queries) {
+      const [vector] = await embedder.embed([q.question], "query");
+      const picks = recallCandidates(s, q.question, vector, q.project, none);
+      const c = (byCategory[q.category] ??= { questions: 0, block: 0, evidence: 0 });
+      c.questions++;
+      if (picks.length) c.block++;
+      lines += picks.length;
+      const evidence = new Set(q.evidence.map((e) => `${q.project}#${e}`));
+      if (picks.some((p) => evidence.has(keyOf.get(p.id)!))) c.evidence++;
+    }
+    const projects = [...new Set(memories.map((m) => m.project)), null];
+    let unrelatedBlocks = 0;
+    let unrelatedRuns = 0;
+    for (const prompt of UNRELATED_PROMPTS) {
+      const [vector] = await embedder.embed([prompt], "query");
+      for (const project of projects) {
+        unrelatedRuns++;
+        if (recallCandidates(s, prompt, vector, project, none).length) unrelatedBlocks++;
+      }
+    }
+    const answerable = Object.entries(byCategory).filter(([cat]) => cat !== "5");
+    const sum = (f: (c: { questions: number; block: number; evidence: number }) => number) => answerable.reduce((a, [, c]) => a + f(c), 0);
+    const unrelatedRate = unrelatedBlocks / unrelatedRuns;
+    return {
+      embedder: embedder.id,
+      data: { memories: memories.length, questions: queries.length, unrelated_prompts: UNRELATED_PROMPTS.length, unrelated_runs: unrelatedRuns },
+      related: {
+        block_rate: round(sum((c) => c.block) / sum((c) => c.questions), 3),
+        evidence_hit_rate: round(sum((c) => c.evidence) / sum((c) => c.questions), 3),
+        mean_lines: round(lines / queries.length, 2),
+        by_category: Object.fromEntries(
+          Object.entries(byCategory).map(([cat, c]) => [cat, { questions: c.questions, block_rate: round(c.block / c.questions, 3), evidence_hit_rate: round(c.evidence / c.questions, 3) }]),
+        ),
+        note: "categories 1-4 (5 is adversarial: its answer is not in the conversation; shown per category only)",
+      },
+      unrelated: { block_rate: round(unrelatedRate, 3), meets_target: unrelatedRate < TARGET.unrelated_block_rate },
+    };
+  } finally {
+    await s.close();
+    rmSync(home, { recursive: true, force: true });
+  }
+}
+
+const active = await loadEmbedder({ home: pathsFor(process.env.MEMSVC_HOME ?? join(process.env.HOME ?? ".", ".memsvc")).home, model: "Xenova/bge-small-en-v1.5", offline: true, log: (l) => log(l) });
+const result = {
+  bench: "recall-index",
+  date: new Date().toISOString(),
+  target: TARGET,
+  embedding: [await embeddingTime(active), ...(active.kind === "fallback" ? [] : [await embeddingTime(new FallbackEmbedder())])],
+  latency: await latency(),
+  relevance: await relevance(active),
+};
+await active.close?.();
+const json = JSON.stringify(result, null, 2);
+console.log(json);
+mkdirSync(join(ROOT, "bench/results"), { recursive: true });
+writeFileSync(join(ROOT, "bench/results", `recall-${result.date.replace(/[:.]/g, "-")}.json`), `${json}\n`);

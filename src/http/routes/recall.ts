@@ -1,0 +1,18 @@
+import { Elysia } from "elysia";
+import { domainIndex } from "../../core/domains";
+import { learnings } from "../../core/learnings";
+import { recallIndex } from "../../core/recall";
+import type { Services } from "../../core/services";
+import { objectBody, queryParams } from "../body";
+
+export function recallRoutes(s: Services) {
+  const learningsHandler = ({ query }: { query: Record<string, unknown> }) => {
+    const q = queryParams(query);
+    return learnings(s, { days: q.days, project: q.project });
+  };
+  return new Elysia({ name: "recall" })
+    .post("/recall-index", ({ body }) => recallIndex(s, objectBody(body)))
+    .get("/learnings", learningsHandler)
+    .get("/lessons", learningsHandler)
+    .get("/index", () => domainIndex(s));
+}

@@ -1,0 +1,281 @@
+import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
+import { hostname } from "node:os";
+import { ingestMemory } from "../../src/core/memories";
+import { latestDigests, NightlyInterrupted, runNightly, type NightlyProgress } from "../../src/core/nightly";
+import { runScheduledNightly, startNightlySchedule } from "../../src/core/scheduler";
+import { PRUNE_MIN_AGE_DAYS } from "../../src/core/tuning";
+import { ConfigError } from "../../src/errors";
+import { startFakeLlm, type FakeLlm } from "../helpers/fake-llm";
+import { makeServices, type TestServices } from "../helpers/services";
+
+const DAY = "2026-03-10";
+const DAY_MS = 86_400_000;
+let clock = Date.parse("2026-03-11T03:30:00Z");
+let fake: FakeLlm;
+const open: TestServices[] = [];
+
+beforeAll(() => {
+  fake = startFakeLlm();
+});
+afterAll(async () => {
+  await fake.stop();
+});
+afterEach(async () => {
+  fake.reset();
+  clock = Date.parse("2026-03-11T03:30:00Z");
+  while (open.length) await open.pop()!.close();
+});
+
+function services(opts: { model?: boolean; llm?: Record<string, unknown>; nightly?: Record<string, unknown> } = {}): TestServices {
+  const llm = opts.model === false ? {} : { llm: { baseURL: fake.baseURL, model: "fake-model", timeoutMs: 5000, ...opts.llm } };
+  const s = makeServices({ now: () => clock, config: { ...llm, nightly: { enabled: true, ...opts.nightly } } });
+  open.push(s);
+  return s;
+}
+
+async function add(s: TestServices, content: string, project: string | null = "shop", date = DAY): Promise<string> {
+  const r = await ingestMemory(s, { content, project, session_date: date });
+  if (r.id === null) throw new Error("not stored");
+  return r.id;
+}
+
+const q = <T>(s: TestServices, sql: string, ...args: (string | number)[]) => s.store.sqlite.query<T, (string | number)[]>(sql).all(...args);
+const learningsOf = (s: TestServices) => q<{ id: string; content: string; project: string | null; source_agent: string }>(s, "SELECT id, content, project, source_agent FROM memories WHERE memory_type = 'learnings' ORDER BY seq");
+const runRow = (s: TestServices) => q<{ status: string; cursor: string }>(s, "SELECT status, cursor FROM nightly_runs ORDER BY id DESC LIMIT 1")[0];
+
+const LESSON = "Run migrations with --lock-timeout=5s: without it the orders table locked for minutes and the deploy failed.";
+
+describe("consolidation with a model", () => {
+  test("learnings are stored as memory_type learnings, linked derived_from to their sources, and the digest says so", async () => {
+    const s = services();
+    const failed = await add(s, "The deploy failed because the migration locked the orders table for 4 minutes.");
+    const fixed = await add(s, "Adding --lock-timeout=5s to the migration command made the next deploy pass.");
+    await add(s, "Old unrelated note about the office coffee machine.", "shop", "2026-01-02");
+    fake.script({ json: { learnings: [{ content: LESSON, sources: [1, "2"], tags: ["migrations"] }, { content: "too short", sources: [1] }, { content: "A lesson with no grounding in any listed memory at all.", sources: [9] }] } });
+    const out = await runNightly(s, { day: DAY });
+    expect(out.ran).toBe(true);
+    expect(fake.requests.length).toBe(1);
+    const prompt = fake.receivedText();
+    expect(prompt).toContain("locked the orders table");
+    expect(prompt).not.toContain("coffee machine");
+    const [learning] = learningsOf(s);
+    expect(learning).toMatchObject({ content: LESSON, project: "shop", source_agent: "nightly" });
+    const sources = q<{ to_id: string }>(s, "SELECT to_id FROM links WHERE from_id = ? AND relationship = 'derived_from' ORDER BY to_id", learning.id).map((r) => r.to_id);
+    expect(sources).toEqual([failed, fixed].sort());
+    expect(q<{ tag: string }>(s, "SELECT tag FROM memory_tags WHERE memory_id = ? ORDER BY weight DESC", learning.id).map((t) => t.tag)).toEqual(["shop", "migrations"]);
+    expect(out.digest).toMatchObject({ day: DAY, status: "done", considered: 2, read: 2, written: 1, rejected: 2, model_calls: 1, skipped: [], learnings: [learning.id.slice(0, 8)] });
+    expect(latestDigests(s, 5)).toEqual([{ ...out.digest!, run_id: expect.any(Number) }]);
+  });
+
+  test("a day is consolidated once; --force runs it again", async () => {
+    const s = services();
+    await add(s, "The deploy failed because the migration locked the orders table.");
+    fake.script({ json: { learnings: [{ content: LESSON, sources: [1] }] } });
+    expect((await runNightly(s, { day: DAY })).ran).toBe(true);
+    const again = await runNightly(s, { day: DAY });
+    expect(again.ran).toBe(false);
+    expect(again.message).toContain("already consolidated");
+    expect(fake.requests.length).toBe(1);
+    fake.script({ json: { learnings: [{ content: LESSON, sources: [1] }] } });
+    const forced = await runNightly(s, { day: DAY, force: true });
+    expect(forced.ran).toBe(true);
+    expect(forced.digest!.forced).toBe(true);
+    expect(fake.requests.length).toBe(2);
+    // The identical learning of the forced run was merged into the first one.
+    expect(learningsOf(s).length).toBe(1);
+    expect(forced.digest!.merged).toBe(1);
+    expect(latestDigests(s, 10).length).toBe(2);
+  });
+
+  test("model calls are capped per run; the rest is reported as skipped", async () => {
+    const s = services({ nightly: { maxModelCalls: 2 } });
+    for (const p of ["a", "b", "c", "d"]) await add(s, `In project ${p} the build broke because the lockfile was stale.`, `proj-${p}`);
+    fake.fallback = () => ({ json: { learnings: [] } });
+    const out = await runNightly(s, { day: DAY });
+    expect(fake.requests.length).toBe(2);
+    expect(out.digest).toMatchObject({ status: "done", model_calls: 2, max_model_calls: 2, read: 2, considered: 4 });
+    expect(out.digest!.skipped).toEqual([{ step: "learn", reason: "model call cap reached (nightly.maxModelCalls = 2)", memories: 2 }]);
+  });
+
+  test("a hanging model times out: the run is partial, and a plain rerun resumes the learn step", async () => {
+    const s = services({ llm: { timeoutMs: 300 } });
+    await add(s, "The deploy failed because the migration locked the orders table.");
+    fake.script({ hang: true });
+    const first = await runNightly(s, { day: DAY });
+    expect(first.digest!.status).toBe("partial");
+    expect(first.digest!.steps).toEqual({ learn: "incomplete", merge: "done", decay: "done", prune: "done" });
+    expect(first.digest!.errors[0]).toContain("did not answer");
+    expect(first.digest!.skipped[0]).toMatchObject({ step: "learn", memories: 1 });
+    expect(learningsOf(s)).toEqual([]);
+    fake.script({ json: { learnings: [{ content: LESSON, sources: [1] }] } });
+    const second = await runNightly(s, { day: DAY });
+    expect(second.digest).toMatchObject({ status: "done", resumed: 1, written: 1, skipped: [], model_calls: 2 });
+    expect(learningsOf(s).length).toBe(1);
+  });
+
+  test("a crash after the first chunk resumes at the second: nothing stored twice, nothing skipped", async () => {
+    const s = services();
+    for (const p of ["a", "b", "c"]) await add(s, `Project ${p}: the release failed because the changelog step ran before the version bump.`, `proj-${p}`);
+    fake.fallback = (req) => {
+      const project = /Project: (proj-\w)/.exec(req.body.messages[1].content)![1];
+      return { json: { learnings: [{ content: `In ${project}, bump the version before generating the changelog, or the release fails.`, sources: [1] }] } };
+    };
+    let chunks = 0;
+    const crash = (e: NightlyProgress) => {
+      if (e.step === "learn" && e.message.includes("learnings written") && ++chunks === 1) throw new Error("simulated crash");
+    };
+    await expect(runNightly(s, { day: DAY, progress: crash })).rejects.toThrow("simulated crash");
+    expect(runRow(s).status).toBe("running");
+    expect(learningsOf(s).length).toBe(1);
+    const out = await runNightly(s, { day: DAY });
+    expect(out.digest).toMatchObject({ status: "done", resumed: 1, written: 3, read: 3, model_calls: 3 });
+    expect(fake.requests.length).toBe(3);
+    expect(learningsOf(s).map((l) => l.project)).toEqual(["proj-a", "proj-b", "proj-c"]);
+  });
+
+  test("an abort signal stops between units of work and the next run resumes", async () => {
+    const s = services();
+    await add(s, "The deploy failed because the migration locked the orders table.");
+    fake.script({ json: { learnings: [{ content: LESSON, sources: [1] }] } });
+    const abort = new AbortController();
+    const stopAtMerge = (e: NightlyProgress) => e.step === "merge" && abort.abort();
+    await expect(runNightly(s, { day: DAY, signal: abort.signal, progress: stopAtMerge })).rejects.toBeInstanceOf(NightlyInterrupted);
+    const out = await runNightly(s, { day: DAY });
+    expect(out.digest).toMatchObject({ status: "done", resumed: 1, written: 1, model_calls: 1 });
+    expect(fake.requests.length).toBe(1);
+  });
+
+  test("a run in progress in another live process is left alone", async () => {
+    const s = services();
+    s.store.sqlite.run("INSERT INTO nightly_runs(day, status, owner, started_at, heartbeat_at, digest) VALUES (?, 'running', ?, ?, ?, '{}')", [DAY, `${hostname()}:${process.pid}:elsewhere`, clock, clock]);
+    const out = await runNightly(s, { day: DAY });
+    expect(out.ran).toBe(false);
+    expect(out.message).toContain("in progress");
+    // The same row, its owner silent past the lease, is taken over.
+    clock += 60 * 60_000;
+    s.store.sqlite.run("UPDATE nightly_runs SET digest = ?", [JSON.stringify({ steps: { learn: "pending", merge: "pending", decay: "pending", prune: "pending" }, skipped: [], errors: [], learnings: [], merges: [], resumed: 0, considered: 0, read: 0, written: 0, rejected: 0, merged: 0, dropped: 0, decayed: 0, sessions_expired: 0, model_calls: 0, max_model_calls: 40, day: DAY })]);
+    expect((await runNightly(s, { day: DAY })).digest).toMatchObject({ status: "done", resumed: 1 });
+  });
+});
+
+describe("without a model, and the non-model steps", () => {
+  test("no model: learn is skipped and said so; merge, decay and prune still run", async () => {
+    const s = services({ model: false });
+    const a = await add(s, "The staging database listens on port 5433 behind pgbouncer.");
+    const b = await add(s, "The staging database listens on port 5433 behind pgbouncer!");
+    s.store.sqlite.run("UPDATE memories SET used_count = 2, shown_count = 1 WHERE id = ?", [b]);
+    const ignored = await add(s, "Use the blue-green switch script to cut traffic over to the new stack.");
+    s.store.sqlite.run("UPDATE memories SET shown_count = 5 WHERE id = ?", [ignored]);
+    s.store.sqlite.run("INSERT INTO memory_events(memory_id, kind, at) VALUES (?, 'shown', ?)", [ignored, Date.parse(`${DAY}T10:00:00Z`)]);
+    const old = Date.parse("2025-06-01T00:00:00Z");
+    const faded = await add(s, "A note about a vendor demo nobody ever looked at again.", "shop", "2025-06-01");
+    const fadedLearning = await add(s, "A learning nobody looked at, kept because learnings are not pruned.", "shop", "2025-06-01");
+    const usedOld = await add(s, "An old fact that was used once and so stays.", "shop", "2025-06-01");
+    s.store.sqlite.run("UPDATE memories SET strength = 0.2, refreshed_at = ? WHERE id IN (?, ?, ?)", [old, faded, fadedLearning, usedOld]);
+    s.store.sqlite.run("UPDATE memories SET memory_type = 'learnings' WHERE id = ?", [fadedLearning]);
+    s.store.sqlite.run("UPDATE memories SET used_count = 1 WHERE id = ?", [usedOld]);
+    s.store.sqlite.run("INSERT INTO links(from_id, to_id, relationship, weight, created_at) VALUES (?, ?, 'related', 1, ?)", [faded, usedOld, clock]);
+    const idleSession = "idle-session";
+    s.store.sqlite.run("INSERT INTO recall_sessions(session_id, turn, updated_at) VALUES (?, 3, ?)", [idleSession, clock - 30 * DAY_MS]);
+
+    const out = await runNightly(s, { day: DAY });
+    expect(fake.requests.length).toBe(0);
+    expect(out.digest).toMatchObject({ status: "done", model: null, model_calls: 0, written: 0, merged: 1, decayed: 1, dropped: 1, sessions_expired: 1 });
+    expect(out.digest!.steps).toEqual({ learn: "skipped", merge: "done", decay: "done", prune: "done" });
+    expect(out.digest!.skipped).toEqual([{ step: "learn", reason: expect.stringContaining("no language model configured"), memories: 3 }]);
+    expect(out.message).toContain("skipped learn");
+    // Merge kept the used copy and folded the other's counters into it.
+    const ids = q<{ id: string }>(s, "SELECT id FROM memories").map((r) => r.id);
+    expect(ids).toContain(b);
+    expect(ids).not.toContain(a);
+    expect(q<{ used_count: number }>(s, "SELECT used_count FROM memories WHERE id = ?", b)[0].used_count).toBe(2);
+    expect(q<{ strength: number }>(s, "SELECT strength FROM memories WHERE id = ?", ignored)[0].strength).toBeCloseTo(0.9);
+    // Pruning deleted the faded memory with its vector and links, and nothing else.
+    expect(ids).not.toContain(faded);
+    expect(ids).toEqual(expect.arrayContaining([fadedLearning, usedOld]));
+    expect(q<{ n: number }>(s, "SELECT count(*) AS n FROM links WHERE from_id = ? OR to_id = ?", faded, faded)[0].n).toBe(0);
+    expect(q<{ n: number }>(s, "SELECT count(*) AS n FROM memory_vec")[0].n).toBe(ids.length);
+    expect(q<{ n: number }>(s, "SELECT count(*) AS n FROM recall_sessions WHERE session_id = ?", idleSession)[0].n).toBe(0);
+    expect(PRUNE_MIN_AGE_DAYS).toBeLessThan((clock - old) / DAY_MS);
+  });
+
+  test("dry run reports and writes nothing", async () => {
+    const s = services();
+    await add(s, "The staging database listens on port 5433 behind pgbouncer.");
+    await add(s, "The staging database listens on port 5433 behind pgbouncer!");
+    const before = q<{ n: number }>(s, "SELECT count(*) AS n FROM memories")[0].n;
+    const out = await runNightly(s, { day: DAY, dryRun: true });
+    expect(out.digest).toMatchObject({ status: "dry-run", considered: 2, read: 2, model_calls: 1, merged: 1 });
+    expect(fake.requests.length).toBe(0);
+    expect(q<{ n: number }>(s, "SELECT count(*) AS n FROM memories")[0].n).toBe(before);
+    expect(q<{ n: number }>(s, "SELECT count(*) AS n FROM nightly_runs")[0].n).toBe(0);
+  });
+
+  test("bad days are refused", async () => {
+    const s = services();
+    for (const day of ["2026-02-30", "yesterday", "2026-3-1", "2099-01-01"]) await expect(runNightly(s, { day })).rejects.toThrow(/day/);
+  });
+});
+
+describe("schedule", () => {
+  test("off with nightly.enabled false; a bad cron expression is a configuration error", () => {
+    const off = services({ nightly: { enabled: false } });
+    off.logs.length = 0;
+    startNightlySchedule(off).stop();
+    expect(off.logs.some((l) => l.message.includes("schedule off"))).toBe(true);
+    const bad = services({ nightly: { schedule: "every night please" } });
+    expect(() => startNightlySchedule(bad)).toThrow(ConfigError);
+  });
+
+  test("the scheduled job consolidates yesterday and catches up on unfinished recent days", async () => {
+    const s = services({ model: false });
+    await add(s, "The deploy failed because the migration locked the orders table.", "shop", "2026-03-08");
+    await runScheduledNightly(s);
+    expect(q<{ day: string; status: string }>(s, "SELECT day, status FROM nightly_runs ORDER BY day")).toEqual([
+      { day: "2026-03-08", status: "done" },
+      { day: "2026-03-09", status: "done" },
+      { day: "2026-03-10", status: "done" },
+    ]);
+    expect(latestDigests(s, 3).find((d) => d.day === "2026-03-08")!.considered).toBe(1);
+    await runScheduledNightly(s);
+    expect(q<{ n: number }>(s, "SELECT count(*) AS n FROM nightly_runs")[0].n).toBe(3);
+  });
+
+  test("a started schedule fires and runs the job", async () => {
+    const s = services({ model: false, nightly: { schedule: "* * * * * *" } });
+    const schedule = startNightlySchedule(s);
+    try {
+      for (let i = 0; i < 50 && q<{ n: number }>(s, "SELECT count(*) AS n FROM nightly_runs WHERE status = 'done'")[0].n < 3; i++) await Bun.sleep(100);
+    } finally {
+      schedule.stop();
+      await s.drain();
+    }
+    expect(q<{ n: number }>(s, "SELECT count(*) AS n FROM nightly_runs WHERE status = 'done'")[0].n).toBe(3);
+  });
+});
+
+describe("memsvc nightly (CLI)", () => {
+  test("runs the consolidation with progress on stderr, then says the day is done; bad flags are usage errors", async () => {
+    const { BUN, childEnv, run } = await import("../helpers/process");
+    const s = makeServices({ config: { llm: { baseURL: fake.baseURL, model: "fake-model", timeoutMs: 5000 } } });
+    const home = s.config.home;
+    const day = new Date(Date.now() - DAY_MS).toISOString().slice(0, 10);
+    await add(s, "The deploy failed because the migration locked the orders table.", "shop", day);
+    await s.close();
+    fake.script({ json: { learnings: [{ content: LESSON, sources: [1] }] } });
+    const env = childEnv(home);
+    const first = await run([BUN, "src/main.ts", "nightly"], env);
+    expect(first.code).toBe(0);
+    expect(first.stdout).toContain(`nightly ${day} done: read 1/1 memories, wrote 1 learnings`);
+    expect(first.stderr).toContain(`nightly ${day} learn`);
+    const again = await run([BUN, "src/main.ts", "nightly", "--day", day, "--json"], env);
+    expect(again.code).toBe(0);
+    expect(JSON.parse(again.stdout)).toMatchObject({ day, status: "done", written: 1 });
+    const help = await run([BUN, "src/main.ts", "nightly", "--help"], env);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain("--dry-run");
+    const bad = await run([BUN, "src/main.ts", "nightly", "--day", "2026-13-01"], env);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("--day");
+  });
+});
