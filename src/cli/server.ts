@@ -5,6 +5,7 @@ import { startNightlySchedule } from "../core/scheduler";
 import { createServices } from "../core/services";
 import { loadEmbedder } from "../embed";
 import { createApp, MAX_BODY_BYTES } from "../http/app";
+import { closeAll as closeMcpSessions } from "../mcp";
 import { VERSION } from "../version";
 import { parseFlags, parsePort, UsageError } from "./args";
 import { ensureHome } from "./init";
@@ -61,6 +62,7 @@ export async function runServer(argv: string[]): Promise<number> {
       log("warn", "shutdown took longer than 15 s; exiting");
       process.exit(1);
     }, 15_000);
+    await closeMcpSessions(services);
     await services.close();
     clearTimeout(hard);
     void bound.stop(true);

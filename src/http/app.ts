@@ -7,7 +7,9 @@ import { assetRoutes } from "./routes/assets";
 import { dashboardRoutes } from "./routes/dashboard";
 import { distillRoutes } from "./routes/distill";
 import { healthRoutes } from "./routes/health";
+import { graphRoutes } from "./routes/graph";
 import { identityRoutes } from "./routes/identity";
+import { mcpRoutes } from "./routes/mcp";
 import { memoryRoutes } from "./routes/memories";
 import { recallRoutes } from "./routes/recall";
 
@@ -64,11 +66,13 @@ export function createApp(s: Services, extra: RouteGroup[] = [], opts: AppOption
     })
     .use(healthRoutes(s))
     .use(assetRoutes(s))
+    .use(graphRoutes(s))
     .use(memoryRoutes(s))
     .use(recallRoutes(s))
     .use(distillRoutes(s))
     .use(identityRoutes(s))
-    .use(dashboardRoutes(s));
+    .use(dashboardRoutes(s))
+    .use(mcpRoutes(s));
   for (const group of extra) app = app.use(group(s)) as typeof app;
   return app;
 }

@@ -1,0 +1,42 @@
+import { Elysia } from "elysia";
+import threeDForceGraph from "../../../node_modules/3d-force-graph/dist/3d-force-graph.min.js" with { type: "file" };
+import forceGraph from "../../../node_modules/force-graph/dist/force-graph.min.js" with { type: "file" };
+import vizApp from "../../../assets/viz/app.js" with { type: "file" };
+import vizDetail from "../../../assets/viz/detail.js" with { type: "file" };
+import vizView from "../../../assets/viz/graph-view.js" with { type: "file" };
+import vizLinks from "../../../assets/viz/link-batch.js" with { type: "file" };
+import vizHtmlImport from "../../../assets/viz/index.html" with { type: "file" };
+import vizCss from "../../../assets/viz/style.css" with { type: "file" };
+import { graphQuery } from "../../core/graph";
+import type { Services } from "../../core/services";
+import { notFound } from "../../errors";
+import { queryParams } from "../body";
+import { fileResponse } from "../pages";
+
+// bun-types call an .html import an HTMLBundle; imported as a file it is a path.
+const vizHtml = vizHtmlImport as unknown as string;
+
+/**
+ * The only files /viz/vendor/ serves: rendering libraries from npm, embedded
+ * in the binary. A request names a key of this map, never a path.
+ */
+export const VIZ_VENDOR: Readonly<Record<string, string>> = {
+  "3d-force-graph.min.js": threeDForceGraph,
+  "force-graph.min.js": forceGraph,
+};
+
+/** The page's own script and style (public, like every page asset). */
+const VIZ_ASSETS: Readonly<Record<string, string>> = { "app.js": vizApp, "detail.js": vizDetail, "graph-view.js": vizView, "link-batch.js": vizLinks, "style.css": vizCss };
+
+const pick = (map: Readonly<Record<string, string>>, name: string, where: string) => {
+  if (!Object.hasOwn(map, name)) throw notFound(`no file ${where}${name.slice(0, 80)}`);
+  return fileResponse(map[name], name);
+};
+
+export function graphRoutes(s: Services) {
+  return new Elysia({ name: "graph" })
+    .get("/graph", ({ query }) => graphQuery(s, queryParams(query)))
+    .get("/viz", () => fileResponse(vizHtml, "index.html"))
+    .get("/viz/vendor/:file", ({ params }) => pick(VIZ_VENDOR, params.file, "/viz/vendor/"))
+    .get("/assets/viz/:file", ({ params }) => pick(VIZ_ASSETS, params.file, "/assets/viz/"));
+}

@@ -1,0 +1,42 @@
+import { Elysia } from "elysia";
+import type { Services } from "../../core/services";
+import { mcpSessions, type Caller } from "../../mcp";
+import { bearerOf, isLoopbackPeer, tokenMatches } from "../auth";
+import { utf8Text } from "../json-body";
+
+type Server = { requestIP(r: Request): { address: string } | null; timeout?(r: Request, seconds: number): void } | null;
+
+/** How the app's auth let this request in: the token, or the localhost bypass. */
+function callerOf(s: Services, request: Request, server: Server): Caller {
+  return { viaToken: tokenMatches(bearerOf(request), s.config.token), loopback: isLoopbackPeer(server?.requestIP(request)?.address) };
+}
+
+/** An event stream lives as long as the client: keepalives handle idleTimeout, this lifts it for the one request. */
+function untimed(request: Request, server: Server): void {
+  server?.timeout?.(request, 0);
+}
+
+/** MCP tools: the legacy HTTP+SSE transport (GET /sse, POST /messages) and Streamable HTTP (/mcp). */
+export function mcpRoutes(s: Services) {
+  const { sse, streamable } = mcpSessions(s);
+  const mcp = async ({ request, server }: { request: Request; server: Server }) => {
+    const caller = callerOf(s, request, server);
+    if (request.method === "GET") untimed(request, server);
+    // The SDK decodes bodies leniently (invalid bytes become U+FFFD): check them as strictly as REST bodies first.
+    const checked = request.method === "POST" ? new Request(request.url, { method: "POST", headers: request.headers, body: await utf8Text(request), signal: request.signal }) : request;
+    return streamable.handle(checked, caller);
+  };
+  return new Elysia({ name: "mcp" })
+    .get("/sse", ({ request, server }) => {
+      untimed(request, server);
+      return sse.open(callerOf(s, request, server), "/messages", request.signal);
+    })
+    .post(
+      "/messages",
+      async ({ request, server }) => sse.post(new URL(request.url).searchParams.get("sessionId"), callerOf(s, request, server), await utf8Text(request), request.headers),
+      { parse: "none" },
+    )
+    .get("/mcp", mcp)
+    .post("/mcp", mcp, { parse: "none" })
+    .delete("/mcp", mcp, { parse: "none" });
+}

@@ -1,0 +1,79 @@
+import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
+import type { Services } from "../core/services";
+import { MCP_KEEPALIVE_MS, MCP_MAX_STREAMABLE_SESSIONS } from "../core/tuning";
+import { invalid, notFound } from "../errors";
+import { checkSessionUse, type Caller } from "./caller";
+import { createMcpServer } from "./server";
+
+interface Session {
+  transport: WebStandardStreamableHTTPServerTransport;
+  server: McpServer;
+  opener: Caller;
+}
+
+/**
+ * The Streamable HTTP transport at /mcp, stateful: initialize creates a
+ * transport and its own McpServer, later requests find it by Mcp-Session-Id.
+ */
+export class StreamableSessions {
+  /** In least-recently-used order: a client may vanish without DELETE, so the oldest are dropped past the cap. */
+  private readonly sessions = new Map<string, Session>();
+
+  constructor(private readonly s: Services) {}
+
+  get size(): number {
+    return this.sessions.size;
+  }
+
+  async handle(request: Request, caller: Caller): Promise<Response> {
+    const id = request.headers.get("mcp-session-id");
+    if (id) {
+      const session = this.sessions.get(id);
+      if (!session) throw notFound(`no open MCP session ${id.slice(0, 64)}; it ended or never existed: send initialize again without Mcp-Session-Id`);
+      checkSessionUse(session.opener, caller, id);
+      this.sessions.delete(id);
+      this.sessions.set(id, session);
+      return session.transport.handleRequest(request);
+    }
+    if (request.method !== "POST") throw invalid(`${request.method} /mcp needs the Mcp-Session-Id header of an initialized session`);
+    let body: unknown;
+    try {
+      body = JSON.parse(await request.text());
+    } catch {
+      throw invalid("malformed JSON body: send a JSON-RPC initialize request");
+    }
+    const messages = Array.isArray(body) ? body : [body];
+    if (!messages.some(isInitializeRequest)) throw invalid("no Mcp-Session-Id header: the first request of a session must be initialize");
+    return this.open(request, body, caller);
+  }
+
+  private async open(request: Request, body: unknown, caller: Caller): Promise<Response> {
+    const server = createMcpServer(this.s);
+    const transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: () => crypto.randomUUID(),
+      keepAliveMs: MCP_KEEPALIVE_MS,
+      onsessioninitialized: (id) => {
+        this.sessions.set(id, { transport, server, opener: caller });
+        if (this.sessions.size > MCP_MAX_STREAMABLE_SESSIONS) {
+          const [oldest, dropped] = this.sessions.entries().next().value!;
+          this.sessions.delete(oldest);
+          void dropped.server.close();
+        }
+      },
+      onsessionclosed: (id) => void this.sessions.delete(id),
+    });
+    transport.onclose = () => {
+      if (transport.sessionId) this.sessions.delete(transport.sessionId);
+    };
+    await server.connect(transport);
+    return transport.handleRequest(request, { parsedBody: body });
+  }
+
+  async closeAll(): Promise<void> {
+    const all = [...this.sessions.values()];
+    this.sessions.clear();
+    await Promise.allSettled(all.map((x) => x.server.close()));
+  }
+}

@@ -1,0 +1,263 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { addLink } from "../../src/core/links";
+import { ingestMemory } from "../../src/core/memories";
+import { byLabel, drive, type DriverResult, type DriverStep } from "../helpers/mcp";
+import { startServer, type TestServer } from "../helpers/server";
+
+const TOOLS = [
+  "memsvc_delete",
+  "memsvc_get",
+  "memsvc_graph",
+  "memsvc_identity",
+  "memsvc_index",
+  "memsvc_ingest",
+  "memsvc_learnings",
+  "memsvc_lessons",
+  "memsvc_recent",
+  "memsvc_search",
+  "memsvc_update",
+];
+
+let srv: TestServer;
+const ids: Record<string, string> = {};
+
+async function seed(key: string, content: string, extra: Record<string, unknown> = {}) {
+  const r = await ingestMemory(srv.services, { content, project: "memsvc", source_agent: "seed-agent", ...extra });
+  ids[key] = r.id!;
+}
+
+const short = (key: string) => ids[key].slice(0, 8);
+const row = (id: string) => srv.services.store.sqlite.query<{ content: string; project: string | null; used_count: number; seq: number }, [string]>("SELECT * FROM memories WHERE id = ?").get(id);
+const vector = (seq: number) => Buffer.from(srv.services.store.sqlite.query<{ e: Uint8Array }, [number]>("SELECT embedding AS e FROM memory_vec WHERE rowid = ?").get(seq)!.e).toString("hex");
+
+beforeAll(async () => {
+  srv = await startServer();
+  const s = srv.services;
+  await seed("wal", "SQLite WAL mode lets concurrent readers proceed while one writer commits; memsvc enables it at open.", { memory_type: "knowledge" });
+  await seed("idle", "Bun.serve closes connections idle for idleTimeout seconds, which ends SSE streams unless keepalive comments are sent.");
+  await seed("deploy", "Deploying the staging cluster needs the VPN and a fresh kubeconfig from the ops vault.", { project: "ops" });
+  await seed("lesson", "Send a keepalive comment on long-lived event streams: idle timeouts silently end sessions.", { memory_type: "learnings" });
+  for (const t of ["sse", "http"]) {
+    await seed(`upd-${t}`, `Port 8787 is the default of memsvc (${t} copy).`);
+    await seed(`del-${t}`, `Temporary scratch memory about zebra crossings (${t}).`);
+  }
+  await seed("twin1", "Twin memory one about lighthouses.");
+  await seed("twin2", "Twin memory two about lighthouses.");
+  addLink(s, ids.wal, ids.idle, "supports", 0.9);
+  addLink(s, ids.idle, ids.deploy, "related", 0.6);
+  for (const t of ["sse", "http"]) addLink(s, ids[`del-${t}`], ids.wal, "related", 0.4);
+  // Two memories sharing an 8-character prefix: rewrite one id.
+  const twin = `${short("twin1")}-ffff-4fff-bfff-ffffffffffff`;
+  s.store.sqlite.run("PRAGMA foreign_keys = OFF");
+  s.store.sqlite.run("UPDATE memories SET id = ? WHERE id = ?", [twin, ids.twin2]);
+  s.store.sqlite.run("UPDATE memory_tags SET memory_id = ? WHERE memory_id = ?", [twin, ids.twin2]);
+  s.store.sqlite.run("UPDATE links SET from_id = ? WHERE from_id = ?", [twin, ids.twin2]);
+  s.store.sqlite.run("UPDATE links SET to_id = ? WHERE to_id = ?", [twin, ids.twin2]);
+  s.store.sqlite.run("PRAGMA foreign_keys = ON");
+  ids.twin2 = twin;
+  mkdirSync(s.config.paths.identity, { recursive: true });
+  writeFileSync(join(s.config.paths.identity, "soul.md"), "I am the test agent. I cite my sources.\n");
+});
+
+afterAll(() => srv.stop());
+
+function plan(t: "sse" | "http"): DriverStep[] {
+  return [
+    { label: "list", list: true },
+    { label: "search", call: "memsvc_search", args: { query: "SQLite WAL concurrent readers" } },
+    { label: "search-limit", call: "memsvc_search", args: { query: "memsvc", limit: 1, project: "memsvc" } },
+    { label: "get-prefix", call: "memsvc_get", args: { id: short("wal") } },
+    { label: "get-full", call: "memsvc_get", args: { id: ids.idle } },
+    { label: "recent", call: "memsvc_recent", args: {} },
+    { label: "recent-ops", call: "memsvc_recent", args: { project: "ops", limit: 5 } },
+    { label: "ingest", call: "memsvc_ingest", args: { content: `MCP over ${t}: tools answer through the same core functions as REST.`, project: "memsvc" } },
+    { label: "ingest-typed", call: "memsvc_ingest", args: { content: `Decision (${t}): keep the legacy SSE transport next to /mcp.`, memory_type: "decision" } },
+    { label: "learnings", call: "memsvc_learnings", args: {} },
+    { label: "lessons", call: "memsvc_lessons", args: { days: 30, project: "memsvc" } },
+    { label: "identity", call: "memsvc_identity", args: {} },
+    { label: "identity-soul", call: "memsvc_identity", args: { name: "soul" } },
+    { label: "index", call: "memsvc_index", args: {} },
+    { label: "neighbors", call: "memsvc_graph", args: { operation: "neighbors", id: short("wal") } },
+    { label: "hubs", call: "memsvc_graph", args: { operation: "hubs", limit: 3 } },
+    { label: "path", call: "memsvc_graph", args: { operation: "path", id: short("wal"), target_id: ids.deploy } },
+    { label: "update", call: "memsvc_update", args: { id: short(`upd-${t}`), content: `Port 9999 is used in tests (${t} copy).`, project: "tests" } },
+    { label: "delete", call: "memsvc_delete", args: { id: ids[`del-${t}`] } },
+    // Errors: each an isError result, and the session keeps answering.
+    { label: "e-missing", call: "memsvc_search", args: {} },
+    { label: "e-type", call: "memsvc_search", args: { query: "x", limit: "many" } },
+    { label: "e-extra", call: "memsvc_search", args: { query: "x", privacy: "WORK" } },
+    { label: "e-range", call: "memsvc_learnings", args: { days: 0 } },
+    { label: "e-unknown", call: "memsvc_get", args: { id: "00000000" } },
+    { label: "e-ambiguous", call: "memsvc_get", args: { id: short("twin1") } },
+    { label: "e-badid", call: "memsvc_delete", args: { id: "nope" } },
+    { label: "e-op", call: "memsvc_graph", args: { operation: "export" } },
+    { label: "e-path", call: "memsvc_graph", args: { operation: "path", id: short("wal") } },
+    { label: "e-neighbors", call: "memsvc_graph", args: { operation: "neighbors" } },
+    { label: "e-misplaced", call: "memsvc_graph", args: { operation: "hubs", id: short("wal") } },
+    { label: "e-nothing", call: "memsvc_update", args: { id: short("wal") } },
+    { label: "e-memtype", call: "memsvc_ingest", args: { content: "x", memory_type: "poem" } },
+    { label: "e-section", call: "memsvc_identity", args: { name: "nosuch" } },
+    { label: "e-deleted", call: "memsvc_get", args: { id: ids[`del-${t}`] } },
+    { label: "after", call: "memsvc_search", args: { query: "keepalive idle" } },
+  ];
+}
+
+const ok = (r: DriverResult) => {
+  expect(r.error).toBeUndefined();
+  expect(r.isError).toBe(false);
+  return r.text!;
+};
+const err = (r: DriverResult) => {
+  expect(r.error).toBeUndefined();
+  expect(r.isError).toBe(true);
+  return r.text!;
+};
+
+describe.each(["sse", "http"] as const)("MCP tools over %s", (t) => {
+  let r: Record<string, DriverResult>;
+  let usedBefore: number;
+  let vectorBefore: string;
+
+  beforeAll(async () => {
+    usedBefore = row(ids.wal)!.used_count;
+    vectorBefore = vector(row(ids[`upd-${t}`])!.seq);
+    const [results] = await drive(srv.url, t, { steps: plan(t) });
+    r = byLabel(results);
+  });
+
+  test("lists exactly the 11 tools, with the spec's parameters", () => {
+    const tools = r.list.tools!;
+    expect(tools.map((x) => x.name).sort()).toEqual(TOOLS);
+    const schema = (name: string) => tools.find((x) => x.name === name)!.schema;
+    expect(schema("memsvc_search").required).toEqual(["query"]);
+    expect(schema("memsvc_search").properties.limit).toMatchObject({ type: "integer", minimum: 1, maximum: 100 });
+    expect(schema("memsvc_learnings").properties.days).toMatchObject({ type: "integer", maximum: 365 });
+    expect(Object.keys(schema("memsvc_graph").properties).sort()).toEqual(["domain", "id", "limit", "operation", "target_id"]);
+    expect(schema("memsvc_graph").properties.operation.enum).toEqual(["neighbors", "hubs", "path"]);
+    expect(schema("memsvc_index").properties).toEqual({});
+    expect(schema("memsvc_lessons")).toEqual(schema("memsvc_learnings"));
+    for (const x of tools) expect(x.description.length).toBeGreaterThan(80);
+    expect(tools.find((x) => x.name === "memsvc_get")!.description).toContain("(memory <short_id>, <date>, from <source_agent>)");
+  });
+
+  test("search: content, score, strength, type, project, connections, citation; limit and project", () => {
+    const text = ok(r.search);
+    expect(text).toContain(`[${short("wal")}] knowledge · project memsvc · score `);
+    expect(text).toMatch(/strength [\d.]+ · \d+ connections? · \d{4}-\d\d-\d\d · from seed-agent/);
+    expect(text).toContain("SQLite WAL mode lets concurrent readers");
+    expect(text).toContain(`Cite: (memory ${short("wal")}, `);
+    const one = ok(r["search-limit"]);
+    expect(one).toStartWith('1 memory for "memsvc" in project memsvc');
+    expect(one).not.toContain("project ops");
+  });
+
+  test("get: provenance header, full content, citation; marks the memory used", () => {
+    const text = ok(r["get-prefix"]);
+    expect(text).toContain(`- id: ${ids.wal}`);
+    expect(text).toContain("- type: knowledge");
+    expect(text).toContain("- project: memsvc");
+    expect(text).toContain("- origin agent: seed-agent");
+    expect(text).toMatch(/- date: \d{4}-\d\d-\d\d/);
+    expect(text).toContain("SQLite WAL mode lets concurrent readers proceed while one writer commits; memsvc enables it at open.");
+    expect(text).toMatch(new RegExp(`Cite as: \\(memory ${short("wal")}, \\d{4}-\\d\\d-\\d\\d, from seed-agent\\)$`));
+    expect(row(ids.wal)!.used_count).toBeGreaterThan(usedBefore);
+    expect(ok(r["get-full"])).toContain(`- id: ${ids.idle}`);
+  });
+
+  test("recent: scored, with connections; project filter and limit", () => {
+    expect(ok(r.recent)).toMatch(/most important recent memories \(strength, connections and recency\)/);
+    const ops = ok(r["recent-ops"]);
+    expect(ops).toStartWith("1 most important recent memory in project ops");
+    expect(ops).toContain(`[${short("deploy")}]`);
+    expect(ops).toMatch(/score [\d.]+ · strength [\d.]+ · 1 connection ·/);
+  });
+
+  test("ingest: confirmation with the id; memory_type defaults to experience, legacy names map", () => {
+    const m = /^Stored memory ([0-9a-f]{8}) \(experience\)\.\nid: ([0-9a-f-]{36})$/.exec(ok(r.ingest));
+    expect(m).not.toBeNull();
+    const stored = srv.services.store.sqlite.query<{ content: string; source_agent: string; project: string }, [string]>("SELECT * FROM memories WHERE id = ?").get(m![2])!;
+    expect(stored.content).toBe(`MCP over ${t}: tools answer through the same core functions as REST.`);
+    expect(stored.source_agent).toBe("driver-agent");
+    expect(stored.project).toBe("memsvc");
+    expect(ok(r["ingest-typed"])).toContain("(decisions)");
+  });
+
+  test("learnings and the lessons alias list learnings-type memories", () => {
+    for (const k of ["learnings", "lessons"]) {
+      const text = ok(r[k]);
+      expect(text).toContain(`[${short("lesson")}] learnings · project memsvc`);
+      expect(text).toContain("Send a keepalive comment on long-lived event streams");
+      expect(text).not.toContain(short("wal"));
+    }
+    expect(ok(r.learnings)).toContain("from the last 7 days");
+    expect(ok(r.lessons)).toContain("from the last 30 days for project memsvc");
+  });
+
+  test("identity: ### sections, one by name", () => {
+    const all = ok(r.identity);
+    expect(all).toContain("### soul\n\nI am the test agent. I cite my sources.");
+    expect(all).toContain("### memory");
+    expect(ok(r["identity-soul"])).toBe("### soul\n\nI am the test agent. I cite my sources.");
+  });
+
+  test("index: domains with memory and learnings counts, projects", () => {
+    const text = ok(r.index);
+    expect(text).toMatch(/^\d+ memories \(\d+ learnings\) in \d+ domains and \d+ projects\./);
+    expect(text).toMatch(/- memsvc \(project\): \d+ memories, [1-9]\d* learnings/);
+    expect(text).toContain("Projects:\n");
+    expect(text).toMatch(/- ops: 1 memories, 0 learnings/);
+  });
+
+  test("graph: neighbors, hubs, path", () => {
+    const n = ok(r.neighbors);
+    expect(n).toContain(`Memory ${short("wal")} (knowledge`);
+    expect(n).toContain(`- ${short("idle")} [supports → 0.9]`);
+    expect(ok(r.hubs)).toStartWith("Hub memories, most links first:\n1. ");
+    expect(ok(r.hubs).split("\n").filter((l) => /^\d+\. /.test(l)).length).toBeLessThanOrEqual(3);
+    expect(ok(r.path)).toStartWith(`Shortest path from ${short("wal")} to ${short("deploy")}`);
+  });
+
+  test("update: changed fields before and after; content change re-embeds", () => {
+    const text = ok(r.update);
+    expect(text).toContain(`Updated memory ${short(`upd-${t}`)}`);
+    expect(text).toContain(`- content before:\nPort 8787 is the default of memsvc (${t} copy).\n- content after:\nPort 9999 is used in tests (${t} copy).`);
+    expect(text).toContain("- project: memsvc → tests");
+    expect(text).not.toContain("memory_type");
+    const after = row(ids[`upd-${t}`])!;
+    expect(after.content).toBe(`Port 9999 is used in tests (${t} copy).`);
+    expect(vector(after.seq)).not.toBe(vectorBefore);
+  });
+
+  test("delete: preview; the memory, its embedding and links are gone", () => {
+    const text = ok(r.delete);
+    expect(text).toContain(`Deleted memory ${short(`del-${t}`)} (${ids[`del-${t}`]}) permanently, with its embedding and `);
+    expect(text).toContain(`Temporary scratch memory about zebra crossings (${t}).`);
+    expect(row(ids[`del-${t}`])).toBeNull();
+    const links = srv.services.store.sqlite.query<{ n: number }, [string, string]>("SELECT count(*) AS n FROM links WHERE from_id = ? OR to_id = ?").get(ids[`del-${t}`], ids[`del-${t}`])!.n;
+    expect(links).toBe(0);
+    expect(err(r["e-deleted"])).toContain("no memory with id");
+  });
+
+  test("bad input: isError results with a message naming the fix; the session still answers", () => {
+    expect(err(r["e-missing"])).toContain("query is required");
+    expect(err(r["e-type"])).toContain("limit must be a number");
+    expect(err(r["e-extra"])).toContain('Unrecognized key: "privacy"');
+    expect(err(r["e-range"])).toContain("days must be at least 1");
+    expect(err(r["e-unknown"])).toContain("no memory with id prefix 00000000\nFind ids with memsvc_search or memsvc_recent.");
+    const amb = err(r["e-ambiguous"]);
+    expect(amb).toContain(`id prefix ${short("twin1")} matches several memories`);
+    expect(amb).toContain(`- ${ids.twin1}: Twin memory one about lighthouses.`);
+    expect(amb).toContain(`- ${ids.twin2}: Twin memory two about lighthouses.`);
+    expect(err(r["e-badid"])).toContain("id must be a memory UUID or its first 8");
+    expect(err(r["e-op"])).toContain('operation must be one of "neighbors", "hubs", "path", got "export"');
+    expect(err(r["e-path"])).toContain('operation "path" needs target_id');
+    expect(err(r["e-neighbors"])).toContain('operation "neighbors" needs id');
+    expect(err(r["e-misplaced"])).toContain('id does not apply to operation "hubs"');
+    expect(err(r["e-nothing"])).toContain("nothing to update: give content, project or memory_type");
+    expect(err(r["e-memtype"])).toContain("memory_type must be one of knowledge, experience, decisions, learnings");
+    expect(err(r["e-section"])).toBe('no identity section "nosuch" (sections: soul, memory)');
+    expect(ok(r.after)).toContain(short("idle"));
+  });
+});

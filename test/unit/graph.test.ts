@@ -1,0 +1,358 @@
+import { afterEach, describe, expect, test } from "bun:test";
+import { graphQuery, hubs, neighbors, path } from "../../src/core/graph";
+import { exportGraph } from "../../src/core/graph-export";
+import { hubsText, neighborsText, pathText } from "../../src/core/graph-text";
+import { addLink } from "../../src/core/links";
+import { deleteMemory, resolveMemory } from "../../src/core/memories";
+import { GRAPH_PATH_MAX_HOPS } from "../../src/core/tuning";
+import { AppError } from "../../src/errors";
+import { seedGraph } from "../helpers/graph-seed";
+import { makeServices, type TestServices } from "../helpers/services";
+
+const NOW = Date.parse("2026-11-21T12:00:00Z");
+let s: TestServices;
+afterEach(async () => {
+  await s?.close();
+});
+
+function fresh() {
+  s = makeServices({ now: () => NOW });
+  return s;
+}
+
+/** The error code a call throws (fails the test when it does not throw an AppError). */
+function codeOf(fn: () => unknown): { code: string; message: string } {
+  try {
+    fn();
+  } catch (e) {
+    if (e instanceof AppError) return { code: e.code, message: e.message };
+    throw e;
+  }
+  throw new Error("expected an AppError");
+}
+
+/**
+ *   a --related(0.9)--> b --caused_by(0.7)--> c      d <--supersedes(0.8)-- a
+ *   a --fixes(0.5)--> b  (second relationship between the same pair)
+ *   e, f: linked only to each other; g: no links at all
+ */
+function small() {
+  fresh();
+  return seedGraph(
+    s,
+    [
+      { key: "a", content: "Alpha: the staging database runs on port 5433", project: "infra", tags: ["postgres"] },
+      { key: "b", content: "Beta: migrations must run before deploy", project: "infra", type: "decision" },
+      { key: "c", content: "Gamma: deploy failed because of a lock", project: "web", tags: ["infra"], type: "experience" },
+      { key: "d", content: "Delta: new port is 6543", project: "infra", type: "fact" },
+      { key: "e", content: "Epsilon", project: "cooking" },
+      { key: "f", content: "Zeta", project: "cooking" },
+      { key: "g", content: "Eta alone", project: null },
+    ],
+    [
+      ["a", "b", "related", 0.9],
+      ["a", "b", "fixes", 0.5],
+      ["b", "c", "caused_by", 0.7],
+      ["a", "d", "supersedes", 0.8],
+      ["e", "f", "related", 0.6],
+    ],
+  );
+}
+
+describe("neighbors", () => {
+  test("lists linked memories in both directions, strongest link first, with every relationship", () => {
+    const ids = small();
+    const r = neighbors(s, { id: ids.b });
+    expect(r.memory.id).toBe(ids.b);
+    expect(r.memory.content).toBe("Beta: migrations must run before deploy");
+    expect(r.memory.domain).toBe("infra");
+    expect(r.total).toBe(2);
+    expect(r.neighbors.map((n) => n.id)).toEqual([ids.a, ids.c]);
+    expect(r.neighbors[0].relationships).toEqual([
+      { relationship: "related", direction: "in", weight: 0.9 },
+      { relationship: "fixes", direction: "in", weight: 0.5 },
+    ]);
+    expect(r.neighbors[1].relationships).toEqual([{ relationship: "caused_by", direction: "out", weight: 0.7 }]);
+    expect(r.neighbors[1].domain).toBe("web");
+    expect(r.neighbors[1].preview).toBe("Gamma: deploy failed because of a lock");
+  });
+
+  test("relationship filter (normalised), limit, 8-char prefix; does not mark the memory used", () => {
+    const ids = small();
+    const r = neighbors(s, { id: ids.a.slice(0, 8), relationship: "Supersedes", limit: "5" });
+    expect(r.relationship).toBe("supersedes");
+    expect(r.neighbors.map((n) => n.id)).toEqual([ids.d]);
+    const limited = neighbors(s, { id: ids.a, limit: 1 });
+    expect(limited.total).toBe(2);
+    expect(limited.count).toBe(1);
+    expect(limited.neighbors[0].id).toBe(ids.b);
+    expect(resolveMemory(s, ids.a).usedCount).toBe(0);
+    expect(neighbors(s, { id: ids.g }).neighbors).toEqual([]);
+  });
+
+  test("missing id, bad limit: 400; unknown id: 404", () => {
+    small();
+    expect(codeOf(() => neighbors(s, { id: undefined })).code).toBe("invalid");
+    expect(codeOf(() => neighbors(s, { id: "00000000-0000-4000-8000-000000000000" })).code).toBe("not_found");
+    for (const limit of ["abc", "0", "-3", "1.5"]) expect(codeOf(() => neighbors(s, { id: resolveAny(), limit })).message).toContain("limit");
+  });
+});
+
+const resolveAny = () => s.store.sqlite.query<{ id: string }, []>("SELECT id FROM memories LIMIT 1").get()!.id;
+
+describe("hubs", () => {
+  test("most links first; memories without links are not hubs; domain filters on the primary domain", () => {
+    const ids = small();
+    const all = hubs(s, {});
+    // a: 3 links, b: 3 links, then c, d, e, f with 1; g has none.
+    expect(all.hubs.slice(0, 2).map((h) => h.id).sort()).toEqual([ids.a, ids.b].sort());
+    expect(all.hubs[0].connections).toBe(3);
+    expect(all.hubs.map((h) => h.id)).not.toContain(ids.g);
+    expect(all.count).toBe(6);
+    // c carries the tag "infra" only as a secondary tag: not in the infra domain.
+    const infra = hubs(s, { domain: "INFRA", limit: 10 });
+    expect(infra.domain).toBe("infra");
+    expect(infra.hubs.map((h) => h.id).sort()).toEqual([ids.a, ids.b, ids.d].sort());
+    expect(hubs(s, { domain: "cooking" }).hubs.map((h) => h.id).sort()).toEqual([ids.e, ids.f].sort());
+    expect(hubs(s, { limit: 2 }).count).toBe(2);
+    expect(hubs(s, { domain: "nowhere" }).hubs).toEqual([]);
+  });
+
+  test("bad limit or domain: 400", () => {
+    small();
+    expect(codeOf(() => hubs(s, { limit: "many" })).code).toBe("invalid");
+    expect(codeOf(() => hubs(s, { domain: "---" })).message).toContain("domain");
+  });
+});
+
+describe("path", () => {
+  test("shortest path over links in either direction", () => {
+    const ids = small();
+    const r = path(s, { id: ids.d, target_id: ids.c });
+    expect(r.found).toBe(true);
+    expect(r.hops).toBe(3);
+    expect(r.path.map((m) => m.id)).toEqual([ids.d, ids.a, ids.b, ids.c]);
+    expect(r.links.map((l) => l.relationship)).toEqual(["supersedes", "related", "caused_by"]);
+    expect(r.links[0]).toMatchObject({ from_id: ids.a, to_id: ids.d });
+  });
+
+  test("the same memory is a path of 0 links; disconnected memories give found:false with a message", () => {
+    const ids = small();
+    expect(path(s, { id: ids.a, target_id: ids.a }).hops).toBe(0);
+    const none = path(s, { id: ids.a, target_id: ids.e });
+    expect(none).toMatchObject({ found: false, hops: null, path: [], links: [] });
+    expect(none.message).toContain("not connected");
+  });
+
+  test("gives up beyond the hop limit", () => {
+    fresh();
+    const n = GRAPH_PATH_MAX_HOPS + 2;
+    const chain = Array.from({ length: n }, (_, i) => ({ key: `m${i}` }));
+    const ids = seedGraph(s, chain, chain.slice(1).map((m, i) => [`m${i}`, m.key, "next", 1] as [string, string, string, number]));
+    expect(path(s, { id: ids.m0, target_id: ids[`m${GRAPH_PATH_MAX_HOPS}`] }).hops).toBe(GRAPH_PATH_MAX_HOPS);
+    const far = path(s, { id: ids.m0, target_id: ids[`m${n - 1}`] });
+    expect(far.found).toBe(false);
+    expect(far.message).toContain(`within ${GRAPH_PATH_MAX_HOPS} links`);
+  });
+
+  test("missing target_id: 400; unknown: 404", () => {
+    const ids = small();
+    expect(codeOf(() => path(s, { id: ids.a, target_id: undefined })).message).toContain("target_id");
+    expect(codeOf(() => path(s, { id: ids.a, target_id: "ffffffff" })).code).toBe("not_found");
+  });
+});
+
+describe("export", () => {
+  test("nodes ranked by effective strength with tags by weight and primary domain; domains and types counted", () => {
+    fresh();
+    const ids = seedGraph(s, [
+      { key: "old", strength: 3, ageDays: 120, project: "infra", tags: ["postgres", "ops"] },
+      { key: "new", strength: 1, ageDays: 0, project: "web" },
+      { key: "mid", strength: 2, ageDays: 15, project: null, tags: ["cooking"] },
+    ]);
+    const g = exportGraph(s, {});
+    // 3 * (0.15 + 0.85/16) ≈ 0.61 < 1 < 2 * (0.15 + 0.85 * 0.707) ≈ 1.5
+    expect(g.nodes.map((n) => n.id)).toEqual([ids.mid, ids.new, ids.old]);
+    const old = g.nodes[2];
+    expect(old.tags.map((t) => t.tag)).toEqual(["infra", "postgres", "ops"]);
+    expect(old.domain).toBe("infra");
+    expect(old.strength).toBe(3);
+    expect(old.effective_strength).toBeCloseTo(0.609, 2);
+    expect(g.nodes[0].domain).toBe("cooking");
+    expect(g.domains.map((d) => [d.name, d.memories, d.nodes])).toEqual([
+      ["cooking", 1, 1],
+      ["infra", 1, 1],
+      ["web", 1, 1],
+    ]);
+    expect(g.types.find((t) => t.name === "knowledge")).toEqual({ name: "knowledge", memories: 3, nodes: 3 });
+    expect(g.types.map((t) => t.name).sort()).toEqual(["decisions", "experience", "knowledge", "learnings"]);
+    expect(g.meta).toMatchObject({ total_memories: 3, matched: 3, nodes: 3, edges: 0, limit: 5000, truncated: false });
+  });
+
+  test("an edge only when both ends are nodes", () => {
+    const ids = small();
+    const g = exportGraph(s, { domain: "infra" });
+    expect(g.nodes.map((n) => n.id).sort()).toEqual([ids.a, ids.b, ids.d].sort());
+    // b -> c is left out: c is not a node of this slice.
+    expect(g.edges.map((e) => `${e.source}>${e.target}:${e.relationship}`).sort()).toEqual(
+      [`${ids.a}>${ids.b}:related`, `${ids.a}>${ids.b}:fixes`, `${ids.a}>${ids.d}:supersedes`].sort(),
+    );
+    expect(g.meta.edges).toBe(3);
+    expect(g.meta.total_links).toBe(5);
+    // domains count the whole store (for the filter list) and this slice's nodes.
+    expect(g.domains.map((d) => [d.name, d.memories, d.nodes])).toEqual([
+      ["infra", 3, 3],
+      ["cooking", 2, 0],
+      ["general", 1, 0],
+      ["web", 1, 0],
+    ]);
+    expect(exportGraph(s, {}).edges.length).toBe(5);
+  });
+
+  test("small and large slices of a bigger store agree on edges and counts (probe by id vs. full scan)", () => {
+    fresh();
+    const cooking = Array.from({ length: 17 }, (_, i) => ({ key: `k${i}`, project: "cooking" }));
+    const ids = seedGraph(
+      s,
+      [{ key: "a", project: "infra" }, { key: "b", project: "infra" }, { key: "c", project: "infra", tags: ["cooking"] }, ...cooking],
+      [
+        ["a", "b", "related", 0.9],
+        ["b", "c", "related", 0.8],
+        ["a", "k0", "related", 0.7],
+        ["k0", "k1", "related", 0.6],
+      ],
+    );
+    const pairs = (g: ReturnType<typeof exportGraph>) => g.edges.map((e) => `${e.source}>${e.target}`).sort();
+    const small = exportGraph(s, { domain: "infra" }); // 3 of 20 nodes
+    expect(pairs(small)).toEqual([`${ids.a}>${ids.b}`, `${ids.b}>${ids.c}`].sort());
+    expect(small.domains.map((d) => [d.name, d.memories, d.nodes])).toEqual([
+      ["cooking", 17, 0],
+      ["infra", 3, 3],
+    ]);
+    const large = exportGraph(s, { domain: "cooking" }); // 17 of 20 nodes
+    expect(pairs(large)).toEqual([`${ids.k0}>${ids.k1}`]);
+    expect(large.domains.map((d) => [d.name, d.memories, d.nodes])).toEqual([
+      ["cooking", 17, 17],
+      ["infra", 3, 0],
+    ]);
+    expect(exportGraph(s, { tag: "cooking" }).nodes.length).toBe(18);
+    expect(small.nodes.find((n) => n.id === ids.c)!.tags.map((t) => t.tag)).toEqual(["infra", "cooking"]);
+  });
+
+  test("domain filters on the primary domain, tag on any tag at any weight, type accepts legacy names", () => {
+    const ids = small();
+    const idsOf = (f: Parameters<typeof exportGraph>[1]) => exportGraph(s, f).nodes.map((n) => n.id).sort();
+    expect(idsOf({ domain: "web" })).toEqual([ids.c]);
+    expect(idsOf({ tag: "infra" })).toEqual([ids.a, ids.b, ids.c, ids.d].sort());
+    expect(idsOf({ tag: "postgres" })).toEqual([ids.a]);
+    expect(idsOf({ domain: "general" })).toEqual([ids.g]);
+    expect(idsOf({ type: "fact" })).toEqual(idsOf({ type: "knowledge" }));
+    expect(idsOf({ type: "decisions" })).toEqual([ids.b]);
+    expect(idsOf({ type: "decisions", domain: "web" })).toEqual([]);
+    expect(exportGraph(s, { type: "fact" }).meta.filters.type).toBe("knowledge");
+  });
+
+  test("minStrength applies to effective strength", () => {
+    fresh();
+    const ids = seedGraph(s, [
+      { key: "fresh", strength: 1 },
+      { key: "faded", strength: 1, ageDays: 90 },
+    ]);
+    expect(exportGraph(s, { minStrength: "0.5" }).nodes.map((n) => n.id)).toEqual([ids.fresh]);
+    expect(exportGraph(s, { minStrength: 0 }).nodes.length).toBe(2);
+    expect(exportGraph(s, { minStrength: "5" }).nodes.length).toBe(0);
+  });
+
+  test("limit: default 5000, capped at 10000, truncated says so", () => {
+    fresh();
+    const n = 10_005;
+    const db = s.store.sqlite;
+    db.transaction(() => {
+      const ins = db.prepare("INSERT INTO memories(id, content, memory_type, created_at, updated_at, refreshed_at, strength) VALUES (?, ?, 'knowledge', ?, ?, ?, ?)");
+      for (let i = 0; i < n; i++) ins.run(crypto.randomUUID(), `bulk ${i}`, NOW, NOW, NOW, 1 + i / n);
+    })();
+    const def = exportGraph(s, {});
+    expect(def.nodes.length).toBe(5000);
+    expect(def.meta).toMatchObject({ matched: n, nodes: 5000, limit: 5000, truncated: true });
+    // The strongest come first.
+    expect(def.nodes[0].preview).toBe(`bulk ${n - 1}`);
+    const capped = exportGraph(s, { limit: "20000" });
+    expect(capped.nodes.length).toBe(10_000);
+    expect(capped.meta.limit).toBe(10_000);
+    expect(exportGraph(s, { limit: 7 }).nodes.length).toBe(7);
+  });
+
+  test("bad filters: 400 naming the parameter", () => {
+    small();
+    const bad: [Record<string, unknown>, string][] = [
+      [{ limit: "abc" }, "limit"],
+      [{ limit: "0" }, "limit"],
+      [{ minStrength: "-1" }, "minStrength"],
+      [{ minStrength: "NaN" }, "minStrength"],
+      [{ minStrength: "Infinity" }, "minStrength"],
+      [{ minStrength: "0.5x" }, "minStrength"],
+      [{ type: "opinion" }, "type"],
+      [{ domain: "!!!" }, "domain"],
+      [{ tag: "x".repeat(101) }, "tag"],
+    ];
+    for (const [input, field] of bad) {
+      const e = codeOf(() => exportGraph(s, input));
+      expect(e.code).toBe("invalid");
+      expect(e.message).toContain(field);
+    }
+  });
+});
+
+describe("deleting a memory", () => {
+  test("removes its links everywhere: neighbours, hubs, paths, export edges", () => {
+    const ids = small();
+    expect(resolveMemory(s, ids.b).linkCount).toBe(3);
+    const r = deleteMemory(s, ids.a);
+    expect(r.links_removed).toBe(3);
+    expect(s.store.sqlite.query<{ n: number }, [string, string]>("SELECT count(*) AS n FROM links WHERE from_id = ? OR to_id = ?").get(ids.a, ids.a)!.n).toBe(0);
+    expect(resolveMemory(s, ids.b).linkCount).toBe(1);
+    expect(neighbors(s, { id: ids.b }).neighbors.map((n) => n.id)).toEqual([ids.c]);
+    expect(neighbors(s, { id: ids.d }).total).toBe(0);
+    expect(path(s, { id: ids.d, target_id: ids.c }).found).toBe(false);
+    const g = exportGraph(s, {});
+    expect(g.nodes.map((n) => n.id)).not.toContain(ids.a);
+    expect(g.edges.length).toBe(2);
+  });
+});
+
+describe("graphQuery (GET /graph)", () => {
+  test("dispatches each op; unknown op, missing op and unknown parameters are 400", () => {
+    const ids = small();
+    expect(graphQuery(s, { op: "neighbors", id: ids.a })).toHaveProperty("neighbors");
+    expect(graphQuery(s, { op: "hubs" })).toHaveProperty("hubs");
+    expect(graphQuery(s, { op: "path", id: ids.a, target_id: ids.c })).toMatchObject({ found: true, hops: 2 });
+    expect(graphQuery(s, { op: "export", type: "decision" })).toHaveProperty("meta");
+    expect(codeOf(() => graphQuery(s, {})).message).toContain("op is required");
+    expect(codeOf(() => graphQuery(s, { op: "shortest" })).message).toContain("unknown op");
+    expect(codeOf(() => graphQuery(s, { op: "export", min_strength: "1" })).message).toContain("min_strength");
+    expect(codeOf(() => graphQuery(s, { op: "hubs", id: ids.a })).message).toContain('"id"');
+  });
+});
+
+describe("text renderings for memsvc_graph", () => {
+  test("neighbours with relationships, hubs with link counts, the path step by step", () => {
+    const ids = small();
+    const n = neighborsText(neighbors(s, { id: ids.b }));
+    expect(n).toContain(`Memory ${ids.b.slice(0, 8)}`);
+    expect(n).toContain(`- ${ids.a.slice(0, 8)} [← related 0.9; ← fixes 0.5]`);
+    expect(n).toContain(`- ${ids.c.slice(0, 8)} [caused_by → 0.7]`);
+    expect(hubsText(hubs(s, { domain: "cooking" }))).toContain("1 links");
+    expect(hubsText(hubs(s, { domain: "nowhere" }))).toBe('No linked memories in domain "nowhere" yet.');
+    const p = pathText(path(s, { id: ids.c, target_id: ids.a }));
+    expect(p).toContain("(2 links)");
+    expect(p).toContain("<-- caused_by (0.7) --");
+    expect(pathText(path(s, { id: ids.a, target_id: ids.f }))).toContain("no link path");
+  });
+});
+
+test("addLink between memories feeds the graph at once", () => {
+  const ids = small();
+  s.store.sqlite.transaction(() => addLink(s, ids.g, ids.e, "Depends On", 0.4))();
+  expect(neighbors(s, { id: ids.g }).neighbors[0]).toMatchObject({ id: ids.e, relationships: [{ relationship: "depends_on", direction: "out", weight: 0.4 }] });
+  expect(path(s, { id: ids.g, target_id: ids.f }).hops).toBe(2);
+});
