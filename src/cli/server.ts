@@ -3,6 +3,7 @@ import { stderrLogger } from "../core/log";
 import { runReembed } from "../core/reembed";
 import { startNightlySchedule } from "../core/scheduler";
 import { createServices } from "../core/services";
+import { storageFailure } from "../db/storage-errors";
 import { loadEmbedder } from "../embed";
 import { createApp, MAX_BODY_BYTES } from "../http/app";
 import { closeAll as closeMcpSessions } from "../mcp";
@@ -33,7 +34,16 @@ export async function runServer(argv: string[]): Promise<number> {
   if (init.created) log("info", `created ${init.home} with a new bearer token (\`memsvc status\` prints it)`);
   const config = loadConfig(process.env, { port, host: values.host });
   const embedder = await loadEmbedder({ home: config.home, model: config.embedder.model, offline: config.offline, log: (line) => log("info", line) });
-  const services = createServices(config, { embedder, log });
+  let services: ReturnType<typeof createServices>;
+  try {
+    services = createServices(config, { embedder, log });
+  } catch (e) {
+    // A read-only or full home is the operator's to fix: one clear line, not a stack trace.
+    const storage = storageFailure(e);
+    if (!storage) throw e;
+    console.error(`memsvc server: cannot open ${config.paths.db}: ${storage.message}`);
+    return 1;
+  }
   const app = createApp(services);
   try {
     // Elysia defaults to SO_REUSEPORT, which would let a second server share the port silently.

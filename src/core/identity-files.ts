@@ -178,9 +178,13 @@ export function writeSections(root: string, dir: string, sections: readonly (rea
       try {
         writeSync(fd, body);
         fsyncSync(fd);
-      } finally {
+      } catch (e) {
+        // Not staged yet: a disk filling up mid-write must not leave this temp file behind.
         closeSync(fd);
+        removeQuietly(temp);
+        throw e;
       }
+      closeSync(fd);
       staged.push({ name, temp, target: join(dir, `${name}.md`) });
     }
   } catch (e) {

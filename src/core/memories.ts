@@ -136,7 +136,8 @@ const optionalString = (v: unknown, field: string, max = 200): string | null => 
 export function requireContent(v: unknown, field = "content"): string {
   if (typeof v !== "string") throw invalid(`${field} is required and must be a string`);
   const t = v.trim();
-  if (!t) throw invalid(`${field} must not be empty`);
+  // Control and format characters alone (NUL, zero-width...) are no content either.
+  if (!t.replace(/[\p{Cc}\p{Cf}\s]/gu, "")) throw invalid(`${field} must not be empty`);
   if (t.length > MAX_CONTENT_CHARS) throw invalid(`${field} is longer than ${MAX_CONTENT_CHARS} characters`);
   return t;
 }

@@ -16,7 +16,8 @@ export function normalizeMemoryType(value: unknown, field = "memory_type"): Memo
   if (typeof value !== "string") throw invalid(`${field} must be a string`);
   const v = value.trim().toLowerCase();
   if ((MEMORY_TYPES as readonly string[]).includes(v)) return v as MemoryType;
-  const mapped = LEGACY[v];
+  // Own keys only: "__proto__" or "constructor" must not find Object.prototype's members.
+  const mapped = Object.hasOwn(LEGACY, v) ? LEGACY[v] : undefined;
   if (mapped) return mapped;
   throw invalid(`${field} must be one of ${MEMORY_TYPES.join(", ")} (legacy: ${Object.keys(LEGACY).join(", ")}), got "${value.slice(0, 40)}"`);
 }

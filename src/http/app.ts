@@ -2,12 +2,14 @@ import { Elysia } from "elysia";
 import { AppError } from "../errors";
 import type { Services } from "../core/services";
 import { bearerOf, browserGuard, isLoopbackPeer, tokenMatches } from "./auth";
+import { storageFailure } from "../db/storage-errors";
 import { appErrorResponse, errorResponse } from "./errors";
+import { parseJsonBody } from "./json-body";
 import { assetRoutes } from "./routes/assets";
 import { dashboardRoutes } from "./routes/dashboard";
 import { distillRoutes } from "./routes/distill";
-import { healthRoutes } from "./routes/health";
 import { graphRoutes } from "./routes/graph";
+import { healthRoutes } from "./routes/health";
 import { identityRoutes } from "./routes/identity";
 import { mcpRoutes } from "./routes/mcp";
 import { memoryRoutes } from "./routes/memories";
@@ -22,6 +24,11 @@ export function isPublicPath(method: string, path: string): boolean {
   return path === "/health" || path === "/viz" || path.startsWith("/viz/vendor/") || path === "/identity/ui" || path === "/dashboard" || path.startsWith("/dashboard/vendor/") || path.startsWith("/assets/");
 }
 
+/** The request path, even when request.url cannot be parsed (errors are reported for any request). */
+function pathOf(request: Request): string {
+  return request.url.replace(/^[a-z]+:\/\/[^/?#]*/i, "").replace(/[?#][\s\S]*$/, "") || "/";
+}
+
 export interface AppOptions {
   /** Socket peer address of a request; in-process requests have none and count as remote. */
   peerOf?: (request: Request) => string | null;
@@ -32,6 +39,8 @@ export type RouteGroup = (s: Services) => Elysia<any, any, any, any, any, any, a
 export function createApp(s: Services, extra: RouteGroup[] = [], opts: AppOptions = {}) {
   let app = new Elysia()
     .onRequest(({ request, server }) => {
+      // Bun builds request.url from the Host header; one like "localhost:8787.evil.com" makes it unparseable.
+      if (!URL.canParse(request.url)) return errorResponse("invalid", `malformed Host header ${JSON.stringify(request.headers.get("host")?.slice(0, 100) ?? "")}`);
       const url = new URL(request.url);
       const length = Number(request.headers.get("content-length") ?? 0);
       if (length > MAX_BODY_BYTES) return errorResponse("too_large", `request body is ${length} bytes; the limit is ${MAX_BODY_BYTES} (25 MB)`);
@@ -50,20 +59,30 @@ export function createApp(s: Services, extra: RouteGroup[] = [], opts: AppOption
     })
     .onError(({ code, error, request }) => {
       if (error instanceof AppError) return appErrorResponse(error);
+      // parseJsonBody's refusals arrive wrapped in Elysia's ParseError.
+      if (code === "PARSE" && (error as Error).cause instanceof AppError) return appErrorResponse((error as Error).cause as AppError);
+      const storage = storageFailure(error);
+      if (storage) {
+        s.log("error", `${request.method} ${pathOf(request)}: ${storage.message}`);
+        return appErrorResponse(storage);
+      }
       switch (code) {
         case "PARSE":
           return errorResponse("invalid", "malformed JSON body");
         case "VALIDATION":
           return errorResponse("invalid", (error as Error).message.slice(0, 500));
         case "NOT_FOUND": {
-          const path = new URL(request.url).pathname;
+          const path = pathOf(request);
           return errorResponse("not_found", `no route ${request.method} ${path}`);
         }
       }
       const id = crypto.randomUUID().slice(0, 8);
-      s.log("error", `unhandled error ${id} on ${request.method} ${new URL(request.url).pathname}`, { error: String((error as Error)?.stack ?? error) });
+      s.log("error", `unhandled error ${id} on ${request.method} ${pathOf(request)}`, { error: String((error as Error)?.stack ?? error) });
       return errorResponse("internal", `internal error (reference ${id}); see the server log`);
     })
+    // The MCP transports read their own bodies: mounted before the JSON body parser, which applies only to routes after it.
+    .use(mcpRoutes(s))
+    .onParse(parseJsonBody)
     .use(healthRoutes(s))
     .use(assetRoutes(s))
     .use(graphRoutes(s))
@@ -71,8 +90,7 @@ export function createApp(s: Services, extra: RouteGroup[] = [], opts: AppOption
     .use(recallRoutes(s))
     .use(distillRoutes(s))
     .use(identityRoutes(s))
-    .use(dashboardRoutes(s))
-    .use(mcpRoutes(s));
+    .use(dashboardRoutes(s));
   for (const group of extra) app = app.use(group(s)) as typeof app;
   return app;
 }

@@ -136,7 +136,7 @@ function badCalls(): DriverStep[] {
   num("memsvc_recent", "limit");
   str("memsvc_recent", "project");
   str("memsvc_ingest", "content");
-  calls.push(["memsvc_ingest", { content: "" }], ["memsvc_ingest", { content: "\u0000 \t" }], ["memsvc_ingest", { content: "ok", memory_type: "bogus" }], ["memsvc_ingest", { content: "ok", memory_type: "../x" }], ["memsvc_ingest", { content: "ok", extra: true }]);
+  calls.push(["memsvc_ingest", { content: "" }], ["memsvc_ingest", { content: "\u0000 \t" }], ["memsvc_ingest", { content: "ok", memory_type: "bogus" }], ["memsvc_ingest", { content: "ok", memory_type: "../x" }], ["memsvc_ingest", { content: "ok", memory_type: "__proto__" }], ["memsvc_ingest", { content: "ok", memory_type: "constructor" }], ["memsvc_ingest", { content: "ok", extra: true }]);
   str("memsvc_ingest", "project", { content: "a memory with a bad project" });
   for (const t of ["memsvc_learnings", "memsvc_lessons"]) {
     num(t, "days");
@@ -149,7 +149,7 @@ function badCalls(): DriverStep[] {
   for (const op of [5, "explode", "NEIGHBORS", "../", null]) calls.push(["memsvc_graph", { operation: op }]);
   calls.push(["memsvc_graph", { operation: "neighbors" }], ["memsvc_graph", { operation: "path", id }], ["memsvc_graph", { operation: "hubs", id }], ["memsvc_graph", { operation: "neighbors", id: "../../x" }], ["memsvc_graph", { operation: "path", id, target_id: "ffffffff" }]);
   num("memsvc_graph", "limit", { operation: "hubs" });
-  calls.push(["memsvc_update", { id }], ["memsvc_update", { id, content: "" }], ["memsvc_update", { id, memory_type: "bogus" }], ["memsvc_update", { id: "../..", content: "x" }]);
+  calls.push(["memsvc_update", { id }], ["memsvc_update", { id, content: "" }], ["memsvc_update", { id, memory_type: "bogus" }], ["memsvc_update", { id, memory_type: "__proto__" }], ["memsvc_update", { id: "../..", content: "x" }]);
   str("memsvc_update", "content", { id });
   for (const v of [...TRAVERSAL.slice(0, 8), "ffffffff", 7, null]) calls.push(["memsvc_delete", { id: v }]);
   calls.push(["memsvc_nonexistent", {}], ["memsvc_delete", { id: "0" }]);

@@ -1,0 +1,183 @@
+import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
+import { spawnSync } from "bun";
+import { closeSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, unlinkSync, writeFileSync, writeSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { memoriesReply, startFakeLlm, type FakeLlm } from "../helpers/fake-llm";
+import { checkStore } from "../helpers/integrity";
+import { BUN, childEnv, freePort, ROOT, run, startProcess, type Running } from "../helpers/process";
+
+/**
+ * A full disk and a read-only home, for real: tmpfs and read-only bind
+ * mounts. That needs root and a kernel that lets this container mount (root
+ * alone is not enough: chmod does not stop root from writing). Where mounting
+ * is not possible the tests report as skipped, with the reason below.
+ */
+
+const TOKEN = "storage-token-0123456789abcdef";
+const CACHE = join(tmpdir(), "memsvc-faults-cache");
+const mounts: string[] = [];
+const servers: Running[] = [];
+let llm: FakeLlm;
+
+const sh = (...cmd: string[]) => spawnSync(cmd, { stdout: "pipe", stderr: "pipe" });
+
+function mountProbe(): string | null {
+  if (process.getuid?.() !== 0) return "not root: a full disk and a read-only home need tmpfs and bind mounts (chmod does not apply to root either)";
+  const dir = mkdtempSync(join(tmpdir(), "memsvc-mount-probe-"));
+  const r = sh("mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", dir);
+  if (r.exitCode !== 0) return `mount is not permitted here: ${r.stderr.toString().trim()}`;
+  sh("umount", dir);
+  return null;
+}
+const cannotMount = mountProbe();
+if (cannotMount) console.warn(`faults-storage: skipped: ${cannotMount}`);
+
+function mount(...args: string[]): void {
+  const r = sh("mount", ...args);
+  if (r.exitCode !== 0) throw new Error(`mount ${args.join(" ")}: ${r.stderr.toString()}`);
+  mounts.push(args.at(-1)!);
+}
+
+beforeAll(() => {
+  llm = startFakeLlm();
+});
+afterEach(() => {
+  for (const s of servers.splice(0)) if (s.proc.exitCode === null) s.proc.kill("SIGKILL");
+  for (const m of mounts.splice(0).reverse()) sh("umount", "-l", m);
+});
+afterAll(() => llm.stop());
+
+function makeHome(dir: string): string {
+  const home = join(dir, "home");
+  mkdirSync(join(home, "identity"), { recursive: true });
+  writeFileSync(join(home, "config.json"), JSON.stringify({ token: TOKEN, agentId: crypto.randomUUID(), llm: { baseURL: llm.baseURL, model: "fake", apiKey: "k" } }));
+  return home;
+}
+
+async function serve(home: string): Promise<Running> {
+  const port = await freePort();
+  const s = await startProcess([BUN, join(ROOT, "src/main.ts"), "server", "--port", String(port)], childEnv(home, { MEMSVC_CACHE_DIR: CACHE }), port);
+  servers.push(s);
+  return s;
+}
+
+const send = (s: Running, method: string, path: string, body: unknown) => fetch(`${s.url}${path}`, { method, headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+
+async function expectStorageError(res: Response, reason: string): Promise<void> {
+  expect(res.status).toBe(503);
+  const e = ((await res.json()) as { error: { code: string; message: string; reason: string } }).error;
+  expect(e).toMatchObject({ code: "unavailable", reason, message: expect.stringContaining("nothing was written") });
+}
+
+/** Fills the filesystem holding `dir` to the last byte. */
+function fill(dir: string): string {
+  const file = join(dir, "filler");
+  const fd = openSync(file, "w");
+  const chunk = Buffer.alloc(256 * 1024, 1);
+  try {
+    for (;;) writeSync(fd, chunk);
+  } catch (e) {
+    if ((e as { code?: string }).code !== "ENOSPC") throw e;
+    for (let size = 64 * 1024; size >= 1; size = Math.floor(size / 2)) {
+      try {
+        for (;;) writeSync(fd, chunk.subarray(0, size));
+      } catch {
+        /* this size no longer fits: try a smaller one */
+      }
+    }
+  } finally {
+    closeSync(fd);
+  }
+  return file;
+}
+
+describe("a full disk", () => {
+  test.skipIf(cannotMount !== null)("writes fail with 503 disk_full, nothing is half-written, the server keeps serving, and writes resume once space is freed", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "memsvc-full-"));
+    mount("-t", "tmpfs", "-o", "size=16m", "tmpfs", dir);
+    const home = makeHome(dir);
+    const server = await serve(home);
+    const acked: string[] = [];
+    const ingest = async (content: string) => {
+      const res = await send(server, "POST", "/ingest", { content });
+      if (res.status === 201) acked.push(((await res.json()) as { id: string }).id);
+      return res;
+    };
+    for (let i = 0; i < 5; i++) expect((await ingest(`Before the disk filled up: fact ${i} about the backup rotation.`)).status).toBe(201);
+
+    const filler = fill(dir);
+    // SQLite may still reuse free pages and WAL space: write until the disk says no.
+    let refused: Response | null = null;
+    for (let i = 0; i < 40 && !refused; i++) {
+      const res = await ingest(`While the disk is full ${i}: ${"the archive job copies every shard twice. ".repeat(2000)}`);
+      if (res.status !== 201) refused = res;
+    }
+    expect(refused).not.toBeNull();
+    await expectStorageError(refused!, "disk_full");
+    llm.script(memoriesReply("Distilled while the disk was full: the archive job copies every shard twice, which doubles the storage bill."));
+    await expectStorageError(await send(server, "POST", "/distill", { text: `We found the archive job copies every shard twice. ${"Detail line. ".repeat(3000)}`, session_id: "full-disk" }), "disk_full");
+    const identityBefore = readdirSync(join(home, "identity"));
+    await expectStorageError(await send(server, "PUT", "/identity", { sections: { soul: `I am written to a full disk. ${"x".repeat(64 * 1024)}` } }), "disk_full");
+    expect(readdirSync(join(home, "identity"))).toEqual(identityBefore);
+    expect((await fetch(`${server.url}/health`)).status).toBe(200);
+    expect((await fetch(`${server.url}/search?query=backup%20rotation`)).status).toBe(200);
+
+    unlinkSync(filler);
+    expect((await ingest("After space was freed: writes work again without a restart.")).status).toBe(201);
+    expect((await send(server, "PUT", "/identity", { sections: { soul: "I survived a full disk." } })).status).toBe(200);
+    server.proc.kill("SIGTERM");
+    expect(await server.proc.exited).toBe(0);
+
+    const check = checkStore(join(home, "memsvc.db"));
+    expect(check.problems).toEqual([]);
+    // Exactly the acknowledged memories: no refused write left a row behind.
+    expect(check.memories).toBe(acked.length);
+    for (const id of acked) expect(check.ids.has(id)).toBe(true);
+    expect(check.perSession.get("full-disk") ?? 0).toBe(0);
+    expect(readFileSync(join(home, "identity", "soul.md"), "utf8")).toBe("I survived a full disk.");
+  }, 60_000);
+});
+
+describe("a read-only home", () => {
+  test.skipIf(cannotMount !== null)("the server refuses to start with one clear line and leaves the database untouched", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "memsvc-ro-"));
+    const home = makeHome(dir);
+    const first = await serve(home);
+    expect((await send(first, "POST", "/ingest", { content: "Stored before the home became read-only." })).status).toBe(201);
+    first.proc.kill("SIGTERM");
+    expect(await first.proc.exited).toBe(0);
+    const db = readFileSync(join(home, "memsvc.db"));
+
+    const ro = mkdtempSync(join(tmpdir(), "memsvc-ro-view-"));
+    mount("--bind", dir, ro);
+    mount("-o", "remount,bind,ro", ro);
+    const port = await freePort();
+    const r = await run([BUN, join(ROOT, "src/main.ts"), "server", "--port", String(port)], childEnv(join(ro, "home"), { MEMSVC_CACHE_DIR: CACHE }), ROOT, 20_000);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/memsvc server: cannot open .*memsvc\.db: storage failure \(SQLITE_\w+\): .*read-only/);
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+    expect(readFileSync(join(home, "memsvc.db")).equals(db)).toBe(true);
+  }, 60_000);
+
+  test.skipIf(cannotMount !== null)("identity folder turned read-only while running: PUT is 503 read_only, the rest keeps working, writes resume", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "memsvc-ro-id-"));
+    const home = makeHome(dir);
+    writeFileSync(join(home, "identity", "soul.md"), "I was here first.");
+    const server = await serve(home);
+    const identity = join(home, "identity");
+    mount("--bind", identity, identity);
+    mount("-o", "remount,bind,ro", identity);
+    await expectStorageError(await send(server, "PUT", "/identity", { sections: { soul: "Rewritten on a read-only disk.", style: "New section." } }), "read_only");
+    expect(readdirSync(identity).sort()).toEqual(["soul.md"]);
+    expect(readFileSync(join(identity, "soul.md"), "utf8")).toBe("I was here first.");
+    expect((await fetch(`${server.url}/identity`)).status).toBe(200);
+    expect((await send(server, "POST", "/ingest", { content: "Memories are still stored while identity is read-only." })).status).toBe(201);
+    sh("umount", identity);
+    mounts.splice(mounts.indexOf(identity), 1);
+    expect((await send(server, "PUT", "/identity", { sections: { soul: "Rewritten after the disk came back." } })).status).toBe(200);
+    server.proc.kill("SIGTERM");
+    expect(await server.proc.exited).toBe(0);
+    expect(checkStore(join(home, "memsvc.db")).problems).toEqual([]);
+  }, 60_000);
+});
