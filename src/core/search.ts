@@ -1,10 +1,26 @@
-import type { MemoryRow } from "../db";
 import { invalid } from "../errors";
 import { rowsBySeq, toView, type MemoryView } from "./memories";
 import type { Services } from "./services";
 import { effectiveStrength, round3 } from "./strength";
 import { keywords } from "./text";
-import { DEFAULT_SEARCH_LIMIT, GRAPH_HOP_FACTOR, GRAPH_SEEDS, MAX_LIMIT, QUERY_MAX_CHARS, QUERY_MAX_TERMS, RRF_K, SEARCH_CANDIDATES, STRENGTH_WEIGHT, VECTOR_MIN_SIMILARITY } from "./tuning";
+import {
+  BM25_MAX_SCORED_ROWS,
+  BM25_MAX_WEIGHED_POSTINGS,
+  BM25_TERM_COUNTS_DRIFT,
+  BM25_TERM_COUNTS_MAX,
+  DEFAULT_SEARCH_LIMIT,
+  GRAPH_HOP_DIRECT_FACTOR,
+  GRAPH_HOP_FACTOR,
+  GRAPH_SEEDS,
+  MAX_LIMIT,
+  QUERY_MAX_CHARS,
+  QUERY_MAX_TERMS,
+  RRF_K,
+  SEARCH_CANDIDATES,
+  STRENGTH_WEIGHT,
+  VECTOR_MIN_SIMILARITY,
+  VECTOR_RRF_WEIGHT,
+} from "./tuning";
 
 export interface SearchInput {
   query?: unknown;
@@ -61,6 +77,63 @@ function bm25Candidates(s: Services, expr: string, project: string | null, k: nu
   return rows.map((r) => r.seq);
 }
 
+/** Document frequencies of query words, per Services, valid while the store stays near `basis` memories. */
+interface TermCounts {
+  basis: number;
+  df: Map<string, number>;
+}
+const termCounts = new WeakMap<Services, TermCounts>();
+
+/** Memories containing `term`, counted up to `cap` (a word past half the store is as good as everywhere). */
+function documentFrequency(s: Services, term: string, total: number, cap: number): number {
+  let tc = termCounts.get(s);
+  if (!tc || Math.abs(total - tc.basis) > tc.basis * BM25_TERM_COUNTS_DRIFT || tc.df.size > BM25_TERM_COUNTS_MAX) {
+    tc = { basis: total, df: new Map() };
+    termCounts.set(s, tc);
+  }
+  let df = tc.df.get(term);
+  if (df === undefined) {
+    df = s.store.sqlite
+      .query<{ n: number }, [string, number]>("SELECT count(*) AS n FROM (SELECT 1 FROM memories_fts WHERE memories_fts MATCH ? LIMIT ?)")
+      .get(`"${term}"`, cap)!.n;
+    tc.df.set(term, df);
+  }
+  return df;
+}
+
+const quoteOr = (terms: readonly string[]) => terms.map((t) => `"${t}"`).join(" OR ");
+
+/**
+ * The FTS5 expression search runs. bm25() scores every row the expression
+ * matches before LIMIT applies (~1 µs a row), so an OR of common words over a
+ * large store costs tens of milliseconds. Small stores get every query word.
+ * In large ones, words in more than half the store are dropped (FTS5 gives
+ * them zero weight anyway), and when the rest would still match more than
+ * BM25_MAX_SCORED_ROWS rows, only rows holding one of the rarest words are
+ * scored: `(rare) AND (all)`, so those rows are still ranked by the other
+ * words too (up to BM25_MAX_WEIGHED_POSTINGS: FTS5 reads every occurrence of
+ * a word to weigh it). Counts are cached; a new word is counted once.
+ */
+export function bm25Expression(s: Services, query: string): string | null {
+  const terms = [...new Set(keywords(query.slice(0, QUERY_MAX_CHARS)))].slice(0, QUERY_MAX_TERMS);
+  if (terms.length === 0) return null;
+  const total = s.index.size;
+  if (total <= BM25_MAX_SCORED_ROWS) return quoteOr(terms);
+  const half = Math.floor(total / 2);
+  const counted = terms.map((term) => ({ term, df: documentFrequency(s, term, total, half + 1) })).filter((t) => t.df <= half);
+  if (counted.length === 0) return null;
+  counted.sort((a, b) => a.df - b.df);
+  // The rarest words, as many as BM25_MAX_SCORED_ROWS rows allow (at least one)...
+  let rows = 0;
+  let rare = 0;
+  while (rare < counted.length && (rare === 0 || rows + counted[rare].df <= BM25_MAX_SCORED_ROWS)) rows += counted[rare++].df;
+  // ...ranked by those and the next ones, up to BM25_MAX_WEIGHED_POSTINGS occurrences.
+  let weighed = rare;
+  while (weighed < counted.length && rows + counted[weighed].df <= BM25_MAX_WEIGHED_POSTINGS) rows += counted[weighed++].df;
+  const used = quoteOr(counted.slice(0, weighed).map((t) => t.term));
+  return rare === weighed ? used : `(${quoteOr(counted.slice(0, rare).map((t) => t.term))}) AND (${used})`;
+}
+
 interface Candidate {
   rrf: number;
   via: Set<string>;
@@ -86,6 +159,25 @@ export async function search(s: Services, input: SearchInput, queryVector?: Floa
   return rank(s, query, vector, limit, project);
 }
 
+/** What ranking needs of a candidate; full rows are read for the returned few only. */
+interface ScoringRow {
+  seq: number;
+  id: string;
+  project: string | null;
+  strength: number;
+  refreshedAt: number;
+}
+
+function scoringRows(s: Services, seqs: number[]): Map<number, ScoringRow> {
+  const out = new Map<number, ScoringRow>();
+  if (seqs.length === 0) return out;
+  const rows = s.store.sqlite
+    .query<ScoringRow, [string]>("SELECT seq, id, project, strength, refreshed_at AS refreshedAt FROM memories WHERE seq IN (SELECT value FROM json_each(?))")
+    .all(JSON.stringify(seqs));
+  for (const r of rows) out.set(r.seq, r);
+  return out;
+}
+
 /** The synchronous part of search, once the query vector is known (benchmarks time this). */
 export function rank(s: Services, query: string, vector: Float32Array, limit: number, project: string | null): SearchResult {
   const now = s.now();
@@ -97,34 +189,47 @@ export function rank(s: Services, query: string, vector: Float32Array, limit: nu
       c.via.add(via);
     } else fused.set(seq, { rrf: score, via: new Set([via]) });
   };
-  const expr = ftsExpression(query);
+  const expr = bm25Expression(s, query);
   if (expr) bm25Candidates(s, expr, project, SEARCH_CANDIDATES).forEach((seq, i) => add(seq, 1 / (RRF_K + i + 1), "bm25"));
   const floor = VECTOR_MIN_SIMILARITY[s.embedder.kind];
+  const weight = VECTOR_RRF_WEIGHT[s.embedder.kind];
   s.index
     .search(vector, SEARCH_CANDIDATES, project)
     .filter((hit) => hit.similarity >= floor)
-    .forEach((hit, i) => add(hit.seq, 1 / (RRF_K + i + 1), "vector"));
+    .forEach((hit, i) => add(hit.seq, weight / (RRF_K + i + 1), "vector"));
 
-  const best = 2 / (RRF_K + 1);
+  const best = (1 + weight) / (RRF_K + 1);
   const seeds = [...fused.entries()].sort((a, b) => b[1].rrf - a[1].rrf).slice(0, Math.max(GRAPH_SEEDS, limit));
-  const rows = rowsBySeq(s, [...fused.keys()]);
+  const rows = scoringRows(s, [...fused.keys()]);
   widenByGraph(s, seeds, rows, fused, project);
 
-  const hits: SearchHit[] = [];
+  const scored: { seq: number; score: number; relevance: number }[] = [];
   for (const [seq, c] of fused) {
     const row = rows.get(seq);
     if (!row) continue;
     const relevance = Math.min(1, c.rrf / best);
     const eff = effectiveStrength(row.strength, row.refreshedAt, now);
     const strengthFactor = 1 - STRENGTH_WEIGHT + STRENGTH_WEIGHT * Math.min(1, eff);
-    hits.push({ ...toView(row, now), score: round3(relevance * strengthFactor), relevance: round3(relevance), matched_by: [...c.via] });
+    scored.push({ seq, score: round3(relevance * strengthFactor), relevance: round3(relevance) });
   }
-  hits.sort((a, b) => b.score - a.score || b.relevance - a.relevance);
-  const results = hits.slice(0, limit);
+  scored.sort((a, b) => b.score - a.score || b.relevance - a.relevance);
+  const top = scored.slice(0, limit);
+  const full = rowsBySeq(s, top.map((h) => h.seq));
+  const results: SearchHit[] = [];
+  for (const h of top) {
+    const row = full.get(h.seq);
+    // Deleted between the two reads (another connection): skip rather than fail.
+    if (row) results.push({ ...toView(row, now), score: h.score, relevance: h.relevance, matched_by: [...fused.get(h.seq)!.via] });
+  }
   return { query, count: results.length, results };
 }
 
-function widenByGraph(s: Services, seeds: [number, Candidate][], rows: Map<number, MemoryRow>, fused: Map<number, Candidate>, project: string | null): void {
+/**
+ * One hop of the graph from the best candidates. A neighbour the retrievers
+ * did not find inherits a share of its seed's relevance; one they did find
+ * gets GRAPH_HOP_DIRECT_FACTOR (see tuning.ts for why that is 0).
+ */
+function widenByGraph(s: Services, seeds: [number, Candidate][], rows: Map<number, ScoringRow>, fused: Map<number, Candidate>, project: string | null): void {
   const seedIds = seeds.map(([seq]) => rows.get(seq)?.id).filter((x): x is string => !!x);
   if (seedIds.length === 0) return;
   const rrfById = new Map(seeds.map(([seq, c]) => [rows.get(seq)?.id, c.rrf]));
@@ -137,9 +242,11 @@ function widenByGraph(s: Services, seeds: [number, Candidate][], rows: Map<numbe
          WHERE l.to_id IN (SELECT value FROM json_each(?))`,
     )
     .all(JSON.stringify(seedIds), JSON.stringify(seedIds));
+  const direct = new Set(fused.keys());
   const fresh: number[] = [];
   for (const l of links) {
-    const gain = (rrfById.get(l.seed) ?? 0) * GRAPH_HOP_FACTOR * Math.min(1, Math.max(0, l.weight));
+    const share = direct.has(l.other) ? GRAPH_HOP_DIRECT_FACTOR : GRAPH_HOP_FACTOR;
+    const gain = (rrfById.get(l.seed) ?? 0) * share * Math.min(1, Math.max(0, l.weight));
     if (gain <= 0) continue;
     const c = fused.get(l.other);
     if (c) {
@@ -150,7 +257,7 @@ function widenByGraph(s: Services, seeds: [number, Candidate][], rows: Map<numbe
       fresh.push(l.other);
     }
   }
-  for (const [seq, row] of rowsBySeq(s, fresh)) {
+  for (const [seq, row] of scoringRows(s, fresh)) {
     if (project && row.project !== project) fused.delete(seq);
     else rows.set(seq, row);
   }

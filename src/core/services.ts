@@ -78,11 +78,12 @@ function loadIndex(s: Services): void {
     return;
   }
   const upTo = cursorText === null ? Number.MAX_SAFE_INTEGER : Number(cursorText);
+  // Streamed row by row: materialising 100k vectors at once doubled the start-up peak RSS.
   const rows = s.store.sqlite
     .query<{ seq: number; embedding: Uint8Array; project: string | null }, [number]>(
       "SELECT v.rowid AS seq, v.embedding AS embedding, m.project AS project FROM memory_vec v JOIN memories m ON m.seq = v.rowid WHERE v.rowid <= ?",
     )
-    .all(upTo);
+    .iterate(upTo);
   for (const r of rows) {
     s.index.upsert(r.seq, new Float32Array(r.embedding.buffer, r.embedding.byteOffset, r.embedding.byteLength / 4), r.project);
   }

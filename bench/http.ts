@@ -1,0 +1,154 @@
+/**
+ * HTTP foundation benchmark (`bun run bench`): a real server process on
+ * loopback, a store seeded to 10k and then 100k memories, and this process
+ * as the only client. Prints one JSON object (also written to bench/results/).
+ *
+ * Env: BENCH_SIZES (default "10000,100000"), BENCH_QUERIES (default 300),
+ * BENCH_INGEST (default 2000), BENCH_KEEP=1 keeps the temp home.
+ */
+import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { loadavg, tmpdir } from "node:os";
+import { join } from "node:path";
+import { pathsFor } from "../src/config";
+import { hashEmbed } from "../src/embed/fallback";
+import { VERSION } from "../src/version";
+import { NoteGenerator } from "./lib/corpus";
+import { ingestOverHttp, searchPath, timeGets, type GetFigures, type IngestFigures } from "./lib/load";
+import { profileRank } from "./lib/profile";
+import { seedStore, type SeedResult } from "./lib/seed";
+import { memoryOf, ROOT, serverCommand, spawnServer } from "./lib/server";
+import { median, round, summarize, timeMs } from "./lib/stats";
+
+const SIZES = (process.env.BENCH_SIZES ?? "10000,100000").split(",").map(Number);
+const QUERIES = Number(process.env.BENCH_QUERIES ?? 300);
+const INGEST = Number(process.env.BENCH_INGEST ?? 2000);
+const TARGET = { search_p50_ms: 10, search_p95_ms: 30, at: 100_000 };
+
+const home = mkdtempSync(join(tmpdir(), "memsvc-bench-"));
+const db = pathsFor(home).db;
+const gen = new NoteGenerator(42);
+const queryGen = new NoteGenerator(7);
+const queries = Array.from({ length: QUERIES }, () => queryGen.query());
+const log = (line: string) => process.stderr.write(`[bench] ${line}\n`);
+
+async function startup(): Promise<Record<string, unknown>> {
+  const cmd = serverCommand("binary");
+  const fresh = mkdtempSync(join(tmpdir(), "memsvc-bench-start-"));
+  const times: number[] = [];
+  try {
+    for (let i = 0; i < 6; i++) {
+      const server = await spawnServer(fresh, cmd);
+      times.push(server.startMs);
+      await server.stop();
+    }
+  } finally {
+    rmSync(fresh, { recursive: true, force: true });
+  }
+  return {
+    command: cmd.kind === "binary" ? "dist/memsvc server" : "bun src/main.ts server (dist/memsvc not built)",
+    first_start_ms: Math.round(times[0]),
+    median_of_5_ms: Math.round(median(times.slice(1))),
+    samples_ms: times.slice(1).map(Math.round),
+  };
+}
+
+interface SizeFigures {
+  memories: number;
+  seed: SeedResult;
+  db_mb: number;
+  start_to_first_200_ms: number;
+  search: GetFigures & { filtered_share: number };
+  search_unfiltered: GetFigures;
+  search_project: GetFigures;
+  recent: GetFigures;
+  recent_project: GetFigures;
+  memory: ReturnType<typeof memoryOf>;
+  ingest?: IngestFigures[];
+}
+
+async function atSize(target: number, current: number): Promise<SizeFigures> {
+  log(`seeding ${target - current} memories (store will hold ${target})`);
+  const seed = seedStore(db, gen, target - current);
+  const cmd = serverCommand("source");
+  const server = await spawnServer(home, cmd);
+  log(`server up in ${Math.round(server.startMs)} ms; timing /search and /recent`);
+  try {
+    const search = await timeGets(server.url, server.pid, queries.map(searchPath));
+    const unfiltered = await timeGets(server.url, server.pid, queries.filter((q) => !q.project).map(searchPath), 0);
+    const filtered = await timeGets(server.url, server.pid, queries.filter((q) => q.project).map(searchPath), 0);
+    const projects = [...new Set(queries.map((q) => q.project).filter((p): p is string => !!p))];
+    const recent = await timeGets(server.url, server.pid, Array.from({ length: 100 }, () => "/recent"));
+    const recentProject = await timeGets(server.url, server.pid, Array.from({ length: 100 }, (_, i) => `/recent?project=${encodeURIComponent(projects[i % projects.length])}`));
+    const memory = memoryOf(server.pid);
+    const figures: SizeFigures = {
+      memories: seed.total,
+      seed: { ...seed, seconds: round(seed.seconds), embed_seconds: round(seed.embed_seconds) },
+      db_mb: Math.round(statSync(db).size / 1024 / 1024),
+      start_to_first_200_ms: Math.round(server.startMs),
+      search: { ...search, filtered_share: round(queries.filter((q) => q.project).length / queries.length) },
+      search_unfiltered: unfiltered,
+      search_project: filtered,
+      recent,
+      recent_project: recentProject,
+      memory,
+    };
+    if (current === 0 && INGEST > 0) {
+      log(`ingesting ${INGEST} memories over HTTP`);
+      const notes = Array.from({ length: INGEST }, () => gen.note());
+      const half = Math.floor(INGEST / 2);
+      figures.ingest = [await ingestOverHttp(server.url, notes.slice(0, half), 1), await ingestOverHttp(server.url, notes.slice(half), 8)];
+    }
+    return figures;
+  } finally {
+    await server.stop();
+  }
+}
+
+function embedCost(): Record<string, unknown> {
+  const samples = queries.map((q) => timeMs(() => hashEmbed(q.query)));
+  return { embedder: "fallback:hash-v1", query_embedding_ms: summarize(samples, 4) };
+}
+
+async function main(): Promise<void> {
+  const started = performance.now();
+  const result: Record<string, unknown> = {
+    bench: "http",
+    version: VERSION,
+    date: new Date().toISOString(),
+    machine: { cpus: navigator.hardwareConcurrency, bun: Bun.version, load_average_at_start: loadavg().map((x) => round(x)) },
+    client: "one sequential client in this process, HTTP keep-alive on 127.0.0.1; server is a separate `bun src/main.ts server` process",
+    queries: { count: queries.length, with_project: queries.filter((q) => q.project).length, examples: queries.slice(0, 3) },
+  };
+  try {
+    result.startup = await startup();
+    result.query_embedding = embedCost();
+    const sizes: Record<string, SizeFigures> = {};
+    let current = 0;
+    for (const size of SIZES) {
+      const figures = await atSize(size, current);
+      sizes[String(size)] = figures;
+      current = figures.memories + (figures.ingest?.reduce((n, f) => n + f.memories, 0) ?? 0);
+    }
+    result.sizes = sizes;
+    log(`profiling rank() in-process at ${current} memories`);
+    result.rank_profile = { memories: current, ...profileRank(home, queries) };
+    const last = sizes[String(SIZES[SIZES.length - 1])];
+    result.target = {
+      ...TARGET,
+      measured_p50_ms: last.search.latency_ms.p50,
+      measured_p95_ms: last.search.latency_ms.p95,
+      met: last.memories >= TARGET.at && last.search.latency_ms.p50 < TARGET.search_p50_ms && last.search.latency_ms.p95 < TARGET.search_p95_ms,
+    };
+    result.load_average_at_end = loadavg().map((x) => round(x));
+    result.seconds = Math.round((performance.now() - started) / 1000);
+  } finally {
+    if (process.env.BENCH_KEEP === "1") log(`kept ${home}`);
+    else rmSync(home, { recursive: true, force: true });
+  }
+  const json = JSON.stringify(result, null, 2);
+  mkdirSync(join(ROOT, "bench/results"), { recursive: true });
+  writeFileSync(join(ROOT, "bench/results", `http-${new Date().toISOString().replace(/[:.]/g, "-")}.json`), `${json}\n`);
+  console.log(json);
+}
+
+await main();

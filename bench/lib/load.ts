@@ -1,0 +1,69 @@
+import type { Note, Query } from "./corpus";
+import { cpuMsOf } from "./server";
+import { round, summarize, type Summary } from "./stats";
+
+export interface GetFigures {
+  /** Wall time per request seen by the client (includes waiting for a CPU on a shared machine). */
+  latency_ms: Summary;
+  /** CPU the server process spent per request: what contention cannot inflate. */
+  server_cpu_ms_per_request: number;
+  mean_results: number;
+}
+
+/** Sequential GETs from one client over a kept-alive connection to the server process `pid`. */
+export async function timeGets(url: string, pid: number, paths: string[], warmup = 20): Promise<GetFigures> {
+  const get = async (path: string) => {
+    const res = await fetch(url + path);
+    const body = (await res.json()) as { count?: number };
+    if (res.status !== 200) throw new Error(`GET ${path}: ${res.status} ${JSON.stringify(body)}`);
+    return body.count ?? 0;
+  };
+  for (const p of paths.slice(0, warmup)) await get(p);
+  const samples: number[] = [];
+  let results = 0;
+  const cpu = cpuMsOf(pid);
+  for (const p of paths) {
+    const t = performance.now();
+    results += await get(p);
+    samples.push(performance.now() - t);
+  }
+  return { latency_ms: summarize(samples), server_cpu_ms_per_request: round((cpuMsOf(pid) - cpu) / paths.length), mean_results: round(results / paths.length, 1) };
+}
+
+export function searchPath(q: Query): string {
+  const params = new URLSearchParams({ query: q.query });
+  if (q.project) params.set("project", q.project);
+  return `/search?${params}`;
+}
+
+export interface IngestFigures {
+  memories: number;
+  concurrency: number;
+  seconds: number;
+  memories_per_s: number;
+  latency_ms: Summary;
+}
+
+/** POST /ingest of `notes` with `concurrency` clients in flight; every answer must be 201. */
+export async function ingestOverHttp(url: string, notes: Note[], concurrency: number): Promise<IngestFigures> {
+  const samples: number[] = [];
+  let next = 0;
+  const started = performance.now();
+  const worker = async () => {
+    while (next < notes.length) {
+      const note = notes[next++];
+      const t = performance.now();
+      const res = await fetch(`${url}/ingest`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ content: note.content, project: note.project, memory_type: note.memoryType, source_agent: "bench-agent" }),
+      });
+      const body = await res.text();
+      if (res.status !== 201) throw new Error(`POST /ingest: ${res.status} ${body}`);
+      samples.push(performance.now() - t);
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  const seconds = (performance.now() - started) / 1000;
+  return { memories: notes.length, concurrency, seconds: round(seconds), memories_per_s: Math.round(notes.length / seconds), latency_ms: summarize(samples) };
+}

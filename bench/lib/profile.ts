@@ -1,0 +1,75 @@
+import { loadConfig } from "../../src/config";
+import { silentLogger } from "../../src/core/log";
+import { bm25Expression, ftsExpression, rank } from "../../src/core/search";
+import { createServices } from "../../src/core/services";
+import { DEFAULT_SEARCH_LIMIT, SEARCH_CANDIDATES } from "../../src/core/tuning";
+import { FallbackEmbedder } from "../../src/embed";
+import { hashEmbed } from "../../src/embed/fallback";
+import type { Query } from "./corpus";
+import { round, summarize, type Summary } from "./stats";
+
+export interface RankProfile {
+  /** rank() as a whole, in the bench process (no HTTP, no JSON). */
+  rank_ms: Summary;
+  /** Its phases, timed separately with the same statements. */
+  phases_ms: { query_embedding: Summary; bm25: Summary; vector: Summary; rows_graph_scoring_p50: number };
+  /** Rows an OR of every query word matches: what bm25() would have to score before LIMIT. */
+  bm25_all_words_matching_rows: Summary;
+  /** Rows the expression search actually runs matches (rarest words only in a large store). */
+  bm25_scored_rows: Summary;
+  index_load_ms: number;
+}
+
+/**
+ * Where /search time goes: opens the store like the server does (index
+ * loaded from vec0) and times rank() and its parts on the same queries.
+ */
+export function profileRank(home: string, queries: Query[]): RankProfile {
+  const config = loadConfig({ MEMSVC_HOME: home, MEMSVC_OFFLINE: "1" });
+  const t0 = performance.now();
+  const s = createServices(config, { embedder: new FallbackEmbedder(), log: silentLogger });
+  const indexLoad = performance.now() - t0;
+  const db = s.store.sqlite;
+  const all = db.query<{ seq: number }, [string, number]>("SELECT rowid AS seq FROM memories_fts WHERE memories_fts MATCH ? ORDER BY bm25(memories_fts) LIMIT ?");
+  const inProject = db.query<{ seq: number }, [string, string, number]>(
+    "SELECT f.rowid AS seq FROM memories_fts f JOIN memories m ON m.seq = f.rowid WHERE memories_fts MATCH ? AND m.project = ? ORDER BY bm25(memories_fts) LIMIT ?",
+  );
+  const matching = db.query<{ n: number }, [string]>("SELECT count(*) AS n FROM memories_fts WHERE memories_fts MATCH ?");
+  const out = { embed: [] as number[], bm25: [] as number[], vector: [] as number[], rank: [] as number[], all: [] as number[], scored: [] as number[] };
+  const lap = <T>(into: number[], fn: () => T): T => {
+    const t = performance.now();
+    const v = fn();
+    into.push(performance.now() - t);
+    return v;
+  };
+  // Warm the page cache, the word counts and the JIT, as the HTTP run did.
+  for (const q of queries) rank(s, q.query, hashEmbed(q.query), DEFAULT_SEARCH_LIMIT, q.project);
+  for (const q of queries) {
+    const vector = lap(out.embed, () => hashEmbed(q.query));
+    lap(out.bm25, () => {
+      const expr = bm25Expression(s, q.query);
+      if (expr) (q.project ? inProject.all(expr, q.project, SEARCH_CANDIDATES) : all.all(expr, SEARCH_CANDIDATES));
+    });
+    lap(out.vector, () => s.index.search(vector, SEARCH_CANDIDATES, q.project));
+    lap(out.rank, () => rank(s, q.query, vector, DEFAULT_SEARCH_LIMIT, q.project));
+    const every = ftsExpression(q.query);
+    const used = bm25Expression(s, q.query);
+    out.all.push(every ? matching.get(every)!.n : 0);
+    out.scored.push(used ? matching.get(used)!.n : 0);
+  }
+  void s.close();
+  const p50 = (xs: number[]) => summarize(xs, 3).p50;
+  const rest = p50(out.rank) - p50(out.bm25) - p50(out.vector);
+  return {
+    rank_ms: summarize(out.rank),
+    phases_ms: {
+      query_embedding: summarize(out.embed, 3),
+      bm25: summarize(out.bm25),
+      vector: summarize(out.vector),
+      rows_graph_scoring_p50: round(Math.max(0, rest), 2),
+    },
+    bm25_all_words_matching_rows: summarize(out.all, 0),
+    bm25_scored_rows: summarize(out.scored, 0),
+    index_load_ms: Math.round(indexLoad),
+  };
+}

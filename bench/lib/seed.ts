@@ -1,0 +1,71 @@
+import { getMeta, openStore, setMeta } from "../../src/db";
+import { FallbackEmbedder } from "../../src/embed";
+import { hashEmbed } from "../../src/embed/fallback";
+import type { NoteGenerator } from "./corpus";
+
+export interface SeedResult {
+  inserted: number;
+  total: number;
+  seconds: number;
+  /** Share of `seconds` spent computing the (hashed) vectors. */
+  embed_seconds: number;
+  links: number;
+}
+
+const BATCH = 5000;
+
+/**
+ * Appends `count` generated memories straight into the SQLite file (memories
+ * + FTS by trigger, vec0 vectors, domain tags, similarity-like links), in
+ * batches of one transaction each, so the bulk of a large store is not timed
+ * through HTTP or the model. Vectors are the offline embedder's, which the
+ * server then uses for queries, so vector hits are meaningful.
+ */
+export function seedStore(dbFile: string, gen: NoteGenerator, count: number, now = Date.now()): SeedResult {
+  const store = openStore(dbFile);
+  const db = store.sqlite;
+  if (getMeta(store, "embedder_id") === null) setMeta(store, "embedder_id", new FallbackEmbedder().id);
+  const insertMemory = db.prepare(
+    `INSERT INTO memories(id, content, memory_type, project, source_agent, created_at, updated_at, refreshed_at, strength, shown_count, used_count)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  );
+  const insertVec = db.prepare("INSERT INTO memory_vec(rowid, embedding) VALUES (?, ?)");
+  const insertTag = db.prepare("INSERT INTO memory_tags(memory_id, tag, weight) VALUES (?, ?, ?)");
+  const insertLink = db.prepare("INSERT OR IGNORE INTO links(from_id, to_id, relationship, weight, created_at) VALUES (?, ?, 'related', ?, ?)");
+  // Recent ids per project: new notes link to a few of them, as linkToNearest would within a topic.
+  const recentIds = new Map<string, string[]>();
+  let embedMs = 0;
+  let links = 0;
+  const started = performance.now();
+  for (let done = 0; done < count; ) {
+    const n = Math.min(BATCH, count - done);
+    db.transaction(() => {
+      for (let i = 0; i < n; i++) {
+        const note = gen.note();
+        const t = performance.now();
+        const vector = hashEmbed(note.content);
+        embedMs += performance.now() - t;
+        const id = crypto.randomUUID();
+        const createdAt = gen.createdAt(now);
+        const used = gen.random() < 0.1 ? 1 + Math.floor(gen.random() * 5) : 0;
+        const refreshedAt = used ? createdAt + Math.floor((now - createdAt) * gen.random()) : createdAt;
+        const { lastInsertRowid } = insertMemory.run(id, note.content, note.memoryType, note.project, "bench-agent", createdAt, createdAt, refreshedAt, 1 + used * 0.25, used * 3, used);
+        insertVec.run(BigInt(lastInsertRowid), vector);
+        insertTag.run(id, note.project, 1);
+        const ids = recentIds.get(note.project) ?? [];
+        const k = gen.random() < 0.6 ? 1 + Math.floor(gen.random() * 3) : 0;
+        for (let j = 0; j < k && ids.length > 0; j++) {
+          insertLink.run(id, ids[Math.floor(gen.random() * ids.length)], 0.45 + 0.5 * gen.random(), createdAt);
+          links++;
+        }
+        ids.push(id);
+        if (ids.length > 200) ids.shift();
+        recentIds.set(note.project, ids);
+      }
+    })();
+    done += n;
+  }
+  const total = db.query<{ n: number }, []>("SELECT count(*) AS n FROM memories").get()!.n;
+  store.close();
+  return { inserted: count, total, seconds: (performance.now() - started) / 1000, embed_seconds: embedMs / 1000, links };
+}

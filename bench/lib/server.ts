@@ -1,0 +1,95 @@
+import { existsSync, readFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+
+export const ROOT = resolve(import.meta.dir, "../..");
+const BINARY = join(ROOT, "dist/memsvc");
+
+export interface ServerCommand {
+  /** "binary" (dist/memsvc) or "source" (bun src/main.ts). */
+  kind: "binary" | "source";
+  argv: string[];
+}
+
+/** dist/memsvc when it was built, otherwise the sources through the running Bun. */
+export function serverCommand(prefer: "binary" | "source" = "binary"): ServerCommand {
+  if (prefer === "binary" && existsSync(BINARY)) return { kind: "binary", argv: [BINARY, "server"] };
+  return { kind: "source", argv: [process.execPath, join(ROOT, "src/main.ts"), "server"] };
+}
+
+export interface RunningServer {
+  url: string;
+  pid: number;
+  /** Spawn to the first 200 of /health, in ms. */
+  startMs: number;
+  stop(): Promise<void>;
+}
+
+/** A port that was free a moment ago (the server binds it right after). */
+export function freePort(): number {
+  const probe = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+  const port = probe.port;
+  probe.stop(true);
+  return port;
+}
+
+/** Spawns a real server process on loopback with its own home and waits for /health to answer 200. */
+export async function spawnServer(home: string, cmd: ServerCommand, timeoutMs = 60_000): Promise<RunningServer> {
+  const port = freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const started = performance.now();
+  const proc = Bun.spawn([...cmd.argv, "--port", String(port)], {
+    cwd: ROOT,
+    env: { ...process.env, MEMSVC_HOME: home, MEMSVC_OFFLINE: "1", MEMSVC_LOG: "info" },
+    stdout: "ignore",
+    stderr: "pipe",
+  });
+  let stderr = "";
+  void (async () => {
+    const reader = proc.stderr.getReader();
+    const text = new TextDecoder();
+    for (let r = await reader.read(); !r.done; r = await reader.read()) stderr += text.decode(r.value, { stream: true });
+  })();
+  for (;;) {
+    if (proc.exitCode !== null) throw new Error(`server exited with ${proc.exitCode} before answering:\n${stderr}`);
+    if (performance.now() - started > timeoutMs) {
+      proc.kill();
+      throw new Error(`server did not answer /health within ${timeoutMs} ms:\n${stderr}`);
+    }
+    try {
+      const res = await fetch(`${url}/health`);
+      if (res.status === 200) {
+        await res.arrayBuffer();
+        break;
+      }
+    } catch {
+      /* not listening yet */
+    }
+    await Bun.sleep(2);
+  }
+  const startMs = performance.now() - started;
+  return {
+    url,
+    pid: proc.pid,
+    startMs,
+    async stop() {
+      proc.kill("SIGTERM");
+      const code = await proc.exited;
+      if (code !== 0) throw new Error(`server exited with ${code} on SIGTERM:\n${stderr}`);
+    },
+  };
+}
+
+/** Resident set size of a process, in MB (VmRSS; VmHWM is the peak). */
+export function memoryOf(pid: number): { rss_mb: number; peak_rss_mb: number } {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  const kb = (key: string) => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, "m").exec(status)?.[1] ?? Number.NaN);
+  return { rss_mb: Math.round(kb("VmRSS") / 1024), peak_rss_mb: Math.round(kb("VmHWM") / 1024) };
+}
+
+/** CPU time (user + system) a process has used so far, in ms (clock ticks of 10 ms). */
+export function cpuMsOf(pid: number): number {
+  // Fields after the parenthesised command name: state is [0], utime [11], stime [12].
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
