@@ -1,4 +1,5 @@
 import { rareTermsExpression } from "./recall-terms";
+import { bm25Candidates } from "./search";
 import type { Services } from "./services";
 import { effectiveStrength } from "./strength";
 import { keywords, stem } from "./text";
@@ -84,15 +85,9 @@ export function scoreCandidates(s: Services, prompt: string, vector: Float32Arra
   if (project !== null) for (const h of s.index.search(vector, RECALL_GLOBAL_CANDIDATES, "")) note(h.seq).similarity = h.similarity;
   const expr = rareTermsExpression(s, prompt);
   if (expr) {
-    const rows = project
-      ? s.store.sqlite
-          .query<{ seq: number }, [string, string, number]>(
-            "SELECT f.rowid AS seq FROM memories_fts f JOIN memories m ON m.seq = f.rowid WHERE memories_fts MATCH ? AND m.project = ? ORDER BY bm25(memories_fts) LIMIT ?",
-          )
-          .all(expr, project, RECALL_CANDIDATES)
-      : s.store.sqlite.query<{ seq: number }, [string, number]>("SELECT rowid AS seq FROM memories_fts WHERE memories_fts MATCH ? ORDER BY bm25(memories_fts) LIMIT ?").all(expr, RECALL_CANDIDATES);
-    rows.forEach((r, i) => {
-      const c = note(r.seq);
+    const rows = bm25Candidates(s, expr, project, RECALL_CANDIDATES);
+    rows.forEach((seq, i) => {
+      const c = note(seq);
       c.bm25Rank = i;
       c.rrf += 1 / (RRF_K + i + 1);
     });

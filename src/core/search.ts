@@ -66,7 +66,8 @@ export function ftsExpression(query: string): string | null {
   return terms.length ? terms.map((t) => `"${t}"`).join(" OR ") : null;
 }
 
-function bm25Candidates(s: Services, expr: string, project: string | null, k: number): number[] {
+/** Seqs of the best BM25 matches of an FTS expression, optionally within one project. */
+export function bm25Candidates(s: Services, expr: string, project: string | null, k: number): number[] {
   const rows = project
     ? s.store.sqlite
         .query<{ seq: number }, [string, string, number]>(
@@ -84,8 +85,13 @@ interface TermCounts {
 }
 const termCounts = new WeakMap<Services, TermCounts>();
 
-/** Memories containing `term`, counted up to `cap` (a word past half the store is as good as everywhere). */
-function documentFrequency(s: Services, term: string, total: number, cap: number): number {
+/**
+ * Memories containing `term`, counted up to just past half the store (a word
+ * in more than half is as good as everywhere). Shared by search and the
+ * recall index; cached per Services until the store grows or shrinks.
+ */
+export function documentFrequency(s: Services, term: string): number {
+  const total = s.index.size;
   let tc = termCounts.get(s);
   if (!tc || Math.abs(total - tc.basis) > tc.basis * BM25_TERM_COUNTS_DRIFT || tc.df.size > BM25_TERM_COUNTS_MAX) {
     tc = { basis: total, df: new Map() };
@@ -95,7 +101,7 @@ function documentFrequency(s: Services, term: string, total: number, cap: number
   if (df === undefined) {
     df = s.store.sqlite
       .query<{ n: number }, [string, number]>("SELECT count(*) AS n FROM (SELECT 1 FROM memories_fts WHERE memories_fts MATCH ? LIMIT ?)")
-      .get(`"${term}"`, cap)!.n;
+      .get(`"${term}"`, Math.floor(total / 2) + 1)!.n;
     tc.df.set(term, df);
   }
   return df;
@@ -120,7 +126,7 @@ export function bm25Expression(s: Services, query: string): string | null {
   const total = s.index.size;
   if (total <= BM25_MAX_SCORED_ROWS) return quoteOr(terms);
   const half = Math.floor(total / 2);
-  const counted = terms.map((term) => ({ term, df: documentFrequency(s, term, total, half + 1) })).filter((t) => t.df <= half);
+  const counted = terms.map((term) => ({ term, df: documentFrequency(s, term) })).filter((t) => t.df <= half);
   if (counted.length === 0) return null;
   counted.sort((a, b) => a.df - b.df);
   // The rarest words, as many as BM25_MAX_SCORED_ROWS rows allow (at least one)...
