@@ -157,3 +157,35 @@ describe("recent", () => {
     expect(() => recent(s, { limit: "-1" })).toThrow(/limit/);
   });
 });
+
+describe("recent at scale", () => {
+  test("the threshold search returns exactly what scoring every row returns", async () => {
+    const { fromCandidates, scoreAll } = await import("../../src/core/recent");
+    const now = Date.UTC(2026, 5, 1);
+    s = makeServices({ now: () => now });
+    // 4,000 memories over a year, with varied strength and links, written directly (fast).
+    const day = 86_400_000;
+    let x = 12345;
+    const rnd = () => ((x = (x * 1103515245 + 12345) >>> 0) / 2 ** 32);
+    s.store.sqlite.transaction(() => {
+      const ins = s.store.sqlite.prepare(
+        "INSERT INTO memories(id, content, memory_type, project, created_at, updated_at, refreshed_at, strength, link_count) VALUES (?, ?, 'knowledge', ?, ?, ?, ?, ?, ?)",
+      );
+      for (let i = 0; i < 4000; i++) {
+        const created = now - Math.floor(rnd() * 365 * day);
+        ins.run(crypto.randomUUID(), `note ${i}`, i % 3 ? "a" : "b", created, created, created + Math.floor(rnd() * (now - created)), rnd() < 0.05 ? 1 + rnd() * 4 : 1, Math.floor(rnd() ** 3 * 20));
+      }
+    })();
+    for (const project of [null, "a", "b"]) {
+      for (const limit of [1, 12, 100]) {
+        const p = { now, project, limit };
+        const fast = fromCandidates(s, p);
+        // "b" has fewer rows than the candidate lists hold: it is scored whole, by design.
+        if (project === "b") expect(fast).toBeNull();
+        else if (limit <= 12) expect(fast).not.toBeNull();
+        if (fast) expect(fast.map((r) => r.id)).toEqual(scoreAll(s, p).map((r) => r.id));
+        expect(recent(s, { project, limit }).results.map((r) => r.id)).toEqual(scoreAll(s, p).map((r) => r.id));
+      }
+    }
+  });
+});
