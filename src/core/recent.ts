@@ -41,8 +41,8 @@ export function scoreAll(s: Services, p: Params): Ranked[] {
   // The inner scan reads only the covering index memories_rank; full rows are read for the winners.
   return s.store.sqlite
     .query<Ranked, Params>(
-      `SELECT m.*, t.importance FROM (SELECT seq, ${IMPORTANCE} AS importance FROM memories WHERE ${WHERE_PROJECT} ORDER BY importance DESC LIMIT :limit) t
-         JOIN memories m ON m.seq = t.seq ORDER BY t.importance DESC`,
+      `SELECT m.*, t.importance FROM (SELECT seq, ${IMPORTANCE} AS importance FROM memories WHERE ${WHERE_PROJECT} ORDER BY importance DESC, seq DESC LIMIT :limit) t
+         JOIN memories m ON m.seq = t.seq ORDER BY t.importance DESC, t.seq DESC`,
     )
     .all(p);
 }
@@ -68,10 +68,11 @@ export function fromCandidates(s: Services, p: Params): Ranked[] | null {
   const seqs = [...new Set(lists.flat().map((r) => r.seq))];
   const top = s.store.sqlite
     .query<Ranked, { now: number; limit: number; seqs: string }>(
-      `SELECT *, ${IMPORTANCE} AS importance FROM memories WHERE seq IN (SELECT value FROM json_each(:seqs)) ORDER BY importance DESC LIMIT :limit`,
+      `SELECT *, ${IMPORTANCE} AS importance FROM memories WHERE seq IN (SELECT value FROM json_each(:seqs)) ORDER BY importance DESC, seq DESC LIMIT :limit`,
     )
     .all({ now: p.now, limit: p.limit, seqs: JSON.stringify(seqs) });
-  return top.length === p.limit && top[top.length - 1].importance >= unseenBound ? top : null;
+  // Strictly above: an unseen row tying the last one could win the seq tie-break.
+  return top.length === p.limit && top[top.length - 1].importance > unseenBound ? top : null;
 }
 
 // Raw SELECT * rows carry SQL column names; map them to the drizzle row shape.
