@@ -1,46 +1,28 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { readFileSync, existsSync } from "node:fs";
-import { memoriesReply, startFakeLlm, type FakeLlm } from "../helpers/fake-llm";
-import { postJson, startServer, type TestServer } from "../helpers/server";
+import { memoriesReply } from "../helpers/fake-llm";
+import { distillHarness, TRANSCRIPT } from "../helpers/distill-server";
+import { postJson } from "../helpers/server";
 
-let fake: FakeLlm;
-let srv: TestServer;
-
-const TIMEOUT_MS = 1500;
-beforeAll(async () => {
-  fake = startFakeLlm();
-  srv = await startServer({ config: { llm: { baseURL: fake.baseURL, model: "fake-distiller", timeoutMs: TIMEOUT_MS, contextChars: 8000 } } });
-});
-afterAll(async () => {
-  await srv.stop();
-  await fake.stop();
-});
-beforeEach(() => {
-  fake.reset();
-  srv.services.store.sqlite.run("DELETE FROM memories");
-  srv.services.store.sqlite.run("DELETE FROM segments");
-  for (let seq = 0; seq < 10_000; seq++) srv.services.index.remove(seq);
-});
-
-const post = (body: unknown) => postJson(`${srv.url}/distill`, body);
-const sql = <T>(q: string, ...args: any[]) => srv.services.store.sqlite.query<T, any[]>(q).all(...args);
-const count = (table: string) => sql<{ n: number }>(`SELECT count(*) AS n FROM ${table}`)[0].n;
-const TRANSCRIPT = "user: The staging deploy failed because the migration locked the orders table for four minutes.\n\nassistant: I added lock_timeout = 5s to the migration runner and re-ran the deploy; it went through.";
+const h = distillHarness();
+const post = (body: unknown) => h.post(body);
+const sql = <T>(q: string, ...args: any[]) => h.sql<T>(q, ...args);
+const count = (table: string) => h.count(table);
 
 describe("huge answers", () => {
   test("hundreds of memories in one reply: the first 40 are taken", async () => {
     const many = Array.from({ length: 500 }, (_, i) => ({ content: `Service number ${i} of the fleet, alpha${i}beta, listens on port ${10000 + i} in the eu-west cluster ${"z".repeat(i % 7)}${i}.`, memory_type: "knowledge" }));
-    fake.script(memoriesReply(...many));
+    h.fake.script(memoriesReply(...many));
     const r = await post({ text: TRANSCRIPT });
     expect(r.status).toBe(201);
     const j = (await r.json()) as any;
     expect(j.distilled).toBeLessThanOrEqual(40);
     expect(j.distilled).toBeGreaterThan(0);
-    expect(srv.services.logs.some((l) => l.message.includes("proposed 500 memories"))).toBe(true);
+    expect(h.srv.services.logs.some((l) => l.message.includes("proposed 500 memories"))).toBe(true);
   });
 
   test("a multi-megabyte memory is dropped as too long, echoed back truncated", async () => {
-    fake.script(memoriesReply(`The log says ${"orders export lock wait ".repeat(150_000)}`, "The orders export job holds a share lock nightly at 02:00 UTC."));
+    h.fake.script(memoriesReply(`The log says ${"orders export lock wait ".repeat(150_000)}`, "The orders export job holds a share lock nightly at 02:00 UTC."));
     const r = await post({ text: TRANSCRIPT });
     expect(r.status).toBe(201);
     const j = (await r.json()) as any;
@@ -56,8 +38,8 @@ describe("long transcripts", () => {
     const messages = Array.from({ length: 40 }, (_, i) => ({ role: i % 2 ? "assistant" : "user", content: `Turn ${i}: ${"the orders table migration moves rows in batches. ".repeat(8)}END${i}` }));
     const r = await post({ messages });
     expect(r.status).toBe(201);
-    expect(fake.requests.length).toBeGreaterThan(1);
-    const prompts = fake.requests.map((q) => q.body.messages.map((m: any) => m.content).join(""));
+    expect(h.fake.requests.length).toBeGreaterThan(1);
+    const prompts = h.fake.requests.map((q) => q.body.messages.map((m: any) => m.content).join(""));
     for (const p of prompts) expect(p.length).toBeLessThanOrEqual(8000);
     const all = prompts.join("\n");
     for (let i = 0; i < 40; i++) expect(all).toContain(`END${i}`);
@@ -74,12 +56,12 @@ describe("raw content and secrets", () => {
   const SENTENCE = "The violet walrus recited quarterly tax tables backwards at midnight";
 
   const dbBytes = () => {
-    const file = srv.services.store.file;
+    const file = h.srv.services.store.file;
     return ["", "-wal"].map((x) => (existsSync(file + x) ? readFileSync(file + x).toString("latin1") : "")).join("");
   };
 
   test("planted secrets never reach the model nor the database; an echoed key is redacted", async () => {
-    fake.script(memoriesReply(`The staging deploy uses the OpenAI key ${KEY} from the .env file of the shop repo.`, "The staging database is reached through pgbouncer on port 6432 with the shop_app user."));
+    h.fake.script(memoriesReply(`The staging deploy uses the OpenAI key ${KEY} from the .env file of the shop repo.`, "The staging database is reached through pgbouncer on port 6432 with the shop_app user."));
     const text = [
       `user: export OPENAI_API_KEY=${KEY} and push with ${GH}`,
       `assistant: aws configure set aws_access_key_id ${AWS}; psql postgres://shop_app:${PW}@db.staging:6432/shop`,
@@ -88,7 +70,7 @@ describe("raw content and secrets", () => {
     ].join("\n\n");
     const r = await post({ text, session_id: "secrets", segment_id: "1" });
     expect(r.status).toBe(201);
-    const sent = fake.receivedText();
+    const sent = h.fake.receivedText();
     for (const secret of [KEY, GH, AWS, PW]) expect(sent).not.toContain(secret);
     expect(sent).toContain("[REDACTED:");
     expect(sent).toContain(SENTENCE);
@@ -99,17 +81,17 @@ describe("raw content and secrets", () => {
     // The transcript itself is gone: a sentence the model did not echo is nowhere in the file.
     expect(bytes).not.toContain("violet walrus");
     expect(bytes).toContain("pgbouncer");
-    expect(srv.services.logs.map((l) => l.message).join("\n")).not.toContain("violet walrus");
+    expect(h.srv.services.logs.map((l) => l.message).join("\n")).not.toContain("violet walrus");
   });
 });
 
 describe("near-duplicates and links", () => {
-  const ingest = async (content: string, project = "infra") => ((await (await postJson(`${srv.url}/ingest`, { content, project })).json()) as any).id as string;
+  const ingest = async (content: string, project = "infra") => ((await (await postJson(`${h.srv.url}/ingest`, { content, project })).json()) as any).id as string;
   const strength = (id: string) => sql<{ strength: number }>("SELECT strength FROM memories WHERE id = ?", id)[0].strength;
 
   test("a restatement strengthens the existing memory instead of adding a copy", async () => {
     const id = await ingest("The staging database listens on port 5433.");
-    fake.script(memoriesReply("The staging database runs on port 5433."));
+    h.fake.script(memoriesReply("The staging database runs on port 5433."));
     const j = (await (await post({ text: TRANSCRIPT, project: "infra" })).json()) as any;
     expect(j.ids).toEqual([id]);
     expect(count("memories")).toBe(1);
@@ -119,27 +101,27 @@ describe("near-duplicates and links", () => {
 
   test("a newer version of a fact updates the existing memory (and its vector)", async () => {
     const id = await ingest("The API rate limit for the billing service is 100 requests per minute per tenant.");
-    fake.script(memoriesReply("The billing service API rate limit was raised to 500 requests per minute per tenant."));
+    h.fake.script(memoriesReply("The billing service API rate limit was raised to 500 requests per minute per tenant."));
     const j = (await (await post({ text: TRANSCRIPT, project: "infra" })).json()) as any;
     expect(j.ids).toEqual([id]);
     expect(count("memories")).toBe(1);
     expect(sql<{ content: string }>("SELECT content FROM memories")[0].content).toContain("raised to 500");
-    const s = (await (await fetch(`${srv.url}/search?query=${encodeURIComponent("billing rate limit raised 500")}&project=infra`)).json()) as any;
+    const s = (await (await fetch(`${h.srv.url}/search?query=${encodeURIComponent("billing rate limit raised 500")}&project=infra`)).json()) as any;
     expect(s.results[0].id).toBe(id);
   });
 
   test("the same words in another project, or a different fact, are stored separately", async () => {
     await ingest("The staging database listens on port 5433.");
-    fake.script(memoriesReply("The production database listens on port 5432 behind the primary load balancer."));
+    h.fake.script(memoriesReply("The production database listens on port 5432 behind the primary load balancer."));
     await post({ text: TRANSCRIPT, project: "infra" });
-    fake.script(memoriesReply("The staging database listens on port 5433."));
+    h.fake.script(memoriesReply("The staging database listens on port 5433."));
     await post({ text: TRANSCRIPT, project: "other" });
     expect(count("memories")).toBe(3);
   });
 
   test("new memories link to their closest existing memories and to the relationships the model named", async () => {
     const existing = await ingest("The orders table export job runs nightly at 02:00 UTC and holds a share lock.", "shop");
-    fake.script(
+    h.fake.script(
       memoriesReply(
         { content: "Migrations on the orders table hang while the nightly export job holds its share lock.", memory_type: "experience" },
         { content: "Run orders table migrations with lock_timeout = 5s so they fail fast instead of blocking deploys.", memory_type: "learnings", relationships: [{ to: 0, type: "fixes" }, { to: existing.slice(0, 8), type: "depends_on" }] },
@@ -153,22 +135,22 @@ describe("near-duplicates and links", () => {
     expect(links).toContainEqual({ from_id: rule, to_id: hang, relationship: "fixes" });
     expect(links).toContainEqual({ from_id: rule, to_id: existing, relationship: "depends_on" });
     // The model was shown the existing memory by short id.
-    expect(fake.requests[0].body.messages[1].content).toContain(existing.slice(0, 8));
+    expect(h.fake.requests[0].body.messages[1].content).toContain(existing.slice(0, 8));
   });
 });
 
 test("search answers while a distill waits on the model", async () => {
-  await postJson(`${srv.url}/ingest`, { content: "The orders export job runs nightly at 02:00 UTC.", project: "shop" });
+  await postJson(`${h.srv.url}/ingest`, { content: "The orders export job runs nightly at 02:00 UTC.", project: "shop" });
   let open!: () => void;
   const gate = new Promise<void>((r) => (open = r));
-  fake.script({ wait: gate, then: memoriesReply("The orders migration needs lock_timeout = 5s on staging.") });
+  h.fake.script({ wait: gate, then: memoriesReply("The orders migration needs lock_timeout = 5s on staging.") });
   let settled = false;
   const distilling = post({ text: TRANSCRIPT, session_id: "hot", segment_id: "1" }).then((r) => {
     settled = true;
     return r;
   });
-  while (fake.requests.length === 0) await Bun.sleep(5);
-  const s = await fetch(`${srv.url}/search?query=orders%20export`);
+  while (h.fake.requests.length === 0) await Bun.sleep(5);
+  const s = await fetch(`${h.srv.url}/search?query=orders%20export`);
   expect(s.status).toBe(200);
   expect(settled).toBe(false);
   open();
@@ -180,6 +162,6 @@ test("a transcript needing more model calls than the per-request limit is refuse
   const r = await post({ text: huge, session_id: "huge", segment_id: "1" });
   expect(r.status).toBe(413);
   expect(((await r.json()) as any).error.message).toMatch(/send it as several segments/);
-  expect(fake.requests.length).toBe(0);
+  expect(h.fake.requests.length).toBe(0);
   expect(count("segments")).toBe(0);
 });

@@ -1,30 +1,12 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
-import { memoriesReply, startFakeLlm, type FakeLlm } from "../helpers/fake-llm";
-import { postJson, startServer, type TestServer } from "../helpers/server";
+import { describe, expect, test } from "bun:test";
+import { memoriesReply } from "../helpers/fake-llm";
+import { DISTILL_TIMEOUT_MS as TIMEOUT_MS, distillHarness, TRANSCRIPT } from "../helpers/distill-server";
+import { postJson, startServer } from "../helpers/server";
 
-let fake: FakeLlm;
-let srv: TestServer;
-
-const TIMEOUT_MS = 1500;
-beforeAll(async () => {
-  fake = startFakeLlm();
-  srv = await startServer({ config: { llm: { baseURL: fake.baseURL, model: "fake-distiller", timeoutMs: TIMEOUT_MS, contextChars: 8000 } } });
-});
-afterAll(async () => {
-  await srv.stop();
-  await fake.stop();
-});
-beforeEach(() => {
-  fake.reset();
-  srv.services.store.sqlite.run("DELETE FROM memories");
-  srv.services.store.sqlite.run("DELETE FROM segments");
-  for (let seq = 0; seq < 10_000; seq++) srv.services.index.remove(seq);
-});
-
-const post = (body: unknown) => postJson(`${srv.url}/distill`, body);
-const sql = <T>(q: string, ...args: any[]) => srv.services.store.sqlite.query<T, any[]>(q).all(...args);
-const count = (table: string) => sql<{ n: number }>(`SELECT count(*) AS n FROM ${table}`)[0].n;
-const TRANSCRIPT = "user: The staging deploy failed because the migration locked the orders table for four minutes.\n\nassistant: I added lock_timeout = 5s to the migration runner and re-ran the deploy; it went through.";
+const h = distillHarness();
+const post = (body: unknown) => h.post(body);
+const sql = <T>(q: string, ...args: any[]) => h.sql<T>(q, ...args);
+const count = (table: string) => h.count(table);
 
 describe("request validation (400 naming the field)", () => {
   const cases: [string, unknown, RegExp][] = [
@@ -47,14 +29,14 @@ describe("request validation (400 naming the field)", () => {
       const j = (await r.json()) as any;
       expect(j.error.code).toBe("invalid");
       expect(j.error.message).toMatch(message);
-      expect(fake.requests.length).toBe(0);
+      expect(h.fake.requests.length).toBe(0);
     });
   }
 });
 
 describe("201 distilled and stored", () => {
   test("text body: ids, distilled, dropped; provenance and session_date stored; privacy ignored", async () => {
-    fake.script(memoriesReply({ content: "Migrations on the orders table need lock_timeout = 5s, or the staging deploy blocks for minutes.", memory_type: "learnings", tags: ["postgres", "deploy"] }));
+    h.fake.script(memoriesReply({ content: "Migrations on the orders table need lock_timeout = 5s, or the staging deploy blocks for minutes.", memory_type: "learnings", tags: ["postgres", "deploy"] }));
     const r = await post({
       text: TRANSCRIPT,
       session_id: "sess-1",
@@ -68,7 +50,7 @@ describe("201 distilled and stored", () => {
     expect(r.status).toBe(201);
     const j = (await r.json()) as any;
     expect(j).toEqual({ ids: [expect.any(String)], distilled: 1, dropped: [] });
-    const m = (await (await fetch(`${srv.url}/memory?id=${j.ids[0]}`)).json()) as any;
+    const m = (await (await fetch(`${h.srv.url}/memory?id=${j.ids[0]}`)).json()) as any;
     expect(m.memory).toMatchObject({
       memory_type: "learnings",
       project: "shop",
@@ -83,20 +65,20 @@ describe("201 distilled and stored", () => {
   });
 
   test("messages body reaches the model as role-labelled turns; source_agent defaults to unknown; date defaults to today", async () => {
-    fake.script(memoriesReply("The orders table migration needs lock_timeout set to avoid blocking deploys."));
+    h.fake.script(memoriesReply("The orders table migration needs lock_timeout set to avoid blocking deploys."));
     const r = await post({ messages: [{ role: "user", content: "Why did the staging deploy hang on the orders migration?" }, { role: "assistant", content: "It waited on a table lock held by the nightly export job." }] });
     expect(r.status).toBe(201);
-    const prompt = fake.requests[0].body.messages.at(-1).content as string;
+    const prompt = h.fake.requests[0].body.messages.at(-1).content as string;
     expect(prompt).toContain("user: Why did the staging deploy hang");
     expect(prompt).toContain("assistant: It waited on a table lock");
-    expect(fake.requests[0].body.model).toBe("fake-distiller");
+    expect(h.fake.requests[0].body.model).toBe("fake-distiller");
     const row = sql<{ source_agent: string; created_at: number }>("SELECT source_agent, created_at FROM memories")[0];
     expect(row.source_agent).toBe("unknown");
     expect(new Date(row.created_at).toISOString().slice(0, 10)).toBe(new Date().toISOString().slice(0, 10));
   });
 
   test("content-free fragments come back in dropped as {content, reason} and are not stored", async () => {
-    fake.script(
+    h.fake.script(
       memoriesReply(
         "ok",
         "Thanks, let me check.",
@@ -118,11 +100,11 @@ describe("201 distilled and stored", () => {
       { content: expect.stringContaining("exit_code"), reason: "tool noise" },
     ]);
     expect(count("memories")).toBe(1);
-    expect(srv.services.logs.some((l) => l.message.includes("distill dropped (filler)"))).toBe(true);
+    expect(h.srv.services.logs.some((l) => l.message.includes("distill dropped (filler)"))).toBe(true);
   });
 
   test("model replies in code fences with leading prose are parsed", async () => {
-    fake.script({ text: 'Here are the memories:\n```json\n{"memories": [{"content": "The orders table export runs nightly at 02:00 UTC and holds a share lock.", "memory_type": "fact"}]}\n```\nHope this helps!' });
+    h.fake.script({ text: 'Here are the memories:\n```json\n{"memories": [{"content": "The orders table export runs nightly at 02:00 UTC and holds a share lock.", "memory_type": "fact"}]}\n```\nHope this helps!' });
     const r = await post({ text: TRANSCRIPT });
     expect(r.status).toBe(201);
     expect(sql<{ memory_type: string }>("SELECT memory_type FROM memories")[0].memory_type).toBe("knowledge");
@@ -132,51 +114,51 @@ describe("201 distilled and stored", () => {
     const r = await post({ messages: [{ role: "user", content: "ok thanks" }], session_id: "tiny", segment_id: "1" });
     expect(r.status).toBe(201);
     expect(await r.json()).toEqual({ ids: [], distilled: 0, dropped: [{ content: "ok thanks", reason: "filler" }] });
-    expect(fake.requests.length).toBe(0);
+    expect(h.fake.requests.length).toBe(0);
   });
 });
 
 describe("deduplication", () => {
   test("segment-exact: a retried segment is skipped, a later segment is not blocked", async () => {
-    fake.fallback = () => memoriesReply("The orders migration needs lock_timeout = 5s on staging.", "The nightly export job locks the orders table at 02:00 UTC.");
+    h.fake.fallback = () => memoriesReply("The orders migration needs lock_timeout = 5s on staging.", "The nightly export job locks the orders table at 02:00 UTC.");
     const first = await post({ text: TRANSCRIPT, session_id: "s1", segment_id: "0-100" });
     expect(first.status).toBe(201);
     const again = await post({ text: TRANSCRIPT, session_id: "s1", segment_id: "0-100" });
     expect(again.status).toBe(200);
     expect(await again.json()).toEqual({ skipped: true, existing_count: 2 });
-    expect(fake.requests.length).toBe(1);
-    fake.fallback = () => memoriesReply("Payments webhooks are retried by Stripe for three days with exponential backoff.");
+    expect(h.fake.requests.length).toBe(1);
+    h.fake.fallback = () => memoriesReply("Payments webhooks are retried by Stripe for three days with exponential backoff.");
     const later = await post({ text: "user: how long does Stripe retry webhooks?\n\nassistant: three days, exponential backoff.", session_id: "s1", segment_id: "100-200" });
     expect(later.status).toBe(201);
     expect(count("memories")).toBe(3);
   });
 
   test("a segment whose fragments were all dropped is recorded, so its retry is skipped", async () => {
-    fake.script(memoriesReply("ok", "thanks"));
+    h.fake.script(memoriesReply("ok", "thanks"));
     expect((await post({ text: TRANSCRIPT, session_id: "s2", segment_id: "a" })).status).toBe(201);
     const again = await post({ text: TRANSCRIPT, session_id: "s2", segment_id: "a" });
     expect(again.status).toBe(200);
     expect(await again.json()).toEqual({ skipped: true, existing_count: 0 });
-    expect(fake.requests.length).toBe(1);
+    expect(h.fake.requests.length).toBe(1);
   });
 
   test("no segment_id: skipped when any memory of that session exists", async () => {
-    fake.script(memoriesReply("The orders migration needs lock_timeout = 5s on staging."));
+    h.fake.script(memoriesReply("The orders migration needs lock_timeout = 5s on staging."));
     expect((await post({ text: TRANSCRIPT, session_id: "whole" })).status).toBe(201);
     const again = await post({ text: `${TRANSCRIPT}\n\nuser: one more thing about the export job schedule`, session_id: "whole" });
     expect(again.status).toBe(200);
     expect(await again.json()).toEqual({ skipped: true, existing_count: 1 });
-    expect(fake.requests.length).toBe(1);
+    expect(h.fake.requests.length).toBe(1);
   });
 
   test("two concurrent posts of the same segment store it once", async () => {
-    fake.fallback = () => ({ ...memoriesReply("The orders migration needs lock_timeout = 5s on staging.", "The export job locks the orders table nightly."), delayMs: 150 });
+    h.fake.fallback = () => ({ ...memoriesReply("The orders migration needs lock_timeout = 5s on staging.", "The export job locks the orders table nightly."), delayMs: 150 });
     const body = { text: TRANSCRIPT, session_id: "race", segment_id: "seg-1" };
     const [a, b] = await Promise.all([post(body), post(body)]);
     expect([a.status, b.status].sort()).toEqual([200, 201]);
     expect(count("memories")).toBe(2);
     expect(count("segments")).toBe(1);
-    expect(fake.requests.length).toBe(1);
+    expect(h.fake.requests.length).toBe(1);
   });
 });
 
@@ -187,12 +169,12 @@ describe("503: strict, nothing stored", () => {
     expect(count("links")).toBe(0);
   };
   const cases: [string, () => void, RegExp][] = [
-    ["the model hangs", () => fake.script({ hang: true }), /did not answer within/],
-    ["the model sends headers then stalls", () => fake.script({ stall: true }), /did not answer within/],
-    ["the model answers HTTP 500", () => fake.script({ status: 500, message: "model crashed" }), /HTTP 500/],
-    ["the model answers garbage", () => fake.script({ text: "I am sorry, I cannot do that. <|endoftext|> %%%" }), /not JSON/],
-    ["the model answers JSON without memories", () => fake.script({ json: { facts: ["x"] } }), /without a "memories" list/],
-    ["the endpoint is not a chat completion API", () => fake.script({ raw: "<html>nginx</html>", contentType: "text/html" }), /language model/],
+    ["the model hangs", () => h.fake.script({ hang: true }), /did not answer within/],
+    ["the model sends headers then stalls", () => h.fake.script({ stall: true }), /did not answer within/],
+    ["the model answers HTTP 500", () => h.fake.script({ status: 500, message: "model crashed" }), /HTTP 500/],
+    ["the model answers garbage", () => h.fake.script({ text: "I am sorry, I cannot do that. <|endoftext|> %%%" }), /not JSON/],
+    ["the model answers JSON without memories", () => h.fake.script({ json: { facts: ["x"] } }), /without a "memories" list/],
+    ["the endpoint is not a chat completion API", () => h.fake.script({ raw: "<html>nginx</html>", contentType: "text/html" }), /language model/],
   ];
   for (const [name, arrange, message] of cases) {
     test(
@@ -204,7 +186,7 @@ describe("503: strict, nothing stored", () => {
         expect(((await r.json()) as any).error.message).toMatch(message);
         expectNothingStored();
         // The client retries the same segment later: it is not skipped.
-        fake.script(memoriesReply("The orders migration needs lock_timeout = 5s on staging."));
+        h.fake.script(memoriesReply("The orders migration needs lock_timeout = 5s on staging."));
         expect((await post({ text: TRANSCRIPT, session_id: "fail", segment_id: "x" })).status).toBe(201);
       },
       TIMEOUT_MS * 4,
@@ -212,11 +194,11 @@ describe("503: strict, nothing stored", () => {
   }
 
   test("a failure on the second chunk stores nothing from the first", async () => {
-    fake.script(memoriesReply("The orders migration needs lock_timeout = 5s on staging."), { status: 502 });
+    h.fake.script(memoriesReply("The orders migration needs lock_timeout = 5s on staging."), { status: 502 });
     const long = Array.from({ length: 12 }, (_, i) => `user: step ${i} of the migration plan: ${"move the orders rows in batches of ten thousand. ".repeat(12)}`).join("\n\n");
     const r = await post({ text: long, session_id: "multi", segment_id: "1" });
     expect(r.status).toBe(503);
-    expect(fake.requests.length).toBe(2);
+    expect(h.fake.requests.length).toBe(2);
     expectNothingStored();
   });
 
@@ -234,7 +216,7 @@ describe("503: strict, nothing stored", () => {
   });
 
   test("/health names provider and model", async () => {
-    expect(((await (await fetch(`${srv.url}/health`)).json()) as any).llm).toBe(`openai-compatible@${new URL(fake.url).host} fake-distiller`);
+    expect(((await (await fetch(`${h.srv.url}/health`)).json()) as any).llm).toBe(`openai-compatible@${new URL(h.fake.url).host} fake-distiller`);
   });
 });
 
