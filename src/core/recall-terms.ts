@@ -13,7 +13,8 @@ import { QUERY_MAX_CHARS, RECALL_FTS_MAX_DF_MIN, RECALL_FTS_MAX_DF_SHARE, RECALL
 export function rareTermsExpression(s: Services, prompt: string): string | null {
   const cap = Math.max(RECALL_FTS_MAX_DF_MIN, Math.floor(s.index.size * RECALL_FTS_MAX_DF_SHARE));
   const scored = [...new Set(keywords(prompt.slice(0, QUERY_MAX_CHARS)))]
-    .map((term) => ({ term, df: documentFrequency(s, term) }))
+    // Counting stops just past the cap: a common word costs cap + 1 rows once, then comes from the cache.
+    .map((term) => ({ term, df: documentFrequency(s, term, cap + 1) }))
     .filter((t) => t.df > 0 && t.df <= cap);
   if (scored.length === 0) return null;
   scored.sort((a, b) => a.df - b.df);

@@ -78,33 +78,36 @@ export function bm25Candidates(s: Services, expr: string, project: string | null
   return rows.map((r) => r.seq);
 }
 
-/** Document frequencies of query words, per Services, valid while the store stays near `basis` memories. */
+/**
+ * Document frequencies of query words, per Services, valid while the store
+ * stays near `basis` memories. A count stopped at its cap is kept as such
+ * (`capped`): it answers any later question with the same or a lower cap.
+ */
 interface TermCounts {
   basis: number;
-  df: Map<string, number>;
+  df: Map<string, { n: number; capped: boolean }>;
 }
 const termCounts = new WeakMap<Services, TermCounts>();
 
 /**
- * Memories containing `term`, counted up to just past half the store (a word
- * in more than half is as good as everywhere). Shared by search and the
- * recall index; cached per Services until the store grows or shrinks.
+ * Memories containing `term`, counted up to `cap` (the answer is `cap` when
+ * there are at least that many). Shared by search and the recall index, so a
+ * word is counted once for both.
  */
-export function documentFrequency(s: Services, term: string): number {
+export function documentFrequency(s: Services, term: string, cap: number): number {
   const total = s.index.size;
   let tc = termCounts.get(s);
   if (!tc || Math.abs(total - tc.basis) > tc.basis * BM25_TERM_COUNTS_DRIFT || tc.df.size > BM25_TERM_COUNTS_MAX) {
     tc = { basis: total, df: new Map() };
     termCounts.set(s, tc);
   }
-  let df = tc.df.get(term);
-  if (df === undefined) {
-    df = s.store.sqlite
-      .query<{ n: number }, [string, number]>("SELECT count(*) AS n FROM (SELECT 1 FROM memories_fts WHERE memories_fts MATCH ? LIMIT ?)")
-      .get(`"${term}"`, Math.floor(total / 2) + 1)!.n;
-    tc.df.set(term, df);
-  }
-  return df;
+  const known = tc.df.get(term);
+  if (known && (!known.capped || known.n >= cap)) return Math.min(known.n, cap);
+  const n = s.store.sqlite
+    .query<{ n: number }, [string, number]>("SELECT count(*) AS n FROM (SELECT 1 FROM memories_fts WHERE memories_fts MATCH ? LIMIT ?)")
+    .get(`"${term}"`, cap)!.n;
+  tc.df.set(term, { n, capped: n >= cap });
+  return n;
 }
 
 const quoteOr = (terms: readonly string[]) => terms.map((t) => `"${t}"`).join(" OR ");
@@ -126,7 +129,7 @@ export function bm25Expression(s: Services, query: string): string | null {
   const total = s.index.size;
   if (total <= BM25_MAX_SCORED_ROWS) return quoteOr(terms);
   const half = Math.floor(total / 2);
-  const counted = terms.map((term) => ({ term, df: documentFrequency(s, term) })).filter((t) => t.df <= half);
+  const counted = terms.map((term) => ({ term, df: documentFrequency(s, term, half + 1) })).filter((t) => t.df <= half);
   if (counted.length === 0) return null;
   counted.sort((a, b) => a.df - b.df);
   // The rarest words, as many as BM25_MAX_SCORED_ROWS rows allow (at least one)...

@@ -1,4 +1,5 @@
 import { expect, test } from "bun:test";
+import { VECTOR_COARSE_ABOVE } from "../../src/core/tuning";
 import { VectorIndex } from "../../src/core/vector-index";
 
 function rng(seed: number) {
@@ -16,13 +17,13 @@ function normalize(v: Float32Array): Float32Array {
 const unit = (r: () => number) => normalize(new Float32Array(384).map(() => r()));
 const near = (v: Float32Array, r: () => number, noise: number) => normalize(v.map((x) => x + r() * noise));
 
-test("prefiltered search (above the exact-scan size) returns each cluster's members first", () => {
+for (const clusters of [1000, 4000]) test(`prefiltered search returns each cluster's members first (${clusters * 10} vectors: ${clusters * 10 > VECTOR_COARSE_ABOVE ? "coarse + full" : "full"} Hamming pass)`, () => {
   const r = rng(7);
   const index = new VectorIndex();
   const centers: Float32Array[] = [];
   let seq = 0;
-  // 1,000 clusters of 10 paraphrase-like vectors: the true top 10 of a query is its cluster.
-  for (let c = 0; c < 1000; c++) {
+  // Clusters of 10 paraphrase-like vectors: the true top 10 of a query is its cluster.
+  for (let c = 0; c < clusters; c++) {
     const center = unit(r);
     centers.push(center);
     for (let m = 0; m < 10; m++) index.upsert(++seq, near(center, r, 0.08), c % 2 ? "odd" : "even");
