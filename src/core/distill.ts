@@ -184,11 +184,14 @@ async function run(s: Services, req: DistillRequest, llm: LlmClient): Promise<Di
   dropped.push(...gate.dropped);
   const plans = await planFragments(s, gate.kept, req.project);
 
+  const preview = dropped.map((d) => ({ content: d.content.length > DISTILL_DROPPED_PREVIEW_CHARS ? `${d.content.slice(0, DISTILL_DROPPED_PREVIEW_CHARS)}…` : d.content, reason: d.reason }));
   const outcome = s.store.sqlite.transaction(() => {
     // Checked again under the write lock: another process may share the database.
     const again = dedupHit(s, req);
     if (again !== null) return { skipped: again } as const;
     const written = writePlan(s, gate.kept, plans, { ...req, sourceSession: req.sessionId }, shown);
+    // Kept for the nightly log; a trivial transcript is raw session text and is not.
+    if (!trivial) for (const d of preview) s.store.sqlite.run("INSERT INTO distill_dropped(at, reason, content) VALUES (?, ?, ?)", [s.now(), d.reason, d.content]);
     if (req.segmentKey) {
       s.store.sqlite.run("INSERT INTO segments(key, session_id, memory_count, created_at) VALUES (?, ?, ?, ?)", [req.segmentKey, req.sessionId, written.ids.length, s.now()]);
     }
@@ -197,7 +200,6 @@ async function run(s: Services, req: DistillRequest, llm: LlmClient): Promise<Di
   if ("skipped" in outcome) return { skipped: true, existing_count: outcome.skipped };
   for (const u of outcome.indexUpdates) s.index.upsert(u.seq, u.vector, req.project);
 
-  const preview = dropped.map((d) => ({ content: d.content.length > DISTILL_DROPPED_PREVIEW_CHARS ? `${d.content.slice(0, DISTILL_DROPPED_PREVIEW_CHARS)}…` : d.content, reason: d.reason }));
   s.log("info", "distilled", {
     session: req.sessionId,
     segment: req.segmentKey,

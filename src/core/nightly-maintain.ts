@@ -183,6 +183,7 @@ export function pruneStep(ctx: RunContext): void {
   if (ctx.dryRun) {
     digest.dropped = candidates.all({ ...params, limit: PRUNE_MAX_PER_RUN }).length;
     digest.sessions_expired = s.store.sqlite.query<{ n: number }, [number]>("SELECT count(*) AS n FROM recall_sessions WHERE updated_at < ?").get(idle)!.n;
+    reportDroppedFragments(ctx, false);
     digest.steps.prune = "done";
     return;
   }
@@ -199,7 +200,23 @@ export function pruneStep(ctx: RunContext): void {
   }
   s.store.sqlite.transaction(() => {
     digest.sessions_expired += s.store.sqlite.query<{ id: string }, [number]>("DELETE FROM recall_sessions WHERE updated_at < ? RETURNING session_id AS id").all(idle).length;
+    reportDroppedFragments(ctx, true);
     digest.steps.prune = "done";
     ctx.save();
   })();
+}
+
+/**
+ * The substance gate's rejects since the last run go to the log and the
+ * digest (count by reason), then are forgotten; a dry run only counts them.
+ */
+function reportDroppedFragments(ctx: RunContext, forget: boolean): void {
+  const { s, digest } = ctx;
+  const rows = s.store.sqlite.query<{ id: number; reason: string; content: string }, []>("SELECT id, reason, content FROM distill_dropped ORDER BY id").all();
+  for (const r of rows) {
+    digest.dropped_fragments.count++;
+    digest.dropped_fragments.by_reason[r.reason] = (digest.dropped_fragments.by_reason[r.reason] ?? 0) + 1;
+    if (forget) s.log("info", `nightly: distill dropped (${r.reason}): ${r.content.replace(/\s+/g, " ").slice(0, 160)}`);
+  }
+  if (forget && rows.length) s.store.sqlite.run("DELETE FROM distill_dropped WHERE id <= ?", [rows[rows.length - 1].id]);
 }

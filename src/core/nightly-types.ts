@@ -32,6 +32,8 @@ export interface NightlyDigest {
   decayed: number;
   /** Recall sessions idle past their time-to-live, forgotten. */
   sessions_expired: number;
+  /** Fragments /distill's substance gate rejected since the last run, by reason; written to the log, then forgotten. */
+  dropped_fragments: { count: number; by_reason: Record<string, number> };
   model_calls: number;
   max_model_calls: number;
   /** Work left undone, and why (no model, call cap, model failure). */

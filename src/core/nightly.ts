@@ -79,6 +79,7 @@ function newDigest(day: string, now: number, forced: boolean, model: string | nu
     dropped: 0,
     decayed: 0,
     sessions_expired: 0,
+    dropped_fragments: { count: 0, by_reason: {} },
     model_calls: 0,
     max_model_calls: maxCalls,
     skipped: [],

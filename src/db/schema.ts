@@ -102,3 +102,11 @@ export const memoryPrimaryDomain = sqliteTable("memory_primary_domain", {
 });
 
 export type MemoryRow = typeof memories.$inferSelect;
+
+/** Substance-gate rejects waiting for the nightly log (migrations/0005_dropped.sql). */
+export const distillDropped = sqliteTable("distill_dropped", {
+  id: integer("id").primaryKey({ autoIncrement: true }),
+  at: integer("at").notNull(),
+  reason: text("reason").notNull(),
+  content: text("content").notNull(),
+});

@@ -73,6 +73,7 @@ function digest(day: string, n: number): NightlyDigest {
     dropped: n % 2,
     decayed: 2 * n,
     sessions_expired: 0,
+    dropped_fragments: { count: 0, by_reason: {} },
     model_calls: 1 + n,
     max_model_calls: 50,
     skipped: n === 3 ? [{ step: "learn", reason: "model failed: timeout" }] : [],

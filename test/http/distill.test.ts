@@ -101,6 +101,15 @@ describe("201 distilled and stored", () => {
     ]);
     expect(count("memories")).toBe(1);
     expect(h.srv.services.logs.some((l) => l.message.includes("distill dropped (filler)"))).toBe(true);
+    // Kept for the nightly log, reasons and previews only.
+    expect(sql<{ reason: string }>("SELECT reason FROM distill_dropped ORDER BY id").map((r) => r.reason)).toEqual(["filler", "filler", "empty", "too short", "tool noise"]);
+  });
+
+  test("a trivial transcript is not kept for the nightly log (it is raw session text)", async () => {
+    h.srv.services.store.sqlite.run("DELETE FROM distill_dropped");
+    const r = await post({ text: "ok thanks" });
+    expect(r.status).toBe(201);
+    expect(count("distill_dropped")).toBe(0);
   });
 
   test("model replies in code fences with leading prose are parsed", async () => {

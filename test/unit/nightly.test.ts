@@ -178,9 +178,15 @@ describe("without a model, and the non-model steps", () => {
     const idleSession = "idle-session";
     s.store.sqlite.run("INSERT INTO recall_sessions(session_id, turn, updated_at) VALUES (?, 3, ?)", [idleSession, clock - 30 * DAY_MS]);
 
+    for (const reason of ["filler", "filler", "tool noise"]) s.store.sqlite.run("INSERT INTO distill_dropped(at, reason, content) VALUES (?, ?, ?)", [clock, reason, `fragment ${reason}`]);
+
     const out = await runNightly(s, { day: DAY });
     expect(fake.requests.length).toBe(0);
     expect(out.digest).toMatchObject({ status: "done", model: null, model_calls: 0, written: 0, merged: 1, decayed: 1, dropped: 1, sessions_expired: 1 });
+    // The distiller's rejects went to the log and the digest, then were forgotten.
+    expect(out.digest!.dropped_fragments).toEqual({ count: 3, by_reason: { filler: 2, "tool noise": 1 } });
+    expect(s.logs.filter((l) => l.message.startsWith("nightly: distill dropped (filler)"))).toHaveLength(2);
+    expect(q<{ n: number }>(s, "SELECT count(*) AS n FROM distill_dropped")[0].n).toBe(0);
     expect(out.digest!.steps).toEqual({ learn: "skipped", merge: "done", decay: "done", prune: "done" });
     expect(out.digest!.skipped).toEqual([{ step: "learn", reason: expect.stringContaining("no language model configured"), memories: 3 }]);
     expect(out.message).toContain("skipped learn");
