@@ -5,6 +5,7 @@ import { capture, findTranscripts, type Transcript } from "../capture/run";
 import { acquireLock, stateDir } from "../capture/watermark";
 import { loadConfig } from "../config";
 import { parseFlags, UsageError } from "./args";
+import { counted } from "../core/text";
 
 export const CAPTURE_HELP = `memsvc capture [--dir <dir>] [--file <jsonl>] [--format claude|generic] [--dry-run] [--json]
 
@@ -66,7 +67,7 @@ export async function runCapture(argv: string[]): Promise<number> {
     } else {
       for (const r of result.reports) {
         const what = r.status === "dry run" ? `${r.segments} segment(s) would be sent` : r.status === "failed" ? `sent ${r.sent}/${r.segments}, stopped: ${r.error}` : `sent ${r.sent} segment(s)`;
-        console.log(`${r.sessionId}${r.project ? ` (${r.project})` : ""}: ${what}; ${r.memories} memories, ${r.dropped} dropped; ${r.bytesIn} bytes read, ${r.bytesSent} sent`);
+        console.log(`${r.sessionId}${r.project ? ` (${r.project})` : ""}: ${what}; ${counted(r.memories, "memory", "memories")}, ${r.dropped} dropped; ${r.bytesIn} bytes read, ${r.bytesSent} sent`);
       }
       if (result.reports.length === 0) console.log(`nothing new in ${transcripts.length} transcript(s)`);
     }

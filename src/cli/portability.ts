@@ -8,6 +8,7 @@ import { createServices } from "../core/services";
 import { loadEmbedder } from "../embed";
 import { AppError } from "../errors";
 import { parseFlags, UsageError } from "./args";
+import { counted } from "../core/text";
 
 export const EXPORT_HELP = `memsvc export [--out <file.jsonl>] [--vectors]
 
@@ -37,7 +38,7 @@ export async function runExport(argv: string[]): Promise<number> {
   const store = openStore(config.paths.db);
   try {
     const r = await exportAll(store, config.paths.identity, file, { vectors: values.vectors === true });
-    console.log(`exported ${r.memories} memories, ${r.links} links, ${r.identity_sections} identity sections${r.vectors ? " with vectors" : ""} to ${r.file}`);
+    console.log(`exported ${counted(r.memories, "memory", "memories")}, ${counted(r.links, "link")}, ${counted(r.identity_sections, "identity section")}${r.vectors ? " with vectors" : ""} to ${r.file}`);
   } finally {
     store.close();
   }
@@ -54,7 +55,7 @@ export async function runImport(argv: string[]): Promise<number> {
   const s = createServices(config, { embedder, log });
   try {
     const r = await importAll(s, resolve(positionals[0]), (line) => process.stderr.write(`\r${line}`));
-    console.log(`imported ${r.memories} memories (${r.reused_vectors} vectors reused, ${r.reembedded} re-embedded), ${r.links} links, ${r.identity_sections} identity sections into ${config.home}`);
+    console.log(`imported ${counted(r.memories, "memory", "memories")} (${counted(r.reused_vectors, "vector")} reused, ${r.reembedded} re-embedded), ${counted(r.links, "link")}, ${counted(r.identity_sections, "identity section")} into ${config.home}`);
     return 0;
   } catch (e) {
     if (e instanceof AppError) {

@@ -1,5 +1,5 @@
 import type { Services } from "./services";
-import { keywords, stem } from "./text";
+import { counted, keywords, stem } from "./text";
 import { isoTime } from "./dates";
 import { DOMAIN_INDEX_CACHE_MS, DOMAIN_INDEX_MAX, DOMAIN_KEYWORD_SAMPLE, DOMAIN_KEYWORDS } from "./tuning";
 import { normalizeTag } from "./tags";
@@ -169,14 +169,14 @@ function addKeywords(s: Services, domains: DomainEntry[]): void {
 /** The tool's text form: one line per domain with counts, projects and keywords. */
 export function renderDomainIndex(idx: DomainIndex): string {
   if (idx.totals.memories === 0) return "No memories stored yet.";
-  const lines = [`${idx.totals.memories} memories (${idx.totals.learnings} learnings) in ${idx.totals.domains} domains and ${idx.totals.projects} projects.`, "", "Domains:"];
+  const lines = [`${counted(idx.totals.memories, "memory", "memories")} (${counted(idx.totals.learnings, "learning")}) in ${counted(idx.totals.domains, "domain")} and ${counted(idx.totals.projects, "project")}.`, "", "Domains:"];
   for (const d of idx.domains) {
     const projects = d.projects.slice(0, 4).map((p) => `${p.project ?? "(no project)"} ${p.memories}`);
     lines.push(
-      `- ${d.domain} (${d.kind}): ${d.memories} memories, ${d.learnings} learnings${d.kind === "tag" ? `; projects: ${projects.join(", ")}` : ""}${d.keywords.length ? `; keywords: ${d.keywords.join(", ")}` : ""}`,
+      `- ${d.domain} (${d.kind}): ${counted(d.memories, "memory", "memories")}, ${counted(d.learnings, "learning")}${d.kind === "tag" ? `; projects: ${projects.join(", ")}` : ""}${d.keywords.length ? `; keywords: ${d.keywords.join(", ")}` : ""}`,
     );
   }
   lines.push("", "Projects:");
-  for (const p of idx.projects) lines.push(`- ${p.project ?? "(no project)"}: ${p.memories} memories, ${p.learnings} learnings${p.domains.length ? `; domains: ${p.domains.join(", ")}` : ""}`);
+  for (const p of idx.projects) lines.push(`- ${p.project ?? "(no project)"}: ${counted(p.memories, "memory", "memories")}, ${counted(p.learnings, "learning")}${p.domains.length ? `; domains: ${p.domains.join(", ")}` : ""}`);
   return lines.join("\n");
 }

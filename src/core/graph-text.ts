@@ -1,4 +1,5 @@
 import type { GraphMemory, HubsResult, NeighborsResult, PathResult } from "./graph";
+import { counted } from "./text";
 
 /**
  * Plain-text renderings of the graph operations, for the memsvc_graph tool:
@@ -18,7 +19,7 @@ export function neighborsText(r: NeighborsResult): string {
   const shown = r.count < r.total ? `showing ${r.count} of ${r.total}` : `${r.total}`;
   const lines = r.neighbors.map((n) => {
     const rels = n.relationships.map((l) => (l.direction === "out" ? `${l.relationship} → ${l.weight}` : `← ${l.relationship} ${l.weight}`)).join("; ");
-    return `- ${n.short_id} [${rels}] (${describe(n)}, ${n.connections} links): ${n.preview}`;
+    return `- ${n.short_id} [${rels}] (${describe(n)}, ${counted(n.connections, "link")}): ${n.preview}`;
   });
   return `${head}\nLinked memories (${shown}${r.relationship ? `, relationship "${r.relationship}"` : ""}), strongest link first:\n${lines.join("\n")}`;
 }
@@ -26,7 +27,7 @@ export function neighborsText(r: NeighborsResult): string {
 export function hubsText(r: HubsResult): string {
   const where = r.domain ? ` in domain "${r.domain}"` : "";
   if (r.count === 0) return `No linked memories${where} yet.`;
-  const lines = r.hubs.map((h, i) => `${i + 1}. ${h.short_id}: ${h.connections} links (${describe(h)}, strength ${h.effective_strength}): ${h.preview}`);
+  const lines = r.hubs.map((h, i) => `${i + 1}. ${h.short_id}: ${counted(h.connections, "link")} (${describe(h)}, strength ${h.effective_strength}): ${h.preview}`);
   return `Hub memories${where}, most links first:\n${lines.join("\n")}`;
 }
 

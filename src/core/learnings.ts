@@ -1,11 +1,13 @@
 import type { MemoryRow } from "../db";
 import { isoDate } from "./dates";
+import { inlineMarkdown } from "./inline-md";
 import { toView, type MemoryView } from "./memories";
 import { fromSql } from "./recent";
 import { parseLimit, parseProject } from "./search";
 import type { Services } from "./services";
 import { effectiveStrengthSql } from "./strength";
 import { tagsOf } from "./tags";
+import { counted } from "./text";
 import { LEARNINGS_BLOCK_MAX, LEARNINGS_BLOCK_CHARS, LEARNINGS_DEFAULT_DAYS, LEARNINGS_MAX, LEARNINGS_MAX_DAYS } from "./tuning";
 
 export interface LearningsInput {
@@ -108,17 +110,12 @@ export function memoryIndex(s: Services): MemoryIndex {
   return { memories: total, learnings: byType.learnings ?? 0, by_type: byType, projects, domains };
 }
 
-function oneParagraph(text: string, max: number): string {
-  const flat = text.replace(/^\s*#+\s+/gm, "").replace(/\s+/g, " ").trim();
-  return flat.length > max ? `${flat.slice(0, max - 1).replace(/\s+\S*$/, "")}…` : flat;
-}
-
 /** The session-start block: the strongest learnings, then one line on what else memory holds. */
 export function renderLearnings(list: readonly LearningView[], ctx: { days: number; project: string | null; index: MemoryIndex }): string | null {
   if (list.length === 0) return null;
   const shown = list.slice(0, LEARNINGS_BLOCK_MAX);
   const scope = ctx.project ? ` (project ${ctx.project} and global)` : "";
-  const lines = shown.map((l) => `- \`${l.short_id}\` ${isoDate(Date.parse(l.created_at))}${l.project && l.project !== ctx.project ? ` [${l.project}]` : ""}: ${oneParagraph(l.content, LEARNINGS_BLOCK_CHARS)}`);
+  const lines = shown.map((l) => `- \`${l.short_id}\` ${isoDate(Date.parse(l.created_at))}${l.project && l.project !== ctx.project ? ` [${l.project}]` : ""}: ${inlineMarkdown(l.content, LEARNINGS_BLOCK_CHARS, true)}`);
   const more = list.length > shown.length ? [`- …and ${list.length - shown.length} more (\`memsvc_learnings\`).`] : [];
   const projects = ctx.index.projects
     .filter((p) => p.project !== null)
@@ -131,6 +128,6 @@ export function renderLearnings(list: readonly LearningView[], ctx: { days: numb
     ...lines,
     ...more,
     "",
-    `Memory holds ${ctx.index.memories} memories (${ctx.index.learnings} learnings)${projects.length ? ` in ${projects.join(", ")}` : ""}; \`memsvc_search\` finds them, \`memsvc_index\` lists the domains.`,
+    `Memory holds ${counted(ctx.index.memories, "memory", "memories")} (${counted(ctx.index.learnings, "learning")})${projects.length ? ` in ${projects.join(", ")}` : ""}; \`memsvc_search\` finds them, \`memsvc_index\` lists the domains.`,
   ].join("\n");
 }

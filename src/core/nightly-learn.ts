@@ -6,6 +6,7 @@ import { insertMemoryRows, type NewMemory } from "./memories";
 import type { NightlyCursor, RunContext } from "./nightly-types";
 import { MAX_TAGS } from "./tags";
 import { NIGHTLY_CHUNK_MAX_MEMORIES, NIGHTLY_MAX_LEARNINGS_PER_CALL, NIGHTLY_MEMORY_MAX_CHARS, NIGHTLY_MIN_LEARNING_CHARS } from "./tuning";
+import { counted } from "./text";
 
 interface DayRow {
   seq: number;
@@ -111,7 +112,7 @@ export async function learnStep(ctx: RunContext, llm: LlmClient | null): Promise
     if (chunk.length === 0) return stop("", "done");
     if (digest.model_calls >= max) return stop(`model call cap reached (nightly.maxModelCalls = ${max})`, "done");
     const project = chunk[0].project;
-    ctx.progress("learn", `asking ${llm.label} about ${chunk.length} memories of ${project ?? "(no project)"}`, digest.read, digest.considered);
+    ctx.progress("learn", `asking ${llm.label} about ${counted(chunk.length, "memory", "memories")} of ${project ?? "(no project)"}`, digest.read, digest.considered);
     let answer: unknown;
     try {
       answer = await llm.chatJson(
@@ -146,7 +147,7 @@ export async function learnStep(ctx: RunContext, llm: LlmClient | null): Promise
       return out;
     })();
     inserted.forEach((r, i) => s.index.upsert(r.seq, vectors[i], project));
-    ctx.progress("learn", `${digest.read}/${digest.considered} memories read, ${digest.written} learnings written, ${digest.model_calls}/${max} model calls`, digest.read, digest.considered);
+    ctx.progress("learn", `${digest.read}/${counted(digest.considered, "memory", "memories")} read, ${counted(digest.written, "learning")} written, ${digest.model_calls}/${counted(max, "model call")}`, digest.read, digest.considered);
   }
 }
 

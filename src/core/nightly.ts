@@ -7,6 +7,7 @@ import { decayStep, mergeStep, pruneStep } from "./nightly-maintain";
 import { NightlyInterrupted, STEPS, type NightlyCursor, type NightlyDigest, type NightlyOptions, type NightlyOutcome, type RunContext } from "./nightly-types";
 import type { Services } from "./services";
 import { NIGHTLY_CATCHUP_DAYS, NIGHTLY_LEASE_MS } from "./tuning";
+import { counted } from "./text";
 
 export { NightlyInterrupted } from "./nightly-types";
 export type { NightlyDigest, NightlyOptions, NightlyOutcome, NightlyProgress } from "./nightly-types";
@@ -210,14 +211,14 @@ export async function runNightly(s: Services, opts: NightlyOptions = {}): Promis
 /** One line for logs and the CLI. */
 export function summarize(d: NightlyDigest): string {
   const parts = [
-    `read ${d.read}/${d.considered} memories`,
-    `wrote ${d.written} learnings`,
+    `read ${d.read}/${counted(d.considered, "memory", "memories")}`,
+    `wrote ${counted(d.written, "learning")}`,
     `merged ${d.merged}`,
     `dropped ${d.dropped}`,
     `decayed ${d.decayed}`,
-    `${d.model_calls}/${d.max_model_calls} model calls`,
+    `${d.model_calls}/${counted(d.max_model_calls, "model call")}`,
   ];
-  const skipped = d.skipped.map((x) => `skipped ${x.step}${x.memories ? ` (${x.memories} memories)` : ""}: ${x.reason}`);
+  const skipped = d.skipped.map((x) => `skipped ${x.step}${x.memories ? ` (${counted(x.memories, "memory", "memories")})` : ""}: ${x.reason}`);
   return `nightly ${d.day} ${d.status}: ${parts.join(", ")}${skipped.length ? `; ${skipped.join("; ")}` : ""}`;
 }
 

@@ -7,6 +7,7 @@ import { VERSION } from "../version";
 import { agentDir, agentFolders, isValidName, readScope, writeSections } from "./identity-files";
 import { normalizeMemoryType } from "./memory-types";
 import type { Services } from "./services";
+import { counted } from "./text";
 
 /**
  * The JSONL portability format: one record per line, `kind` first. Every
@@ -112,7 +113,7 @@ export interface ImportSummary {
 export async function importAll(s: Services, file: string, progress: (line: string) => void = () => {}): Promise<ImportSummary> {
   if (!existsSync(file)) throw invalid(`no such file: ${file}`);
   const existing = s.store.sqlite.query<{ n: number }, []>("SELECT count(*) n FROM memories").get()!.n;
-  if (existing > 0) throw invalid(`the database at ${s.store.file} already holds ${existing} memories; import into a fresh home (set MEMSVC_HOME to an empty folder)`);
+  if (existing > 0) throw invalid(`the database at ${s.store.file} already holds ${counted(existing, "memory", "memories")}; import into a fresh home (set MEMSVC_HOME to an empty folder)`);
   const memories: MemoryRecord[] = [];
   const rest: Record<string, any>[] = [];
   let meta: Record<string, any> | null = null;

@@ -1,5 +1,6 @@
 import { invalid } from "../errors";
 import { isoDate } from "./dates";
+import { inlineMarkdown } from "./inline-md";
 import { recallCandidates, type RecallCandidate } from "./recall-gates";
 import { parseProject } from "./search";
 import type { Services } from "./services";
@@ -125,17 +126,9 @@ export function resetSession(s: Services, sessionId: string): void {
   })();
 }
 
-/** First meaningful line of a memory, without Markdown markers, cut at a word boundary. */
+/** First meaningful line of a memory as one line of Markdown, identifiers kept verbatim (see inline-md.ts). */
 export function gist(content: string, max = RECALL_GIST_CHARS): string {
-  const line =
-    content
-      .split("\n")
-      .map((l) => l.replace(/^\s*(#+|[-*+>]|\d+[.)])\s+/, "").replace(/[`*_]+/g, "").replace(/\s+/g, " ").trim())
-      .find((l) => l.length > 0) ?? "";
-  if (line.length <= max) return line;
-  const cut = line.slice(0, max - 1);
-  const space = cut.lastIndexOf(" ");
-  return `${(space > max * 0.6 ? cut.slice(0, space) : cut).replace(/[\s,;:.-]+$/, "")}…`;
+  return inlineMarkdown(content, max);
 }
 
 export const RECALL_HEADING = "## Memory recall (auto)";

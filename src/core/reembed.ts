@@ -1,5 +1,6 @@
 import { getMeta, setMeta } from "../db";
 import type { Services } from "./services";
+import { counted } from "./text";
 
 const BATCH = 32;
 
@@ -25,7 +26,7 @@ export async function runReembed(s: Services, signal?: AbortSignal): Promise<{ d
     const rows = select.all(Number(cursorText), BATCH);
     if (rows.length === 0) {
       s.store.sqlite.run("DELETE FROM meta WHERE key = 'reembed_cursor'");
-      s.log("info", `re-embedding finished: ${done} memories now in ${s.embedder.id} space`);
+      s.log("info", `re-embedding finished: ${counted(done, "memory", "memories")} now in ${s.embedder.id} space`);
       break;
     }
     const vectors = await s.embedder.embed(rows.map((r) => r.content), "document");

@@ -35,3 +35,8 @@ export function stem(word: string): string {
   }
   return word;
 }
+
+/** "1 memory", "2 memories", "1 learning", "0 learnings": counts shown to people and agents read as English. */
+export function counted(n: number, one: string, many = `${one}s`): string {
+  return `${n} ${n === 1 ? one : many}`;
+}

@@ -14,6 +14,7 @@ import { DEFAULT_RECENT_LIMIT, DEFAULT_SEARCH_LIMIT, GRAPH_DEFAULT_LIMIT, LEARNI
 import { storageFailure } from "../db/storage-errors";
 import { AppError, invalid } from "../errors";
 import { deleteText, errorText, learningsText, memoryText, recentText, searchText, updateText } from "./format";
+import { counted } from "../core/text";
 
 /**
  * The ten canonical memsvc_ tools plus the memsvc_lessons alias. Each calls
@@ -103,7 +104,7 @@ export function registerTools(server: McpServer, s: Services): void {
     false,
     async (a) => {
       const r = await ingestMemory(s, { content: a.content, project: a.project, memory_type: a.memory_type, source_agent: clientName(server) });
-      return r.id === null ? `Not stored: this session already has ${r.existing_count} memories.` : `${r.message}\nid: ${r.id}`;
+      return r.id === null ? `Not stored: this session already has ${counted(r.existing_count, "memory", "memories")}.` : `${r.message}\nid: ${r.id}`;
     },
   );
 

@@ -204,10 +204,10 @@ describe.each(["sse", "http"] as const)("MCP tools over %s", (t) => {
 
   test("index: domains with memory and learnings counts, projects", () => {
     const text = ok(r.index);
-    expect(text).toMatch(/^\d+ memories \(\d+ learnings\) in \d+ domains and \d+ projects\./);
-    expect(text).toMatch(/- memsvc \(project\): \d+ memories, [1-9]\d* learnings/);
+    expect(text).toMatch(/^\d+ memor(y|ies) \(\d+ learnings?\) in \d+ domains? and \d+ projects?\./);
+    expect(text).toMatch(/- memsvc \(project\): \d+ memories, [1-9]\d* learnings?/);
     expect(text).toContain("Projects:\n");
-    expect(text).toMatch(/- ops: 1 memories, 0 learnings/);
+    expect(text).toMatch(/- ops: 1 memory, 0 learnings/);
   });
 
   test("graph: neighbors, hubs, path", () => {

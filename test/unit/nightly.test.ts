@@ -122,7 +122,7 @@ describe("consolidation with a model", () => {
     };
     let chunks = 0;
     const crash = (e: NightlyProgress) => {
-      if (e.step === "learn" && e.message.includes("learnings written") && ++chunks === 1) throw new Error("simulated crash");
+      if (e.step === "learn" && /learnings? written/.test(e.message) && ++chunks === 1) throw new Error("simulated crash");
     };
     await expect(runNightly(s, { day: DAY, progress: crash })).rejects.toThrow("simulated crash");
     expect(runRow(s).status).toBe("running");
@@ -272,7 +272,7 @@ describe("memsvc nightly (CLI)", () => {
     const env = childEnv(home);
     const first = await run([BUN, "src/main.ts", "nightly"], env);
     expect(first.code).toBe(0);
-    expect(first.stdout).toContain(`nightly ${day} done: read 1/1 memories, wrote 1 learnings`);
+    expect(first.stdout).toContain(`nightly ${day} done: read 1/1 memory, wrote 1 learning`);
     expect(first.stderr).toContain(`nightly ${day} learn`);
     const again = await run([BUN, "src/main.ts", "nightly", "--day", day, "--json"], env);
     expect(again.code).toBe(0);
