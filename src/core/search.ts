@@ -1,5 +1,6 @@
 import { invalid } from "../errors";
 import { rowsBySeq, toView, type MemoryView } from "./memories";
+import { parseMinScore, relevanceBySeq } from "./search-score";
 import type { Services } from "./services";
 import { effectiveStrength, round3 } from "./strength";
 import { keywords } from "./text";
@@ -16,6 +17,7 @@ import {
   QUERY_MAX_CHARS,
   QUERY_MAX_TERMS,
   RRF_K,
+  SCORE_RANK_SHARE,
   SEARCH_CANDIDATES,
   STRENGTH_WEIGHT,
   VECTOR_MIN_SIMILARITY,
@@ -26,12 +28,14 @@ export interface SearchInput {
   query?: unknown;
   limit?: unknown;
   project?: unknown;
+  /** Drop results scoring below this (0..1); absent: top-k, however weak. */
+  min_score?: unknown;
 }
 
 export interface SearchHit extends MemoryView {
-  /** Composite of fused relevance and effective strength, in [0, 1]. */
+  /** Absolute relevance times the strength factor, in [0, 1]: comparable across queries (see search-score.ts). */
   score: number;
-  /** Fused BM25 + vector (+ graph) relevance before strength, in [0, 1]. */
+  /** Evidence that the memory answers the query (lexical coverage, semantic similarity), ordered by fused rank, before strength, in [0, 1]. */
   relevance: number;
   /** "bm25", "vector" and/or "graph": which retrievers found it. */
   matched_by: string[];
@@ -164,8 +168,9 @@ export async function search(s: Services, input: SearchInput, queryVector?: Floa
   const query = parseQuery(input.query);
   const limit = parseLimit(input.limit, DEFAULT_SEARCH_LIMIT);
   const project = parseProject(input.project);
+  const minScore = parseMinScore(input.min_score);
   const vector = queryVector ?? (await s.embedder.embed([query], "query"))[0];
-  return rank(s, query, vector, limit, project);
+  return rank(s, query, vector, limit, project, minScore);
 }
 
 /** What ranking needs of a candidate; full rows are read for the returned few only. */
@@ -188,7 +193,7 @@ function scoringRows(s: Services, seqs: number[]): Map<number, ScoringRow> {
 }
 
 /** The synchronous part of search, once the query vector is known (benchmarks time this). */
-export function rank(s: Services, query: string, vector: Float32Array, limit: number, project: string | null): SearchResult {
+export function rank(s: Services, query: string, vector: Float32Array, limit: number, project: string | null, minScore: number | null = null): SearchResult {
   const now = s.now();
   const fused = new Map<number, Candidate>();
   const add = (seq: number, score: number, via: string) => {
@@ -202,26 +207,33 @@ export function rank(s: Services, query: string, vector: Float32Array, limit: nu
   if (expr) bm25Candidates(s, expr, project, SEARCH_CANDIDATES).forEach((seq, i) => add(seq, 1 / (RRF_K + i + 1), "bm25"));
   const floor = VECTOR_MIN_SIMILARITY[s.embedder.kind];
   const weight = VECTOR_RRF_WEIGHT[s.embedder.kind];
+  const cosine = new Map<number, number>();
   s.index
     .search(vector, SEARCH_CANDIDATES, project)
     .filter((hit) => hit.similarity >= floor)
-    .forEach((hit, i) => add(hit.seq, weight / (RRF_K + i + 1), "vector"));
+    .forEach((hit, i) => {
+      cosine.set(hit.seq, hit.similarity);
+      add(hit.seq, weight / (RRF_K + i + 1), "vector");
+    });
 
   const best = (1 + weight) / (RRF_K + 1);
   const seeds = [...fused.entries()].sort((a, b) => b[1].rrf - a[1].rrf).slice(0, Math.max(GRAPH_SEEDS, limit));
   const rows = scoringRows(s, [...fused.keys()]);
   widenByGraph(s, seeds, rows, fused, project);
 
-  const scored: { seq: number; score: number; relevance: number }[] = [];
+  const absolute = relevanceBySeq(s, query, [...rows.keys()], cosine);
+  const scored: { seq: number; score: number; relevance: number; rank: number }[] = [];
   for (const [seq, c] of fused) {
     const row = rows.get(seq);
     if (!row) continue;
-    const relevance = Math.min(1, c.rrf / best);
+    // Evidence caps the score; the fused rank orders within it (see SCORE_RANK_SHARE).
+    const relevance = (absolute.get(seq) ?? 0) * (1 - SCORE_RANK_SHARE + SCORE_RANK_SHARE * Math.min(1, c.rrf / best));
     const eff = effectiveStrength(row.strength, row.refreshedAt, now);
     const strengthFactor = 1 - STRENGTH_WEIGHT + STRENGTH_WEIGHT * Math.min(1, eff);
-    scored.push({ seq, score: round3(relevance * strengthFactor), relevance: round3(relevance) });
+    const score = round3(relevance * strengthFactor);
+    if (minScore === null || score >= minScore) scored.push({ seq, score, relevance: round3(relevance), rank: c.rrf });
   }
-  scored.sort((a, b) => b.score - a.score || b.relevance - a.relevance);
+  scored.sort((a, b) => b.score - a.score || b.rank - a.rank);
   const top = scored.slice(0, limit);
   const full = rowsBySeq(s, top.map((h) => h.seq));
   const results: SearchHit[] = [];

@@ -68,6 +68,27 @@ export const BM25_MAX_WEIGHED_POSTINGS = 20_000;
 export const BM25_TERM_COUNTS_DRIFT = 0.1;
 /** ...or once this many words are cached (a bound on memory). */
 export const BM25_TERM_COUNTS_MAX = 50_000;
+/**
+ * Absolute search relevance (search-score.ts). Cosine similarity counts as
+ * evidence only above what unrelated texts reach with the embedder (bge:
+ * unrelated pairs ~0.4-0.5, see VECTOR_MIN_SIMILARITY; hashed vectors ~0)
+ * and is full evidence at a close paraphrase (bge ~0.85; hashed vectors of
+ * the same words ~0.6). The hashing fallback's vectors only repeat the words
+ * lexical coverage already counts, so they weigh 0.3 there.
+ */
+export const SCORE_COSINE_BASELINE: Record<"onnx" | "fallback", number> = { onnx: 0.5, fallback: 0.1 };
+export const SCORE_COSINE_FULL: Record<"onnx" | "fallback", number> = { onnx: 0.85, fallback: 0.6 };
+export const SCORE_VECTOR_WEIGHT: Record<"onnx" | "fallback", number> = { onnx: 1, fallback: 0.3 };
+/**
+ * Search relevance = evidence × (1 − share + share × fused rank / best fused
+ * rank): evidence caps how high a memory can score, the rank orders within
+ * that. LoCoMo-dev, fallback embedder (recall@5 / @10): RRF order alone (the
+ * old score) 0.539 / 0.614; evidence alone 0.545 / 0.609; share 0.25 0.549 /
+ * 0.609; 0.5 0.548 / 0.613; 0.75 0.547 / 0.617; 1 0.542 / 0.615.
+ */
+export const SCORE_RANK_SHARE = 0.75;
+/** Lexical coverage reads this much of each candidate (memories are mostly shorter; long ones state their topic early). */
+export const SCORE_CONTENT_CHARS = 4000;
 /** How much effective strength moves the composite score (0 = pure relevance). */
 export const STRENGTH_WEIGHT = 0.2;
 

@@ -35,9 +35,10 @@ function facts(m: MemoryView, extra: string[]): string {
   return [m.memory_type, m.project ? `project ${m.project}` : "no project", ...extra, day(m.created_at), `from ${m.source_agent}`].join(" · ");
 }
 
-export function searchText(r: SearchResult, project: string | null): string {
+export function searchText(r: SearchResult, project: string | null, minScore?: number | null): string {
   const scope = project ? ` in project ${project}` : "";
-  if (r.count === 0) return `No memories found for "${r.query}"${scope}. Try other words, drop the project filter, or use memsvc_recent.`;
+  const floor = typeof minScore === "number" ? ` scoring at least ${minScore}` : "";
+  if (r.count === 0) return `No memories found for "${r.query}"${scope}${floor}. Try other words${floor ? ", a lower min_score" : ""}, drop the project filter, or use memsvc_recent.`;
   const lines = [`${r.count} memor${r.count === 1 ? "y" : "ies"} for "${r.query}"${scope}, best first:`, ""];
   r.results.forEach((m, i) => {
     lines.push(`${i + 1}. [${m.short_id}] ${facts(m, [`score ${m.score}`, `strength ${m.effective_strength}`, links(m.connections)])}`);

@@ -71,10 +71,20 @@ export function registerTools(server: McpServer, s: Services): void {
 
   tool(
     "memsvc_search",
-    `Search long-term memory for what earlier sessions learned, decided or experienced. Use it before starting work on a topic, when a question may have been met before, or when the user refers to past work. Hybrid search (keywords, meaning, and links between memories). Returns up to \`limit\` memories (default ${DEFAULT_SEARCH_LIMIT}), best first, each with its short id, content, composite score, effective strength, type, project and connection count. ${CITE}`,
-    { query: text("query", "What to look for, in plain words."), limit: count("limit", `How many memories at most (default ${DEFAULT_SEARCH_LIMIT}).`), project },
+    `Search long-term memory for what earlier sessions learned, decided or experienced. Use it before starting work on a topic, when a question may have been met before, or when the user refers to past work. Hybrid search (keywords, meaning, and links between memories). Returns up to \`limit\` memories (default ${DEFAULT_SEARCH_LIMIT}), best first, each with its short id, content, score (0 to 1: how much of the query it answers, comparable across queries), effective strength, type, project and connection count. ${CITE}`,
+    {
+      query: text("query", "What to look for, in plain words."),
+      limit: count("limit", `How many memories at most (default ${DEFAULT_SEARCH_LIMIT}).`),
+      project,
+      min_score: z
+        .number({ error: "min_score must be a number from 0 to 1" })
+        .min(0, { error: "min_score must be a number from 0 to 1" })
+        .max(1, { error: "min_score must be a number from 0 to 1" })
+        .optional()
+        .describe("Leave out memories scoring below this (0 to 1; about 0.3 drops those sharing only a word or two with the query). Without it the best `limit` are returned, however weak."),
+    },
     true,
-    async (a) => searchText(await search(s, { query: a.query, limit: a.limit, project: a.project }), parseProject(a.project)),
+    async (a) => searchText(await search(s, { query: a.query, limit: a.limit, project: a.project, min_score: a.min_score }), parseProject(a.project), a.min_score),
   );
 
   tool(

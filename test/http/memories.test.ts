@@ -53,6 +53,11 @@ describe("GET /search and /recent", () => {
     expect(r.body.count).toBe(r.body.results.length);
     expect(r.body.results[0]).toMatchObject({ content: expect.stringContaining("ubuntu"), project: "ci", memory_type: "experience" });
     for (const k of ["id", "score", "effective_strength", "connections", "created_at"]) expect(r.body.results[0]).toHaveProperty(k);
+    const strict = await json(await get(`/search?query=${encodeURIComponent("which CI runner image?")}&project=ci&min_score=0.99`));
+    expect(strict.status).toBe(200);
+    for (const hit of strict.body.results) expect(hit.score).toBeGreaterThanOrEqual(0.99);
+    const loose = await json(await get(`/search?query=${encodeURIComponent("which CI runner image?")}&project=ci&min_score=0`));
+    expect(loose.body.count).toBe(r.body.count);
   });
 
   test("search with FTS syntax and 10 KB of text never errors", async () => {
@@ -64,6 +69,7 @@ describe("GET /search and /recent", () => {
   test("search and recent reject bad parameters", async () => {
     expectError(await json(await get("/search")), 400, /query/);
     expectError(await json(await get("/search?query=x&limit=lots")), 400, /limit/);
+    for (const bad of ["high", "-0.2", "1.01", "NaN", "1e9"]) expectError(await json(await get(`/search?query=x&min_score=${bad}`)), 400, /min_score must be a number from 0 to 1/);
     expectError(await json(await get("/recent?limit=0")), 400, /limit/);
   });
 

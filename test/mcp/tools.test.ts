@@ -89,6 +89,8 @@ function plan(t: "sse" | "http"): DriverStep[] {
     { label: "e-type", call: "memsvc_search", args: { query: "x", limit: "many" } },
     { label: "e-extra", call: "memsvc_search", args: { query: "x", privacy: "WORK" } },
     { label: "e-range", call: "memsvc_learnings", args: { days: 0 } },
+    { label: "e-minscore", call: "memsvc_search", args: { query: "x", min_score: 1.5 } },
+    { label: "search-floor", call: "memsvc_search", args: { query: "what is the capital of France", min_score: 0.3 } },
     { label: "e-unknown", call: "memsvc_get", args: { id: "00000000" } },
     { label: "e-ambiguous", call: "memsvc_get", args: { id: short("twin1") } },
     { label: "e-badid", call: "memsvc_delete", args: { id: "nope" } },
@@ -133,6 +135,7 @@ describe.each(["sse", "http"] as const)("MCP tools over %s", (t) => {
     const schema = (name: string) => tools.find((x) => x.name === name)!.schema;
     expect(schema("memsvc_search").required).toEqual(["query"]);
     expect(schema("memsvc_search").properties.limit).toMatchObject({ type: "integer", minimum: 1, maximum: 100 });
+    expect(schema("memsvc_search").properties.min_score).toMatchObject({ type: "number", minimum: 0, maximum: 1 });
     expect(schema("memsvc_learnings").properties.days).toMatchObject({ type: "integer", maximum: 365 });
     expect(Object.keys(schema("memsvc_graph").properties).sort()).toEqual(["domain", "id", "limit", "operation", "target_id"]);
     expect(schema("memsvc_graph").properties.operation.enum).toEqual(["neighbors", "hubs", "path"]);
@@ -245,6 +248,8 @@ describe.each(["sse", "http"] as const)("MCP tools over %s", (t) => {
     expect(err(r["e-type"])).toContain("limit must be a number");
     expect(err(r["e-extra"])).toContain('Unrecognized key: "privacy"');
     expect(err(r["e-range"])).toContain("days must be at least 1");
+    expect(err(r["e-minscore"])).toContain("min_score must be a number from 0 to 1");
+    expect(ok(r["search-floor"])).toBe('No memories found for "what is the capital of France" scoring at least 0.3. Try other words, a lower min_score, drop the project filter, or use memsvc_recent.');
     expect(err(r["e-unknown"])).toContain("no memory with id prefix 00000000\nFind ids with memsvc_search or memsvc_recent.");
     const amb = err(r["e-ambiguous"]);
     expect(amb).toContain(`id prefix ${short("twin1")} matches several memories`);

@@ -14,7 +14,7 @@ export function memoryRoutes(s: Services) {
     })
     .get("/search", ({ query }) => {
       const q = queryParams(query);
-      return search(s, { query: q.query, limit: q.limit, project: q.project });
+      return search(s, { query: q.query, limit: q.limit, project: q.project, min_score: q.min_score });
     })
     .get("/recent", ({ query }) => {
       const q = queryParams(query);
