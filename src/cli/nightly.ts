@@ -2,7 +2,8 @@ import { Database } from "bun:sqlite";
 import { existsSync } from "node:fs";
 import { loadConfig } from "../config";
 import { stderrLogger } from "../core/log";
-import { NightlyInterrupted, parseDay, runNightly, type NightlyProgress } from "../core/nightly";
+import { defaultDay, NightlyInterrupted, owedDays, parseDay, runNightly, type NightlyProgress } from "../core/nightly";
+import { createLlmClient } from "../llm/client";
 import { createServices } from "../core/services";
 import { loadEmbedder } from "../embed";
 import { AppError } from "../errors";
@@ -20,7 +21,10 @@ false turns the schedule off):
   decay   memories shown but ignored on the day lose strength
   prune   faded, never-used, old memories are deleted; idle recall
           sessions are forgotten
-Without a language model the learn step is skipped and the rest still runs.
+Without a language model the other steps still run, but the learn step is
+owed: the day is not marked consolidated (status partial, exit 3), and the
+next run with a model configured writes its learnings (without --day,
+\`memsvc nightly\` and the schedule take up owed days of the last 30).
 
 A day is consolidated once: a second run says so and does nothing unless
 --force. An interrupted run (crash, Ctrl-C, model outage) resumes where it
@@ -29,13 +33,21 @@ stopped on the next run for that day. Safe to run while the server is up
 they are found by keyword search).
 
 Options:
-  --day YYYY-MM-DD  the UTC day to consolidate (default: yesterday, UTC)
+  --day YYYY-MM-DD  the UTC day to consolidate (default: yesterday, UTC, plus
+                    days whose learnings are owed when a model is configured)
   --force           run again even if the day was already consolidated
   --dry-run         report what would be done; change nothing
-  --json            print the digest as JSON on stdout
+  --json            print the digest of the day (--day, or yesterday) as JSON
+                    on stdout
 
-Progress goes to stderr. Exit status: 0 done (or already done), 1 partial
-(the model failed; run again to resume) or busy, 130 interrupted.`;
+Progress goes to stderr, including the fragments /distill dropped since the
+last run. Exit status: 0 done (or already done); 3 partial: learnings are
+owed (no model configured, or the model failed; run again with a model to
+resume); 1 busy (another process runs that day) or an
+error; 2 bad usage; 130 interrupted.`;
+
+/** Exit status of a run whose learn step is still owed. */
+export const EXIT_PARTIAL = 3;
 
 /** The embedder the database's vectors were made with (null for a new database). */
 function recordedEmbedder(file: string): string | null {
@@ -94,11 +106,19 @@ export async function runNightlyCommand(argv: string[]): Promise<number> {
     process.stderr.write(`nightly ${e.day} ${e.step}${count}: ${e.message}\n`);
   };
   try {
-    const outcome = await runNightly(services, { day: values.day, force: values.force === true, dryRun: values["dry-run"] === true, signal: abort.signal, progress });
-    if (values.json) console.log(JSON.stringify(outcome.digest, null, 2));
-    else console.log(outcome.message);
-    if (!outcome.ran) return /in progress/.test(outcome.message) ? 1 : 0;
-    return outcome.digest?.status === "partial" ? 1 : 0;
+    const main = values.day ?? defaultDay(Date.now());
+    // With a model, days left partial (learnings owed) are paid back first, oldest first.
+    const owed = values.day === undefined && values["dry-run"] !== true && createLlmClient(config.llm) ? owedDays(services).filter((d) => d !== main) : [];
+    let code = 0;
+    for (const day of [...owed, main]) {
+      const outcome = await runNightly(services, { day, force: values.force === true && day === main, dryRun: values["dry-run"] === true, signal: abort.signal, progress });
+      if (values.json && day === main) console.log(JSON.stringify(outcome.digest, null, 2));
+      else if (values.json) process.stderr.write(`${outcome.message}\n`);
+      else console.log(outcome.message);
+      const dayCode = !outcome.ran ? (/in progress/.test(outcome.message) ? 1 : 0) : outcome.digest?.status === "partial" ? EXIT_PARTIAL : 0;
+      if (dayCode === 1 || (dayCode === EXIT_PARTIAL && code === 0)) code = dayCode;
+    }
+    return code;
   } catch (e) {
     if (e instanceof NightlyInterrupted) {
       console.error(`memsvc nightly: ${e.message}`);

@@ -8,6 +8,9 @@ import { MAX_TAGS } from "./tags";
 import { NIGHTLY_CHUNK_MAX_MEMORIES, NIGHTLY_MAX_LEARNINGS_PER_CALL, NIGHTLY_MEMORY_MAX_CHARS, NIGHTLY_MIN_LEARNING_CHARS } from "./tuning";
 import { counted } from "./text";
 
+/** How an owed learn step is paid back, in the digest and the CLI. */
+export const OWED_HINT = "the next nightly run with a language model configured writes them";
+
 interface DayRow {
   seq: number;
   id: string;
@@ -103,7 +106,9 @@ export async function learnStep(ctx: RunContext, llm: LlmClient | null): Promise
     digest.steps.learn = left > 0 ? state : "done";
     s.store.sqlite.transaction(() => ctx.save())();
   };
-  if (!llm) return stop("no language model configured (llm.baseURL and llm.model): no learnings written", "skipped");
+  // Owed, not skipped: the day stays partial, and the next run with a model (the schedule, or
+  // `memsvc nightly`) writes its learnings; marking it consolidated would lose them for good.
+  if (!llm) return stop(`no language model configured (llm.baseURL and llm.model): learnings owed; ${OWED_HINT}`, "incomplete");
   if (ctx.dryRun) return planLearn(ctx);
   for (;;) {
     ctx.checkpoint();

@@ -1,6 +1,7 @@
 import { deleteMemory } from "./memories";
 import type { RunContext } from "./nightly-types";
 import { effectiveStrengthSql } from "./strength";
+import { counted } from "./text";
 import {
   IGNORED_DECAY_FACTOR,
   IGNORED_MIN_SHOWN,
@@ -185,6 +186,7 @@ export function pruneStep(ctx: RunContext): void {
     digest.sessions_expired = s.store.sqlite.query<{ n: number }, [number]>("SELECT count(*) AS n FROM recall_sessions WHERE updated_at < ?").get(idle)!.n;
     reportDroppedFragments(ctx, false);
     digest.steps.prune = "done";
+    ctx.progress("prune", pruneDone(ctx));
     return;
   }
   while (digest.dropped < PRUNE_MAX_PER_RUN) {
@@ -204,6 +206,13 @@ export function pruneStep(ctx: RunContext): void {
     digest.steps.prune = "done";
     ctx.save();
   })();
+  ctx.progress("prune", pruneDone(ctx));
+}
+
+/** The line that closes "prune: starting". */
+function pruneDone(ctx: RunContext): string {
+  const d = ctx.digest;
+  return `done (${counted(d.dropped, "faded memory", "faded memories")} deleted, ${counted(d.sessions_expired, "idle recall session")} forgotten, ${counted(d.dropped_fragments?.count ?? 0, "dropped fragment")} reported)`;
 }
 
 /**
@@ -213,10 +222,16 @@ export function pruneStep(ctx: RunContext): void {
 function reportDroppedFragments(ctx: RunContext, forget: boolean): void {
   const { s, digest } = ctx;
   const rows = s.store.sqlite.query<{ id: number; reason: string; content: string }, []>("SELECT id, reason, content FROM distill_dropped ORDER BY id").all();
+  // A run started by an older version resumes with a digest that lacks the field.
+  digest.dropped_fragments ??= { count: 0, by_reason: {} };
   for (const r of rows) {
     digest.dropped_fragments.count++;
     digest.dropped_fragments.by_reason[r.reason] = (digest.dropped_fragments.by_reason[r.reason] ?? 0) + 1;
-    if (forget) s.log("info", `nightly: distill dropped (${r.reason}): ${r.content.replace(/\s+/g, " ").slice(0, 160)}`);
+    if (!forget) continue;
+    const line = `distill dropped (${r.reason}): ${r.content.replace(/\s+/g, " ").slice(0, 160)}`;
+    s.log("info", `nightly: ${line}`);
+    // The CLI's logger shows warnings only; its progress lines are what it prints.
+    ctx.progress("prune", line);
   }
   if (forget && rows.length) s.store.sqlite.run("DELETE FROM distill_dropped WHERE id <= ?", [rows[rows.length - 1].id]);
 }

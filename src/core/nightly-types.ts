@@ -8,7 +8,7 @@ export const STEPS: readonly StepName[] = ["learn", "merge", "decay", "prune"];
 export interface NightlyDigest {
   run_id: number | null;
   day: string;
-  /** "running", "done", "partial" (the model failed: a plain rerun resumes), or "dry-run". */
+  /** "running", "done", "partial" (learnings owed: no model configured, or it failed; a rerun with a model resumes), or "dry-run". */
   status: "running" | "done" | "partial" | "dry-run";
   forced: boolean;
   started_at: string;

@@ -6,7 +6,7 @@ import { learnStep } from "./nightly-learn";
 import { decayStep, mergeStep, pruneStep } from "./nightly-maintain";
 import { NightlyInterrupted, STEPS, type NightlyCursor, type NightlyDigest, type NightlyOptions, type NightlyOutcome, type RunContext } from "./nightly-types";
 import type { Services } from "./services";
-import { NIGHTLY_CATCHUP_DAYS, NIGHTLY_LEASE_MS } from "./tuning";
+import { NIGHTLY_CATCHUP_DAYS, NIGHTLY_LEASE_MS, NIGHTLY_OWED_DAYS } from "./tuning";
 import { counted } from "./text";
 
 export { NightlyInterrupted } from "./nightly-types";
@@ -114,6 +114,7 @@ function claim(s: Services, day: string, key: string, force: boolean, model: str
         }
         digest.status = "running";
         digest.finished_at = null;
+        digest.model = model ?? digest.model;
         digest.resumed++;
         const row = { ...last, status: "running", owner: OWNER, heartbeat_at: now, digest: JSON.stringify(digest), cursor: JSON.stringify(cursor) };
         sql.run("UPDATE nightly_runs SET status = 'running', owner = ?, heartbeat_at = ?, finished_at = NULL, digest = ?, cursor = ? WHERE id = ?", [OWNER, now, row.digest, row.cursor, row.id]);
@@ -231,16 +232,32 @@ export function latestDigests(s: Services, n = 7): NightlyDigest[] {
 }
 
 /**
+ * Days whose last run is partial (learnings owed: no model was configured,
+ * or it failed), back to NIGHTLY_OWED_DAYS, oldest first.
+ */
+export function owedDays(s: Services): string[] {
+  const since = isoDate(s.now() - NIGHTLY_OWED_DAYS * DAY_MS);
+  return s.store.sqlite
+    .query<{ day: string }, [string]>(
+      "SELECT day FROM nightly_runs r WHERE day >= ? AND id = (SELECT max(id) FROM nightly_runs WHERE day = r.day) AND status = 'partial' ORDER BY day",
+    )
+    .all(since)
+    .map((r) => r.day);
+}
+
+/**
  * Days the schedule should run, oldest first: yesterday, plus recent days
- * with no finished run (the server was down that night, or a run crashed).
+ * with no finished run (the server was down that night, or a run crashed),
+ * plus, once a language model is configured, older days whose learnings
+ * are still owed.
  */
 export function daysToRun(s: Services): string[] {
   const now = s.now();
-  const days: string[] = [];
+  const days = new Set<string>(createLlmClient(s.config.llm) ? owedDays(s) : []);
   for (let back = NIGHTLY_CATCHUP_DAYS; back >= 1; back--) {
     const day = isoDate(now - back * DAY_MS);
     const last = s.store.sqlite.query<{ status: string }, [string]>("SELECT status FROM nightly_runs WHERE day = ? ORDER BY id DESC LIMIT 1").get(day);
-    if (back === 1 || !last || last.status !== "done") days.push(day);
+    if (back === 1 || !last || last.status !== "done") days.add(day);
   }
-  return days;
+  return [...days].sort();
 }

@@ -276,6 +276,12 @@ export const MERGE_MIN_SIMILARITY: Record<"onnx" | "fallback", number> = { onnx:
 export const MERGE_MAX_PER_RUN = 500;
 /** A scheduled run also catches up on days of this look-back that have no finished run (server was down). */
 export const NIGHTLY_CATCHUP_DAYS = 3;
+/**
+ * Days left partial (learnings owed: no model then, or it failed) are taken
+ * up again by runs with a model for this long; older ones are left as they
+ * are (a month-old day's lessons are mostly stale, and its memories may be pruned).
+ */
+export const NIGHTLY_OWED_DAYS = 30;
 /** A run whose owner has not reported for this long is taken to be dead and is resumed. */
 export const NIGHTLY_LEASE_MS = 15 * 60_000;
 

@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { hostname } from "node:os";
 import { ingestMemory } from "../../src/core/memories";
-import { latestDigests, NightlyInterrupted, runNightly, type NightlyProgress } from "../../src/core/nightly";
+import { daysToRun, latestDigests, NightlyInterrupted, runNightly, type NightlyProgress } from "../../src/core/nightly";
 import { runScheduledNightly, startNightlySchedule } from "../../src/core/scheduler";
 import { PRUNE_MIN_AGE_DAYS } from "../../src/core/tuning";
 import { ConfigError } from "../../src/errors";
@@ -159,7 +159,7 @@ describe("consolidation with a model", () => {
 });
 
 describe("without a model, and the non-model steps", () => {
-  test("no model: learn is skipped and said so; merge, decay and prune still run", async () => {
+  test("no model: learn is owed and the day partial; merge, decay and prune still run", async () => {
     const s = services({ model: false });
     const a = await add(s, "The staging database listens on port 5433 behind pgbouncer.");
     const b = await add(s, "The staging database listens on port 5433 behind pgbouncer!");
@@ -180,16 +180,24 @@ describe("without a model, and the non-model steps", () => {
 
     for (const reason of ["filler", "filler", "tool noise"]) s.store.sqlite.run("INSERT INTO distill_dropped(at, reason, content) VALUES (?, ?, ?)", [clock, reason, `fragment ${reason}`]);
 
-    const out = await runNightly(s, { day: DAY });
+    const progress: NightlyProgress[] = [];
+    const out = await runNightly(s, { day: DAY, progress: (e) => progress.push(e) });
     expect(fake.requests.length).toBe(0);
-    expect(out.digest).toMatchObject({ status: "done", model: null, model_calls: 0, written: 0, merged: 1, decayed: 1, dropped: 1, sessions_expired: 1 });
+    expect(out.digest).toMatchObject({ status: "partial", model: null, model_calls: 0, written: 0, merged: 1, decayed: 1, dropped: 1, sessions_expired: 1 });
+    expect(runRow(s).status).toBe("partial");
+    // Every step that starts says how it ended; the dropped fragments are progress lines too (the CLI prints those).
+    const prune = progress.filter((e) => e.step === "prune").map((e) => e.message);
+    expect(prune[0]).toBe("starting");
+    expect(prune.at(-1)).toBe("done (1 faded memory deleted, 1 idle recall session forgotten, 3 dropped fragments reported)");
+    expect(prune.filter((m) => m.startsWith("distill dropped (filler): fragment filler"))).toHaveLength(2);
     // The distiller's rejects went to the log and the digest, then were forgotten.
     expect(out.digest!.dropped_fragments).toEqual({ count: 3, by_reason: { filler: 2, "tool noise": 1 } });
     expect(s.logs.filter((l) => l.message.startsWith("nightly: distill dropped (filler)"))).toHaveLength(2);
     expect(q<{ n: number }>(s, "SELECT count(*) AS n FROM distill_dropped")[0].n).toBe(0);
-    expect(out.digest!.steps).toEqual({ learn: "skipped", merge: "done", decay: "done", prune: "done" });
-    expect(out.digest!.skipped).toEqual([{ step: "learn", reason: expect.stringContaining("no language model configured"), memories: 3 }]);
-    expect(out.message).toContain("skipped learn");
+    expect(out.digest!.steps).toEqual({ learn: "incomplete", merge: "done", decay: "done", prune: "done" });
+    expect(out.digest!.skipped).toEqual([{ step: "learn", reason: expect.stringMatching(/no language model configured.*learnings owed/), memories: 3 }]);
+    expect(out.message).toStartWith(`nightly ${DAY} partial:`);
+    expect(out.message).toContain("skipped learn (3 memories)");
     // Merge kept the used copy and folded the other's counters into it.
     const ids = q<{ id: string }>(s, "SELECT id FROM memories").map((r) => r.id);
     expect(ids).toContain(b);
@@ -203,6 +211,30 @@ describe("without a model, and the non-model steps", () => {
     expect(q<{ n: number }>(s, "SELECT count(*) AS n FROM memory_vec")[0].n).toBe(ids.length);
     expect(q<{ n: number }>(s, "SELECT count(*) AS n FROM recall_sessions WHERE session_id = ?", idleSession)[0].n).toBe(0);
     expect(PRUNE_MIN_AGE_DAYS).toBeLessThan((clock - old) / DAY_MS);
+  });
+
+  test("owed learnings are written by the next run once a model is configured; a day with nothing to learn is done", async () => {
+    const s = services({ model: false });
+    await add(s, "The deploy failed because the migration locked the orders table.");
+    const first = await runNightly(s, { day: DAY });
+    expect(first.digest).toMatchObject({ status: "partial", written: 0 });
+    // Without a model a rerun stays partial and asks nothing of anyone.
+    const again = await runNightly(s, { day: DAY });
+    expect(again).toMatchObject({ ran: true, digest: { status: "partial", resumed: 1 } });
+    const empty = await runNightly(s, { day: "2026-03-09" });
+    expect(empty.digest).toMatchObject({ status: "done", considered: 0 });
+    // The schedule without a model does not chase owed days beyond its catch-up window...
+    clock += 10 * DAY_MS;
+    expect(daysToRun(s)).not.toContain(DAY);
+    // ...but with one it does, and pays the debt.
+    Object.assign(s.config.llm, { baseURL: fake.baseURL, model: "fake-model", timeoutMs: 5000 });
+    expect(daysToRun(s)[0]).toBe(DAY);
+    fake.script({ json: { learnings: [{ content: LESSON, sources: [1] }] } });
+    await runScheduledNightly(s);
+    const last = latestDigests(s, 20).find((d) => d.day === DAY)!;
+    expect(last).toMatchObject({ status: "done", written: 1, model: expect.stringContaining("fake-model"), resumed: 2 });
+    expect(learningsOf(s)).toHaveLength(1);
+    expect(daysToRun(s)).not.toContain(DAY);
   });
 
   test("dry run reports and writes nothing", async () => {
@@ -237,8 +269,9 @@ describe("schedule", () => {
     const s = services({ model: false });
     await add(s, "The deploy failed because the migration locked the orders table.", "shop", "2026-03-08");
     await runScheduledNightly(s);
+    // Without a model the day with a memory stays partial (learnings owed); the empty days are done.
     expect(q<{ day: string; status: string }>(s, "SELECT day, status FROM nightly_runs ORDER BY day")).toEqual([
-      { day: "2026-03-08", status: "done" },
+      { day: "2026-03-08", status: "partial" },
       { day: "2026-03-09", status: "done" },
       { day: "2026-03-10", status: "done" },
     ]);
@@ -283,5 +316,37 @@ describe("memsvc nightly (CLI)", () => {
     const bad = await run([BUN, "src/main.ts", "nightly", "--day", "2026-13-01"], env);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain("--day");
+  });
+
+  test("without a model: exit 3 and partial, the dropped fragments and prune's closing line printed; with a model later, the owed day is learned", async () => {
+    const { BUN, childEnv, run } = await import("../helpers/process");
+    const { writeFileSync, readFileSync } = await import("node:fs");
+    const { join } = await import("node:path");
+    const s = makeServices({});
+    const home = s.config.home;
+    const owedDay = new Date(Date.now() - 2 * DAY_MS).toISOString().slice(0, 10);
+    await add(s, "The deploy failed because the migration locked the orders table.", "shop", owedDay);
+    s.store.sqlite.run("INSERT INTO distill_dropped(at, reason, content) VALUES (?, 'filler', 'Sure, I can help with that.')", [Date.now()]);
+    await s.close();
+    const env = childEnv(home);
+    const partial = await run([BUN, "src/main.ts", "nightly", "--day", owedDay], env);
+    expect(partial.code).toBe(3);
+    expect(partial.stdout).toContain(`nightly ${owedDay} partial: read 0/1 memory`);
+    expect(partial.stdout).toContain("learnings owed");
+    expect(partial.stderr).toContain(`nightly ${owedDay} prune: distill dropped (filler): Sure, I can help with that.`);
+    expect(partial.stderr).toContain(`nightly ${owedDay} prune: starting`);
+    expect(partial.stderr).toContain(`nightly ${owedDay} prune: done (0 faded memories deleted, 0 idle recall sessions forgotten, 1 dropped fragment reported)`);
+    const json = await run([BUN, "src/main.ts", "nightly", "--day", owedDay, "--json"], env);
+    expect(json.code).toBe(3);
+    expect(JSON.parse(json.stdout)).toMatchObject({ day: owedDay, status: "partial", steps: { learn: "incomplete" } });
+    // A model is configured: a plain run (no --day) pays the owed day, then does yesterday.
+    const config = JSON.parse(readFileSync(join(home, "config.json"), "utf8"));
+    writeFileSync(join(home, "config.json"), JSON.stringify({ ...config, llm: { baseURL: fake.baseURL, model: "fake-model", timeoutMs: 5000 } }));
+    fake.script({ json: { learnings: [{ content: LESSON, sources: [1] }] } });
+    const paid = await run([BUN, "src/main.ts", "nightly"], env);
+    expect(paid.code).toBe(0);
+    expect(paid.stdout).toContain(`nightly ${owedDay} done: read 1/1 memory, wrote 1 learning`);
+    expect(paid.stdout).toContain(`nightly ${new Date(Date.now() - DAY_MS).toISOString().slice(0, 10)} done:`);
+    expect(fake.requests.length).toBe(1);
   });
 });
