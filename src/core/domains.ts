@@ -1,7 +1,19 @@
 import type { Services } from "./services";
-import { counted, keywords, stem } from "./text";
+import { eng as ENGLISH_STOP_WORDS } from "stopword";
+import { documentFrequency } from "./search";
+import { counted, keywords, stem, STOP_WORDS } from "./text";
 import { isoTime } from "./dates";
-import { DOMAIN_INDEX_CACHE_MS, DOMAIN_INDEX_MAX, DOMAIN_KEYWORD_SAMPLE, DOMAIN_KEYWORDS } from "./tuning";
+import {
+  DOMAIN_BACKGROUND_CAP_SHARE,
+  DOMAIN_BACKGROUND_MIN_CAP,
+  DOMAIN_INDEX_CACHE_MS,
+  DOMAIN_INDEX_MAX,
+  DOMAIN_KEYWORD_CANDIDATES,
+  DOMAIN_KEYWORD_MIN_LIFT,
+  DOMAIN_KEYWORD_SAMPLE,
+  DOMAIN_KEYWORDS,
+  DOMAIN_PRIOR_STRENGTH,
+} from "./tuning";
 import { normalizeTag } from "./tags";
 
 /** One knowledge domain (a project or a topic tag) of GET /index. */
@@ -15,7 +27,7 @@ export interface DomainEntry {
   primary: number;
   /** Which projects its memories belong to (null: no project), largest first. */
   projects: { project: string | null; memories: number }[];
-  /** Characteristic words of its most recent memories. */
+  /** Words that set its most recent memories apart from the rest of the store, most distinctive first. */
   keywords: string[];
 }
 
@@ -113,7 +125,7 @@ function computeDomainIndex(s: Services): DomainIndex {
     if (projectTags.has(d.domain)) d.kind = "project";
     d.projects.sort((a, b) => b.memories - a.memories);
   }
-  addKeywords(s, domains);
+  addKeywords(s, domains, totals.memories);
   const projects = [...byProject.values()].slice(0, DOMAIN_INDEX_MAX).map(({ sizes, ...p }) => ({
     ...p,
     domains: [...sizes.entries()].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])).slice(0, DOMAIN_KEYWORDS).map(([tag]) => tag),
@@ -122,26 +134,40 @@ function computeDomainIndex(s: Services): DomainIndex {
 }
 
 /**
- * Top keywords per domain from a sample of its most recent memories, scored
- * by how much more often a word appears there than across all samples (so
- * words every memory uses do not describe any domain).
+ * Stop words: ours (question and glue words, shared with search) and the
+ * `stopword` package's English list, maintained upstream. Neither holds
+ * "uses", "every" or "main": those are common in one store and rare in
+ * another, which is what the distinctiveness score below is for.
  */
-function addKeywords(s: Services, domains: DomainEntry[]): void {
+const DOMAIN_STOP_WORDS = new Set([...STOP_WORDS, ...ENGLISH_STOP_WORDS]);
+
+/**
+ * Top keywords per domain: the words that set its most recent memories
+ * apart from the rest of the store. For each candidate word (in at least two
+ * of the sampled memories) the share of the sample holding it is compared
+ * with its share of the rest of the store (document counts from the FTS
+ * index, shared with search's cache), both smoothed towards the store-wide
+ * rate by a prior of a few pseudo-memories (an informative Dirichlet prior,
+ * as in Monroe, Colaresi & Quinn 2008). A word must be at least twice as
+ * common in the domain (`lift`); the survivors are ranked by how many of the
+ * domain's memories hold them times that lift, so "uses", "every" or "main",
+ * found in most memories of every domain, never qualify however often a
+ * domain uses them, and a frequent word of the domain's own beats a rare one.
+ */
+function addKeywords(s: Services, domains: DomainEntry[], storeSize: number): void {
   const sample = s.store.sqlite.query<{ content: string }, [string, number]>(
     // memory_tags_tag orders each tag's rows by rowid: the newest tags come first without a sort.
     "SELECT m.content AS content FROM memory_tags t JOIN memories m ON m.id = t.memory_id WHERE t.tag = ? ORDER BY t.rowid DESC LIMIT ?",
   );
-  const perDomain: Map<string, { df: number; surface: Map<string, number> }>[] = [];
-  const overall = new Map<string, number>();
-  let docs = 0;
+  const cap = Math.max(DOMAIN_BACKGROUND_MIN_CAP, Math.floor(storeSize * DOMAIN_BACKGROUND_CAP_SHARE)) + 1;
   for (const d of domains) {
     const own = new Set(d.domain.split("-").map(stem));
     const counts = new Map<string, { df: number; surface: Map<string, number> }>();
-    for (const { content } of sample.all(d.domain, DOMAIN_KEYWORD_SAMPLE)) {
-      docs++;
+    const docs = sample.all(d.domain, DOMAIN_KEYWORD_SAMPLE);
+    for (const { content } of docs) {
       const seen = new Set<string>();
       for (const w of keywords(content.slice(0, 2000))) {
-        if (w.length < 3 || /^\d+$/.test(w)) continue;
+        if (w.length < 3 || /^\d+$/.test(w) || DOMAIN_STOP_WORDS.has(w)) continue;
         const st = stem(w);
         if (own.has(st)) continue;
         let c = counts.get(st);
@@ -150,20 +176,39 @@ function addKeywords(s: Services, domains: DomainEntry[]): void {
         if (!seen.has(st)) {
           seen.add(st);
           c.df++;
-          overall.set(st, (overall.get(st) ?? 0) + 1);
         }
       }
     }
-    perDomain.push(counts);
-  }
-  domains.forEach((d, i) => {
-    d.keywords = [...perDomain[i].entries()]
-      .filter(([, c]) => c.df >= 2 || perDomain[i].size < 20)
-      .map(([st, c]) => ({ c, score: c.df * Math.log(1 + docs / (overall.get(st) ?? 1)) }))
-      .sort((a, b) => b.score - a.score)
+    const minDf = docs.length >= 3 ? 2 : 1;
+    d.keywords = [...counts.values()]
+      .filter((c) => c.df >= minDf)
+      .sort((a, b) => b.df - a.df)
+      .slice(0, DOMAIN_KEYWORD_CANDIDATES)
+      .map((c) => {
+        const word = [...c.surface.entries()].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))[0][0];
+        const lift = domainLift(c.df, docs.length, documentFrequency(s, word, cap), storeSize);
+        return { word, lift, score: c.df * lift };
+      })
+      .filter((x) => x.lift >= DOMAIN_KEYWORD_MIN_LIFT)
+      .sort((a, b) => b.score - a.score || a.word.localeCompare(b.word))
       .slice(0, DOMAIN_KEYWORDS)
-      .map(({ c }) => [...c.surface.entries()].sort((a, b) => b[1] - a[1])[0][0]);
-  });
+      .map((x) => x.word);
+  }
+}
+
+/**
+ * ln of how many times more common a word is in a domain's sample (in
+ * `inDomain` of `sampleSize` memories) than in the rest of the store
+ * (`inStore` of `storeSize` memories hold it, the sample included), both
+ * rates smoothed towards the store's by a prior of DOMAIN_PRIOR_STRENGTH
+ * pseudo-memories (fewer in a small store, where it would drown the counts).
+ */
+export function domainLift(inDomain: number, sampleSize: number, inStore: number, storeSize: number): number {
+  const a0 = Math.min(DOMAIN_PRIOR_STRENGTH, storeSize / 4);
+  const aw = (a0 * (Math.min(inStore, storeSize) + 0.5)) / (storeSize + 1);
+  const rest = Math.max(0, inStore - inDomain);
+  const restSize = Math.max(rest, storeSize - sampleSize);
+  return Math.log((inDomain + aw) / (sampleSize + a0)) - Math.log((rest + aw) / (restSize + a0));
 }
 
 /** The tool's text form: one line per domain with counts, projects and keywords. */

@@ -240,6 +240,26 @@ export const LEARNINGS_BLOCK_CHARS = 400;
 export const DOMAIN_INDEX_MAX = 100;
 export const DOMAIN_KEYWORD_SAMPLE = 40;
 export const DOMAIN_KEYWORDS = 8;
+/** Keyword candidates per domain (its most frequent words in the sample) scored for distinctiveness: each costs one cached FTS count. */
+export const DOMAIN_KEYWORD_CANDIDATES = 40;
+/**
+ * Store-wide counts stop at this share of the store (at least the minimum):
+ * a word in a fifth of all memories is generic whatever its exact count,
+ * and counting its every occurrence at 100k costs milliseconds per word.
+ */
+export const DOMAIN_BACKGROUND_CAP_SHARE = 0.2;
+export const DOMAIN_BACKGROUND_MIN_CAP = 200;
+/** Weight (in pseudo-memories, at most a quarter of the store) of the store-shaped prior of the keyword rates: keeps a word seen once or twice from looking decisive. */
+export const DOMAIN_PRIOR_STRENGTH = 10;
+/**
+ * A keyword is at least this much more common in its domain (ln 2: twice).
+ * In the domain test corpus (test/unit/domains.test.ts) the generic words a
+ * domain uses in every memory ("uses", "main": 6 of 6 there, 10-11 of 12
+ * elsewhere) measured ln 0.05-0.11, the domain's own words ("vite",
+ * "react", "service") ln 1.9-2.0. Ordering by the log-odds z-score instead
+ * (Monroe et al.) put "uses" ahead of "vite": it rewards sheer frequency.
+ */
+export const DOMAIN_KEYWORD_MIN_LIFT = Math.LN2;
 /** GET /index (about a second of work at 100k memories) is reused while the memory count and newest memory are unchanged, up to this long. */
 export const DOMAIN_INDEX_CACHE_MS = 60_000;
 

@@ -1,0 +1,4 @@
+// The `stopword` package ships no types; only its English list is used (src/core/domains.ts).
+declare module "stopword" {
+  export const eng: string[];
+}
