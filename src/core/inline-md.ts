@@ -18,6 +18,8 @@ const ACTIVE = /[`*_<>[\]\\|~$^{}&]/;
 const LONG_FLAG = /^--[\p{L}\p{N}]/u;
 /** Block markers a line of content may start with: the content's own heading/list/quote syntax. */
 const BLOCK_MARKER = /^\s*(#{1,6}|[-*+>]|\d{1,3}[.)])\s+/;
+/** A line that is only a code fence (with its language), a rule or a table border. */
+const FENCE_OR_RULE = /^(`{3,}|~{3,})[\w+-]*$|^[-=_*|:+ ]+$/;
 /** `**bold**`, `*em*` wrapping plain words, bounded by space or punctuation (never inside a path or glob). */
 const EMPHASIS = /(^|[\s(])(\*{1,3})(?=[\p{L}\p{N}])([^*`\n]*?[\p{L}\p{N}.!?])\2(?=$|[\s).,;:!?])/gu;
 
@@ -113,8 +115,13 @@ function cut(line: string, max: number): { text: string; cut: boolean } {
  * Markdown list item, every identifier, path and code span kept verbatim.
  */
 export function inlineMarkdown(content: string, max: number, whole = false): string {
-  const lines = content.split(/\r?\n|\r/).map((l) => l.replace(BLOCK_MARKER, "").replace(/\s+/g, " ").trim());
-  const line = whole ? lines.filter((l) => l.length > 0).join(" ") : (lines.find((l) => l.length > 0) ?? "");
+  const lines = content
+    .split(/\r?\n|\r/)
+    .map((l) => l.replace(BLOCK_MARKER, "").replace(/\s+/g, " ").trim())
+    // Fences (```ts), rules (---) and table borders say nothing about the memory.
+    .map((l) => (FENCE_OR_RULE.test(l) ? "" : l));
+  // Nothing but fences and rules: show them, protected, rather than an empty line.
+  const line = (whole ? lines.filter((l) => l.length > 0).join(" ") : lines.find((l) => l.length > 0)) || content.replace(/\s+/g, " ").trim();
   const short = cut(line, max);
   const out = splitCode(short.text)
     .map((p) => (p.code ? p.text : protectText(p.text)))

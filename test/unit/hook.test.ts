@@ -54,7 +54,8 @@ describe("against a real server", () => {
     expect(r.code).toBe(0);
     expect(r.out).toContain("### style\n\nPrefer small pull requests with one concern each.");
     expect(r.out).toContain("## Learnings");
-    expect(r.out).toContain("lock_timeout = 5s");
+    // The identifier arrives whole, in a code span (src/core/inline-md.ts).
+    expect(r.out).toContain("with `lock_timeout` = 5s so they fail fast");
   });
 
   test("session-start leaves identity out when claude-code is not in identityClients", async () => {

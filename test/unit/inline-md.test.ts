@@ -108,6 +108,8 @@ describe("gist keeps identifiers verbatim and the line safe", () => {
       expect(text).toContain("next line");
     }
     expect(gist("<script>alert(1)</script> in the note")).toBe("`<script>alert(1)</script>` in the note");
+    expect(gist("```ts\nconst fulfilled_at = now();\n```")).toBe("const `fulfilled_at` = now();");
+    expect(gist("---\n| a | b |\n|---|---|")).toBe("`|` a `|` b `|`");
     expect(gist("an `unbalanced backtick")).toBe("an `` `unbalanced `` backtick");
   });
 
