@@ -300,3 +300,19 @@ export const RECALL_FTS_MAX_DF_SHARE = 0.01;
 export const RECALL_FTS_MAX_DF_MIN = 200;
 /** ...and uses at most this many of the prompt's rarest words. */
 export const RECALL_FTS_MAX_TERMS = 8;
+
+/**
+ * The memory browser (GET /memories/list). A page of 50 rows fills a laptop
+ * screen about twice and costs ~2 ms to read at 100k memories (keyset walk of
+ * an index, bench/browser.ts); 200 caps what one request can ask for.
+ */
+export const LIST_DEFAULT_LIMIT = 50;
+export const LIST_MAX_LIMIT = 200;
+/** Characters of content in a list row: two lines at laptop width. */
+export const LIST_PREVIEW_CHARS = 240;
+/**
+ * Search hits the browser filters and pages through. Search fuses at most
+ * 2 x SEARCH_CANDIDATES retriever hits plus their graph neighbours (a few
+ * hundred), so 500 keeps every hit; the filters then apply to that pool.
+ */
+export const LIST_SEARCH_POOL = 500;
