@@ -10,7 +10,7 @@
   const detail = $("#detail");
   const state = { items: [], cursor: null, total: null, selected: -1, openId: null, openDetail: null, seq: 0, loading: false };
   // Test and benchmark hooks: how many times the list and the detail were drawn.
-  const hook = (window.__memories = { renders: 0, details: 0, lastError: null });
+  const hook = (window.__memories = { renders: 0, details: 0, lastError: null, idle: true });
 
   function filterParams() {
     const p = new URLSearchParams();
@@ -100,6 +100,7 @@
   /** Loads the first page for the current filters; a newer call wins over an older one still in flight. */
   async function reload() {
     const mine = ++state.seq;
+    hook.idle = false;
     const params = filterParams();
     syncUrl(params);
     params.set("limit", "50");
@@ -109,6 +110,7 @@
       showStatus(await errorText(res));
       hook.lastError = res.status;
       hook.renders++;
+      hook.idle = true;
       return;
     }
     showStatus("");
@@ -121,6 +123,7 @@
     list.replaceChildren();
     list.scrollTop = 0;
     appendItems(body.items);
+    hook.idle = true;
   }
 
   async function loadMore() {
@@ -365,6 +368,7 @@
   let debounce = 0;
   form.addEventListener("input", (e) => {
     clearTimeout(debounce);
+    hook.idle = false;
     // Typing in the search box waits for a pause; a select or date applies at once.
     debounce = setTimeout(reload, e.target.id === "q" || e.target.type === "number" ? 250 : 0);
   });
@@ -433,10 +437,10 @@
 
   // Filters from the address bar (a bookmarked or shared view), then the first page.
   const initial = new URLSearchParams(location.search);
+  const initialId = location.hash.slice(1);
   for (const el of form.elements) if (el.name && initial.has(el.name)) el.value = initial.get(el.name);
   reload().then(() => {
-    const id = location.hash.slice(1);
-    if (/^[0-9a-f-]{8,36}$/.test(id)) openDetail(id);
+    if (/^[0-9a-f-]{8,36}$/.test(initialId)) openDetail(initialId);
   });
   loadFacets();
 })();

@@ -38,9 +38,11 @@
     document.body.appendChild(dlg);
     return dlg;
   }
-  /** Resolves with the token typed, or null on Cancel / Escape. */
+  let asking = null;
+  /** Resolves with the token typed, or null on Cancel / Escape; requests refused together share one prompt. */
   function askToken(message) {
-    return new Promise((resolve) => {
+    if (asking) return asking;
+    asking = new Promise((resolve) => {
       const dlg = dialog();
       dlg.querySelector(".msg").textContent = message;
       const input = dlg.querySelector("input");
@@ -55,7 +57,8 @@
       dlg.onclose = () => resolve(answer);
       dlg.showModal();
       input.focus();
-    });
+    }).finally(() => { asking = null; });
+    return asking;
   }
   async function api(path, init) {
     for (let attempt = 0; attempt < 4; attempt++) {
