@@ -10,7 +10,8 @@
   const detail = $("#detail");
   const state = { items: [], cursor: null, total: null, selected: -1, openId: null, openDetail: null, seq: 0, loading: false };
   // Test and benchmark hooks: how many times the list and the detail were drawn.
-  const hook = (window.__memories = { renders: 0, details: 0, lastError: null, idle: true });
+  // drawnAt / detailAt: performance.now() when the list / the detail was last drawn (bench/browser.ts).
+  const hook = (window.__memories = { renders: 0, details: 0, lastError: null, idle: true, drawnAt: 0, detailAt: 0 });
 
   function filterParams() {
     const p = new URLSearchParams();
@@ -94,6 +95,7 @@
       list.append(li);
     }
     drawCount();
+    hook.drawnAt = performance.now();
     hook.renders++;
   }
 
@@ -176,6 +178,7 @@
     state.openDetail = d;
     drawDetail(d);
     syncUrl(filterParams());
+    hook.detailAt = performance.now();
     hook.details++;
   }
 
