@@ -11,7 +11,8 @@
  * deep in the keyset walk. Prints one JSON object (also written to
  * bench/results/). Target: each browser figure < 300 ms at p95.
  *
- * Env: BENCH_MEMORIES (default 100000), BENCH_RUNS (default 8), BENCH_KEEP=1.
+ * Env: BENCH_MEMORIES (default 100000), BENCH_RUNS (default 8), BENCH_KEEP=1 keeps the
+ * seeded home, BENCH_HOME=<dir> reuses one (seeding 100k takes minutes).
  */
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
@@ -37,7 +38,8 @@ async function main(): Promise<void> {
     console.log(JSON.stringify({ bench: "browser", skipped: `no Chromium at ${CHROMIUM} (apt-get install chromium)` }));
     return;
   }
-  const home = mkdtempSync(join(tmpdir(), "memsvc-bench-browser-"));
+  const reuse = process.env.BENCH_HOME && existsSync(pathsFor(process.env.BENCH_HOME).db) ? process.env.BENCH_HOME : null;
+  const home = reuse ?? mkdtempSync(join(tmpdir(), "memsvc-bench-browser-"));
   const result: Record<string, unknown> = {
     bench: "browser",
     version: VERSION,
@@ -48,9 +50,14 @@ async function main(): Promise<void> {
   let server: Awaited<ReturnType<typeof spawnServer>> | null = null;
   let browser: Awaited<ReturnType<typeof chromium.launch>> | null = null;
   try {
-    log(`seeding ${MEMORIES} memories`);
-    const seed = seedStore(pathsFor(home).db, new NoteGenerator(42), MEMORIES);
-    result.seed = { memories: seed.total, links: seed.links, seconds: round(seed.seconds) };
+    if (reuse) {
+      log(`reusing ${home}`);
+      result.seed = { reused: home };
+    } else {
+      log(`seeding ${MEMORIES} memories`);
+      const seed = seedStore(pathsFor(home).db, new NoteGenerator(42), MEMORIES);
+      result.seed = { memories: seed.total, links: seed.links, seconds: round(seed.seconds) };
+    }
     server = await spawnServer(home, serverCommand("source"));
     const url = server.url;
 
@@ -79,6 +86,14 @@ async function main(): Promise<void> {
       await page.goto(`${url}/memories`);
       await page.waitForFunction(() => (window as any).__memories?.renders >= 1);
       const firstMs = await page.evaluate(() => (window as any).__memories.drawnAt as number);
+      if (run === RUNS) {
+        // Where the first page's time went, for the last run: each file's and the list's response end.
+        result.first_page_breakdown_ms = await page.evaluate(() => ({
+          html_response_end: Math.round((performance.getEntriesByType("navigation")[0] as PerformanceNavigationTiming).responseEnd),
+          dom_content_loaded: Math.round((performance.getEntriesByType("navigation")[0] as PerformanceNavigationTiming).domContentLoadedEventEnd),
+          resources: performance.getEntriesByType("resource").map((r) => `${new URL(r.name).pathname.split("?")[0]} ${Math.round(r.startTime)}-${Math.round((r as PerformanceResourceTiming).responseEnd)}`),
+        }));
+      }
       if ((await page.locator("#list li[data-index]").count()) !== 50) throw new Error("the first page did not draw 50 rows");
 
       // Each action starts inside the page and is timed to when its result is in the DOM.
@@ -144,7 +159,7 @@ async function main(): Promise<void> {
   } finally {
     await browser?.close();
     await server?.stop();
-    if (process.env.BENCH_KEEP === "1") log(`kept ${home}`);
+    if (process.env.BENCH_KEEP === "1" || reuse) log(`kept ${home}`);
     else rmSync(home, { recursive: true, force: true });
   }
   const json = JSON.stringify(result, null, 2);

@@ -167,7 +167,11 @@
   }
 
   // ---- detail ----
+  // The Markdown libraries load after this script (so the list is asked for first); they are in by DOMContentLoaded.
+  const domReady = document.readyState === "loading" ? new Promise((r) => document.addEventListener("DOMContentLoaded", r, { once: true })) : Promise.resolve();
+
   async function openDetail(id) {
+    await domReady;
     const res = await memsvc.api("/memories/detail?id=" + encodeURIComponent(id));
     if (!res.ok) {
       showStatus(await errorText(res));
@@ -345,7 +349,8 @@
     if (!res.ok) return showStatus(await errorText(res));
     const { count } = await res.json();
     if (count === 0) return showStatus("Nothing to delete: no memory matches these filters.");
-    const described = params.toString() ? "every memory matching the current search and filters" : "EVERY memory in this store (no filter is set)";
+    const named = [...params].map(([k, v]) => (k === "query" ? `search "${v}"` : `${k.replace("_", " ")} ${v}`)).join(", ");
+    const described = named ? "every memory matching " + named : "EVERY memory in this store (no filter is set)";
     const ok = await confirmDialog("Delete " + count.toLocaleString("en") + " memories?", "This deletes " + described + ", with their links. It cannot be undone.", "Delete " + count.toLocaleString("en"));
     if (!ok) return;
     const body = { confirm_count: count };
@@ -442,8 +447,11 @@
   const initial = new URLSearchParams(location.search);
   const initialId = location.hash.slice(1);
   for (const el of form.elements) if (el.name && initial.has(el.name)) el.value = initial.get(el.name);
+  // Filters that came with the address are shown, not hidden behind the fold.
+  if ([...initial.keys()].some((k) => k !== "query" && k !== "sort")) $("#more-filters").open = true;
+  // The suggestions wait for the first page: the server answers one request at a time per core.
   reload().then(() => {
     if (/^[0-9a-f-]{8,36}$/.test(initialId)) openDetail(initialId);
+    loadFacets();
   });
-  loadFacets();
 })();

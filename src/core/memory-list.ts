@@ -298,7 +298,8 @@ export async function listMemories(s: Services, input: ListInput): Promise<ListR
   const key = KEY_SQL[sort as Exclude<ListSort, "relevance">];
   let keyset = "";
   if (cursor) {
-    keyset = ` AND (${key} < :ck OR (${key} = :ck AND m.seq < :cseq))`;
+    // A row-value comparison: SQLite turns it into a range on the sort index, so page N costs what page 1 does.
+    keyset = ` AND (${key}, m.seq) < (:ck, :cseq)`;
     params.ck = cursor.k;
     params.cseq = cursor.seq;
   }

@@ -173,6 +173,8 @@ describe("/memories in headless Chromium", () => {
     await w!.page.click("#bulk-delete");
     await w!.page.waitForSelector("#confirm[open]");
     expect(await w!.page.locator("#confirm-title").textContent()).toBe(`Delete ${expected} memories?`);
+    expect(await w!.page.locator("#confirm-text").textContent()).toContain("every memory matching project infra, type knowledge");
+    expect(await w!.page.locator("#more-filters").getAttribute("open")).not.toBeNull();
     await shot(w!.page, "memories-bulk-confirm");
     await w!.page.click("#confirm-cancel");
     const total = () => srv.services.store.sqlite.query<{ n: number }, []>("SELECT count(*) AS n FROM memories").get()!.n;
