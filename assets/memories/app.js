@@ -167,11 +167,36 @@
   }
 
   // ---- detail ----
-  // The Markdown libraries load after this script (so the list is asked for first); they are in by DOMContentLoaded.
-  const domReady = document.readyState === "loading" ? new Promise((r) => document.addEventListener("DOMContentLoaded", r, { once: true })) : Promise.resolve();
+  // Markdown (marked + DOMPurify, ~60 KB of script) is only needed by the detail
+  // view: loaded once the first page is drawn, so parsing it never delays the list.
+  let markdownLoading = null;
+  function loadMarkdown() {
+    if (window.memsvcMarkdown) return Promise.resolve();
+    if (!markdownLoading) {
+      markdownLoading = Promise.all(
+        ["/assets/vendor/marked.js", "/assets/vendor/purify.js", "/assets/markdown.js"].map(
+          (src) =>
+            new Promise((resolve, reject) => {
+              const el = document.createElement("script");
+              el.src = src;
+              el.async = false; // executed in this order
+              el.onload = resolve;
+              el.onerror = () => reject(new Error("could not load " + src));
+              document.head.appendChild(el);
+            }),
+        ),
+      );
+    }
+    return markdownLoading;
+  }
 
   async function openDetail(id) {
-    await domReady;
+    try {
+      await loadMarkdown();
+    } catch (e) {
+      markdownLoading = null;
+      return showStatus(e.message);
+    }
     const res = await memsvc.api("/memories/detail?id=" + encodeURIComponent(id));
     if (!res.ok) {
       showStatus(await errorText(res));
@@ -453,5 +478,6 @@
   reload().then(() => {
     if (/^[0-9a-f-]{8,36}$/.test(initialId)) openDetail(initialId);
     loadFacets();
+    loadMarkdown().catch(() => {});
   });
 })();

@@ -311,8 +311,9 @@ export const LIST_MAX_LIMIT = 200;
 /** Characters of content in a list row: two lines at laptop width. */
 export const LIST_PREVIEW_CHARS = 240;
 /**
- * Search hits the browser filters and pages through. Search fuses at most
- * 2 x SEARCH_CANDIDATES retriever hits plus their graph neighbours (a few
- * hundred), so 500 keeps every hit; the filters then apply to that pool.
+ * Search hits the browser filters and pages through: exactly what
+ * GET /search?limit=100 ranks (search widens the graph from max(GRAPH_SEEDS,
+ * limit) seeds, so a larger pool would rank differently from /search and cost
+ * more); the other filters then apply to those hits.
  */
-export const LIST_SEARCH_POOL = 500;
+export const LIST_SEARCH_POOL = MAX_LIMIT;

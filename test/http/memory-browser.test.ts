@@ -99,6 +99,14 @@ describe("GET /memories/list", () => {
     expect(order).toEqual(["b", "d"]);
   });
 
+  test("with a query and no other filter, the list is /search's ranking, paged", async () => {
+    const search = await (await get("/search?query=deploy%20database&limit=100")).json();
+    const first = await list("query=deploy%20database&limit=2");
+    const rest = await list(`query=deploy%20database&limit=100&cursor=${first.next_cursor}`);
+    expect([...first.items, ...rest.items].map((i: any) => i.id)).toEqual(search.results.map((r: any) => r.id));
+    expect(first.items.map((i: any) => i.score)).toEqual(search.results.slice(0, 2).map((r: any) => r.score));
+  });
+
   test("bad input is a 400 with a message", async () => {
     for (const qs of ["usage=sometimes", "limit=abc", "limit=0", "from=yesterday", "to=2026-13-45", "cursor=bm90LWEtY3Vyc29y", "sort=random", "sort=relevance", "min_strength=-1", "type=gossip", "colour=red"]) {
       const res = await get(`/memories/list?${qs}`);
