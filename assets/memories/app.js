@@ -57,7 +57,8 @@
     const top = document.createElement("div");
     top.className = "row-top";
     top.append(chip(item.memory_type, memsvcColors.type(item.memory_type), "type"), chip(item.domain, memsvcColors.domain(item.domain), "domain"));
-    if (item.project) {
+    // The project is usually the primary domain too: named once.
+    if (item.project && item.project !== item.domain) {
       const p = document.createElement("span");
       p.className = "project";
       p.textContent = item.project;
@@ -65,8 +66,7 @@
     }
     const meta = document.createElement("span");
     meta.className = "meta";
-    meta.textContent = fmtDate(item.created_at) + " · s " + item.effective_strength.toFixed(2) + " · " + item.shown_count + "/" + item.used_count + (item.score !== undefined ? " · " + item.score.toFixed(2) : "");
-    meta.title = "created · effective strength · shown/used" + (item.score !== undefined ? " · search score" : "");
+    meta.textContent = fmtDate(item.created_at) + " · strength " + item.effective_strength.toFixed(2) + " · shown " + item.shown_count + " · used " + item.used_count + (item.score !== undefined ? " · score " + item.score.toFixed(2) : "");
     top.append(meta);
     const text = document.createElement("p");
     text.className = "preview";
