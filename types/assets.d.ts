@@ -23,3 +23,7 @@ declare module "*.css" {
   const path: string;
   export default path;
 }
+declare module "*.svg" {
+  const path: string;
+  export default path;
+}

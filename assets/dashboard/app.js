@@ -11,8 +11,9 @@
   window.__dashboard = state;
 
   const DAYS = ["7", "30", "90", "365"];
-  const TYPE_COLORS = { knowledge: "#4e79a7", experience: "#59a14f", decisions: "#f28e2b", learnings: "#b07aa1" };
-  const PALETTE = ["#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"];
+  // Colours shared with every page (assets/shared/colors.js): stable per name, not per rank.
+  const COLORS = window.memsvcColors;
+  const DAY_MS = 86400000;
   const num = (n) => (typeof n === "number" ? n.toLocaleString("en-US") : "—");
   const pct = (share) => (typeof share === "number" ? `${(share * 100).toFixed(1)}%` : "—");
   const shortDay = (day) => (typeof day === "string" ? day.slice(5) : day);
@@ -96,14 +97,21 @@
     $("meta").textContent = `${d.window.from} – ${d.window.to} (UTC) · updated ${when.toLocaleTimeString("en-GB")}`;
   }
 
+  /** The headline and the growth tiles follow the selected period (the recall and growth series cover exactly it). */
   function renderHeadline(d) {
     const r = d.recall;
-    state.headline = r.uses_per_showing === null ? "—" : r.uses_per_showing.toLocaleString("en-US", { maximumFractionDigits: 3 });
+    const showings = r.days.reduce((a, x) => a + (x.showings || 0), 0);
+    const uses = r.days.reduce((a, x) => a + (x.uses || 0), 0);
+    const period = `the last ${d.window.days} days`;
+    state.headline = showings === 0 ? "—" : (uses / showings).toLocaleString("en-US", { maximumFractionDigits: 3 });
     $("headline").textContent = state.headline;
     $("headline-sub").textContent =
-      r.uses_per_showing === null ? "No memory has been shown yet" : `${num(r.uses)} uses / ${num(r.showings)} showings, all time`;
+      r.showings === 0 ? "No memory has been shown yet" : showings === 0 ? `No memory shown in ${period}` : `${num(uses)} uses / ${num(showings)} showings in ${period}`;
+    const added = (type) => d.growth.days.reduce((a, x) => a + (type ? x.by_type[type] || 0 : Object.values(x.by_type).reduce((b, v) => b + v, 0)), 0);
     $("kpi-memories").textContent = num(d.counts.memories);
+    $("kpi-memories-added").textContent = `+${num(added(null))} in ${d.window.days} days`;
     $("kpi-learnings").textContent = num(d.counts.learnings);
+    $("kpi-learnings-added").textContent = `+${num(added("learnings"))} in ${d.window.days} days`;
     $("kpi-links").textContent = num(d.counts.links);
     $("kpi-domains").textContent = num(d.counts.domains);
     $("kpi-never-shown").textContent = pct(r.never_shown_share);
@@ -136,13 +144,13 @@
 
   function renderGrowth(d) {
     const g = d.growth;
-    const types = g.types.filter((t) => t in TYPE_COLORS || g.days.some((x) => x.by_type[t] > 0));
+    const types = g.types.filter((t) => t in COLORS.TYPES || g.days.some((x) => x.by_type[t] > 0));
     draw("growth", "chart-growth", {
       type: "bar",
       data: {
         labels: g.days.map((x) => x.day),
         datasets: [
-          ...types.map((t, i) => ({ label: t, data: g.days.map((x) => x.by_type[t] || 0), backgroundColor: TYPE_COLORS[t] || PALETTE[(i + 4) % PALETTE.length], stack: "added", yAxisID: "y" })),
+          ...types.map((t) => ({ label: t, data: g.days.map((x) => x.by_type[t] || 0), backgroundColor: COLORS.type(t), stack: "added", yAxisID: "y" })),
           { type: "line", label: "Total", data: g.days.map((x) => x.total), borderColor: css("--fg"), backgroundColor: css("--fg"), yAxisID: "total", pointRadius: 0, borderWidth: 2 },
         ],
       },
@@ -166,7 +174,7 @@
     }
     draw("domains", "chart-domains", {
       type: "doughnut",
-      data: { labels, datasets: [{ label: "Memories", data, backgroundColor: labels.map((_, i) => PALETTE[i % PALETTE.length]), borderColor: css("--panel"), borderWidth: 2 }] },
+      data: { labels, datasets: [{ label: "Memories", data, backgroundColor: c.top.map((x) => COLORS.domain(x.domain)).concat(c.other.memories > 0 ? ["#9aa3ad"] : []), borderColor: css("--panel"), borderWidth: 2 }] },
       options: baseOptions({ interaction: { mode: "nearest", intersect: true }, plugins: { legend: { position: "right", labels: { boxWidth: 12 } } } }),
     });
   }
@@ -196,20 +204,28 @@
   }
 
   function renderNightly(d) {
-    const runs = d.nightly.slice().reverse(); // oldest first, left to right
-    const val = (r, k) => (typeof r[k] === "number" ? r[k] : 0);
+    const val = (r, k) => (r && typeof r[k] === "number" ? r[k] : 0);
+    // The axis is the calendar, oldest day left: a forced re-run of an older
+    // day sits on that day, and a day without a run shows as a gap. The list
+    // is newest run first, so the first run seen for a day is its latest.
+    const byDay = new Map();
+    for (const r of d.nightly) if (typeof r.day === "string" && !byDay.has(r.day)) byDay.set(r.day, r);
+    const days = [];
+    const known = [...byDay.keys()].sort();
+    if (known.length) for (let t = Date.parse(known[0] + "T00:00:00Z"), end = Date.parse(known[known.length - 1] + "T00:00:00Z"); t <= end; t += DAY_MS) days.push(new Date(t).toISOString().slice(0, 10));
+    const series = (k) => days.map((day) => val(byDay.get(day), k));
     draw("nightly", "chart-nightly", {
       type: "bar",
       data: {
-        labels: runs.map((r) => r.day),
+        labels: days,
         datasets: [
-          { label: "Learnings written", data: runs.map((r) => val(r, "written")), backgroundColor: "#b07aa1" },
-          { label: "Merged", data: runs.map((r) => val(r, "merged")), backgroundColor: "#76b7b2" },
-          { label: "Pruned", data: runs.map((r) => val(r, "dropped")), backgroundColor: "#e15759" },
-          { label: "Decayed", data: runs.map((r) => val(r, "decayed")), backgroundColor: "#edc948" },
+          { label: "Learnings written", data: series("written"), backgroundColor: COLORS.type("learnings") },
+          { label: "Merged", data: series("merged"), backgroundColor: "#76b7b2" },
+          { label: "Pruned", data: series("dropped"), backgroundColor: "#e15759" },
+          { label: "Decayed", data: series("decayed"), backgroundColor: "#edc948" },
         ],
       },
-      options: baseOptions({ scales: { x: { grid: { display: false } }, y: { beginAtZero: true, ticks: { precision: 0 } } } }),
+      options: baseOptions({ scales: { x: dayScale(), y: { beginAtZero: true, ticks: { precision: 0 } } } }),
     });
     const body = $("nightly-table").querySelector("tbody");
     body.replaceChildren(
@@ -219,9 +235,12 @@
           ...(Array.isArray(r.skipped) ? r.skipped.map((x) => `skipped ${x.step}: ${x.reason}`) : []),
           ...(Array.isArray(r.errors) ? r.errors : []),
         ].join("; ");
+        // A run that skipped its learn step did not do its main work: "done" would hide that.
+        const learnSkipped = Array.isArray(r.skipped) && r.skipped.some((x) => x && x.step === "learn");
+        const status = learnSkipped && r.status === "done" ? "done, learn skipped" : r.status;
         const cells = [
           [r.day, ""],
-          [r.status, ""],
+          [status, learnSkipped ? "warn" : ""],
           [`${val(r, "read")}/${val(r, "considered")}`, "num"],
           [num(val(r, "written")), "num"],
           [num(val(r, "merged")), "num"],

@@ -25,73 +25,9 @@
     busy: false,
   };
 
-  // ---- a deliberately small Markdown renderer: everything is HTML-escaped
-  // first, so the only tags in the output are the ones added below.
-  function escapeHtml(s) {
-    return s.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
-  }
-  function safeHref(href) {
-    return /^(https?:\/\/|mailto:|#|\/(?![\/\\])|\.{1,2}\/)/i.test(href);
-  }
-  function inline(text) {
-    return text
-      .split(/(`[^`]+`)/)
-      .map((part) => {
-        if (part.length > 1 && part[0] === "`" && part[part.length - 1] === "`") return "<code>" + part.slice(1, -1) + "</code>";
-        return part
-          .replace(/\[([^\]]+)\]\(([^)\s]+)\)/g, (m, label, href) => (safeHref(href) ? '<a href="' + href + '" target="_blank" rel="noopener noreferrer">' + label + "</a>" : m))
-          .replace(/\*\*([^*]+)\*\*/g, "<strong>$1</strong>")
-          .replace(/(^|[^_\w])__([^_\s](?:[^_]*[^_\s])?)__(?![_\w])/g, "$1<strong>$2</strong>")
-          .replace(/(^|[^*\w])\*([^*\s](?:[^*]*[^*\s])?)\*(?![*\w])/g, "$1<em>$2</em>")
-          .replace(/(^|[^_\w])_([^_\s](?:[^_]*[^_\s])?)_(?![_\w])/g, "$1<em>$2</em>");
-      })
-      .join("");
-  }
-  function renderMarkdown(src) {
-    const lines = escapeHtml(src.replace(/\r\n?/g, "\n")).split("\n");
-    const out = [];
-    let para = [];
-    let list = null; // "ul" | "ol"
-    let quote = [];
-    const flushPara = () => { if (para.length) out.push("<p>" + inline(para.join("\n")) + "</p>"); para = []; };
-    const flushList = () => { if (list) out.push("</" + list + ">"); list = null; };
-    const flushQuote = () => { if (quote.length) out.push("<blockquote>" + inline(quote.join("\n")) + "</blockquote>"); quote = []; };
-    const flush = () => { flushPara(); flushList(); flushQuote(); };
-    for (let i = 0; i < lines.length; i++) {
-      const line = lines[i];
-      let m;
-      if (/^\s*(```|~~~)/.test(line)) {
-        flush();
-        const fence = line.trim().slice(0, 3);
-        const code = [];
-        while (++i < lines.length && !lines[i].trim().startsWith(fence)) code.push(lines[i]);
-        out.push("<pre><code>" + code.join("\n") + "</code></pre>");
-      } else if (/^\s*$/.test(line)) {
-        flush();
-      } else if ((m = /^(#{1,6})\s+(.*?)\s*#*\s*$/.exec(line))) {
-        flush();
-        out.push("<h" + m[1].length + ">" + inline(m[2]) + "</h" + m[1].length + ">");
-      } else if (/^\s*([-*_])(\s*\1){2,}\s*$/.test(line)) {
-        flush();
-        out.push("<hr>");
-      } else if ((m = /^\s*(?:[-*+]|(\d+)[.)])\s+(.*)$/.exec(line))) {
-        flushPara(); flushQuote();
-        const kind = m[1] ? "ol" : "ul";
-        if (list !== kind) { flushList(); out.push("<" + kind + ">"); list = kind; }
-        out.push("<li>" + inline(m[2]) + "</li>");
-      } else if ((m = /^\s*&gt;\s?(.*)$/.exec(line))) {
-        flushPara(); flushList();
-        quote.push(m[1]);
-      } else if (list && /^\s+\S/.test(line)) {
-        out[out.length - 1] = out[out.length - 1].replace(/<\/li>$/, " " + inline(line.trim()) + "</li>");
-      } else {
-        flushList(); flushQuote();
-        para.push(line);
-      }
-    }
-    flush();
-    return out.join("\n");
-  }
+  // Markdown: the shared renderer (marked + DOMPurify, assets/shared/markdown.js):
+  // tables, task lists and fenced code; raw HTML in a section shows as text.
+  const renderMarkdown = (src) => window.memsvcMarkdown.render(src);
 
   // ---- feedback
   function setStatus(kind, text) {
@@ -211,7 +147,7 @@
   }
 
   function refresh() {
-    el.preview.innerHTML = renderMarkdown(el.editor.value);
+    window.memsvcMarkdown.into(el.preview, el.editor.value);
     el.save.disabled = state.busy || state.current === null || state.current === MEMORY || !isDirty();
     renderTabs();
   }

@@ -7,11 +7,8 @@
   const { createView, hasWebGL, escapeHtml } = window.memsvcViz;
   const $ = (sel) => document.querySelector(sel);
 
-  // Tableau-20-like: distinct on a dark background, largest domains first.
-  const PALETTE = ["#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac",
-    "#a0cbe8", "#ffbe7d", "#8cd17d", "#ff9d9a", "#86bcb6", "#f1ce63", "#d4a6c8", "#fabfd2", "#d7b5a6", "#79706e"];
-  const OTHER = "#5c6470";
-  const TYPE_COLORS = { knowledge: "#4e79a7", experience: "#f28e2b", decisions: "#59a14f", learnings: "#e15759" };
+  // Colours shared with every page (assets/shared/colors.js): stable per name, not per rank.
+  const COLORS = window.memsvcColors;
   const FILTERS = ["domain", "type", "tag", "minStrength", "limit"];
 
   const state = {
@@ -38,7 +35,14 @@
 
   function readUrl() {
     const p = new URLSearchParams(location.search);
-    for (const name of FILTERS) if (p.has(name)) form.elements[name].value = p.get(name);
+    for (const name of FILTERS) {
+      if (!p.has(name)) continue;
+      const el = form.elements[name];
+      // The domain list arrives with the first export: until then the option
+      // named in the URL must exist, or setting the value silently drops it.
+      if (el.tagName === "SELECT" && ![...el.options].some((o) => o.value === p.get(name))) el.add(new Option(p.get(name), p.get(name)));
+      el.value = p.get(name);
+    }
     if (p.get("view") === "2d") state.mode = "2d";
     if (p.get("color") === "type") state.colorBy = "type";
   }
@@ -65,7 +69,7 @@
     if (!res.ok) return fail(body && body.error ? body.error.message : "The server answered " + res.status);
     state.error = null;
     state.data = body;
-    state.domainColors = new Map(body.domains.map((d, i) => [d.name, PALETTE[i] || OTHER]));
+    state.domainColors = new Map(body.domains.map((d) => [d.name, COLORS.domain(d.name)]));
     state.links = body.edges;
     for (const n of body.nodes) for (const t of n.tags) state.knownTags.add(t.tag);
     fillOptions();
@@ -80,7 +84,7 @@
   }
 
   function colorOf(n) {
-    return state.colorBy === "type" ? TYPE_COLORS[n.memory_type] || OTHER : state.domainColors.get(n.domain) || OTHER;
+    return state.colorBy === "type" ? COLORS.type(n.memory_type) : COLORS.domain(n.domain);
   }
 
   async function render() {
@@ -91,14 +95,14 @@
       if (state.view) state.view.destroy();
       state.view = null;
       try {
-        state.view = createView(el, state.mode, { onClick: select, onBackground: () => select(null), onSettled: () => {} });
+        state.view = createView(el, state.mode, { onClick: clickNode, onBackground: () => select(null), onSettled: () => {} });
       } catch (e) {
         if (state.mode !== "3d") throw e;
         state.webgl = false;
         state.mode = "2d";
         notice("The 3D view could not start (" + e.message + "). Showing the 2D view.");
         syncButtons();
-        state.view = createView(el, "2d", { onClick: select, onBackground: () => select(null) });
+        state.view = createView(el, "2d", { onClick: clickNode, onBackground: () => select(null) });
       }
     }
     // Fresh objects per render: the libraries attach layout and scene state to them.
@@ -121,6 +125,9 @@
 
   function renderStatus() {
     const m = state.data.meta;
+    const empty = m.total_memories === 0 ? "No memories yet: the graph fills as agents capture sessions." : m.nodes === 0 ? "No memory matches these filters. Reset them or pick another domain or type." : "";
+    $("#empty").textContent = empty;
+    $("#empty").hidden = !empty;
     if (m.total_memories === 0) return setStatus("No memories yet: the graph fills as agents capture sessions.");
     if (m.nodes === 0) return setStatus("No memory matches these filters (" + m.total_memories + " in store).");
     let text = m.nodes + " memories · " + m.edges + " links";
@@ -149,8 +156,8 @@
     box.replaceChildren();
     const entries =
       state.colorBy === "type"
-        ? state.data.types.map((t) => ({ name: t.name, count: t.nodes, color: TYPE_COLORS[t.name] || OTHER, filter: "type" }))
-        : state.data.domains.filter((d) => d.nodes > 0).sort((a, b) => b.nodes - a.nodes).map((d) => ({ name: d.name, count: d.nodes, color: state.domainColors.get(d.name) || OTHER, filter: "domain" }));
+        ? state.data.types.map((t) => ({ name: t.name, count: t.nodes, color: COLORS.type(t.name), filter: "type" }))
+        : state.data.domains.filter((d) => d.nodes > 0).sort((a, b) => b.nodes - a.nodes).map((d) => ({ name: d.name, count: d.nodes, color: COLORS.domain(d.name), filter: "domain" }));
     for (const e of entries.slice(0, 24)) {
       const b = document.createElement("button");
       b.type = "button";
@@ -165,6 +172,12 @@
     if (entries.length > 24) box.appendChild(Object.assign(document.createElement("span"), { textContent: "+" + (entries.length - 24) + " more" }));
   }
 
+  /** A click selects the node and brings it to the middle of the view. */
+  function clickNode(node) {
+    select(node);
+    if (node && state.view) state.view.focus(node);
+  }
+
   function select(node, quiet) {
     state.selected = node || null;
     if (state.view) state.view.select(state.selected);
@@ -177,7 +190,7 @@
 
   function showDetail(node) {
     window.memsvcVizDetail.show($("#detail"), node, {
-      typeColor: TYPE_COLORS[node.memory_type] || OTHER,
+      typeColor: COLORS.type(node.memory_type),
       shown: (id) => state.byId.get(id),
       focus: (n) => (state.view.focus(n), select(n)),
     });
@@ -214,8 +227,10 @@
     e.preventDefault();
     load();
   });
-  $("#reset").addEventListener("click", () => {
+  // The button is not id="reset": a form control with that id would shadow form.reset().
+  $("#clear-filters").addEventListener("click", () => {
     form.reset();
+    for (const name of FILTERS) form.elements[name].value = "";
     load();
   });
   $("#search").addEventListener("submit", (e) => {
@@ -262,6 +277,9 @@
     get edges() { return state.view ? state.view.graph.graphData().links.length : 0; },
     get settled() { return !!state.view && state.view.settled; },
     get selected() { return state.selected ? state.selected.id : null; },
+    get labelsDrawn() { return state.view ? state.view.labelsDrawn : 0; },
+    get highlighted() { return state.view ? state.view.highlighted : null; },
+    zoom: (k) => state.view && state.view.mode === "2d" && state.view.graph.zoom(k, 0),
     get error() { return state.error; },
     nodeIds: () => state.nodes.map((n) => n.id),
     colorOf: (id) => (state.byId.get(id) || {}).color || null,

@@ -14,6 +14,11 @@
   const LINK_3D_OPACITY = 0.28;
   const LINK_2D = "rgba(125, 142, 163, 0.35)";
   const SELECTED = "#ffffff";
+  // 2D labels appear from this zoom on (about 40 px between typical
+  // neighbours), where they no longer overlap into a grey smear.
+  const LABEL_ZOOM = 2.5;
+  const LABEL_CHARS = 28;
+  const labelOf = (n) => (n.preview.length > LABEL_CHARS ? n.preview.slice(0, LABEL_CHARS - 1) + "…" : n.preview);
 
   // Layout budget. The many-body force dominates (Barnes-Hut, n log n per
   // tick). Small graphs are laid out almost entirely before the first frame;
@@ -53,6 +58,7 @@
    */
   function createView(el, mode, handlers) {
     let selected = null;
+    let labelsDrawn = 0;
     let settled = false;
     let graph;
     const width = () => el.clientWidth || window.innerWidth;
@@ -99,13 +105,24 @@
         .autoPauseRedraw(true)
         .linkColor(() => LINK_2D)
         .linkWidth(0.6)
-        .nodeCanvasObjectMode((n) => (n === selected ? "after" : undefined))
+        .nodeCanvasObjectMode(() => "after")
         .nodeCanvasObject((n, ctx, scale) => {
-          ctx.beginPath();
-          ctx.arc(n.x, n.y, 4 * Math.sqrt(n.val) + 2 / scale, 0, 2 * Math.PI);
-          ctx.strokeStyle = SELECTED;
-          ctx.lineWidth = 2 / scale;
-          ctx.stroke();
+          const r = 4 * Math.sqrt(n.val);
+          if (n === selected) {
+            ctx.beginPath();
+            ctx.arc(n.x, n.y, r + 2 / scale, 0, 2 * Math.PI);
+            ctx.strokeStyle = SELECTED;
+            ctx.lineWidth = 2 / scale;
+            ctx.stroke();
+          }
+          // Labels once zoomed in far enough to read them; the selected node always.
+          if (scale < LABEL_ZOOM && n !== selected) return;
+          ctx.font = 11 / scale + "px system-ui, sans-serif";
+          ctx.textAlign = "center";
+          ctx.textBaseline = "top";
+          ctx.fillStyle = n === selected ? SELECTED : "rgba(216, 222, 230, 0.85)";
+          ctx.fillText(labelOf(n), n.x, n.y + r + 2 / scale);
+          labelsDrawn++;
         });
     }
     graph
@@ -114,7 +131,7 @@
       .backgroundColor(BACKGROUND)
       .nodeId("id")
       .nodeVal("val")
-      .nodeColor("color")
+      .nodeColor((n) => (n === selected ? SELECTED : n.color))
       .nodeRelSize(4)
       .nodeLabel(tooltip)
       .enableNodeDrag(false)
@@ -198,12 +215,24 @@
       refreshColors() {
         wake();
         // A new accessor (not the same "color" key) is what makes the library re-read colours.
-        graph.nodeColor((n) => n.color);
+        graph.nodeColor((n) => (n === selected ? SELECTED : n.color));
       },
       select(node) {
         selected = node;
         wake();
-        if (mode === "2d") graph.nodeCanvasObjectMode((n) => (n === selected ? "after" : undefined));
+        // 3D: the selected node turns white (a new accessor makes the library re-read colours); 2D draws a ring and its label.
+        if (mode === "3d") graph.nodeColor((n) => (n === selected ? SELECTED : n.color));
+        else graph.nodeCanvasObjectMode(() => "after");
+      },
+      /** Labels drawn so far (2D); tests read it to see labels appear when zoomed in. */
+      get labelsDrawn() {
+        return labelsDrawn;
+      },
+      /** The colour the renderer gives the selected node (null when none). */
+      get highlighted() {
+        if (!selected) return null;
+        const acc = graph.nodeColor();
+        return typeof acc === "function" ? acc(selected) : selected[acc];
       },
       focus(node) {
         wake();
@@ -214,7 +243,7 @@
           graph.cameraPosition({ x: node.x * k, y: node.y * k, z: (node.z || 0) * k }, { x: node.x, y: node.y, z: node.z || 0 }, 700);
         } else {
           graph.centerAt(node.x, node.y, 500);
-          graph.zoom(5, 500);
+          graph.zoom(Math.max(graph.zoom(), LABEL_ZOOM + 0.5), 500);
         }
       },
       /** Page coordinates of a node (for tests and keyboard users), null before layout. */

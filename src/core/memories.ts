@@ -281,14 +281,23 @@ export async function updateMemory(s: Services, input: UpdateInput): Promise<Upd
 /** DELETE /memory and memsvc_delete: the memory, its vector, FTS row and links, at once. */
 export function deleteMemory(s: Services, rawId: unknown): { deleted: true; id: string; preview: string; links_removed: number } {
   const row = resolveMemory(s, rawId);
-  const linksRemoved = s.store.sqlite.transaction(() => {
-    const n = s.store.sqlite.query<{ n: number }, [string, string]>("SELECT count(*) AS n FROM links WHERE from_id = ? OR to_id = ?").get(row.id, row.id)!.n;
-    // Links, tags, the FTS row and the vector go with it (foreign keys and triggers).
-    s.store.orm.delete(memories).where(eq(memories.id, row.id)).run();
-    return n;
-  })();
+  const linksRemoved = s.store.sqlite.transaction(() => deleteRows(s, [row]))();
   s.index.remove(row.seq);
   return { deleted: true, id: row.id, preview: row.content.length > 200 ? `${row.content.slice(0, 200)}…` : row.content, links_removed: linksRemoved };
+}
+
+/**
+ * Deletes memories inside the caller's transaction; returns the links removed.
+ * Links, tags, the FTS row and the vector go with each (foreign keys and
+ * triggers). The caller removes the seqs from the in-memory index after commit.
+ */
+export function deleteRows(s: Services, rows: readonly { id: string }[]): number {
+  const ids = JSON.stringify(rows.map((r) => r.id));
+  const n = s.store.sqlite
+    .query<{ n: number }, [string, string]>("SELECT count(*) AS n FROM links WHERE from_id IN (SELECT value FROM json_each(?)) OR to_id IN (SELECT value FROM json_each(?))")
+    .get(ids, ids)!.n;
+  s.store.sqlite.query<unknown, [string]>("DELETE FROM memories WHERE id IN (SELECT value FROM json_each(?))").run(ids);
+  return n;
 }
 
 export function rowsBySeq(s: Services, seqs: number[]): Map<number, MemoryRow> {

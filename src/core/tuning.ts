@@ -347,3 +347,20 @@ export const RECALL_FTS_MAX_DF_SHARE = 0.01;
 export const RECALL_FTS_MAX_DF_MIN = 200;
 /** ...and uses at most this many of the prompt's rarest words. */
 export const RECALL_FTS_MAX_TERMS = 8;
+
+/**
+ * The memory browser (GET /memories/list). A page of 50 rows fills a laptop
+ * screen about twice and costs ~2 ms to read at 100k memories (keyset walk of
+ * an index, bench/browser.ts); 200 caps what one request can ask for.
+ */
+export const LIST_DEFAULT_LIMIT = 50;
+export const LIST_MAX_LIMIT = 200;
+/** Characters of content in a list row: two lines at laptop width. */
+export const LIST_PREVIEW_CHARS = 240;
+/**
+ * Search hits the browser filters and pages through: exactly what
+ * GET /search?limit=100 ranks (search widens the graph from max(GRAPH_SEEDS,
+ * limit) seeds, so a larger pool would rank differently from /search and cost
+ * more); the other filters then apply to those hits.
+ */
+export const LIST_SEARCH_POOL = MAX_LIMIT;

@@ -6,6 +6,7 @@ import { storageFailure } from "../db/storage-errors";
 import { appErrorResponse, errorResponse } from "./errors";
 import { parseJsonBody } from "./json-body";
 import { assetRoutes } from "./routes/assets";
+import { browserRoutes } from "./routes/browser";
 import { dashboardRoutes } from "./routes/dashboard";
 import { distillRoutes } from "./routes/distill";
 import { graphRoutes } from "./routes/graph";
@@ -21,7 +22,7 @@ export const MAX_BODY_BYTES = 25 * 1024 * 1024;
 /** Paths anyone may GET: health and page shells, which hold no data. */
 export function isPublicPath(method: string, path: string): boolean {
   if (method !== "GET" && method !== "HEAD") return false;
-  return path === "/health" || path === "/viz" || path.startsWith("/viz/vendor/") || path === "/identity/ui" || path === "/dashboard" || path.startsWith("/dashboard/vendor/") || path.startsWith("/assets/");
+  return path === "/health" || path === "/memories" || path === "/favicon.svg" || path === "/favicon.ico" || path === "/viz" || path.startsWith("/viz/vendor/") || path === "/identity/ui" || path === "/dashboard" || path.startsWith("/dashboard/vendor/") || path.startsWith("/assets/");
 }
 
 /** The request path, even when request.url cannot be parsed (errors are reported for any request). */
@@ -87,6 +88,7 @@ export function createApp(s: Services, extra: RouteGroup[] = [], opts: AppOption
     .use(assetRoutes(s))
     .use(graphRoutes(s))
     .use(memoryRoutes(s))
+    .use(browserRoutes(s))
     .use(recallRoutes(s))
     .use(distillRoutes(s))
     .use(identityRoutes(s))

@@ -1,4 +1,11 @@
+import dompurify from "../../node_modules/dompurify/dist/purify.min.js" with { type: "file" };
+import marked from "../../node_modules/marked/lib/marked.umd.js" with { type: "file" };
 import authJs from "../../assets/shared/auth.js" with { type: "file" };
+import colorsJs from "../../assets/shared/colors.js" with { type: "file" };
+import favicon from "../../assets/shared/favicon.svg" with { type: "file" };
+import markdownJs from "../../assets/shared/markdown.js" with { type: "file" };
+import shellCss from "../../assets/shared/shell.css" with { type: "file" };
+import shellJs from "../../assets/shared/shell.js" with { type: "file" };
 
 /**
  * Page shells and their static files are embedded in the binary (imported
@@ -34,4 +41,19 @@ export function fileResponse(path: string, name: string): Response {
 }
 
 /** Shared page scripts, served at /assets/<name>. */
-export const SHARED_ASSETS: Readonly<Record<string, string>> = { "auth.js": authJs };
+export const SHARED_ASSETS: Readonly<Record<string, string>> = {
+  "auth.js": authJs,
+  "colors.js": colorsJs,
+  "markdown.js": markdownJs,
+  "shell.css": shellCss,
+  "shell.js": shellJs,
+};
+
+/**
+ * The only files /assets/vendor/ serves: Markdown rendering and sanitising
+ * libraries from npm (their plain-script builds), embedded in the binary.
+ */
+export const SHARED_VENDOR: Readonly<Record<string, string>> = { "marked.js": marked, "purify.js": dompurify };
+
+/** The favicon every page names (also answered at /favicon.ico, which browsers ask for on their own). */
+export const FAVICON = favicon;

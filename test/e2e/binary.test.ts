@@ -52,6 +52,14 @@ test("the lone binary runs init, server and status, and serves ingest → search
   expect((await fetch(`${url}/memory?id=${id}`, { method: "DELETE" })).status).toBe(200);
   expect((await fetch(`${url}/memory?id=${id}`)).status).toBe(404);
 
+  // The memory browser and its shared files are embedded: no node_modules beside the binary.
+  for (const [path, needle] of [["/memories", "Memories · memsvc"], ["/assets/vendor/marked.js", "marked"], ["/assets/vendor/purify.js", "DOMPurify"], ["/favicon.svg", "<svg"], ["/assets/memories/app.js", "__memories"]]) {
+    const res = await fetch(`${url}${path}`);
+    expect({ path, status: res.status }).toEqual({ path, status: 200 });
+    expect(await res.text()).toContain(needle);
+  }
+  expect((await (await fetch(`${url}/memories/list?limit=5`)).json() as any).total).toBe(0);
+
   const remoteNoToken = await requestFrom("127.0.0.2", `${url}/recent`);
   expect(remoteNoToken.status).toBe(401);
   const remoteToken = await requestFrom("127.0.0.2", `${url}/recent`, { headers: { authorization: `Bearer ${token}` } });

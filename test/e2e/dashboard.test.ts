@@ -85,8 +85,11 @@ describe("dashboard in Chromium", () => {
   test.skipIf(!hasChromium)("every chart is drawn with the seeded numbers; uses per showing is the headline", async () => {
     const { page } = await openDashboard();
     await rendered(page);
-    expect(await text(page, "#headline")).toBe("0.462");
-    expect(await text(page, "#headline-sub")).toBe("6 uses / 13 showings, all time");
+    // The headline is the selected period's (30 days): the showings 45 days ago are outside it.
+    expect(await text(page, "#headline")).toBe("0.4");
+    expect(await text(page, "#headline-sub")).toBe("4 uses / 10 showings in the last 30 days");
+    expect(await text(page, "#kpi-memories-added")).toBe("+9 in 30 days");
+    expect(await text(page, "#kpi-learnings-added")).toBe("+2 in 30 days");
     expect(await text(page, "#kpi-memories")).toBe("12");
     expect(await text(page, "#kpi-learnings")).toBe("2");
     expect(await text(page, "#kpi-links")).toBe("4");
@@ -164,8 +167,11 @@ describe("dashboard in Chromium", () => {
     await rendered(page);
     const before = dbState();
     const controls = page.locator("button, a[href], select, input, textarea, [role=button], [onclick], form");
-    const kinds = await controls.evaluateAll((els) => els.map((e) => e.tagName.toLowerCase()));
+    const kinds = await controls.evaluateAll((els) => els.filter((e) => !e.closest(".memsvc-nav")).map((e) => e.tagName.toLowerCase()));
     expect(kinds.sort()).toEqual(["button", "select"]); // Refresh and the period
+    // The shared bar only links to the pages.
+    const nav = await page.locator(".memsvc-nav a").evaluateAll((els) => els.map((e) => new URL((e as HTMLAnchorElement).href).pathname));
+    expect(nav).toEqual(["/memories", "/memories", "/viz", "/identity/ui", "/dashboard"]);
     expect(await page.locator("form").count()).toBe(0);
     let renders = 1;
     await page.locator("#refresh").click();
@@ -218,7 +224,7 @@ describe("dashboard in Chromium", () => {
     expect((fg + 0.05) / (bg + 0.05)).toBeGreaterThan(7);
     expect((muted + 0.05) / (bg + 0.05)).toBeGreaterThan(4.5); // axis labels and legends
     expect(await page.evaluate(() => (window as any).Chart.defaults.color)).not.toBe(lightTick);
-    expect(await text(page, "#headline")).toBe("0.462");
+    expect(await text(page, "#headline")).toBe("0.4");
     await page.screenshot({ path: join(ARTIFACTS, "dashboard-dark.png"), fullPage: true });
   }, BROWSER_TEST_MS);
 });
@@ -266,7 +272,70 @@ describe("dashboard from a remote peer", () => {
     await dialog.locator("input").fill(srv!.token);
     await dialog.locator("#memsvc-token-ok").click();
     await rendered(page);
-    expect(await text(page, "#headline")).toBe("0.462");
+    expect(await text(page, "#headline")).toBe("0.4");
     expect(await page.evaluate(() => localStorage.getItem("memsvc.token"))).toBe(srv!.token);
   }, BROWSER_TEST_MS);
+});
+
+describe("dashboard: bugs found when trying the page", () => {
+  test.skipIf(!hasChromium)("the headline and tiles follow the selected period", async () => {
+    const { page, seen } = await openDashboard();
+    await rendered(page);
+    await page.selectOption("#days", "7");
+    await rendered(page, 2);
+    expect(await text(page, "#headline")).toBe("0.5");
+    expect(await text(page, "#headline-sub")).toBe("3 uses / 6 showings in the last 7 days");
+    expect(await text(page, "#kpi-memories-added")).toBe("+4 in 7 days");
+    expect(await text(page, "#kpi-learnings-added")).toBe("+1 in 7 days");
+    expect(seen.errors).toEqual([]);
+  }, BROWSER_TEST_MS);
+
+  test.skipIf(!hasChromium)("the nightly chart runs by day (a forced re-run of an older day sits on that day); a skipped learn step is not 'done'", async () => {
+    const clock = movableClock();
+    srv = await startServer({ now: clock.now });
+    await seedDashboard(srv.services, clock);
+    // Run last, for a day two weeks back: in run order it would be drawn rightmost.
+    const day = EXPECTED.nightlyDays[0];
+    const old = new Date(Date.parse(`${day}T00:00:00Z`) - 14 * 86_400_000).toISOString().slice(0, 10);
+    const digest = { day: old, status: "done", written: 0, merged: 1, dropped: 0, decayed: 3, skipped: [{ step: "learn", reason: "no language model configured" }], errors: [] };
+    srv.services.store.sqlite.run("INSERT INTO nightly_runs(day, status, forced, owner, started_at, heartbeat_at, finished_at, digest) VALUES (?, 'done', 1, 'seed', ?, ?, ?, ?)", [
+      old,
+      clock.now(),
+      clock.now(),
+      clock.now(),
+      JSON.stringify(digest),
+    ]);
+    context = await browser!.newContext({ viewport: { width: 1440, height: 900 } });
+    const page = await context.newPage();
+    await page.goto(`${srv.url}/dashboard`);
+    await rendered(page);
+    const labels: string[] = (await charts(page)).nightly.labels;
+    expect(labels).toEqual([...labels].sort());
+    expect(labels[0]).toBe(old);
+    expect(labels[labels.length - 1]).toBe(day);
+    expect(new Set(labels).size).toBe(labels.length);
+    const data = await page.evaluate(() => (window as any).__dashboard.data.nightly.map((r: any) => r.day));
+    expect(data).toContain(old);
+    const row = page.locator("#nightly-table tbody tr", { hasText: old });
+    expect(await row.locator("td").nth(1).textContent()).toBe("done, learn skipped");
+    expect(await row.locator("td").nth(1).getAttribute("class")).toBe("warn");
+  }, BROWSER_TEST_MS);
+
+  test.skipIf(!hasChromium)("fits a 390 px phone and a 1440 px laptop without sideways scroll", async () => {
+    for (const [name, viewport] of [["laptop", { width: 1440, height: 900 }], ["phone", { width: 390, height: 844 }]] as const) {
+      const { page, seen } = await openDashboard();
+      await page.setViewportSize(viewport);
+      await rendered(page);
+      await page.waitForTimeout(200);
+      expect(await page.title()).toBe("Dashboard · memsvc");
+      expect(await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth)).toBeLessThanOrEqual(0);
+      await page.screenshot({ path: join(ARTIFACTS, `dashboard-${name}.png`), fullPage: true });
+      expect(seen.outside).toEqual([]);
+      expect(seen.errors).toEqual([]);
+      await context!.close();
+      context = null;
+      await srv!.stop();
+      srv = null;
+    }
+  }, BROWSER_TEST_MS * 2);
 });

@@ -225,7 +225,11 @@ describe("/viz in headless Chromium", () => {
     });
     expect((await viz(page)).nodes).toBe(0);
     await page.waitForTimeout(300);
+    expect(await page.locator("#empty").isVisible()).toBe(true);
+    // The canvas itself is empty: measured with the message box out of the way.
+    await page.evaluate(() => ((document.querySelector("#empty") as HTMLElement).style.visibility = "hidden"));
     expect(await painted(page)).toBeLessThan(50);
+    await page.evaluate(() => ((document.querySelector("#empty") as HTMLElement).style.visibility = ""));
     expect(await page.locator("#status").textContent()).toContain("No memory matches these filters");
 
     // The legend filters by domain too.
@@ -396,6 +400,84 @@ describe("/viz from a non-localhost address", () => {
       await context.close();
     } finally {
       await other.stop();
+    }
+  }, SLOW);
+});
+
+describe("/viz: bugs found when trying the page", () => {
+  const centred = async (page: Page, id: string) => {
+    const at = await page.evaluate((x) => (window as any).__vizState.screenOf(x), id);
+    const box = (await page.locator("#graph").boundingBox())!;
+    return Math.hypot(at.x - (box.x + box.width / 2), at.y - (box.y + box.height / 2));
+  };
+
+  test.skipIf(!hasChromium)("Reset clears the filters without throwing; ?domain= in the URL is applied", async () => {
+    const { page, context, seen, errors } = await open(`${srv.url}/viz?view=2d&domain=infra`);
+    await waitFor(page, () => (window as any).__vizState?.ready);
+    expect(await page.locator("#filters select[name=domain]").inputValue()).toBe("infra");
+    expect((await viz(page)).nodes).toBe(N / 3);
+    expect(seen.urls.some((u) => u.includes("op=export") && u.includes("domain=infra"))).toBe(true);
+    const before = (await viz(page)).loads;
+    await page.click("#clear-filters");
+    await waitFor(page, (n: number) => (window as any).__vizState.loads > n, before);
+    expect((await viz(page)).nodes).toBe(N);
+    expect(await page.locator("#filters select[name=domain]").inputValue()).toBe("");
+    expect(page.url()).not.toContain("domain=");
+    expect(errors).toEqual([]);
+    await context.close();
+  }, SLOW);
+
+  test.skipIf(!hasChromium)("a click highlights the node in 3D and brings it to the centre; 2D labels appear when zoomed in", async () => {
+    const { page, context, errors } = await open(`${srv.url}/viz`);
+    await waitFor(page, () => (window as any).__vizState?.ready && (window as any).__vizState.settled);
+    await page.waitForTimeout(300);
+    const id = await clickLoneNode(page);
+    await waitFor(page, (x: string) => (window as any).__vizState.selected === x, id);
+    expect(await page.evaluate(() => (window as any).__vizState.highlighted)).toBe("#ffffff");
+    const far = await centred(page, id);
+    await page.waitForTimeout(1200);
+    expect(await centred(page, id)).toBeLessThan(Math.min(60, far + 1));
+    await page.screenshot({ path: join(ARTIFACTS, "viz-3d-selected.png") });
+
+    await page.click("#mode-2d");
+    await waitFor(page, () => (window as any).__vizState.mode === "2d" && (window as any).__vizState.settled);
+    const atFit = await page.evaluate(() => (window as any).__vizState.labelsDrawn);
+    await page.evaluate(() => (window as any).__vizState.zoom(4));
+    await waitFor(page, (n: number) => (window as any).__vizState.labelsDrawn > n + 5, atFit);
+    await page.waitForTimeout(300);
+    await page.screenshot({ path: join(ARTIFACTS, "viz-2d-labels.png") });
+    expect(errors).toEqual([]);
+    await context.close();
+  }, SLOW);
+
+  test.skipIf(!hasChromium)("an empty result is said on the graph area; both screen sizes fit without sideways scroll", async () => {
+    for (const [name, viewport] of [["laptop", { width: 1440, height: 900 }], ["phone", { width: 390, height: 844 }]] as const) {
+      const context = await browser.newContext({ viewport });
+      const page = await context.newPage();
+      const errors: string[] = [];
+      page.on("pageerror", (e) => errors.push(e.message));
+      page.on("console", (m) => m.type() === "error" && errors.push(m.text()));
+      const seen = await guard(page, srv.url);
+      await page.goto(`${srv.url}/viz?view=2d`);
+      await waitFor(page, () => (window as any).__vizState?.ready && (window as any).__vizState.settled);
+      expect(await page.title()).toBe("Graph · memsvc");
+      expect(await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth)).toBeLessThanOrEqual(0);
+      await page.screenshot({ path: join(ARTIFACTS, `viz-${name}.png`) });
+      const before = (await viz(page)).loads;
+      await page.fill("#filters input[name=tag]", "no-such-tag");
+      await page.press("#filters input[name=tag]", "Enter");
+      await waitFor(page, (n: number) => (window as any).__vizState.loads > n, before);
+      const empty = page.locator("#empty");
+      expect(await empty.isVisible()).toBe(true);
+      expect(await empty.textContent()).toContain("No memory matches these filters");
+      const box = (await empty.boundingBox())!;
+      const graph = (await page.locator("#graph").boundingBox())!;
+      expect(box.y).toBeGreaterThan(graph.y);
+      expect(box.y + box.height).toBeLessThan(graph.y + graph.height);
+      await page.screenshot({ path: join(ARTIFACTS, `viz-empty-${name}.png`) });
+      expect(seen.outside).toEqual([]);
+      expect(errors).toEqual([]);
+      await context.close();
     }
   }, SLOW);
 });

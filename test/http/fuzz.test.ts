@@ -135,8 +135,8 @@ describe("hostile headers", () => {
   });
 });
 
-const PAGES = ["/viz", "/identity/ui", "/dashboard", "/viz/vendor/force-graph.min.js", "/viz/vendor/3d-force-graph.min.js", "/dashboard/vendor/chart.js", "/assets/auth.js"];
-const FILE_ROUTES = ["/viz/vendor/", "/dashboard/vendor/", "/assets/", "/assets/viz/", "/assets/identity/", "/assets/dashboard/"];
+const PAGES = ["/viz", "/identity/ui", "/dashboard", "/memories", "/favicon.svg", "/viz/vendor/force-graph.min.js", "/viz/vendor/3d-force-graph.min.js", "/dashboard/vendor/chart.js", "/assets/auth.js", "/assets/vendor/marked.js", "/assets/vendor/purify.js", "/assets/memories/app.js"];
+const FILE_ROUTES = ["/viz/vendor/", "/dashboard/vendor/", "/assets/", "/assets/vendor/", "/assets/viz/", "/assets/identity/", "/assets/dashboard/", "/assets/memories/"];
 
 describe("pages and vendor files", () => {
   test("page shells and allowlisted files answer 200; traversal in file names is a JSON 404 that leaks nothing", async () => {
@@ -179,6 +179,12 @@ const ROUTES: Record<string, string[]> = {
   "/context": ["GET", "PUT", "DELETE"],
   "/account": ["GET"],
   "/dashboard/data": ["GET"],
+  "/memories": ["GET"],
+  "/memories/list": ["GET"],
+  "/memories/count": ["GET"],
+  "/memories/detail": ["GET"],
+  "/memories/facets": ["GET"],
+  "/memories/delete": ["POST"],
   "/viz": ["GET"],
   "/identity/ui": ["GET"],
   "/dashboard": ["GET"],
