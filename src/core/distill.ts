@@ -64,7 +64,8 @@ export function parseDistillInput(input: DistillInput, now: number): DistillRequ
       const { role, content } = m as Record<string, unknown>;
       if (typeof role !== "string") throw invalid(`messages[${i}].role must be a string`);
       if (typeof content !== "string") throw invalid(`messages[${i}].content must be a string`);
-      messages.push({ role: role.slice(0, 40), content });
+      // Cut to 40 characters after redaction (in run): a cut secret would no longer match its pattern.
+      messages.push({ role: role.slice(0, 2000), content });
     });
   }
   if (input.text !== undefined && input.text !== null) {
@@ -146,11 +147,14 @@ async function run(s: Services, req: DistillRequest, llm: LlmClient): Promise<Di
   if (waited !== null) return { skipped: true, existing_count: waited };
 
   let secrets = 0;
-  const clean = req.messages.map((m) => {
-    const r = redactSecrets(m.content);
-    secrets += r.count;
-    return { role: m.role, content: r.text };
-  });
+  const clean: TranscriptMessage[] = [];
+  for (const m of req.messages) {
+    // The role is free text from the client and reaches the model as "role: content".
+    const role = await redactSecrets(m.role);
+    const content = await redactSecrets(m.content);
+    secrets += role.count + content.count;
+    clean.push({ role: role.text.slice(0, 40), content: content.text });
+  }
   const inputChars = clean.reduce((n, m) => n + m.content.length, 0);
   const dropped: Dropped[] = [];
   let fragments: Fragment[] = [];
@@ -174,7 +178,7 @@ async function run(s: Services, req: DistillRequest, llm: LlmClient): Promise<Di
   // The model may echo a secret it saw; memories are redacted again before the gate.
   const candidates: Fragment[] = [];
   for (const f of fragments) {
-    const r = redactSecrets(f.content);
+    const r = await redactSecrets(f.content);
     secrets += r.count;
     const content = r.text;
     if (content.length > DISTILL_MEMORY_MAX_CHARS) dropped.push({ content, reason: "too long" });
