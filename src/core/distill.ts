@@ -89,6 +89,20 @@ export function parseDistillInput(input: DistillInput, now: number): DistillRequ
   };
 }
 
+/**
+ * A role names a speaker (user, assistant, tool_result, Claude Code). Anything
+ * else (digits, symbols, a value) may be a bare password no rule recognises
+ * without its context, so it is replaced whole.
+ */
+async function redactRole(raw: string): Promise<{ text: string; count: number }> {
+  const role = raw.trim();
+  if (role === "") return { text: "", count: 0 };
+  if (!/^[A-Za-z][A-Za-z _.-]{0,39}$/.test(role) || (role.length >= 16 && /[a-z]/.test(role) && /[A-Z]/.test(role) && !role.includes(" "))) {
+    return { text: "[REDACTED:role]", count: 1 };
+  }
+  return redactSecrets(role);
+}
+
 /** Dedup rule 1 (segment-exact) or rule 2 (any memory of the session): the count, or null. */
 function dedupHit(s: Services, req: DistillRequest): number | null {
   if (req.segmentKey) {
@@ -150,10 +164,10 @@ async function run(s: Services, req: DistillRequest, llm: LlmClient): Promise<Di
   const clean: TranscriptMessage[] = [];
   for (const m of req.messages) {
     // The role is free text from the client and reaches the model as "role: content".
-    const role = await redactSecrets(m.role);
+    const role = await redactRole(m.role);
     const content = await redactSecrets(m.content);
     secrets += role.count + content.count;
-    clean.push({ role: role.text.slice(0, 40), content: content.text });
+    clean.push({ role: role.text, content: content.text });
   }
   const inputChars = clean.reduce((n, m) => n + m.content.length, 0);
   const dropped: Dropped[] = [];

@@ -160,7 +160,7 @@ export const OWN_RULES: SecretRule[] = [
   // scheme://user:password@host, also with an empty user or '/' or '@' in the password.
   {
     kind: "password",
-    pattern: /\b[a-z][a-z0-9+.-]*:\/\/[^\s:/@'"<>]*:(?<v>(?!\[REDACTED)[^\s'"<>]+)@(?=[^\s@'"<>/]*(?:[\s'"<>/?#]|$))/gi,
+    pattern: /\b[a-z][a-z0-9+.-]*:\/\/[^\s:/@'"<>[\]]*:(?<v>(?!\[REDACTED)[^\s'"<>]+)@(?=[^\s@'"<>/]*(?:[\s'"<>/?#]|$))/gi,
     group: "v",
     // host:port/path@x is a port, not a password.
     accept: (v) => !/^\d+(?:\/|$)/.test(v),
