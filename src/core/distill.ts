@@ -186,7 +186,12 @@ async function run(s: Services, req: DistillRequest, llm: LlmClient): Promise<Di
     }
     const out = await distillChunks(s, llm, chunks, { project: req.project, sessionDate: isoDate(req.createdAt) });
     ({ fragments, shown, calls } = out);
-    dropped.push(...out.dropped);
+    // Entries the model sent that are no memory are kept as previews (table and log): redacted like memories.
+    for (const d of out.dropped) {
+      const r = await redactSecrets(d.content);
+      secrets += r.count;
+      dropped.push({ ...d, content: r.text });
+    }
   }
 
   // The model may echo a secret it saw; memories are redacted again before the gate.

@@ -43,7 +43,8 @@ export function createLlmClient(llm: Config["llm"]): LlmClient | null {
       }
       if (typeof reply !== "string" || reply.trim() === "") throw unavailable(`the language model at ${llm.baseURL} returned an empty reply`);
       const parsed = extractJson(reply);
-      if (parsed === null) throw unavailable(`the language model at ${llm.baseURL} answered something that is not JSON: "${reply.slice(0, 120).replace(/\s+/g, " ")}"`);
+      // The snippet goes into an error message and the log: a secret the model echoed must not.
+      if (parsed === null) throw unavailable(`the language model at ${llm.baseURL} answered something that is not JSON: "${(await redactSecrets(reply.slice(0, 120))).text.replace(/\s+/g, " ")}"`);
       return parsed;
     },
   };

@@ -26,7 +26,10 @@ const sentText = () =>
 function echo(req: RecordedRequest) {
   const user = String(req.body?.messages?.find((m: { role: string }) => m.role === "user")?.content ?? "");
   const lines = user.split("\n").filter((l) => l.trim().length > 20);
-  return memoriesReply(...lines.slice(0, 20).map((l) => `The session noted: ${l}`), ...CORPUS.slice(0, 15).map((c) => `The deploy credential is ${c.secret} for the checkout service.`));
+  const reply = memoriesReply(...lines.slice(0, 20).map((l) => `The session noted: ${l}`), ...CORPUS.slice(0, 15).map((c) => `The deploy credential is ${c.secret} for the checkout service.`));
+  // And entries that are no memory at all (kept as dropped previews), carrying secrets too.
+  (reply as { json: { memories: unknown[] } }).json.memories.push(...CORPUS.slice(15, 30).map((c) => ({ note: `credential ${c.secret}` })));
+  return reply;
 }
 
 describe("no secret reaches the model or the store", () => {
@@ -72,6 +75,9 @@ describe("no secret reaches the model or the store", () => {
       expect(bytes).not.toContain(c.secret);
     }
     expect(bytes).not.toContain(INGESTED_SECRET);
+    const logs = h.srv.services.logs.map((l) => l.message).join("\n");
+    expect(logs).toContain("not a memory");
+    for (const c of CORPUS) expect(logs).not.toContain(c.secret);
   });
 
   test("PATCH /memory and the MCP-shared core redact the new content", async () => {
