@@ -7,6 +7,7 @@
  * prefixes. Patterns favour recall: a lost config value costs little, a stored
  * key a lot.
  */
+import { REDACT_BARE_SECRET_MIN_ENTROPY, REDACT_KEYWORD_SECRET_MIN_ENTROPY } from "./tuning";
 
 export interface SecretRule {
   kind: string;
@@ -208,14 +209,14 @@ export const OWN_RULES: SecretRule[] = [
     kind: "secret",
     pattern: /\b(?:secrets?|keys?|tokens?|passwords?|passwd|passphrase|credentials?|apikey|api key)\b[^\n]{0,24}?(?<![A-Za-z0-9+/_=-])(?<v>[A-Za-z0-9+/_=-]{16,})(?![A-Za-z0-9+/_=-])/gi,
     group: "v",
-    accept: (v) => randomLooking(v, 3.5),
+    accept: (v) => randomLooking(v, REDACT_KEYWORD_SECRET_MIN_ENTROPY),
   },
   // An AWS-style secret key (40 base64 characters) standing alone in prose.
   {
     kind: "aws-secret-key",
     pattern: /(?<![A-Za-z0-9+/=_-])(?<v>[A-Za-z0-9+/]{40})(?![A-Za-z0-9+/=_-])/g,
     group: "v",
-    accept: (v) => /[+/]/.test(v) && randomLooking(v, 4),
+    accept: (v) => /[+/]/.test(v) && randomLooking(v, REDACT_BARE_SECRET_MIN_ENTROPY),
   },
 ];
 
