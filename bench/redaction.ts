@@ -6,7 +6,9 @@
  *    fixtures and test/fixtures/secrets/ordinary-session.txt), and among the
  *    lines of this repository's own source read as a session would show it;
  *  - speed: redactSecrets on a large transcript (the fixtures repeated with the
- *    corpus sprinkled in), our own rules alone and both sets.
+ *    corpus sprinkled in), our own rules alone and both sets;
+ *  - adversarial: 1 MB inputs built to make a rule backtrack (bench/lib/adversarial.ts);
+ *    each must stay in the same range as ordinary text (no quadratic blow-up).
  * Usage: bun bench/redaction.ts [--mb 2]
  */
 import { readFileSync } from "node:fs";
@@ -17,6 +19,7 @@ import { Glob } from "bun";
 import { redactOwn, redactSecrets } from "../src/core/redact";
 import { CORPUS, NEAR_MISSES } from "../test/fixtures/secrets/corpus";
 import { KNOWN_FIXTURE_SECRETS, ordinaryLines } from "../test/fixtures/secrets/ordinary";
+import { adversarialInputs } from "./lib/adversarial";
 import { summarize } from "./lib/stats";
 
 const ROOT = resolve(import.meta.dir, "..");
@@ -79,6 +82,14 @@ for (let i = 0; i < 5; i++) {
 }
 const bothSummary = summarize(both);
 
+// 4. Backtracking bait.
+const adversarial: Record<string, number> = {};
+for (const [name, text] of Object.entries(adversarialInputs(1_000_000))) {
+  const t = performance.now();
+  await redactSecrets(text);
+  adversarial[name] = round(performance.now() - t, 1);
+}
+
 console.log(
   JSON.stringify(
     {
@@ -100,6 +111,7 @@ console.log(
         own_and_secretlint_ms: bothSummary,
         mb_per_s: round(big.length / 1e6 / (bothSummary.p50 / 1000)),
       },
+      adversarial_1mb_ms: adversarial,
       machine: { cpus: navigator.hardwareConcurrency, bun: Bun.version, load_average_at_start, load_average_at_end: loadavg().map((x) => round(x)) },
     },
     null,

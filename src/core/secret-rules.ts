@@ -24,7 +24,7 @@ export interface SecretRule {
 
 // Names whose value is a secret in assignments: PASSWORD=, "api_key": , token: , DB_PASS= ...
 const SECRET_NAME =
-  "[A-Za-z0-9_.-]*(?:passw(?:or)?d|passphrase|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|secret[_-]?key|signing[_-]?key|encryption[_-]?key|client[_-]?secret|credentials?|auth[_-]?key|client-key-data|sas[_-]?key|account[_-]?key|conn(?:ection)?[_-]?str(?:ing)?)[A-Za-z0-9_.-]*|(?:[A-Za-z0-9_.-]*[_.-])?pass";
+  "[A-Za-z0-9_.-]{0,64}(?:passw(?:or)?d|passphrase|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|secret[_-]?key|signing[_-]?key|encryption[_-]?key|client[_-]?secret|credentials?|auth[_-]?key|client-key-data|sas[_-]?key|account[_-]?key|conn(?:ection)?[_-]?str(?:ing)?)[A-Za-z0-9_.-]{0,64}|(?:[A-Za-z0-9_.-]{0,64}[_.-])?pass";
 
 // Names that hold something about a secret, not the secret: tokenFile, apiKeyHeader, password_length.
 const NOT_SECRET_NAME =
@@ -156,31 +156,31 @@ export const OWN_RULES: SecretRule[] = [
   // Authorization headers, any case, any scheme: only the credential goes.
   { kind: "authorization", pattern: /\b(?:proxy-)?authorization["']?\s*[:=]\s*["']?(?:(?:bearer|basic|token|digest|negotiate|apikey|sso-key|splunk)\s+)?(?<v>(?!\[REDACTED)[^\s'",;]{8,})/gi, group: "v", accept: (v) => !isPlaceholder(v) },
   { kind: "bearer", pattern: /\b(?:Bearer|Basic|Token|bearer)\s+(?<v>(?!\[REDACTED)[A-Za-z0-9._~+/=-]{8,})/g, group: "v", accept: (v) => credentialLike(v) && !isPlaceholder(v) },
-  { kind: "api-key-header", pattern: /\b(?:x-[a-z-]*api-?key|x-[a-z-]*token|x-auth[a-z-]*|api-key|private-token)["']?\s*[:=]\s*["']?(?<v>(?!\[REDACTED)[^\s'",;]{8,})/gi, group: "v", accept: (v) => !isPlaceholder(v) },
+  { kind: "api-key-header", pattern: /\b(?:x-[a-z-]{0,40}api-?key|x-[a-z-]{0,40}token|x-auth[a-z-]{0,40}|api-key|private-token)["']?\s*[:=]\s*["']?(?<v>(?!\[REDACTED)[^\s'",;]{8,})/gi, group: "v", accept: (v) => !isPlaceholder(v) },
 
   // scheme://user:password@host, also with an empty user or '/' or '@' in the password.
   {
     kind: "password",
-    pattern: /\b[a-z][a-z0-9+.-]*:\/\/[^\s:/@'"<>[\]]*:(?<v>(?!\[REDACTED)[^\s'"<>]+)@(?=[^\s@'"<>/]*(?:[\s'"<>/?#]|$))/gi,
+    pattern: /\b[a-z][a-z0-9+.-]{0,30}:\/\/[^\s:/@'"<>[\]]{0,256}:(?<v>(?!\[REDACTED)[^\s'"<>]{1,256})@(?=[^\s@'"<>/]{0,256}(?:[\s'"<>/?#]|$))/gi,
     group: "v",
     // host:port/path@x is a port, not a password.
     accept: (v) => !/^\d+(?:\/|$)/.test(v),
   },
 
   // Command lines of database, ssh and registry tools.
-  { kind: "cli-password", pattern: /\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mariadb(?:-dump|-admin)?)\b[^\n|;&]*?\s-p(?<v>[^\s'"-][^\s'"]*)/g, group: "v" },
+  { kind: "cli-password", pattern: /\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mariadb(?:-dump|-admin)?)\b[^\n|;&]{0,256}?\s-p(?<v>[^\s'"-][^\s'"]*)/g, group: "v" },
   { kind: "cli-password", pattern: /\bsshpass\b(?:\s+-[a-oq-zA-Z]\S*)*\s+-p\s*(?<v>[^\s'"]+)/g, group: "v" },
-  { kind: "cli-password", pattern: /\bredis-cli\b[^\n|;&]*?\s(?:-a|--pass|--askpass)\s+(?<v>[^\s'"]+)/g, group: "v" },
-  { kind: "cli-password", pattern: /\b(?:mongo|mongosh|mongodump|mongorestore|mongoexport|mongoimport)\b[^\n|;&]*?\s-p\s+(?<v>[^\s'"-][^\s'"]*)/g, group: "v" },
-  { kind: "cli-password", pattern: /\b(?:docker|podman|nerdctl|helm(?:\s+registry)?|oras|skopeo|buildah)\s+login\b[^\n|;&]*?\s-p\s+(?<v>[^\s'"-][^\s'"]*)/g, group: "v" },
-  { kind: "cli-password", pattern: /\b(?:plink|pscp|psftp)\b[^\n|;&]*?\s-pw\s+(?<v>[^\s'"]+)/g, group: "v" },
-  { kind: "cli-password", pattern: /\bcurl\b[^\n|;&]*?\s(?:-u|--user|--proxy-user)\s*['"]?[^\s:'"]*:(?<v>[^\s'"]+)/g, group: "v" },
-  { kind: "cli-password", pattern: /\bsmbclient\b[^\n|;&]*?\s-U\s*['"]?[^\s%'"]+%(?<v>[^\s'"]+)/g, group: "v" },
+  { kind: "cli-password", pattern: /\bredis-cli\b[^\n|;&]{0,256}?\s(?:-a|--pass|--askpass)\s+(?<v>[^\s'"]+)/g, group: "v" },
+  { kind: "cli-password", pattern: /\b(?:mongo|mongosh|mongodump|mongorestore|mongoexport|mongoimport)\b[^\n|;&]{0,256}?\s-p\s+(?<v>[^\s'"-][^\s'"]*)/g, group: "v" },
+  { kind: "cli-password", pattern: /\b(?:docker|podman|nerdctl|helm(?:\s+registry)?|oras|skopeo|buildah)\s+login\b[^\n|;&]{0,256}?\s-p\s+(?<v>[^\s'"-][^\s'"]*)/g, group: "v" },
+  { kind: "cli-password", pattern: /\b(?:plink|pscp|psftp)\b[^\n|;&]{0,256}?\s-pw\s+(?<v>[^\s'"]+)/g, group: "v" },
+  { kind: "cli-password", pattern: /\bcurl\b[^\n|;&]{0,256}?\s(?:-u|--user|--proxy-user)\s*['"]?[^\s:'"]*:(?<v>[^\s'"]+)/g, group: "v" },
+  { kind: "cli-password", pattern: /\bsmbclient\b[^\n|;&]{0,256}?\s-U\s*['"]?[^\s%'"]+%(?<v>[^\s'"]+)/g, group: "v" },
   { kind: "cli-password", pattern: /-(?:passin|passout|pass)\s+pass:(?<v>[^\s'"]+)/g, group: "v" },
   { kind: "cli-password", pattern: /-(?:store|key|srcstore|deststore|srckey|destkey)pass\s+(?<v>[^\s'"]+)/g, group: "v" },
   {
     kind: "cli-password",
-    pattern: /(?:^|\s)--?(?:[a-z]+-)*(?:password|passwd|pass|pwd|passphrase|token|api-key|apikey|secret|secret-key|access-key|auth-token|client-secret)(?:=|\s+)(?<v>(?!\[REDACTED)[^\s'"-][^\s'"]{2,}|"[^"\n]{3,}"|'[^'\n]{3,}')/gi,
+    pattern: /(?:^|\s)--?(?:[a-z]{1,20}-){0,4}(?:password|passwd|pass|pwd|passphrase|token|api-key|apikey|secret|secret-key|access-key|auth-token|client-secret)(?:=|\s+)(?<v>(?!\[REDACTED)[^\s'"-][^\s'"]{2,}|"[^"\n]{3,}"|'[^'\n]{3,}')/gi,
     group: "v",
     accept: (v) => !isPlaceholder(v),
   },
