@@ -23,5 +23,6 @@ export function adversarialInputs(size: number): Record<string, string> {
     "base64 run": rep("aB3+"),
     "authorization spaces": `authorization:${rep(" ")}`,
     "colons": rep("a:"),
+    "keyword then one huge value": `password ${rep("aB3cD")}`,
   };
 }

@@ -63,7 +63,8 @@ export function randomLooking(v: string, minEntropy: number): boolean {
   if (/^[0-9a-fA-F-]+$/.test(v)) return false;
   // camelCase or snake_case identifiers made of words: long letter runs, few digits.
   const digits = v.replace(/\D/g, "").length;
-  const longestLower = Math.max(0, ...(v.match(/[a-z]+/g) ?? []).map((w) => w.length));
+  let longestLower = 0;
+  for (const w of v.match(/[a-z]+/g) ?? []) longestLower = Math.max(longestLower, w.length);
   if (digits <= 2 && longestLower >= 6 && !/[+/]/.test(v)) return false;
   return entropy(v) >= minEntropy;
 }
@@ -72,7 +73,7 @@ const T = (kind: string, pattern: RegExp): SecretRule => ({ kind, pattern });
 
 export const OWN_RULES: SecretRule[] = [
   // PEM blocks, complete or cut off by a truncated tool output, also JSON-escaped.
-  T("private-key", /-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|$)/g),
+  T("private-key", /-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----|$)/g),
   T("putty-private-key", /PuTTY-User-Key-File-\d+:[\s\S]*?(?:Private-MAC: *[0-9a-f]+|$)/g),
   T("age-secret-key", /\bAGE-SECRET-KEY-1[0-9A-Z]{58}\b/g),
   T("jwt", /\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g),
