@@ -4,7 +4,8 @@
  *    how many of its near misses came through unchanged;
  *  - ordinary: lines changed among ordinary coding-session lines (the capture
  *    fixtures and test/fixtures/secrets/ordinary-session.txt), and among the
- *    lines of this repository's own source read as a session would show it;
+ *    lines of this repository's own source read as a session would show it,
+ *    and among the dialogue turns of the LoCoMo split (../shared, when present);
  *  - speed: redactSecrets on a large transcript (the fixtures repeated with the
  *    corpus sprinkled in), our own rules alone and both sets;
  *  - adversarial: 1 MB inputs built to make a rule backtrack (bench/lib/adversarial.ts);
@@ -20,6 +21,7 @@ import { redactOwn, redactSecrets } from "../src/core/redact";
 import { CORPUS, NEAR_MISSES } from "../test/fixtures/secrets/corpus";
 import { KNOWN_FIXTURE_SECRETS, ordinaryLines } from "../test/fixtures/secrets/ordinary";
 import { adversarialInputs } from "./lib/adversarial";
+import { loadLocomo, locomoDir } from "./lib/locomo-data";
 import { summarize } from "./lib/stats";
 
 const ROOT = resolve(import.meta.dir, "..");
@@ -57,6 +59,8 @@ for (const f of new Glob("{src,bench,types}/**/*.ts").scanSync(ROOT)) {
   for (const line of readFileSync(resolve(ROOT, f), "utf8").split("\n")) if (line.trim()) sourceLines.push({ file: f, line });
 }
 const source = await changedLines(sourceLines);
+const locomo = loadLocomo(locomoDir());
+const dialogue = "missing" in locomo ? { skipped: `no LoCoMo data at ${locomo.missing}` } : await changedLines(locomo.memories.map((m) => ({ file: m.project, line: m.content })));
 
 // 3. Speed on a large transcript.
 const targetChars = Number(values.mb) * 1_000_000;
@@ -104,6 +108,7 @@ console.log(
       },
       ordinary_sessions: sessions,
       repository_source: source,
+      locomo_dialogue: dialogue,
       speed: {
         transcript_chars: big.length,
         secrets_found: found,
