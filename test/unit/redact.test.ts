@@ -1,5 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { redact, redactOwn, redactSecrets } from "../../src/core/redact";
+import { LEARNINGS_SYSTEM_PROMPT } from "../../src/llm/learnings-prompt";
+import { DISTILL_SYSTEM_PROMPT } from "../../src/llm/prompts";
 import { CORPUS, NEAR_MISSES } from "../fixtures/secrets/corpus";
 import { KNOWN_FIXTURE_SECRETS, ordinaryLines } from "../fixtures/secrets/ordinary";
 
@@ -119,6 +121,10 @@ describe("how secrets are marked", () => {
     const r = await redactSecrets(`x ${token}`);
     expect(r.text).not.toContain(token);
     expect(redactOwn(`x ${token}`).text).toContain(token);
+  });
+
+  test("our own system prompts pass the model client's redaction unchanged", async () => {
+    for (const prompt of [DISTILL_SYSTEM_PROMPT, LEARNINGS_SYSTEM_PROMPT]) expect(await redactSecrets(prompt)).toEqual({ text: prompt, count: 0 });
   });
 
   test("a secretlint-disable comment in a transcript does not switch redaction off", async () => {
