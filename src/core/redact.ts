@@ -8,6 +8,13 @@
  * assignment patterns that keep the key name), then secretlint's maintained
  * recommended preset (@secretlint/secretlint-rule-preset-recommend, MIT) on
  * what is left. Replacements are stable markers: `[REDACTED:<kind>]`.
+ *
+ * Why secretlint and not gitleaks: gitleaks' rules live in a Go binary and its
+ * TOML config, and its npm wrappers download that binary at install time
+ * (impossible offline and inside our compiled binary); secretlint's preset is
+ * plain JavaScript that bundles into `bun build --compile` and scans 1 MB in
+ * a few tens of milliseconds. Our own rules carry the service prefixes and
+ * context patterns it lacks.
  */
 import { lintSource } from "@secretlint/core";
 import { rules as recommended } from "@secretlint/secretlint-rule-preset-recommend";
