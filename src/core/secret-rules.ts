@@ -242,6 +242,6 @@ export function isPlaceholder(raw: string | undefined): boolean {
     /^<[^>]*>$/.test(v) || // <token>
     /^(?:x+|\*+|\.\.\.|…|null|none|nil|undefined|true|false|string|number|int|bool|boolean|str|optional|required|yes|no|on|off|env|file|stdin|prompt|redacted|change-?me|change_me|example|your-[a-z-]+|with|and|the|for|from|to|in|of|is|as|on|at|by|or|not|when|if|then|was|are)$/i.test(v) ||
     /^\[REDACTED/.test(v) ||
-    /^\d{1,7}$/.test(v) // counters such as max_tokens: 2000
+    /^\d{1,7}(?:\.\d+)?$/.test(v) // counters and thresholds: max_tokens: 2000, MIN_SECRET_ENTROPY = 3.5
   );
 }
