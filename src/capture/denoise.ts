@@ -1,5 +1,5 @@
 import { CAPTURE_MESSAGE_MAX_CHARS, CAPTURE_TOOL_ERROR_CHARS, CAPTURE_TOOL_INPUT_CHARS, CAPTURE_TOOL_OUTPUT_CHARS } from "../core/tuning";
-import { redact } from "../core/redact";
+import { redactOwn } from "../core/redact";
 import type { Part } from "./transcript";
 
 export interface Message {
@@ -55,7 +55,7 @@ export function denoise(parts: readonly Part[]): Message[] {
   for (const p of parts) {
     const rendered = renderPart(p);
     if (!rendered || !rendered.content) continue;
-    const m = { ...rendered, content: redact(rendered.content) };
+    const m = { ...rendered, content: redactOwn(rendered.content).text };
     const last = out.at(-1);
     if (last && last.role === m.role) last.content += `\n${m.content}`;
     else out.push({ ...m });

@@ -3,6 +3,7 @@ import type { LlmClient } from "../llm/client";
 import { distillMessages } from "../llm/prompts";
 import { normalizeMemoryType, type MemoryType } from "./memory-types";
 import type { Services } from "./services";
+import { redact } from "./redact";
 import type { Dropped } from "./substance";
 import { DISTILL_CONTEXT_MEMORIES, DISTILL_CONTEXT_MIN_SIMILARITY, DISTILL_MAX_MEMORIES_PER_CHUNK, QUERY_MAX_CHARS } from "./tuning";
 
@@ -84,10 +85,13 @@ async function relatedMemories(s: Services, chunk: string, project: string | nul
     .query<{ seq: number; id: string; content: string }, [string]>("SELECT seq, id, content FROM memories WHERE seq IN (SELECT value FROM json_each(?))")
     .all(JSON.stringify(hits.map((h) => h.seq)));
   const bySeq = new Map(rows.map((r) => [r.seq, r]));
-  return hits.flatMap((h) => {
+  const out: { id: string; shortId: string; content: string }[] = [];
+  for (const h of hits) {
     const r = bySeq.get(h.seq);
-    return r ? [{ id: r.id, shortId: r.id.slice(0, 8), content: r.content }] : [];
-  });
+    // Memories stored before redaction covered every route may still hold a secret.
+    if (r) out.push({ id: r.id, shortId: r.id.slice(0, 8), content: await redact(r.content) });
+  }
+  return out;
 }
 
 const str = (v: unknown): string | null => (typeof v === "string" ? v : null);

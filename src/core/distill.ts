@@ -64,7 +64,8 @@ export function parseDistillInput(input: DistillInput, now: number): DistillRequ
       const { role, content } = m as Record<string, unknown>;
       if (typeof role !== "string") throw invalid(`messages[${i}].role must be a string`);
       if (typeof content !== "string") throw invalid(`messages[${i}].content must be a string`);
-      messages.push({ role: role.slice(0, 40), content });
+      // Cut to 40 characters after redaction (in run): a cut secret would no longer match its pattern.
+      messages.push({ role: role.slice(0, 2000), content });
     });
   }
   if (input.text !== undefined && input.text !== null) {
@@ -86,6 +87,20 @@ export function parseDistillInput(input: DistillInput, now: number): DistillRequ
     sourceAgentId: field(input.source_agent_id, "source_agent_id", 200),
     sourceDomain: field(input.source_domain, "source_domain", 200),
   };
+}
+
+/**
+ * A role names a speaker (user, assistant, tool_result, Claude Code). Anything
+ * else (digits, symbols, a value) may be a bare password no rule recognises
+ * without its context, so it is replaced whole.
+ */
+async function redactRole(raw: string): Promise<{ text: string; count: number }> {
+  const role = raw.trim();
+  if (role === "") return { text: "", count: 0 };
+  if (!/^[A-Za-z][A-Za-z _.-]{0,39}$/.test(role) || (role.length >= 16 && /[a-z]/.test(role) && /[A-Z]/.test(role) && !role.includes(" "))) {
+    return { text: "[REDACTED:role]", count: 1 };
+  }
+  return redactSecrets(role);
 }
 
 /** Dedup rule 1 (segment-exact) or rule 2 (any memory of the session): the count, or null. */
@@ -146,11 +161,14 @@ async function run(s: Services, req: DistillRequest, llm: LlmClient): Promise<Di
   if (waited !== null) return { skipped: true, existing_count: waited };
 
   let secrets = 0;
-  const clean = req.messages.map((m) => {
-    const r = redactSecrets(m.content);
-    secrets += r.count;
-    return { role: m.role, content: r.text };
-  });
+  const clean: TranscriptMessage[] = [];
+  for (const m of req.messages) {
+    // The role is free text from the client and reaches the model as "role: content".
+    const role = await redactRole(m.role);
+    const content = await redactSecrets(m.content);
+    secrets += role.count + content.count;
+    clean.push({ role: role.text, content: content.text });
+  }
   const inputChars = clean.reduce((n, m) => n + m.content.length, 0);
   const dropped: Dropped[] = [];
   let fragments: Fragment[] = [];
@@ -168,13 +186,18 @@ async function run(s: Services, req: DistillRequest, llm: LlmClient): Promise<Di
     }
     const out = await distillChunks(s, llm, chunks, { project: req.project, sessionDate: isoDate(req.createdAt) });
     ({ fragments, shown, calls } = out);
-    dropped.push(...out.dropped);
+    // Entries the model sent that are no memory are kept as previews (table and log): redacted like memories.
+    for (const d of out.dropped) {
+      const r = await redactSecrets(d.content);
+      secrets += r.count;
+      dropped.push({ ...d, content: r.text });
+    }
   }
 
   // The model may echo a secret it saw; memories are redacted again before the gate.
   const candidates: Fragment[] = [];
   for (const f of fragments) {
-    const r = redactSecrets(f.content);
+    const r = await redactSecrets(f.content);
     secrets += r.count;
     const content = r.text;
     if (content.length > DISTILL_MEMORY_MAX_CHARS) dropped.push({ content, reason: "too long" });

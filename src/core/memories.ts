@@ -4,6 +4,7 @@ import { AppError, conflict, invalid, notFound } from "../errors";
 import { isoDate, isoTime, parseSessionDate } from "./dates";
 import { normalizeMemoryType, type MemoryType } from "./memory-types";
 import type { Services } from "./services";
+import { redact } from "./redact";
 import { effectiveStrength, round3, strengthenedOnUse } from "./strength";
 import { linkToNearest } from "./links";
 import { deriveTags, writeTags } from "./tags";
@@ -144,7 +145,7 @@ export function requireContent(v: unknown, field = "content"): string {
 
 /** POST /ingest and memsvc_ingest: one pre-distilled memory, deduplicated on source_session. */
 export async function ingestMemory(s: Services, input: IngestInput | Record<string, unknown>): Promise<IngestResult> {
-  const content = requireContent(input.content);
+  const content = await redact(requireContent(input.content));
   const memoryType = input.memory_type === undefined || input.memory_type === null ? "experience" : normalizeMemoryType(input.memory_type);
   const project = optionalString(input.project, "project");
   const sourceAgent = optionalString(input.source_agent, "source_agent") ?? "unknown";
@@ -243,7 +244,7 @@ export interface UpdateResult {
 export async function updateMemory(s: Services, input: UpdateInput): Promise<UpdateResult> {
   const row = resolveMemory(s, input.id);
   const next: { content?: string; project?: string | null; memoryType?: string } = {};
-  if (input.content !== undefined) next.content = requireContent(input.content);
+  if (input.content !== undefined) next.content = await redact(requireContent(input.content));
   if (input.project !== undefined) next.project = input.project === null ? null : optionalString(input.project, "project");
   if (input.memory_type !== undefined) next.memoryType = normalizeMemoryType(input.memory_type);
   if (Object.keys(next).length === 0) throw invalid("nothing to update: give content, project or memory_type");

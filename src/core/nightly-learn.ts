@@ -3,6 +3,7 @@ import { LEARNINGS_PROMPT_OVERHEAD, learningsMessages } from "../llm/learnings-p
 import { isoDate } from "./dates";
 import { addLink } from "./links";
 import { insertMemoryRows, type NewMemory } from "./memories";
+import { redact } from "./redact";
 import type { NightlyCursor, RunContext } from "./nightly-types";
 import { MAX_TAGS } from "./tags";
 import { NIGHTLY_CHUNK_MAX_MEMORIES, NIGHTLY_MAX_LEARNINGS_PER_CALL, NIGHTLY_MEMORY_MAX_CHARS, NIGHTLY_MIN_LEARNING_CHARS } from "./tuning";
@@ -119,15 +120,10 @@ export async function learnStep(ctx: RunContext, llm: LlmClient | null): Promise
     const project = chunk[0].project;
     ctx.progress("learn", `asking ${llm.label} about ${counted(chunk.length, "memory", "memories")} of ${project ?? "(no project)"}`, digest.read, digest.considered);
     let answer: unknown;
+    // Memories stored before redaction covered every route may still hold a secret: none goes to the model.
+    const shown = await Promise.all(chunk.map(async (r) => ({ shortId: r.id.slice(0, 8), memoryType: r.memory_type, date: isoDate(r.created_at), content: await redact(r.content.slice(0, NIGHTLY_MEMORY_MAX_CHARS)) })));
     try {
-      answer = await llm.chatJson(
-        learningsMessages(
-          ctx.day,
-          project,
-          chunk.map((r) => ({ shortId: r.id.slice(0, 8), memoryType: r.memory_type, date: isoDate(r.created_at), content: r.content.slice(0, NIGHTLY_MEMORY_MAX_CHARS) })),
-        ),
-        { signal: ctx.signal },
-      );
+      answer = await llm.chatJson(learningsMessages(ctx.day, project, shown), { signal: ctx.signal });
     } catch (e) {
       ctx.checkpoint();
       digest.model_calls++;
@@ -136,6 +132,7 @@ export async function learnStep(ctx: RunContext, llm: LlmClient | null): Promise
     }
     digest.model_calls++;
     const { items, rejected } = parseLearnings(answer, chunk);
+    for (const l of items) l.content = await redact(l.content);
     const vectors = items.length ? await s.embedder.embed(items.map((l) => l.content), "document") : [];
     const now = s.now();
     const rows: NewMemory[] = items.map((l) => ({ content: l.content, memoryType: "learnings", project, sourceAgent: "nightly", sourceSession: `nightly:${ctx.day}`, createdAt: now, tags: l.tags }));

@@ -1,9 +1,24 @@
 /**
- * Secret redaction. Runs on every transcript before any of it reaches the
- * language model, and again on the distilled memories (a model may echo a
- * secret it was shown in an earlier turn of its own context). Patterns favour
- * recall over precision: a lost config value costs little, a stored key a lot.
+ * Secret redaction. Everything that leaves for the language model passes
+ * here (at the route, and again in the model client as a last line of
+ * defence), and so does every memory before it is stored.
+ *
+ * Two rule sets: our own (secret-rules.ts: service tokens by prefix, URL,
+ * command-line, .netrc, connection-string, registry, kubeconfig and
+ * assignment patterns that keep the key name), then secretlint's maintained
+ * recommended preset (@secretlint/secretlint-rule-preset-recommend, MIT) on
+ * what is left. Replacements are stable markers: `[REDACTED:<kind>]`.
+ *
+ * Why secretlint and not gitleaks: gitleaks' rules live in a Go binary and its
+ * TOML config, and its npm wrappers download that binary at install time
+ * (impossible offline and inside our compiled binary); secretlint's preset is
+ * plain JavaScript that bundles into `bun build --compile` and scans 1 MB in
+ * a few tens of milliseconds. Our own rules carry the service prefixes and
+ * context patterns it lacks.
  */
+import { lintSource } from "@secretlint/core";
+import { rules as recommended } from "@secretlint/secretlint-rule-preset-recommend";
+import { OWN_RULES } from "./secret-rules";
 
 export interface Redaction {
   text: string;
@@ -11,88 +26,76 @@ export interface Redaction {
   count: number;
 }
 
-interface Rule {
-  kind: string;
-  pattern: RegExp;
-  /** Replacement; `$<name>` groups keep the non-secret context (key names, URL parts). */
-  replace: string;
-}
+export const mark = (kind: string) => `[REDACTED:${kind}]`;
+const MARKER = "[REDACTED:";
 
-const mark = (kind: string) => `[REDACTED:${kind}]`;
+// The preset's comment filter is left out: a "secretlint-disable" line in a
+// transcript must not switch redaction off.
+const SECRETLINT: Parameters<typeof lintSource>[0]["options"]["config"] = {
+  rules: recommended.filter((r) => !r.meta.id.endsWith("filter-comments")).map((rule) => ({ id: rule.meta.id, rule, options: {} })),
+};
 
-// Names whose value is a secret in assignments: PASSWORD=, "api_key": , token: ...
-const SECRET_NAME =
-  "[A-Za-z0-9_.-]*(?:passw(?:or)?d|passphrase|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|client[_-]?secret|credentials?|auth[_-]?key)[A-Za-z0-9_.-]*";
-
-const RULES: Rule[] = [
-  // PEM blocks, complete or cut off by a truncated tool output.
-  {
-    kind: "private-key",
-    pattern: /-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|$)/g,
-    replace: mark("private-key"),
-  },
-  { kind: "jwt", pattern: /\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g, replace: mark("jwt") },
-  { kind: "anthropic-key", pattern: /\bsk-ant-[A-Za-z0-9_-]{16,}/g, replace: mark("api-key") },
-  { kind: "openai-key", pattern: /\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{16,}/g, replace: mark("api-key") },
-  { kind: "stripe-key", pattern: /\b[rs]k_(?:live|test)_[A-Za-z0-9]{10,}/g, replace: mark("api-key") },
-  { kind: "github-token", pattern: /\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})/g, replace: mark("github-token") },
-  { kind: "gitlab-token", pattern: /\bglpat-[A-Za-z0-9_-]{20,}/g, replace: mark("gitlab-token") },
-  { kind: "aws-access-key", pattern: /\b(?:AKIA|ASIA|AGPA|AIDA|AROA)[0-9A-Z]{16}\b/g, replace: mark("aws-key") },
-  { kind: "slack-token", pattern: /\bxox[abposre]-[A-Za-z0-9-]{10,}/g, replace: mark("slack-token") },
-  { kind: "slack-webhook", pattern: /https:\/\/hooks\.slack\.com\/services\/[A-Za-z0-9/_-]+/g, replace: mark("slack-webhook") },
-  { kind: "google-key", pattern: /\bAIza[0-9A-Za-z_-]{35}\b/g, replace: mark("api-key") },
-  { kind: "npm-token", pattern: /\bnpm_[A-Za-z0-9]{36}\b/g, replace: mark("npm-token") },
-  { kind: "huggingface-token", pattern: /\bhf_[A-Za-z0-9]{30,}\b/g, replace: mark("api-key") },
-  // Authorization headers and CLI flags: keep the scheme, drop the credential.
-  { kind: "bearer", pattern: /\b(?<scheme>Bearer|Basic|Token)\s+(?!\[REDACTED)[A-Za-z0-9._~+/=-]{8,}/g, replace: `$<scheme> ${mark("token")}` },
-  // user:password@host in any URL-like string; the user name stays.
-  {
-    kind: "url-password",
-    pattern: /(?<pre>\b[a-z][a-z0-9+.-]*:\/\/[^\s:/@'"]+):(?!\[REDACTED)[^\s@/'"]+@/gi,
-    replace: `$<pre>:${mark("password")}@`,
-  },
-  // Assignments: NAME=value, NAME: value, "name": "value", --password value.
-  {
-    kind: "assignment",
-    pattern: new RegExp(
-      `(?<key>(?:["']?)\\b${SECRET_NAME}\\b(?:["']?)\\s*(?::|=|:=|=>)\\s*)(?<value>"[^"\\n]{3,}"|'[^'\\n]{3,}'|<[^>\\n]*>|(?!\\[REDACTED)[^\\s,;"'\`)}\\]]{3,})`,
-      "gi",
-    ),
-    replace: `$<key>${mark("secret")}`,
-  },
-  { kind: "flag", pattern: /(?<flag>--?(?:password|passwd|token|api-key|secret)[= ])(?!\[REDACTED)[^\s'"]{3,}/gi, replace: `$<flag>${mark("secret")}` },
-];
-
-/** Replaces every secret found; the count is safe to log. */
-export function redactSecrets(input: string): Redaction {
+/** Our own rules only: synchronous, for the capture client's first pass (the server runs both sets). */
+export function redactOwn(input: string): Redaction {
   let text = input;
   let count = 0;
-  for (const rule of RULES) {
+  for (const rule of OWN_RULES) {
+    rule.pattern.lastIndex = 0;
     text = text.replace(rule.pattern, (...args) => {
-      const groups = args[args.length - 1] as Record<string, string> | undefined;
       const match = args[0] as string;
-      // Values that only name a variable or a placeholder are not secrets.
-      if (rule.kind === "assignment" && groups && isPlaceholder(groups.value)) return match;
+      const groups = args[args.length - 1] as Record<string, string | undefined> | string;
+      const value = rule.group && typeof groups === "object" ? groups[rule.group] : undefined;
+      if (rule.group) {
+        if (value === undefined || value.startsWith(MARKER)) return match;
+        if (rule.accept && !rule.accept(value, match)) return match;
+        count++;
+        // The secret is the last occurrence of the group's text inside the match (the key name comes first).
+        const at = match.lastIndexOf(value);
+        return `${match.slice(0, at)}${mark(rule.kind)}${match.slice(at + value.length)}`;
+      }
+      if (match.includes(MARKER) || (rule.accept && !rule.accept(match, match))) return match;
       count++;
-      return rule.replace.replace(/\$<(\w+)>/g, (_, name: string) => groups?.[name] ?? "");
+      return mark(rule.kind);
     });
   }
   return { text, count };
 }
 
-export function redact(input: string): string {
-  return redactSecrets(input).text;
+/** Secretlint's recommended preset; ranges that already hold one of our markers are left as they are. */
+async function redactPreset(input: string): Promise<Redaction> {
+  const result = await lintSource({
+    source: { content: input, filePath: "transcript.txt", ext: ".txt", contentType: "text" },
+    options: { config: SECRETLINT, noPhysicFilePath: true },
+  });
+  const ranges = result.messages
+    .map((m) => ({ start: m.range[0], end: m.range[1], kind: markerKind(m.messageId, m.ruleId) }))
+    .filter((r) => r.end > r.start && !input.slice(r.start, r.end).includes(MARKER))
+    .sort((a, b) => a.start - b.start || b.end - a.end);
+  let text = "";
+  let at = 0;
+  let count = 0;
+  for (const r of ranges) {
+    if (r.start < at) continue; // inside one already replaced
+    text += input.slice(at, r.start) + mark(r.kind);
+    at = r.end;
+    count++;
+  }
+  return { text: text + input.slice(at), count };
 }
 
-function isPlaceholder(raw: string | undefined): boolean {
-  if (!raw) return true;
-  const v = raw.replace(/^["']|["']$/g, "");
-  return (
-    /^\$\{?[A-Za-z_][A-Za-z0-9_]*\}?$/.test(v) || // $VAR, ${VAR}
-    /^process\.env\./.test(v) ||
-    /^<[^>]*>$/.test(v) || // <token>
-    /^(?:x+|\*+|\.\.\.|null|none|undefined|true|false|string|number|str|optional|required)$/i.test(v) ||
-    /^\[REDACTED/.test(v) ||
-    /^\d{1,7}$/.test(v) // counters such as max_tokens: 2000
-  );
+function markerKind(messageId: string | undefined, ruleId: string): string {
+  const raw = messageId && messageId !== "undefined" ? messageId : ruleId.replace(/^@secretlint\/secretlint-rule-/, "");
+  return raw.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-|-$/g, "") || "secret";
+}
+
+/** Replaces every secret found by both rule sets; the count is safe to log. */
+export async function redactSecrets(input: string): Promise<Redaction> {
+  if (input.length === 0) return { text: input, count: 0 };
+  const own = redactOwn(input);
+  const preset = await redactPreset(own.text);
+  return { text: preset.text, count: own.count + preset.count };
+}
+
+export async function redact(input: string): Promise<string> {
+  return (await redactSecrets(input)).text;
 }

@@ -1,5 +1,6 @@
 import OpenAI from "openai";
 import type { Config } from "../config";
+import { redactSecrets } from "../core/redact";
 import { unavailable } from "../errors";
 import { extractJson } from "./json";
 
@@ -27,10 +28,13 @@ export function createLlmClient(llm: Config["llm"]): LlmClient | null {
   return {
     label: `${llm.baseURL} ${model}`,
     async chatJson(messages, opts = {}) {
+      // Last line of defence: every prompt passes here, whatever route built it.
+      const outgoing: ChatMessage[] = [];
+      for (const m of messages) outgoing.push({ role: m.role, content: (await redactSecrets(m.content)).text });
       let reply: string | null | undefined;
       try {
         const res = await client.chat.completions.create(
-          { model, messages, temperature: 0.2, ...(opts.maxTokens ? { max_tokens: opts.maxTokens } : {}) },
+          { model, messages: outgoing, temperature: 0.2, ...(opts.maxTokens ? { max_tokens: opts.maxTokens } : {}) },
           { signal: opts.signal, timeout: llm.timeoutMs },
         );
         reply = res.choices?.[0]?.message?.content;
@@ -39,7 +43,8 @@ export function createLlmClient(llm: Config["llm"]): LlmClient | null {
       }
       if (typeof reply !== "string" || reply.trim() === "") throw unavailable(`the language model at ${llm.baseURL} returned an empty reply`);
       const parsed = extractJson(reply);
-      if (parsed === null) throw unavailable(`the language model at ${llm.baseURL} answered something that is not JSON: "${reply.slice(0, 120).replace(/\s+/g, " ")}"`);
+      // The snippet goes into an error message and the log: a secret the model echoed must not.
+      if (parsed === null) throw unavailable(`the language model at ${llm.baseURL} answered something that is not JSON: "${(await redactSecrets(reply.slice(0, 120))).text.replace(/\s+/g, " ")}"`);
       return parsed;
     },
   };

@@ -49,6 +49,12 @@ test("the lone binary runs init, server and status, and serves ingest → search
   expect(got.citation).toContain(id.slice(0, 8));
   const patch = await fetch(`${url}/memory`, { method: "PATCH", headers: { "content-type": "application/json" }, body: JSON.stringify({ id, content: "The binary keeps vectors in vec0" }) });
   expect(((await patch.json()) as any).changes.content.after).toBe("The binary keeps vectors in vec0");
+  // Both rule sets work inside the compiled binary: ours (the .netrc line) and secretlint's preset (a Shopify partner token).
+  const partner = `shppa_${"Xy9".repeat(11)}`;
+  const secretIngest = await fetch(`${url}/ingest`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ content: `Deploys use machine h login u password p4ss-w0rd and ${partner}`, project: "bin" }) });
+  const secretId = ((await secretIngest.json()) as { id: string }).id;
+  const stored = ((await (await fetch(`${url}/memory?id=${secretId}`)).json()) as any).memory.content as string;
+  expect(stored).toBe("Deploys use machine h login u password [REDACTED:netrc-password] and [REDACTED:shopify-key]");
   expect((await fetch(`${url}/memory?id=${id}`, { method: "DELETE" })).status).toBe(200);
   expect((await fetch(`${url}/memory?id=${id}`)).status).toBe(404);
 

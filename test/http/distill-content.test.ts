@@ -75,7 +75,7 @@ describe("raw content and secrets", () => {
     expect(sent).toContain("[REDACTED:");
     expect(sent).toContain(SENTENCE);
     const contents = sql<{ content: string }>("SELECT content FROM memories").map((m) => m.content);
-    expect(contents.some((c) => c.includes("[REDACTED:api-key]"))).toBe(true);
+    expect(contents.some((c) => c.includes("[REDACTED:openai-key]"))).toBe(true);
     const bytes = dbBytes();
     for (const secret of [KEY, GH, AWS, PW]) expect(bytes).not.toContain(secret);
     // The transcript itself is gone: a sentence the model did not echo is nowhere in the file.

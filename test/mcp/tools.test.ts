@@ -74,6 +74,7 @@ function plan(t: "sse" | "http"): DriverStep[] {
     { label: "recent-ops", call: "memsvc_recent", args: { project: "ops", limit: 5 } },
     { label: "ingest", call: "memsvc_ingest", args: { content: `MCP over ${t}: tools answer through the same core functions as REST.`, project: "memsvc" } },
     { label: "ingest-typed", call: "memsvc_ingest", args: { content: `Decision (${t}): keep the legacy SSE transport next to /mcp.`, memory_type: "decision" } },
+    { label: "ingest-secret", call: "memsvc_ingest", args: { content: `Sessions (${t}) live in redis://:Pw-${t}-9x@cache:6379/0 behind the proxy.` } },
     { label: "learnings", call: "memsvc_learnings", args: {} },
     { label: "lessons", call: "memsvc_lessons", args: { days: 30, project: "memsvc" } },
     { label: "identity", call: "memsvc_identity", args: {} },
@@ -185,6 +186,12 @@ describe.each(["sse", "http"] as const)("MCP tools over %s", (t) => {
     expect(stored.source_agent).toBe("driver-agent");
     expect(stored.project).toBe("memsvc");
     expect(ok(r["ingest-typed"])).toContain("(decisions)");
+  });
+
+  test("ingest redacts secrets before storing, as REST does (one core function)", () => {
+    const m = /id: ([0-9a-f-]{36})$/.exec(ok(r["ingest-secret"]));
+    const stored = srv.services.store.sqlite.query<{ content: string }, [string]>("SELECT content FROM memories WHERE id = ?").get(m![1])!;
+    expect(stored.content).toBe(`Sessions (${t}) live in redis://:[REDACTED:password]@cache:6379/0 behind the proxy.`);
   });
 
   test("learnings and the lessons alias list learnings-type memories", () => {

@@ -67,6 +67,22 @@ describe("consolidation with a model", () => {
     expect(latestDigests(s, 5)).toEqual([{ ...out.digest!, run_id: expect.any(Number) }]);
   });
 
+  test("no secret of a stored memory reaches the model, and a learning echoing one is stored redacted", async () => {
+    const s = services();
+    const id = await add(s, "placeholder");
+    const secret = `ghp_${"Nightly7Secret".repeat(3)}`;
+    // A memory written before every route redacted (ingest redacts now, so write it straight to the store).
+    s.store.sqlite.run("UPDATE memories SET content = ? WHERE id = ?", [`The deploy failed until the push token ${secret} was rotated; machine ci login bot password Pw0rd-9x`, id]);
+    fake.script({ json: { learnings: [{ content: `Rotate the push token ${secret} before the deploy: the old one failed the migration run.`, sources: [1] }] } });
+    await runNightly(s, { day: DAY });
+    const prompt = fake.receivedText();
+    expect(prompt).toContain("[REDACTED:github-token]");
+    expect(prompt).not.toContain(secret);
+    expect(prompt).not.toContain("Pw0rd-9x");
+    const [learning] = learningsOf(s);
+    expect(learning.content).toBe("Rotate the push token [REDACTED:github-token] before the deploy: the old one failed the migration run.");
+  });
+
   test("a day is consolidated once; --force runs it again", async () => {
     const s = services();
     await add(s, "The deploy failed because the migration locked the orders table.");
