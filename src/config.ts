@@ -1,7 +1,8 @@
-import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { homedir, hostname } from "node:os";
 import { join } from "node:path";
 import { ConfigError } from "./errors";
+import { ensurePrivateDir } from "./private-files";
 
 export type IdentityMode = "global" | "override" | "off";
 
@@ -192,7 +193,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: Override
 
 /** Writes config.json atomically with mode 0600 (it holds the bearer token). */
 export function writeConfigFile(file: string, data: Record<string, unknown>): void {
-  mkdirSync(join(file, ".."), { recursive: true });
+  ensurePrivateDir(join(file, ".."));
   const temp = `${file}.${process.pid}.tmp`;
   writeFileSync(temp, `${JSON.stringify(data, null, 2)}\n`, { mode: 0o600 });
   chmodSync(temp, 0o600);

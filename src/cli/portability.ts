@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { loadConfig } from "../config";
 import { openStore } from "../db";
@@ -7,6 +7,7 @@ import { backupTo, defaultBackupName, exportAll, importAll } from "../core/porta
 import { createServices } from "../core/services";
 import { loadEmbedder } from "../embed";
 import { AppError } from "../errors";
+import { ensurePrivateDir } from "../private-files";
 import { parseFlags, UsageError } from "./args";
 
 export const EXPORT_HELP = `memsvc export [--out <file.jsonl>] [--vectors]
@@ -73,7 +74,7 @@ export async function runBackup(argv: string[]): Promise<number> {
   const config = loadConfig();
   if (!existsSync(config.paths.db)) throw new UsageError(`no database at ${config.paths.db}`);
   const file = resolve(values.out ?? defaultBackupName(config.home));
-  mkdirSync(dirname(file), { recursive: true });
+  ensurePrivateDir(dirname(file));
   const store = openStore(config.paths.db);
   try {
     const r = backupTo(store, file);
