@@ -3,6 +3,7 @@ import { homedir, hostname } from "node:os";
 import { join } from "node:path";
 import { ConfigError } from "./errors";
 import { ensurePrivateDir } from "./private-files";
+import { clientUrl, liveServer } from "./runtime-file";
 
 export type IdentityMode = "global" | "override" | "off";
 
@@ -20,8 +21,10 @@ export interface Config {
   readonly agentId: string | null;
   readonly sourceAgent: string;
   readonly sourceDomain: string | null;
-  /** Where client commands (status, capture, hook) find the server. */
+  /** Where client commands (status, capture, hook, doctor) find the server. */
   readonly serverUrl: string;
+  /** Which rule chose serverUrl (see resolveServerUrl). */
+  readonly serverUrlFrom: ServerUrlSource;
   readonly llm: { readonly baseURL: string | null; readonly apiKey: string | null; readonly model: string | null; readonly timeoutMs: number; readonly contextChars: number };
   readonly embedder: { readonly model: string };
   readonly nightly: { readonly enabled: boolean; readonly schedule: string; readonly maxModelCalls: number };
@@ -37,6 +40,8 @@ export interface Paths {
   readonly models: string;
   readonly state: string;
 }
+
+export type ServerUrlSource = "MEMSVC_URL" | "config serverUrl" | "server.json" | "config port" | "default";
 
 export const DEFAULT_PORT = 8787;
 export const DEFAULT_HOST = "127.0.0.1";
@@ -157,6 +162,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: Override
   const envOr = (name: string, fallback: string | null) => (env[name] !== undefined && env[name] !== "" ? env[name]! : fallback);
   const port = flags.port ?? file.port ?? DEFAULT_PORT;
   const host = flags.host ?? str(file.host) ?? DEFAULT_HOST;
+  const server = resolveServerUrl(home, envOr("MEMSVC_URL", null), str(file.serverUrl), host, port, flags.port !== undefined || file.port !== undefined || flags.host !== undefined || str(file.host) !== null);
   const config: Config = {
     home,
     token: str(file.token),
@@ -171,7 +177,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: Override
     agentId: str(file.agentId),
     sourceAgent: str(file.sourceAgent) ?? hostname(),
     sourceDomain: str(file.sourceDomain),
-    serverUrl: envOr("MEMSVC_URL", str(file.serverUrl)) ?? `http://${host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host.includes(":") ? `[${host}]` : host}:${port}`,
+    serverUrl: server.url,
+    serverUrlFrom: server.from,
     llm: {
       baseURL: envOr("MEMSVC_LLM_BASE_URL", str(file.llm?.baseURL)),
       apiKey: envOr("MEMSVC_LLM_API_KEY", str(file.llm?.apiKey)),
@@ -189,6 +196,20 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: Override
     paths,
   };
   return Object.freeze(config);
+}
+
+/**
+ * Where a client finds the server, first match wins: MEMSVC_URL; `serverUrl`
+ * in config.json (an explicit choice, e.g. a server on another machine); the
+ * runtime file of a live local server (it knows the port actually bound,
+ * whatever flag started it); `host`/`port` from config.json; the default.
+ */
+export function resolveServerUrl(home: string, envUrl: string | null, configUrl: string | null, host: string, port: number, configured: boolean): { url: string; from: ServerUrlSource } {
+  if (envUrl) return { url: envUrl.replace(/\/+$/, ""), from: "MEMSVC_URL" };
+  if (configUrl) return { url: configUrl.replace(/\/+$/, ""), from: "config serverUrl" };
+  const live = liveServer(home);
+  if (live) return { url: live.url, from: "server.json" };
+  return { url: clientUrl(host, port), from: configured ? "config port" : "default" };
 }
 
 /** Writes config.json atomically with mode 0600 (it holds the bearer token). */

@@ -7,6 +7,7 @@ import { storageFailure } from "../db/storage-errors";
 import { loadEmbedder } from "../embed";
 import { createApp, MAX_BODY_BYTES } from "../http/app";
 import { closeAll as closeMcpSessions } from "../mcp";
+import { removeRuntimeFile, runtimeFile, writeRuntimeFile } from "../runtime-file";
 import { VERSION } from "../version";
 import { parseFlags, parsePort, UsageError } from "./args";
 import { ensureHome } from "./init";
@@ -56,6 +57,11 @@ export async function runServer(argv: string[]): Promise<number> {
   }
   const bound = app.server!;
   log("info", `memsvc ${VERSION} listening on http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${bound.port} (home ${config.home}, embedder ${embedder.id})`);
+  try {
+    writeRuntimeFile(config.home, { pid: process.pid, host: config.host, port: bound.port!, version: VERSION, started_at: new Date().toISOString() });
+  } catch (e) {
+    log("warn", `could not write ${runtimeFile(config.home)} (${(e as Error).message}); clients need MEMSVC_URL or serverUrl to find this server`);
+  }
   const abort = new AbortController();
   void runReembed(services, abort.signal).catch((e) => log("error", `re-embedding stopped: ${(e as Error).message}; it resumes at next start`));
   const nightly = startNightlySchedule(services);
@@ -72,6 +78,7 @@ export async function runServer(argv: string[]): Promise<number> {
       log("warn", "shutdown took longer than 15 s; exiting");
       process.exit(1);
     }, 15_000);
+    removeRuntimeFile(config.home);
     await closeMcpSessions(services);
     await services.close();
     clearTimeout(hard);

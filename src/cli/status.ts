@@ -3,10 +3,14 @@ import { parseFlags } from "./args";
 
 export const STATUS_HELP = `memsvc status [--json]
 
-Asks the running server (GET /health at the configured serverUrl, default
-http://127.0.0.1:8787; env MEMSVC_URL overrides) and prints its version,
-counts, language model, embedder and the bearer token. Exits 1 when no
-server answers.`;
+Asks the running server (GET /health) and prints its version, counts,
+language model, embedder and the bearer token. Exits 1 when no server
+answers.
+
+The server is found at, first match wins: MEMSVC_URL; serverUrl in
+config.json; <home>/server.json, written by a running \`memsvc server\` (so
+\`--port\` needs nothing else); host and port in config.json;
+http://127.0.0.1:8787.`;
 
 export async function runStatus(argv: string[]): Promise<number> {
   const { values } = parseFlags(argv, { json: { type: "boolean" } });
@@ -21,15 +25,15 @@ export async function runStatus(argv: string[]): Promise<number> {
     if (!res.ok) throw new Error(`HTTP ${res.status}`);
     health = (await res.json()) as Record<string, any>;
   } catch (e) {
-    console.error(`memsvc status: no server answers at ${config.serverUrl} (${(e as Error).message}); start one with \`memsvc server\``);
+    console.error(`memsvc status: no server answers at ${config.serverUrl} (${(e as Error).message}; address from ${config.serverUrlFrom}); start one with \`memsvc server\``);
     return 1;
   }
   if (values.json) {
-    console.log(JSON.stringify({ ...health, url: config.serverUrl, token: config.token }, null, 2));
+    console.log(JSON.stringify({ ...health, url: config.serverUrl, url_from: config.serverUrlFrom, token: config.token }, null, 2));
     return 0;
   }
   const lines = [
-    `server:    ${config.serverUrl} (${health.status})`,
+    `server:    ${config.serverUrl} (${health.status}; address from ${config.serverUrlFrom})`,
     `version:   ${health.version}`,
     `memories:  ${health.memories}`,
     `links:     ${health.links}`,
