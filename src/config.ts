@@ -26,7 +26,8 @@ export interface Config {
   /** Which rule chose serverUrl (see resolveServerUrl). */
   readonly serverUrlFrom: ServerUrlSource;
   readonly llm: { readonly baseURL: string | null; readonly apiKey: string | null; readonly model: string | null; readonly timeoutMs: number; readonly contextChars: number };
-  readonly embedder: { readonly model: string };
+  /** hubUrl: where a missing model is downloaded from (null: transformers.js's default, https://huggingface.co/). */
+  readonly embedder: { readonly model: string; readonly hubUrl: string | null };
   readonly nightly: { readonly enabled: boolean; readonly schedule: string; readonly maxModelCalls: number };
   readonly offline: boolean;
   readonly paths: Paths;
@@ -84,7 +85,7 @@ const SCHEMA: Record<string, Kind> = {
 };
 const NESTED: Record<string, Record<string, Kind>> = {
   llm: { baseURL: "url", apiKey: "string", model: "string", timeoutMs: "posint", contextChars: "posint" },
-  embedder: { model: "string" },
+  embedder: { model: "string", hubUrl: "url" },
   nightly: { enabled: "boolean", schedule: "string", maxModelCalls: "posint" },
 };
 
@@ -186,7 +187,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: Override
       timeoutMs: file.llm?.timeoutMs ?? 120_000,
       contextChars: file.llm?.contextChars ?? 24_000,
     },
-    embedder: { model: str(file.embedder?.model) ?? DEFAULT_EMBED_MODEL },
+    // HF_ENDPOINT is the variable Hugging Face's own tools read for a mirror.
+    embedder: { model: str(file.embedder?.model) ?? DEFAULT_EMBED_MODEL, hubUrl: envOr("HF_ENDPOINT", str(file.embedder?.hubUrl)) },
     nightly: {
       enabled: file.nightly?.enabled ?? true,
       schedule: str(file.nightly?.schedule) ?? "30 3 * * *",

@@ -51,7 +51,7 @@ export async function runImport(argv: string[]): Promise<number> {
   if (positionals.length !== 1) throw new UsageError("give exactly one export file");
   const config = loadConfig();
   const log = stderrLogger();
-  const embedder = await loadEmbedder({ home: config.home, model: config.embedder.model, offline: config.offline, log: (l) => log("info", l) });
+  const embedder = await loadEmbedder({ home: config.home, model: config.embedder.model, offline: config.offline, hubUrl: config.embedder.hubUrl ?? undefined, log: (l) => log("info", l) });
   const s = createServices(config, { embedder, log });
   try {
     const r = await importAll(s, resolve(positionals[0]), (line) => process.stderr.write(`\r${line}`));

@@ -39,9 +39,17 @@ export async function runStatus(argv: string[]): Promise<number> {
     `links:     ${health.links}`,
     `database:  ${health.db_size_kb} KB`,
     `llm:       ${health.llm}`,
-    `embedder:  ${health.embedder?.description ?? "?"} [${health.embedder?.id ?? "?"}]${health.embedder?.reembedding ? " (re-embedding in progress)" : ""}`,
+    `embedder:  ${health.embedder?.description ?? "?"} [${health.embedder?.id ?? "?"}]${health.embedder?.reembedding ? " (re-embedding in progress)" : ""}${loadingNote(health.embedder?.loading)}`,
     `token:     ${config.token ?? "(none: run `memsvc init`)"}`,
   ];
   console.log(lines.join("\n"));
   return 0;
+}
+
+/** " (downloading X since T; ...)" while a model loads in the background, or why that failed. */
+export function loadingNote(loading: { model?: string; state?: string; since?: string; error?: string } | null | undefined): string {
+  if (!loading || typeof loading !== "object") return "";
+  if (loading.state === "downloading") return ` (downloading ${loading.model} since ${loading.since}; switches to it when ready)`;
+  if (loading.state === "failed") return ` (could not load ${loading.model}: ${loading.error}; the next start tries again)`;
+  return "";
 }

@@ -1,6 +1,6 @@
 import { statSync } from "node:fs";
 import { VERSION } from "../version";
-import type { Services } from "./services";
+import type { EmbedderLoad, Services } from "./services";
 import { getMeta } from "../db";
 
 export interface Health {
@@ -10,7 +10,7 @@ export interface Health {
   links: number;
   db_size_kb: number;
   llm: string;
-  embedder: { id: string; kind: string; description: string; reembedding: boolean };
+  embedder: { id: string; kind: string; description: string; reembedding: boolean; loading: EmbedderLoad | null };
 }
 
 /** "<provider> <model>" from the configured base URL, or "not configured". */
@@ -47,6 +47,6 @@ export function health(s: Services): Health {
     links: counts.l,
     db_size_kb: Math.round(size / 1024),
     llm: llmLabel(s),
-    embedder: { id: s.embedder.id, kind: s.embedder.kind, description: s.embedder.description, reembedding: getMeta(s.store, "reembed_cursor") !== null },
+    embedder: { id: s.embedder.id, kind: s.embedder.kind, description: s.embedder.description, reembedding: getMeta(s.store, "reembed_cursor") !== null, loading: s.embedderLoad },
   };
 }
