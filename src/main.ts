@@ -40,6 +40,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   capture: async () => (await import("./cli/capture")).runCapture,
   hook: async () => (await import("./cli/hook")).runHook,
   hooks: async () => (await import("./cli/hooks")).runHooks,
+  doctor: async () => (await import("./cli/doctor")).runDoctor,
 };
 
 export async function main(argv: string[]): Promise<number> {

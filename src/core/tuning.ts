@@ -300,3 +300,6 @@ export const RECALL_FTS_MAX_DF_SHARE = 0.01;
 export const RECALL_FTS_MAX_DF_MIN = 200;
 /** ...and uses at most this many of the prompt's rarest words. */
 export const RECALL_FTS_MAX_TERMS = 8;
+
+/** GET /health/llm (memsvc doctor): a local model answers a 20-token request in well under a second; a cold one may need to load first. */
+export const LLM_PROBE_TIMEOUT_MS = 15_000;
