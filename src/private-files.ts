@@ -1,5 +1,5 @@
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from "node:fs";
-import { join, relative, sep } from "node:path";
+import { dirname, join, relative, sep } from "node:path";
 
 /**
  * Everything memsvc writes holds private data (memories, tokens, transcripts),
@@ -46,4 +46,23 @@ function chmodQuietly(path: string, mode: number): void {
   } catch {
     // Absent, or a read-only home: opening it reports the real problem to the user.
   }
+}
+
+/**
+ * Before SQLite opens `file`: a private folder and an empty 0600 database
+ * file. SQLite gives the WAL and SHM files the mode of the database file, so
+ * all three stay private whatever the umask.
+ */
+export function prepareDatabaseFile(file: string): void {
+  ensurePrivateDir(dirname(file));
+  try {
+    createPrivateFile(file);
+  } catch {
+    // An unwritable folder: SQLite's own open reports it, with the error the storage mapping knows.
+  }
+}
+
+/** After opening: WAL and SHM files left by a release that did not set modes are tightened too. */
+export function tightenDatabaseFiles(file: string): void {
+  for (const suffix of ["-wal", "-shm"]) makePrivate(file + suffix);
 }

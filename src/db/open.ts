@@ -1,9 +1,8 @@
 import { Database } from "bun:sqlite";
-import { dirname } from "node:path";
 import { drizzle } from "drizzle-orm/bun-sqlite";
 import vecPath from "../../node_modules/sqlite-vec-linux-x64/vec0.so" with { type: "file" };
 import { materialize } from "../native";
-import { createPrivateFile, ensurePrivateDir, makePrivate } from "../private-files";
+import { prepareDatabaseFile, tightenDatabaseFiles } from "../private-files";
 import { MIGRATIONS } from "./migrations";
 import * as schema from "./schema";
 
@@ -18,19 +17,10 @@ export interface Store {
 
 /** Opens (creating if needed) the database: WAL, pragmas, sqlite-vec, migrations. */
 export function openStore(file: string): Store {
-  if (file !== ":memory:") {
-    ensurePrivateDir(dirname(file));
-    // SQLite gives the WAL and SHM files the mode of the database file, so a 0600 database keeps all three private.
-    try {
-      createPrivateFile(file);
-    } catch {
-      /* an unwritable folder: SQLite's own open below reports it */
-    }
-  }
+  if (file !== ":memory:") prepareDatabaseFile(file);
   const sqlite = new Database(file, { create: true, strict: true });
   sqlite.run("PRAGMA journal_mode = WAL");
-  // Files left by a release that did not set modes are tightened too.
-  if (file !== ":memory:") for (const suffix of ["-wal", "-shm"]) makePrivate(file + suffix);
+  if (file !== ":memory:") tightenDatabaseFiles(file);
   sqlite.run("PRAGMA synchronous = NORMAL");
   sqlite.run("PRAGMA foreign_keys = ON");
   sqlite.run("PRAGMA busy_timeout = 5000");
