@@ -1,7 +1,9 @@
-import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { homedir, hostname } from "node:os";
 import { join } from "node:path";
 import { ConfigError } from "./errors";
+import { ensurePrivateDir } from "./private-files";
+import { clientUrl, liveServer } from "./runtime-file";
 
 export type IdentityMode = "global" | "override" | "off";
 
@@ -19,10 +21,13 @@ export interface Config {
   readonly agentId: string | null;
   readonly sourceAgent: string;
   readonly sourceDomain: string | null;
-  /** Where client commands (status, capture, hook) find the server. */
+  /** Where client commands (status, capture, hook, doctor) find the server. */
   readonly serverUrl: string;
+  /** Which rule chose serverUrl (see resolveServerUrl). */
+  readonly serverUrlFrom: ServerUrlSource;
   readonly llm: { readonly baseURL: string | null; readonly apiKey: string | null; readonly model: string | null; readonly timeoutMs: number; readonly contextChars: number };
-  readonly embedder: { readonly model: string };
+  /** hubUrl: where a missing model is downloaded from (null: transformers.js's default, https://huggingface.co/). */
+  readonly embedder: { readonly model: string; readonly hubUrl: string | null };
   readonly nightly: { readonly enabled: boolean; readonly schedule: string; readonly maxModelCalls: number };
   readonly offline: boolean;
   readonly paths: Paths;
@@ -36,6 +41,8 @@ export interface Paths {
   readonly models: string;
   readonly state: string;
 }
+
+export type ServerUrlSource = "MEMSVC_URL" | "config serverUrl" | "server.json" | "config port" | "default";
 
 export const DEFAULT_PORT = 8787;
 export const DEFAULT_HOST = "127.0.0.1";
@@ -78,7 +85,7 @@ const SCHEMA: Record<string, Kind> = {
 };
 const NESTED: Record<string, Record<string, Kind>> = {
   llm: { baseURL: "url", apiKey: "string", model: "string", timeoutMs: "posint", contextChars: "posint" },
-  embedder: { model: "string" },
+  embedder: { model: "string", hubUrl: "url" },
   nightly: { enabled: "boolean", schedule: "string", maxModelCalls: "posint" },
 };
 
@@ -156,6 +163,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: Override
   const envOr = (name: string, fallback: string | null) => (env[name] !== undefined && env[name] !== "" ? env[name]! : fallback);
   const port = flags.port ?? file.port ?? DEFAULT_PORT;
   const host = flags.host ?? str(file.host) ?? DEFAULT_HOST;
+  const server = resolveServerUrl(home, envOr("MEMSVC_URL", null), str(file.serverUrl), host, port, flags.port !== undefined || file.port !== undefined || flags.host !== undefined || str(file.host) !== null);
   const config: Config = {
     home,
     token: str(file.token),
@@ -170,7 +178,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: Override
     agentId: str(file.agentId),
     sourceAgent: str(file.sourceAgent) ?? hostname(),
     sourceDomain: str(file.sourceDomain),
-    serverUrl: envOr("MEMSVC_URL", str(file.serverUrl)) ?? `http://${host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host.includes(":") ? `[${host}]` : host}:${port}`,
+    serverUrl: server.url,
+    serverUrlFrom: server.from,
     llm: {
       baseURL: envOr("MEMSVC_LLM_BASE_URL", str(file.llm?.baseURL)),
       apiKey: envOr("MEMSVC_LLM_API_KEY", str(file.llm?.apiKey)),
@@ -178,7 +187,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: Override
       timeoutMs: file.llm?.timeoutMs ?? 120_000,
       contextChars: file.llm?.contextChars ?? 24_000,
     },
-    embedder: { model: str(file.embedder?.model) ?? DEFAULT_EMBED_MODEL },
+    // HF_ENDPOINT is the variable Hugging Face's own tools read for a mirror.
+    embedder: { model: str(file.embedder?.model) ?? DEFAULT_EMBED_MODEL, hubUrl: envOr("HF_ENDPOINT", str(file.embedder?.hubUrl)) },
     nightly: {
       enabled: file.nightly?.enabled ?? true,
       schedule: str(file.nightly?.schedule) ?? "30 3 * * *",
@@ -190,9 +200,23 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: Override
   return Object.freeze(config);
 }
 
+/**
+ * Where a client finds the server, first match wins: MEMSVC_URL; `serverUrl`
+ * in config.json (an explicit choice, e.g. a server on another machine); the
+ * runtime file of a live local server (it knows the port actually bound,
+ * whatever flag started it); `host`/`port` from config.json; the default.
+ */
+export function resolveServerUrl(home: string, envUrl: string | null, configUrl: string | null, host: string, port: number, configured: boolean): { url: string; from: ServerUrlSource } {
+  if (envUrl) return { url: envUrl.replace(/\/+$/, ""), from: "MEMSVC_URL" };
+  if (configUrl) return { url: configUrl.replace(/\/+$/, ""), from: "config serverUrl" };
+  const live = liveServer(home);
+  if (live) return { url: live.url, from: "server.json" };
+  return { url: clientUrl(host, port), from: configured ? "config port" : "default" };
+}
+
 /** Writes config.json atomically with mode 0600 (it holds the bearer token). */
 export function writeConfigFile(file: string, data: Record<string, unknown>): void {
-  mkdirSync(join(file, ".."), { recursive: true });
+  ensurePrivateDir(join(file, ".."));
   const temp = `${file}.${process.pid}.tmp`;
   writeFileSync(temp, `${JSON.stringify(data, null, 2)}\n`, { mode: 0o600 });
   chmodSync(temp, 0o600);

@@ -19,6 +19,8 @@ Server commands:
 Client commands (run on the agent's machine):
   capture     ship new transcript segments to the server's /distill
   hook        harness hook handler (session start, prompt, compact, end)
+  hooks       install or uninstall the Claude Code hooks in ~/.claude/settings.json
+  doctor      check the whole chain: server, embedder, language model, hooks, MCP
 
 Options: --help on any command, --version.
 Environment: MEMSVC_HOME (default ~/.memsvc), MEMSVC_URL, MEMSVC_OFFLINE=1,
@@ -37,6 +39,8 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   backup: async () => (await import("./cli/portability")).runBackup,
   capture: async () => (await import("./cli/capture")).runCapture,
   hook: async () => (await import("./cli/hook")).runHook,
+  hooks: async () => (await import("./cli/hooks")).runHooks,
+  doctor: async () => (await import("./cli/doctor")).runDoctor,
 };
 
 export async function main(argv: string[]): Promise<number> {

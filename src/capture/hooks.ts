@@ -1,8 +1,9 @@
 import { spawn } from "node:child_process";
-import { mkdirSync, openSync } from "node:fs";
+import { openSync } from "node:fs";
 import { basename, join } from "node:path";
 import type { Config } from "../config";
 import { HOOK_BUDGET_MS } from "../core/tuning";
+import { ensurePrivateDir, makePrivate, PRIVATE_FILE_MODE } from "../private-files";
 
 /**
  * Harness hook handlers (Claude Code first). Each returns the text to print
@@ -82,8 +83,10 @@ async function userPrompt(config: Config, input: HookInput, deadline: number): P
 /** Starts `memsvc capture` detached, so it outlives the hook (and the session); its output goes to a log. */
 export function spawnCapture(config: Config, transcriptPath: string | undefined): void {
   const dir = join(config.home, "state");
-  mkdirSync(dir, { recursive: true });
-  const out = openSync(join(dir, "capture.log"), "a");
+  ensurePrivateDir(dir);
+  const log = join(dir, "capture.log");
+  const out = openSync(log, "a", PRIVATE_FILE_MODE);
+  makePrivate(log);
   // From source: bun <main.ts> capture; compiled: <binary> capture.
   const main = Bun.main;
   const self = main.startsWith("/$bunfs") || main.startsWith("B:/~BUN") ? [] : [main];

@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from "node:fs";
+import { closeSync, existsSync, openSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { ensurePrivateDir, makePrivate, PRIVATE_FILE_MODE } from "../private-files";
 
 /** A segment planned but not yet acknowledged: resent with the same boundaries and id. */
 export interface PendingSegment {
@@ -47,10 +48,11 @@ export function readState(dir: string, transcript: string): SessionState | null 
 
 /** Written to a temp file and renamed: a crash leaves the old state or the new one. */
 export function writeState(dir: string, state: SessionState): void {
-  mkdirSync(dir, { recursive: true });
+  ensurePrivateDir(dir);
   const file = stateFile(dir, state.file);
   const temp = `${file}.${process.pid}.tmp`;
-  writeFileSync(temp, JSON.stringify({ ...state, updatedAt: new Date().toISOString() }, null, 2));
+  writeFileSync(temp, JSON.stringify({ ...state, updatedAt: new Date().toISOString() }, null, 2), { mode: PRIVATE_FILE_MODE });
+  makePrivate(temp);
   renameSync(temp, file);
 }
 
@@ -60,11 +62,11 @@ export function writeState(dir: string, state: SessionState): void {
  * process holds the lock.
  */
 export function acquireLock(dir: string): (() => void) | null {
-  mkdirSync(dir, { recursive: true });
+  ensurePrivateDir(dir);
   const file = join(dir, "capture.lock");
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
-      const fd = openSync(file, "wx");
+      const fd = openSync(file, "wx", PRIVATE_FILE_MODE);
       writeSync(fd, String(process.pid));
       closeSync(fd);
       return () => rmSync(file, { force: true });

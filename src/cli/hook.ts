@@ -14,9 +14,10 @@ see on stdout.
   session-end     this transcript in the background
 
 A hook never blocks or breaks the agent: it talks to the local server
-(serverUrl, default http://127.0.0.1:8787; MEMSVC_URL overrides) without a
-token, gives up after a hard time budget (under 1 s for user-prompt), and
-prints nothing and exits 0 on any failure.`;
+without a token, gives up after a hard time budget (under 1 s for
+user-prompt), and prints nothing and exits 0 on any failure. It finds the
+server as \`memsvc status\` does: MEMSVC_URL, serverUrl in config.json, the
+running server's <home>/server.json, host/port in config.json, 127.0.0.1:8787.`;
 
 async function readStdin(deadline: number): Promise<string> {
   if (process.stdin.isTTY) return "";

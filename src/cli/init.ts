@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdirSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { homeDir, pathsFor, readConfigFile, writeConfigFile } from "../config";
+import { ensurePrivateDir, makePrivate } from "../private-files";
 import { parseFlags } from "./args";
 
 export const INIT_HELP = `memsvc init [--force]
@@ -17,14 +18,15 @@ export function newToken(): string {
 export function ensureHome(force = false, env = process.env): { home: string; created: boolean; tokenChanged: boolean; token: string } {
   const home = homeDir(env);
   const paths = pathsFor(home);
-  mkdirSync(home, { recursive: true, mode: 0o700 });
-  mkdirSync(paths.identity, { recursive: true });
+  ensurePrivateDir(home, { tighten: true });
+  ensurePrivateDir(paths.identity, { tighten: true });
   const existed = existsSync(paths.config);
   const current = readConfigFile(paths.config);
   const keep = !force && typeof current.token === "string" && current.token.length > 0;
   const token = keep ? (current.token as string) : newToken();
   const next = { ...current, token, agentId: typeof current.agentId === "string" && current.agentId ? current.agentId : crypto.randomUUID() };
   if (!existed || !keep || next.agentId !== current.agentId) writeConfigFile(paths.config, next);
+  else makePrivate(paths.config);
   return { home, created: !existed, tokenChanged: !keep, token };
 }
 

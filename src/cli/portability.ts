@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { loadConfig } from "../config";
 import { openStore } from "../db";
@@ -7,6 +7,7 @@ import { backupTo, defaultBackupName, exportAll, importAll } from "../core/porta
 import { createServices } from "../core/services";
 import { loadEmbedder } from "../embed";
 import { AppError } from "../errors";
+import { ensurePrivateDir } from "../private-files";
 import { parseFlags, UsageError } from "./args";
 import { counted } from "../core/text";
 
@@ -51,7 +52,7 @@ export async function runImport(argv: string[]): Promise<number> {
   if (positionals.length !== 1) throw new UsageError("give exactly one export file");
   const config = loadConfig();
   const log = stderrLogger();
-  const embedder = await loadEmbedder({ home: config.home, model: config.embedder.model, offline: config.offline, log: (l) => log("info", l) });
+  const embedder = await loadEmbedder({ home: config.home, model: config.embedder.model, offline: config.offline, hubUrl: config.embedder.hubUrl ?? undefined, log: (l) => log("info", l) });
   const s = createServices(config, { embedder, log });
   try {
     const r = await importAll(s, resolve(positionals[0]), (line) => process.stderr.write(`\r${line}`));
@@ -74,7 +75,7 @@ export async function runBackup(argv: string[]): Promise<number> {
   const config = loadConfig();
   if (!existsSync(config.paths.db)) throw new UsageError(`no database at ${config.paths.db}`);
   const file = resolve(values.out ?? defaultBackupName(config.home));
-  mkdirSync(dirname(file), { recursive: true });
+  ensurePrivateDir(dirname(file));
   const store = openStore(config.paths.db);
   try {
     const r = backupTo(store, file);

@@ -1,12 +1,12 @@
 import { loadConfig } from "../config";
 import { stderrLogger } from "../core/log";
-import { runReembed } from "../core/reembed";
+import { downloadModel, ReembedQueue, startupEmbedder } from "../core/embedder-startup";
 import { startNightlySchedule } from "../core/scheduler";
 import { createServices } from "../core/services";
 import { storageFailure } from "../db/storage-errors";
-import { loadEmbedder } from "../embed";
 import { createApp, MAX_BODY_BYTES } from "../http/app";
 import { closeAll as closeMcpSessions } from "../mcp";
+import { removeRuntimeFile, runtimeFile, writeRuntimeFile } from "../runtime-file";
 import { VERSION } from "../version";
 import { parseFlags, parsePort, UsageError } from "./args";
 import { ensureHome } from "./init";
@@ -19,7 +19,13 @@ Binding to anything but a loopback address exposes it to the network: remote
 callers then need the bearer token.
 
 Environment: MEMSVC_HOME, MEMSVC_LLM_BASE_URL, MEMSVC_LLM_API_KEY,
-MEMSVC_LLM_MODEL, MEMSVC_OFFLINE=1 (never download the embedding model).`;
+MEMSVC_LLM_MODEL, MEMSVC_OFFLINE=1 (never download the embedding model),
+HF_ENDPOINT (model hub mirror; config embedder.hubUrl).
+
+A model that must be downloaded first is fetched in the background: the
+server answers at once with the offline fallback embedder and switches (and
+re-embeds stored memories) when the model is ready. /health and
+\`memsvc status\` say which embedder is active and whether one is loading.`;
 
 export async function runServer(argv: string[]): Promise<number> {
   const { values } = parseFlags(argv, { port: { type: "string", short: "p" }, host: { type: "string" } });
@@ -33,7 +39,8 @@ export async function runServer(argv: string[]): Promise<number> {
   const init = ensureHome();
   if (init.created) log("info", `created ${init.home} with a new bearer token (\`memsvc status\` prints it)`);
   const config = loadConfig(process.env, { port, host: values.host });
-  const embedder = await loadEmbedder({ home: config.home, model: config.embedder.model, offline: config.offline, log: (line) => log("info", line) });
+  const embedderOptions = { home: config.home, model: config.embedder.model, offline: config.offline, hubUrl: config.embedder.hubUrl ?? undefined, log: (line: string) => log("info", line) };
+  const { embedder, needsDownload } = await startupEmbedder(embedderOptions);
   let services: ReturnType<typeof createServices>;
   try {
     services = createServices(config, { embedder, log });
@@ -56,8 +63,15 @@ export async function runServer(argv: string[]): Promise<number> {
   }
   const bound = app.server!;
   log("info", `memsvc ${VERSION} listening on http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${bound.port} (home ${config.home}, embedder ${embedder.id})`);
+  try {
+    writeRuntimeFile(config.home, { pid: process.pid, host: config.host, port: bound.port!, version: VERSION, started_at: new Date().toISOString() });
+  } catch (e) {
+    log("warn", `could not write ${runtimeFile(config.home)} (${(e as Error).message}); clients need MEMSVC_URL or serverUrl to find this server`);
+  }
   const abort = new AbortController();
-  void runReembed(services, abort.signal).catch((e) => log("error", `re-embedding stopped: ${(e as Error).message}; it resumes at next start`));
+  const reembed = new ReembedQueue(services, abort.signal);
+  void reembed.schedule();
+  if (needsDownload) void downloadModel(services, embedderOptions, reembed, abort.signal).catch((e) => log("error", `embedder: background model load failed: ${(e as Error).message}`));
   const nightly = startNightlySchedule(services);
 
   let stopping = false;
@@ -72,6 +86,7 @@ export async function runServer(argv: string[]): Promise<number> {
       log("warn", "shutdown took longer than 15 s; exiting");
       process.exit(1);
     }, 15_000);
+    removeRuntimeFile(config.home);
     await closeMcpSessions(services);
     await services.close();
     clearTimeout(hard);

@@ -3,10 +3,14 @@ import { parseFlags } from "./args";
 
 export const STATUS_HELP = `memsvc status [--json]
 
-Asks the running server (GET /health at the configured serverUrl, default
-http://127.0.0.1:8787; env MEMSVC_URL overrides) and prints its version,
-counts, language model, embedder and the bearer token. Exits 1 when no
-server answers.`;
+Asks the running server (GET /health) and prints its version, counts,
+language model, embedder and the bearer token. Exits 1 when no server
+answers.
+
+The server is found at, first match wins: MEMSVC_URL; serverUrl in
+config.json; <home>/server.json, written by a running \`memsvc server\` (so
+\`--port\` needs nothing else); host and port in config.json;
+http://127.0.0.1:8787.`;
 
 export async function runStatus(argv: string[]): Promise<number> {
   const { values } = parseFlags(argv, { json: { type: "boolean" } });
@@ -21,23 +25,31 @@ export async function runStatus(argv: string[]): Promise<number> {
     if (!res.ok) throw new Error(`HTTP ${res.status}`);
     health = (await res.json()) as Record<string, any>;
   } catch (e) {
-    console.error(`memsvc status: no server answers at ${config.serverUrl} (${(e as Error).message}); start one with \`memsvc server\``);
+    console.error(`memsvc status: no server answers at ${config.serverUrl} (${(e as Error).message}; address from ${config.serverUrlFrom}); start one with \`memsvc server\``);
     return 1;
   }
   if (values.json) {
-    console.log(JSON.stringify({ ...health, url: config.serverUrl, token: config.token }, null, 2));
+    console.log(JSON.stringify({ ...health, url: config.serverUrl, url_from: config.serverUrlFrom, token: config.token }, null, 2));
     return 0;
   }
   const lines = [
-    `server:    ${config.serverUrl} (${health.status})`,
+    `server:    ${config.serverUrl} (${health.status}; address from ${config.serverUrlFrom})`,
     `version:   ${health.version}`,
     `memories:  ${health.memories}`,
     `links:     ${health.links}`,
     `database:  ${health.db_size_kb} KB`,
     `llm:       ${health.llm}`,
-    `embedder:  ${health.embedder?.description ?? "?"} [${health.embedder?.id ?? "?"}]${health.embedder?.reembedding ? " (re-embedding in progress)" : ""}`,
+    `embedder:  ${health.embedder?.description ?? "?"} [${health.embedder?.id ?? "?"}]${health.embedder?.reembedding ? " (re-embedding in progress)" : ""}${loadingNote(health.embedder?.loading)}`,
     `token:     ${config.token ?? "(none: run `memsvc init`)"}`,
   ];
   console.log(lines.join("\n"));
   return 0;
+}
+
+/** " (downloading X since T; ...)" while a model loads in the background, or why that failed. */
+export function loadingNote(loading: { model?: string; state?: string; since?: string; error?: string } | null | undefined): string {
+  if (!loading || typeof loading !== "object") return "";
+  if (loading.state === "downloading") return ` (downloading ${loading.model} since ${loading.since}; switches to it when ready)`;
+  if (loading.state === "failed") return ` (could not load ${loading.model}: ${loading.error}; the next start tries again)`;
+  return "";
 }

@@ -1,7 +1,8 @@
 import { statSync } from "node:fs";
 import { VERSION } from "../version";
-import type { Services } from "./services";
+import type { EmbedderLoad, Services } from "./services";
 import { getMeta } from "../db";
+import type { LlmClient } from "../llm/client";
 
 export interface Health {
   status: "ok";
@@ -10,7 +11,7 @@ export interface Health {
   links: number;
   db_size_kb: number;
   llm: string;
-  embedder: { id: string; kind: string; description: string; reembedding: boolean };
+  embedder: { id: string; kind: string; description: string; reembedding: boolean; loading: EmbedderLoad | null };
 }
 
 /** "<provider> <model>" from the configured base URL, or "not configured". */
@@ -47,6 +48,35 @@ export function health(s: Services): Health {
     links: counts.l,
     db_size_kb: Math.round(size / 1024),
     llm: llmLabel(s),
-    embedder: { id: s.embedder.id, kind: s.embedder.kind, description: s.embedder.description, reembedding: getMeta(s.store, "reembed_cursor") !== null },
+    embedder: { id: s.embedder.id, kind: s.embedder.kind, description: s.embedder.description, reembedding: getMeta(s.store, "reembed_cursor") !== null, loading: s.embedderLoad },
   };
+}
+
+export interface LlmProbe {
+  configured: boolean;
+  /** "<provider> <model>" as /health reports it. */
+  llm: string;
+  ok: boolean;
+  /** Round trip of the probe call, when it answered. */
+  ms: number | null;
+  error: string | null;
+}
+
+/**
+ * One tiny chat completion through the same client /distill uses, so "ok"
+ * means the configured model answers with JSON, which distillation needs.
+ * Bounded by `timeoutMs`, not the (long) distillation timeout.
+ */
+export async function probeLlm(s: Services, llm: LlmClient | null, timeoutMs: number): Promise<LlmProbe> {
+  const label = llmLabel(s);
+  if (!llm) return { configured: false, llm: label, ok: false, ms: null, error: "no language model configured (llm.baseURL and llm.model)" };
+  const started = performance.now();
+  const signal = AbortSignal.timeout(timeoutMs);
+  try {
+    await llm.chatJson([{ role: "user", content: 'Reply with exactly this JSON and nothing else: {"ok": true}' }], { signal, maxTokens: 20 });
+    return { configured: true, llm: label, ok: true, ms: Math.round(performance.now() - started), error: null };
+  } catch (e) {
+    const error = signal.aborted ? `the language model at ${s.config.llm.baseURL} did not answer within ${Math.round(timeoutMs / 1000)} s` : (e as Error).message;
+    return { configured: true, llm: label, ok: false, ms: null, error };
+  }
 }

@@ -1,7 +1,8 @@
 import { randomBytes } from "node:crypto";
-import { closeSync, existsSync, fsyncSync, linkSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, realpathSync, renameSync, statSync, unlinkSync, writeSync } from "node:fs";
+import { chmodSync, closeSync, existsSync, fchmodSync, fsyncSync, linkSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, realpathSync, renameSync, statSync, unlinkSync, writeSync } from "node:fs";
 import { isAbsolute, join, relative, sep } from "node:path";
 import { conflict } from "../errors";
+import { ensurePrivateDir, PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from "../private-files";
 
 /**
  * The identity folder on disk: one Markdown file per section, global sections
@@ -141,7 +142,7 @@ function fsyncDir(dir: string): void {
  * must not get even an empty folder created at its destination.
  */
 function ensureDirInside(root: string, dir: string): void {
-  mkdirSync(root, { recursive: true });
+  ensurePrivateDir(root);
   let path = root;
   for (const part of relative(root, dir).split(sep).filter(Boolean)) {
     path = join(path, part);
@@ -149,7 +150,8 @@ function ensureDirInside(root: string, dir: string): void {
       if (!resolvesInside(root, path)) throw conflict(`${path} resolves outside the identity folder (a symlink?); refusing to write there`);
       if (!statSync(path).isDirectory()) throw conflict(`${path} is not a directory; remove or rename it`);
     } else {
-      mkdirSync(path);
+      mkdirSync(path, { mode: PRIVATE_DIR_MODE });
+      chmodSync(path, PRIVATE_DIR_MODE);
     }
   }
 }
@@ -174,8 +176,9 @@ export function writeSections(root: string, dir: string, sections: readonly (rea
   try {
     for (const [name, body] of sections) {
       const temp = tempName(dir, name, "tmp");
-      const fd = openSync(temp, "wx", 0o644);
+      const fd = openSync(temp, "wx", PRIVATE_FILE_MODE);
       try {
+        fchmodSync(fd, PRIVATE_FILE_MODE);
         writeSync(fd, body);
         fsyncSync(fd);
       } catch (e) {

@@ -1,8 +1,9 @@
-import { createReadStream, createWriteStream, existsSync } from "node:fs";
+import { createReadStream, createWriteStream, existsSync, fchmodSync, openSync, rmSync } from "node:fs";
 import { createInterface } from "node:readline";
 import { join } from "node:path";
 import { getMeta, type Store } from "../db";
 import { invalid } from "../errors";
+import { createPrivateFile, PRIVATE_FILE_MODE } from "../private-files";
 import { VERSION } from "../version";
 import { agentDir, agentFolders, isValidName, readScope, writeSections } from "./identity-files";
 import { normalizeMemoryType } from "./memory-types";
@@ -51,7 +52,10 @@ export interface ExportSummary {
 
 /** Writes everything to `file`, read inside one transaction so the copy is consistent while a server runs. */
 export async function exportAll(store: Store, identityRoot: string, file: string, opts: { vectors: boolean }): Promise<ExportSummary> {
-  const out = createWriteStream(file, { mode: 0o600 });
+  // An existing file keeps its old mode through a truncating open: set it on the descriptor.
+  const fd = openSync(file, "w", PRIVATE_FILE_MODE);
+  fchmodSync(fd, PRIVATE_FILE_MODE);
+  const out = createWriteStream("", { fd });
   const write = (record: unknown) => new Promise<void>((resolve, reject) => (out.write(`${JSON.stringify(record)}\n`) ? resolve() : out.once("drain", resolve).once("error", reject)));
   const db = store.sqlite;
   let memories = 0;
@@ -206,7 +210,14 @@ function checkMemory(rec: Record<string, any>, where: string): MemoryRecord {
 /** A consistent online copy of the database (VACUUM INTO works while the server writes). */
 export function backupTo(store: Store, file: string): { file: string; bytes: number } {
   if (existsSync(file)) throw invalid(`${file} exists; choose a new file name`);
-  store.sqlite.run("VACUUM INTO ?", [file]);
+  // VACUUM INTO accepts an empty file and keeps its mode; its own new file would follow the umask.
+  createPrivateFile(file);
+  try {
+    store.sqlite.run("VACUUM INTO ?", [file]);
+  } catch (e) {
+    rmSync(file, { force: true });
+    throw e;
+  }
   return { file, bytes: Bun.file(file).size };
 }
 

@@ -4,13 +4,32 @@ import type { Embedder } from "../embed/types";
 import type { Logger } from "./log";
 import { VectorIndex } from "./vector-index";
 
+/** A model being fetched in the background while another embedder serves (see cli/server.ts). */
+export interface EmbedderLoad {
+  model: string;
+  state: "downloading" | "failed";
+  since: string;
+  /** Why it failed, in one line (state "failed"). */
+  error?: string;
+}
+
 /** Everything core functions need, built once per process and passed explicitly. */
 export interface Services {
   readonly config: Config;
   readonly store: Store;
+  /** Replaced once, by useEmbedder, when a downloaded model takes over from the fallback. */
   readonly embedder: Embedder;
+  /** Replaced together with the embedder: it only ever holds vectors of the active embedder's space. */
   readonly index: VectorIndex;
   readonly log: Logger;
+  /** Set while a model downloads in the background (or after that failed); null otherwise. */
+  embedderLoad: EmbedderLoad | null;
+  /**
+   * Makes `next` the active embedder: new writes and queries use it at once;
+   * after in-flight writes settle, the index restarts empty and the database
+   * is marked for re-embedding (run runReembed afterwards to fill it).
+   */
+  useEmbedder(next: Embedder): Promise<void>;
   now(): number;
   /** Registers a write so shutdown can wait for it to finish. */
   track<T>(work: Promise<T>): Promise<T>;
@@ -31,12 +50,29 @@ export function createServices(config: Config, opts: ServiceOptions): Services {
   const store = openStore(opts.dbFile ?? config.paths.db);
   const index = new VectorIndex();
   const inflight = new Set<Promise<unknown>>();
+  let embedder = opts.embedder;
+  let index_ = index;
   const services: Services = {
     config,
     store,
-    embedder: opts.embedder,
-    index,
+    get embedder() {
+      return embedder;
+    },
+    get index() {
+      return index_;
+    },
     log: opts.log,
+    embedderLoad: null,
+    async useEmbedder(next) {
+      const previous = embedder;
+      if (next === previous) return;
+      embedder = next;
+      // Writes that embedded with the previous model land before the re-embed cursor is set, so it covers them.
+      await services.drain();
+      index_ = new VectorIndex();
+      loadIndex(services);
+      await previous.close?.();
+    },
     now: opts.now ?? Date.now,
     track(work) {
       inflight.add(work);
@@ -49,7 +85,7 @@ export function createServices(config: Config, opts: ServiceOptions): Services {
     },
     async close() {
       await services.drain();
-      await opts.embedder.close?.();
+      await embedder.close?.();
       store.close();
     },
   };

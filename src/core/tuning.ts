@@ -379,3 +379,6 @@ export const LIST_SEARCH_POOL = MAX_LIMIT;
  */
 export const REDACT_KEYWORD_SECRET_MIN_ENTROPY = 3.5;
 export const REDACT_BARE_SECRET_MIN_ENTROPY = 4;
+
+/** GET /health/llm (memsvc doctor): a local model answers a 20-token request in well under a second; a cold one may need to load first. */
+export const LLM_PROBE_TIMEOUT_MS = 15_000;

@@ -1,9 +1,8 @@
 import { Database } from "bun:sqlite";
-import { mkdirSync } from "node:fs";
-import { dirname } from "node:path";
 import { drizzle } from "drizzle-orm/bun-sqlite";
 import vecPath from "../../node_modules/sqlite-vec-linux-x64/vec0.so" with { type: "file" };
 import { materialize } from "../native";
+import { prepareDatabaseFile, tightenDatabaseFiles } from "../private-files";
 import { MIGRATIONS } from "./migrations";
 import * as schema from "./schema";
 
@@ -18,9 +17,10 @@ export interface Store {
 
 /** Opens (creating if needed) the database: WAL, pragmas, sqlite-vec, migrations. */
 export function openStore(file: string): Store {
-  if (file !== ":memory:") mkdirSync(dirname(file), { recursive: true });
+  if (file !== ":memory:") prepareDatabaseFile(file);
   const sqlite = new Database(file, { create: true, strict: true });
   sqlite.run("PRAGMA journal_mode = WAL");
+  if (file !== ":memory:") tightenDatabaseFiles(file);
   sqlite.run("PRAGMA synchronous = NORMAL");
   sqlite.run("PRAGMA foreign_keys = ON");
   sqlite.run("PRAGMA busy_timeout = 5000");

@@ -5,6 +5,7 @@ import { embeddedModel, type EmbeddedModel } from "./embedded-model";
 import { FallbackEmbedder } from "./fallback";
 import { OnnxEmbedder } from "./onnx";
 import type { Embedder } from "./types";
+import { ensurePrivateDir } from "../private-files";
 
 /** What transformers.js reads for a q8 feature-extraction pipeline. */
 export const MODEL_FILES = ["config.json", "tokenizer.json", "tokenizer_config.json", "onnx/model_quantized.onnx"] as const;
@@ -42,6 +43,7 @@ export async function loadEmbedder(opts: EmbedderOptions): Promise<Embedder> {
   const dir = modelDir(opts);
   if (source !== "fallback") {
     try {
+      ensurePrivateDir(join(opts.home, "models"));
       if (source === "embedded") extractEmbedded(embeddedModel as EmbeddedModel, dir);
       const embedder = await OnnxEmbedder.load({
         model: opts.model,

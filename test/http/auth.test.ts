@@ -38,6 +38,11 @@ describe("remote peers (127.0.0.2)", () => {
 
   test("/health is public; write endpoints need the token too", async () => {
     expect((await remote("/health")).status).toBe(200);
+    // The language-model probe spends a model call: not public like /health.
+    expect((await remote("/health/llm")).status).toBe(401);
+    const probe = await remote("/health/llm", { authorization: `Bearer ${srv.token}` });
+    expect(probe.status).toBe(200);
+    expect(probe.json()).toMatchObject({ configured: false, llm: "not configured", ok: false });
     expect((await remote("/ingest", {}, "POST")).status).toBe(401);
     expect((await remote("/memory?id=x", {}, "DELETE")).status).toBe(401);
   });

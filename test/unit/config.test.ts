@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadConfig } from "../../src/config";
@@ -43,4 +43,35 @@ test("a malformed config names the file and the key", () => {
     expect(() => loadConfig({ MEMSVC_HOME: home })).toThrow(pattern);
     expect(() => loadConfig({ MEMSVC_HOME: home })).toThrow(join(home, "config.json"));
   }
+});
+
+test("client commands find the server: MEMSVC_URL, config serverUrl, a live server.json, config port, default", async () => {
+  const { writeRuntimeFile, removeRuntimeFile } = await import("../../src/runtime-file");
+  const home = homeWith({ port: 9300 });
+  const portOnly = loadConfig({ MEMSVC_HOME: home });
+  expect([portOnly.serverUrl, portOnly.serverUrlFrom]).toEqual(["http://127.0.0.1:9300", "config port"]);
+
+  // A live process (this one) started a server on another port: its file wins over the config port.
+  writeRuntimeFile(home, { pid: process.pid, host: "0.0.0.0", port: 41234, version: "test", started_at: new Date().toISOString() });
+  const live = loadConfig({ MEMSVC_HOME: home });
+  expect([live.serverUrl, live.serverUrlFrom]).toEqual(["http://127.0.0.1:41234", "server.json"]);
+  expect(loadConfig({ MEMSVC_HOME: home, MEMSVC_URL: "http://10.0.0.5:8787/" }).serverUrl).toBe("http://10.0.0.5:8787");
+  writeFileSync(join(home, "config.json"), JSON.stringify({ port: 9300, serverUrl: "http://memory.internal:8787" }));
+  expect(loadConfig({ MEMSVC_HOME: home }).serverUrlFrom).toBe("config serverUrl");
+  writeFileSync(join(home, "config.json"), JSON.stringify({ port: 9300 }));
+
+  // A crashed server's file (its pid is gone) is ignored.
+  const dead = Bun.spawn(["true"]);
+  await dead.exited;
+  writeRuntimeFile(home, { pid: dead.pid, host: "127.0.0.1", port: 41235, version: "test", started_at: new Date().toISOString() });
+  const stale = loadConfig({ MEMSVC_HOME: home });
+  expect([stale.serverUrl, stale.serverUrlFrom]).toEqual(["http://127.0.0.1:9300", "config port"]);
+  // Only the server that wrote the file removes it.
+  removeRuntimeFile(home, process.pid);
+  expect(existsSync(join(home, "server.json"))).toBe(true);
+  removeRuntimeFile(home, dead.pid);
+  expect(existsSync(join(home, "server.json"))).toBe(false);
+
+  const bare = loadConfig({ MEMSVC_HOME: mkdtempSync(join(tmpdir(), "memsvc-cfg-")) });
+  expect([bare.serverUrl, bare.serverUrlFrom]).toEqual(["http://127.0.0.1:8787", "default"]);
 });

@@ -59,3 +59,46 @@ test("a changed embedder re-embeds stored vectors in resumable batches and searc
   expect(r.results[0].matched_by).toContain("vector");
   await third.close();
 });
+
+test("switching the embedder while a re-embed pass runs: no vector of the old space survives, and the index holds only the new one", async () => {
+  const first = makeServices();
+  const home = first.config.home;
+  for (let i = 0; i < 100; i++) await ingestMemory(first, { content: `entry ${i}: worker ${i % 7} drains queue ${i}` });
+  await first.close();
+
+  // A pass into OtherSpace is under way (slowed down) when a third space takes over.
+  const middle = new OtherSpace();
+  const s = makeServices({ home, embedder: middle });
+  let switched!: Promise<void>;
+  const final: Embedder = {
+    id: "test:negated-v1",
+    kind: "fallback",
+    description: "third space",
+    async embed(texts) {
+      return texts.map((t) => hashEmbed(t).map((x) => -x));
+    },
+  };
+  const origEmbed = middle.embed.bind(middle);
+  middle.embed = async (texts, kind) => {
+    const out = await origEmbed(texts, kind);
+    // Mid-batch, the way a finished download calls useEmbedder while a pass awaits its vectors.
+    if (middle.calls === 2) switched = s.useEmbedder(final);
+    return out;
+  };
+  await runReembed(s);
+  await switched;
+  // The pass that was running saw the reset cursor and finished the job in the final space.
+  if (getMeta(s.store, "reembed_cursor") !== null) await runReembed(s);
+  expect(getMeta(s.store, "embedder_id")).toBe(final.id);
+  expect(getMeta(s.store, "reembed_cursor")).toBeNull();
+  const rows = s.store.sqlite.query<{ seq: number; e: Uint8Array; content: string }, []>("SELECT v.rowid seq, v.embedding e, m.content content FROM memory_vec v JOIN memories m ON m.seq = v.rowid").all();
+  expect(rows.length).toBe(100);
+  for (const r of rows) {
+    const stored = Array.from(new Float32Array(r.e.buffer, r.e.byteOffset, 384));
+    expect(stored).toEqual(Array.from(hashEmbed(r.content).map((x) => -x)));
+  }
+  expect(s.index.size).toBe(100);
+  const hit = await search(s, { query: "worker 3 drains queue 45" });
+  expect(hit.results[0].content).toContain("queue 45");
+  await s.close();
+});

@@ -1,7 +1,15 @@
 import { Elysia } from "elysia";
-import { health } from "../../core/health";
+import { health, probeLlm } from "../../core/health";
 import type { Services } from "../../core/services";
+import { LLM_PROBE_TIMEOUT_MS } from "../../core/tuning";
+import { createLlmClient } from "../../llm/client";
 
 export function healthRoutes(s: Services) {
-  return new Elysia({ name: "health" }).get("/health", () => health(s));
+  const llm = createLlmClient(s.config.llm);
+  return (
+    new Elysia({ name: "health" })
+      .get("/health", () => health(s))
+      // Not public like /health: it spends a model call, so it needs the token (or loopback).
+      .get("/health/llm", () => probeLlm(s, llm, LLM_PROBE_TIMEOUT_MS))
+  );
 }

@@ -1,0 +1,248 @@
+import { accessSync, constants, existsSync } from "node:fs";
+import { isAbsolute } from "node:path";
+import { commandParts, installedHooks, SettingsShapeError } from "../capture/claude-settings";
+import { loadConfig, type Config } from "../config";
+import { VERSION } from "../version";
+import { claudeSettingsPath, readSettings } from "./hooks";
+
+/**
+ * The checks behind `memsvc doctor`. Each talks to the server the way its
+ * real user does (status, the hooks, an MCP client) and, when it fails, says
+ * what to do. A check whose precondition failed (no server) is "skip".
+ */
+export type Outcome = "ok" | "warn" | "fail" | "skip";
+
+export interface Check {
+  name: string;
+  outcome: Outcome;
+  detail: string;
+  /** What to do about it; empty when nothing needs doing. */
+  advice: string;
+}
+
+/** Bounds every request doctor makes; a server that takes longer is reported, not waited for. */
+const REQUEST_TIMEOUT_MS = 5_000;
+/** The language-model probe runs inside the server with its own 15 s bound (LLM_PROBE_TIMEOUT_MS). */
+const LLM_TIMEOUT_MS = 20_000;
+
+interface Ctx {
+  config: Config;
+  env: NodeJS.ProcessEnv;
+  health: Record<string, any> | null;
+}
+
+function headers(config: Config, extra: Record<string, string> = {}): Record<string, string> {
+  return config.token ? { authorization: `Bearer ${config.token}`, ...extra } : extra;
+}
+
+async function getJson(url: string, config: Config, timeoutMs = REQUEST_TIMEOUT_MS): Promise<{ status: number; body: any }> {
+  const res = await fetch(url, { headers: headers(config), signal: AbortSignal.timeout(timeoutMs) });
+  return { status: res.status, body: await res.json().catch(() => null) };
+}
+
+function failure(e: unknown): string {
+  const err = e as Error;
+  return err?.name === "TimeoutError" ? `no answer within ${REQUEST_TIMEOUT_MS / 1000} s` : (err?.message ?? String(e));
+}
+
+export async function checkServer(ctx: Ctx): Promise<Check> {
+  const { config } = ctx;
+  const where = `${config.serverUrl} (address from ${config.serverUrlFrom})`;
+  try {
+    const { status, body } = await getJson(`${config.serverUrl}/health`, config);
+    if (status !== 200 || body?.status !== "ok") return { name: "server", outcome: "fail", detail: `${where} answered HTTP ${status}`, advice: "something else may be listening there: check MEMSVC_URL / serverUrl / port" };
+    ctx.health = body;
+    const versionNote = body.version === VERSION ? "" : ` (this CLI is ${VERSION})`;
+    return { name: "server", outcome: "ok", detail: `${where}: memsvc ${body.version}${versionNote}, ${body.memories} memories`, advice: "" };
+  } catch (e) {
+    return {
+      name: "server",
+      outcome: "fail",
+      detail: `no server answers at ${where}: ${failure(e)}`,
+      advice: `start it with \`memsvc server\` (home ${config.home})${config.serverUrlFrom === "MEMSVC_URL" || config.serverUrlFrom === "config serverUrl" ? `, or fix ${config.serverUrlFrom}` : ""}`,
+    };
+  }
+}
+
+export async function checkEmbedder(ctx: Ctx): Promise<Check> {
+  const e = ctx.health?.embedder;
+  if (!ctx.health) return { name: "embedder", outcome: "skip", detail: "server not reachable", advice: "" };
+  // A search embeds its query: this is the embedder answering, not just being named.
+  let answering: string;
+  try {
+    const started = performance.now();
+    const { status, body } = await getJson(`${ctx.config.serverUrl}/search?query=${encodeURIComponent("memsvc doctor probe")}&limit=1`, ctx.config);
+    if (status !== 200) return { name: "embedder", outcome: "fail", detail: `${e?.description ?? "?"}: a search answered HTTP ${status}: ${body?.error?.message ?? ""}`.trim(), advice: status === 401 ? "put the server's token into this machine's config.json (`memsvc status` on the server prints it)" : "see the server log" };
+    answering = `answering (a search took ${Math.round(performance.now() - started)} ms)`;
+  } catch (err) {
+    return { name: "embedder", outcome: "fail", detail: `${e?.description ?? "?"}: a search failed: ${failure(err)}`, advice: "see the server log" };
+  }
+  const loading = e?.loading;
+  if (e?.kind === "onnx") return { name: "embedder", outcome: "ok", detail: `${e.description} [${e.id}], ${answering}${e.reembedding ? "; re-embedding stored memories" : ""}`, advice: "" };
+  const why =
+    loading?.state === "downloading"
+      ? `; ${loading.model} is downloading since ${loading.since} and takes over when ready`
+      : loading?.state === "failed"
+        ? `; loading ${loading.model} failed: ${loading.error}`
+        : "";
+  return {
+    name: "embedder",
+    outcome: "warn",
+    detail: `${e?.description ?? "?"} [${e?.id ?? "?"}], ${answering}${why}`,
+    advice:
+      loading?.state === "downloading"
+        ? "nothing to do: search is keyword-level until the model arrives"
+        : `keyword-level search only: put the model files into ${ctx.config.paths.models}/<model>/ (see README, Embedder), or start the server without MEMSVC_OFFLINE with the model hub (embedder.hubUrl / HF_ENDPOINT) reachable`,
+  };
+}
+
+export async function checkLlm(ctx: Ctx): Promise<Check> {
+  if (!ctx.health) return { name: "language model", outcome: "skip", detail: "server not reachable", advice: "" };
+  if (ctx.health.llm === "not configured")
+    return {
+      name: "language model",
+      outcome: "warn",
+      detail: "not configured: the server runs recall-only; capture (/distill) answers 503 and nightly learnings are skipped",
+      advice: `set llm.baseURL and llm.model in ${ctx.config.paths.config} (or MEMSVC_LLM_BASE_URL / MEMSVC_LLM_MODEL for the server) and restart the server`,
+    };
+  try {
+    const { status, body } = await getJson(`${ctx.config.serverUrl}/health/llm`, ctx.config, LLM_TIMEOUT_MS);
+    if (status === 404) return { name: "language model", outcome: "warn", detail: `${ctx.health.llm} (this server cannot be asked whether it answers: older than this CLI)`, advice: "restart the server with this version" };
+    if (status !== 200) return { name: "language model", outcome: "fail", detail: `${ctx.health.llm}: the probe answered HTTP ${status}: ${body?.error?.message ?? ""}`.trim(), advice: status === 401 ? "put the server's token into this machine's config.json" : "see the server log" };
+    if (body.ok) return { name: "language model", outcome: "ok", detail: `${body.llm}, answering (${body.ms} ms)`, advice: "" };
+    return { name: "language model", outcome: "fail", detail: `${body.llm}: ${body.error}`, advice: "check that the model server runs and serves this model (llm.baseURL, llm.model, llm.apiKey in config.json or MEMSVC_LLM_* of the server), then restart the server" };
+  } catch (e) {
+    return { name: "language model", outcome: "fail", detail: `${ctx.health.llm}: the probe failed: ${failure(e)}`, advice: "see the server log" };
+  }
+}
+
+function programRuns(program: string | null, env: NodeJS.ProcessEnv): boolean {
+  if (!program) return false;
+  const path = isAbsolute(program) ? program : Bun.which(program, { PATH: env.PATH ?? "" });
+  if (!path || !existsSync(path)) return false;
+  try {
+    accessSync(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export async function checkHooks(ctx: Ctx): Promise<Check> {
+  const file = claudeSettingsPath(ctx.env);
+  let settings: Record<string, any>;
+  try {
+    settings = readSettings(file);
+  } catch (e) {
+    if (!(e instanceof SettingsShapeError)) throw e;
+    return { name: "claude code hooks", outcome: "fail", detail: e.message, advice: "fix the file by hand, then run `memsvc hooks install`" };
+  }
+  const hooks = installedHooks(settings);
+  const missing = hooks.filter((h) => h.command === null);
+  if (missing.length > 0)
+    return {
+      name: "claude code hooks",
+      outcome: "fail",
+      detail: `${missing.length === hooks.length ? "not installed" : `missing ${missing.map((h) => h.claudeEvent).join(", ")}`} in ${file}`,
+      advice: "run `memsvc hooks install` (`--dry-run` shows the change first)",
+    };
+  const broken = hooks.filter((h) => !programRuns(commandParts(h.command!).program, ctx.env));
+  if (broken.length > 0)
+    return {
+      name: "claude code hooks",
+      outcome: "fail",
+      detail: `the ${broken.map((h) => h.claudeEvent).join(", ")} hook runs "${commandParts(broken[0]!.command!).program}", which is not an executable here`,
+      advice: "run `memsvc hooks install` again from the memsvc you use now",
+    };
+  // Where the hooks will look: the home their command names (or the default one), resolved like the hook resolves it.
+  const homes = [...new Set(hooks.map((h) => commandParts(h.command!).home))];
+  const problems: string[] = [];
+  const reached: string[] = [];
+  for (const home of homes) {
+    const env = { ...ctx.env, MEMSVC_HOME: home ?? "" };
+    let url: string;
+    try {
+      url = loadConfig(env).serverUrl;
+    } catch (e) {
+      problems.push(`their home ${home ?? "(default)"} has an invalid config: ${(e as Error).message}`);
+      continue;
+    }
+    try {
+      const res = await fetch(`${url}/health`, { signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+      if (res.ok) reached.push(url);
+      else problems.push(`they would call ${url}, which answers HTTP ${res.status}`);
+    } catch (e) {
+      problems.push(`they would call ${url}${home ? ` (home ${home})` : ""}, where no server answers: ${failure(e)}`);
+    }
+  }
+  if (problems.length > 0) return { name: "claude code hooks", outcome: "fail", detail: `installed in ${file}, but ${problems.join("; ")}`, advice: ctx.health ? "the hooks point at another home than this server: run `memsvc hooks install` with the server's MEMSVC_HOME" : "start the server (`memsvc server`)" };
+  return { name: "claude code hooks", outcome: "ok", detail: `${hooks.length}/${hooks.length} installed in ${file}; they reach ${[...new Set(reached)].join(", ")}`, advice: "" };
+}
+
+/** Reads a response body until `found` matches or the bound passes; for event streams that never end. */
+async function readUntil(res: Response, found: RegExp, timeoutMs: number): Promise<string | null> {
+  const reader = res.body?.getReader();
+  if (!reader) return null;
+  const decoder = new TextDecoder();
+  let text = "";
+  const deadline = Date.now() + timeoutMs;
+  try {
+    while (Date.now() < deadline) {
+      const next = await Promise.race([reader.read(), Bun.sleep(Math.max(0, deadline - Date.now())).then(() => null)]);
+      if (!next || next.done) break;
+      text += decoder.decode(next.value, { stream: true });
+      if (found.test(text)) return text;
+    }
+    return found.test(text) ? text : null;
+  } finally {
+    void reader.cancel().catch(() => {});
+  }
+}
+
+export async function checkSse(ctx: Ctx): Promise<Check> {
+  if (!ctx.health) return { name: "mcp /sse", outcome: "skip", detail: "server not reachable", advice: "" };
+  const abort = new AbortController();
+  try {
+    const res = await fetch(`${ctx.config.serverUrl}/sse`, { headers: headers(ctx.config, { accept: "text/event-stream" }), signal: abort.signal });
+    if (res.status !== 200) return { name: "mcp /sse", outcome: "fail", detail: `GET /sse answered HTTP ${res.status}`, advice: res.status === 401 ? "MCP clients on other machines need the token (`memsvc status`)" : "see the server log" };
+    const text = await readUntil(res, /event: endpoint\s*\ndata: \S+/, REQUEST_TIMEOUT_MS);
+    if (!text) return { name: "mcp /sse", outcome: "fail", detail: "GET /sse sent no endpoint event", advice: "see the server log" };
+    return { name: "mcp /sse", outcome: "ok", detail: `${ctx.config.serverUrl}/sse opened a session (SSE transport)`, advice: "" };
+  } catch (e) {
+    return { name: "mcp /sse", outcome: "fail", detail: `GET /sse failed: ${failure(e)}`, advice: "see the server log" };
+  } finally {
+    abort.abort();
+  }
+}
+
+export async function checkMcp(ctx: Ctx): Promise<Check> {
+  if (!ctx.health) return { name: "mcp /mcp", outcome: "skip", detail: "server not reachable", advice: "" };
+  const url = `${ctx.config.serverUrl}/mcp`;
+  const initialize = { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "memsvc-doctor", version: VERSION } } };
+  try {
+    const res = await fetch(url, {
+      method: "POST",
+      headers: headers(ctx.config, { "content-type": "application/json", accept: "application/json, text/event-stream" }),
+      body: JSON.stringify(initialize),
+      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+    });
+    if (res.status !== 200) return { name: "mcp /mcp", outcome: "fail", detail: `initialize answered HTTP ${res.status}`, advice: res.status === 401 ? "MCP clients on other machines need the token (`memsvc status`)" : "see the server log" };
+    const session = res.headers.get("mcp-session-id");
+    const text = await readUntil(res, /"serverInfo"\s*:\s*\{[^}]*"name"/, REQUEST_TIMEOUT_MS);
+    // Doctor's session is closed at once rather than left for the session cap to evict.
+    if (session) await fetch(url, { method: "DELETE", headers: headers(ctx.config, { "mcp-session-id": session }), signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) }).catch(() => {});
+    const name = text?.match(/"serverInfo"\s*:\s*\{[^}]*"name"\s*:\s*"([^"]+)"/)?.[1];
+    if (!name) return { name: "mcp /mcp", outcome: "fail", detail: "initialize returned no serverInfo", advice: "see the server log" };
+    return { name: "mcp /mcp", outcome: "ok", detail: `${url} answered initialize (${name}, Streamable HTTP)`, advice: "" };
+  } catch (e) {
+    return { name: "mcp /mcp", outcome: "fail", detail: `initialize failed: ${failure(e)}`, advice: "see the server log" };
+  }
+}
+
+export async function runChecks(config: Config, env: NodeJS.ProcessEnv): Promise<Check[]> {
+  const ctx: Ctx = { config, env, health: null };
+  const server = await checkServer(ctx);
+  // The rest only read the server; run them side by side.
+  const rest = await Promise.all([checkEmbedder(ctx), checkLlm(ctx), checkHooks(ctx), checkSse(ctx), checkMcp(ctx)]);
+  return [server, ...rest];
+}
