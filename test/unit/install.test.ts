@@ -10,7 +10,7 @@ const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8"));
 const lock = JSON.parse(readFileSync(join(ROOT, "package-lock.json"), "utf8"));
 const npm = Bun.which("npm");
 
-/** ">=20.17.0" -> "20.17.0": the oldest version the project promises to support. */
+/** ">=20.19.0" -> "20.19.0": the oldest version the project promises to support. */
 function floor(range: string): string {
   const m = /^>=\s*(\d+\.\d+\.\d+)$/.exec(range.trim());
   if (!m) throw new Error(`engines range "${range}" is not of the form >=x.y.z`);
