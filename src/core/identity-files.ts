@@ -1,5 +1,4 @@
-import { randomBytes } from "node:crypto";
-import { closeSync, existsSync, fsyncSync, linkSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, realpathSync, renameSync, statSync, unlinkSync, writeSync } from "node:fs";
+import { closeSync, existsSync, fsyncSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, realpathSync, statSync, unlinkSync } from "node:fs";
 import { isAbsolute, join, relative, sep } from "node:path";
 import { conflict } from "../errors";
 
@@ -110,11 +109,7 @@ export function readScope(root: string, dir: string, warn: Warn): Map<string, Se
   return out;
 }
 
-function tempName(dir: string, name: string, kind: string): string {
-  return join(dir, `.${name}.md.${process.pid}.${randomBytes(4).toString("hex")}.${kind}`);
-}
-
-function removeQuietly(path: string): void {
+export function removeQuietly(path: string): void {
   try {
     unlinkSync(path);
   } catch {
@@ -122,7 +117,7 @@ function removeQuietly(path: string): void {
   }
 }
 
-function fsyncDir(dir: string): void {
+export function fsyncDir(dir: string): void {
   try {
     const fd = openSync(dir, "r");
     try {
@@ -140,8 +135,8 @@ function fsyncDir(dir: string): void {
  * that already exists: a symlinked agents/ or agents/<id> leading elsewhere
  * must not get even an empty folder created at its destination.
  */
-function ensureDirInside(root: string, dir: string): void {
-  mkdirSync(root, { recursive: true });
+export function ensureDirInside(root: string, dir: string): void {
+  mkdirSync(root, { recursive: true, mode: 0o700 });
   let path = root;
   for (const part of relative(root, dir).split(sep).filter(Boolean)) {
     path = join(path, part);
@@ -149,82 +144,12 @@ function ensureDirInside(root: string, dir: string): void {
       if (!resolvesInside(root, path)) throw conflict(`${path} resolves outside the identity folder (a symlink?); refusing to write there`);
       if (!statSync(path).isDirectory()) throw conflict(`${path} is not a directory; remove or rename it`);
     } else {
-      mkdirSync(path);
+      mkdirSync(path, { mode: 0o700 });
     }
   }
 }
 
-interface Replaced {
-  target: string;
-  backup: string | null;
-}
-
-/**
- * Writes several sections into one scope folder as one unit. Every body goes
- * to a fsynced temp file first (a failure there changes nothing); then each
- * temp file is renamed over its target, the previous file kept as a hard-link
- * backup. If the Nth rename fails, the earlier ones of this call are undone
- * from their backups, so a PUT never leaves half of its sections written.
- */
-export function writeSections(root: string, dir: string, sections: readonly (readonly [string, string])[]): void {
-  if (sections.length === 0) return;
-  ensureDirInside(root, dir);
-
-  const staged: { name: string; temp: string; target: string }[] = [];
-  try {
-    for (const [name, body] of sections) {
-      const temp = tempName(dir, name, "tmp");
-      const fd = openSync(temp, "wx", 0o644);
-      try {
-        writeSync(fd, body);
-        fsyncSync(fd);
-      } catch (e) {
-        // Not staged yet: a disk filling up mid-write must not leave this temp file behind.
-        closeSync(fd);
-        removeQuietly(temp);
-        throw e;
-      }
-      closeSync(fd);
-      staged.push({ name, temp, target: join(dir, `${name}.md`) });
-    }
-  } catch (e) {
-    for (const s of staged) removeQuietly(s.temp);
-    throw e;
-  }
-
-  const done: Replaced[] = [];
-  try {
-    for (const s of staged) {
-      let backup: string | null = null;
-      const existing = lstatOrNull(s.target);
-      if (existing?.isDirectory()) throw conflict(`${s.target} is a directory, not a section file; remove or rename it`);
-      if (existing) {
-        // link(2) does not follow symlinks, so the backup restores exactly what was there.
-        backup = tempName(dir, s.name, "bak");
-        linkSync(s.target, backup);
-      }
-      try {
-        renameSync(s.temp, s.target);
-      } catch (e) {
-        if (backup) removeQuietly(backup);
-        throw e;
-      }
-      done.push({ target: s.target, backup });
-    }
-  } catch (e) {
-    for (const r of done.reverse()) {
-      if (r.backup) renameSync(r.backup, r.target);
-      else removeQuietly(r.target);
-    }
-    for (const s of staged) removeQuietly(s.temp);
-    fsyncDir(dir);
-    throw e;
-  }
-  for (const r of done) if (r.backup) removeQuietly(r.backup);
-  fsyncDir(dir);
-}
-
-function lstatOrNull(path: string) {
+export function lstatOrNull(path: string) {
   try {
     return lstatSync(path);
   } catch {

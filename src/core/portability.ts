@@ -4,7 +4,8 @@ import { join } from "node:path";
 import { getMeta, type Store } from "../db";
 import { invalid } from "../errors";
 import { VERSION } from "../version";
-import { agentDir, agentFolders, isValidName, readScope, writeSections } from "./identity-files";
+import { agentDir, agentFolders, isValidName, readScope } from "./identity-files";
+import { writeSections } from "./identity-write";
 import { normalizeMemoryType } from "./memory-types";
 import type { Services } from "./services";
 
