@@ -1,6 +1,7 @@
 import { deleteMemory } from "./memories";
 import type { RunContext } from "./nightly-types";
 import { effectiveStrengthSql } from "./strength";
+import { expireRecallSessions } from "./recall-sessions";
 import {
   IGNORED_DECAY_FACTOR,
   IGNORED_MIN_SHOWN,
@@ -11,7 +12,6 @@ import {
   PRUNE_MAX_PER_RUN,
   PRUNE_MIN_AGE_DAYS,
   PRUNE_STRENGTH_FLOOR,
-  RECALL_SESSION_TTL_DAYS,
 } from "./tuning";
 
 const DAY_MS = 86_400_000;
@@ -179,10 +179,9 @@ export function pruneStep(ctx: RunContext): void {
     `SELECT id FROM memories WHERE memory_type != 'learnings' AND used_count = 0 AND created_at < :before
        AND ${effectiveStrengthSql()} < :floor ORDER BY ${effectiveStrengthSql()} LIMIT :limit`,
   );
-  const idle = s.now() - RECALL_SESSION_TTL_DAYS * DAY_MS;
   if (ctx.dryRun) {
     digest.dropped = candidates.all({ ...params, limit: PRUNE_MAX_PER_RUN }).length;
-    digest.sessions_expired = s.store.sqlite.query<{ n: number }, [number]>("SELECT count(*) AS n FROM recall_sessions WHERE updated_at < ?").get(idle)!.n;
+    digest.sessions_expired = expireRecallSessions(s, { dryRun: true });
     reportDroppedFragments(ctx, false);
     digest.steps.prune = "done";
     return;
@@ -199,7 +198,7 @@ export function pruneStep(ctx: RunContext): void {
     ctx.progress("prune", `${digest.dropped} faded memories deleted`);
   }
   s.store.sqlite.transaction(() => {
-    digest.sessions_expired += s.store.sqlite.query<{ id: string }, [number]>("DELETE FROM recall_sessions WHERE updated_at < ? RETURNING session_id AS id").all(idle).length;
+    digest.sessions_expired += expireRecallSessions(s);
     reportDroppedFragments(ctx, true);
     digest.steps.prune = "done";
     ctx.save();
