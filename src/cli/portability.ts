@@ -11,7 +11,7 @@ import { parseFlags, UsageError } from "./args";
 
 export const EXPORT_HELP = `memsvc export [--out <file.jsonl>] [--vectors]
 
-Writes every memory (all fields, tags), link, session segment, adoption event
+Writes every memory (all fields, tags, earlier versions), link, session segment, adoption event
 and identity section to a JSONL file (default ./memsvc-export-<date>.jsonl).
 --vectors also writes the embeddings (reused by an import with the same
 embedder). Safe while the server runs.`;

@@ -1,3 +1,4 @@
+import { absorbHistory } from "./history";
 import { deleteMemory } from "./memories";
 import type { RunContext } from "./nightly-types";
 import { effectiveStrengthSql } from "./strength";
@@ -138,6 +139,8 @@ function mergePair(ctx: RunContext, keep: MergeRow, drop: MergeRow): void {
   );
   sql.run("UPDATE memory_events SET memory_id = ? WHERE memory_id = ?", [keep.id, drop.id]);
   sql.run("UPDATE OR IGNORE recall_shown SET memory_id = ? WHERE memory_id = ?", [keep.id, drop.id]);
+  // The dropped text (and its own earlier versions) stay reachable as versions of the survivor.
+  absorbHistory(ctx.s, keep.id, drop.id);
   deleteMemory(ctx.s, drop.id);
 }
 

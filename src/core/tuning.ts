@@ -202,6 +202,12 @@ export const RECALL_MIN_SIMILARITY: Record<"onnx" | "fallback", number> = { onnx
 export const RECALL_STRONG_SIMILARITY: Record<"onnx" | "fallback", number> = { onnx: 0.75, fallback: 0.4 };
 /** Similarity a project-less memory must reach to be recalled for a project (with one more shared keyword). */
 export const RECALL_GLOBAL_SIMILARITY: Record<"onnx" | "fallback", number> = { onnx: 0.8, fallback: 0.45 };
+/**
+ * Earlier versions kept per memory (PATCH, restore, distill rewrites, nightly
+ * merges); older ones are dropped. Distilled memories are a few hundred
+ * characters, so 20 versions cost a few KB per memory that changes at all.
+ */
+export const MEMORY_HISTORY_MAX = 20;
 /** Recall state of sessions idle this long is dropped (nightly, and whenever a new session starts). */
 export const RECALL_SESSION_TTL_DAYS = 14;
 /**
