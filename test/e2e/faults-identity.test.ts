@@ -58,6 +58,8 @@ describe("kill -9 during multi-section identity PUTs", () => {
     let lastAcked = 0;
     let torn = 0;
     let interrupted = 0;
+    let rolledForward = 0;
+    let discarded = 0;
     for (let round = 0; round < ROUNDS; round++) {
       const server = await serve(home);
       if (round === 0) {
@@ -94,6 +96,9 @@ describe("kill -9 during multi-section identity PUTs", () => {
       expect([...distinct]).toHaveLength(1);
       expect([...distinct][0]).toBeGreaterThanOrEqual(lastAcked);
       expect(readdirSync(dir).filter((f) => f.startsWith("."))).toEqual([]);
+      const recovered = /identity: finished (\d+) and undid \d+ interrupted write\(s\); removed (\d+) temp file/.exec(again.stderr());
+      if (recovered && Number(recovered[1]) > 0) rolledForward++;
+      else if (recovered) discarded++;
       const view = (await (await fetch(`${again.url}/identity`)).json()) as { sections: Record<string, string> };
       expect(Object.keys(view.sections).filter((n) => n.startsWith("s"))).toHaveLength(SECTIONS);
       again.proc.kill("SIGKILL");
@@ -101,7 +106,7 @@ describe("kill -9 during multi-section identity PUTs", () => {
     }
     expect(torn).toBe(0);
     // The kills must really have landed inside writes, or this test proves nothing.
-    console.log(JSON.stringify({ rounds: ROUNDS, puts: gen, interrupted_mid_write: interrupted, torn }));
+    console.log(JSON.stringify({ rounds: ROUNDS, puts: gen, interrupted_mid_write: interrupted, rolled_forward: rolledForward, uncommitted_discarded: discarded, torn }));
     expect(interrupted).toBeGreaterThan(0);
   }, 300_000);
 });
