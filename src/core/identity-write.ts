@@ -140,6 +140,9 @@ function rollBack(dir: string, entries: JournalEntry[]): void {
   for (const e of entries) {
     if (e.backup) {
       if (existsSync(join(dir, e.backup))) renameSync(join(dir, e.backup), join(dir, e.target));
+      // A target never replaced is the backup's own inode, and rename(2) between two links of one
+      // file does nothing: the backup name would stay behind.
+      removeQuietly(join(dir, e.backup));
     } else if (!existsSync(join(dir, e.temp))) {
       // Its temp was renamed: the section is new, so undoing it is removing it.
       removeQuietly(join(dir, e.target));

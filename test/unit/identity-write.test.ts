@@ -3,6 +3,7 @@ import { existsSync, linkSync, mkdirSync, mkdtempSync, readdirSync, readFileSync
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { recoverFolder, recoverIdentity, writeSections } from "../../src/core/identity-write";
+import { BUN, run } from "../helpers/process";
 
 /**
  * Crash recovery of multi-section identity writes, one test per point a
@@ -200,4 +201,48 @@ describe("writeSections", () => {
     expect(bodies(dir)).toEqual(OLD);
     expect(hidden(dir)).toEqual([]);
   });
+});
+
+/**
+ * The in-process rollback, reached for real: a child process whose
+ * renameSync fails (EIO) or kills the process at the Nth call. Renames in
+ * order: 1 the journal's commit, 2-5 the four sections (alpha, beta, delta
+ * new, gamma), then on failure the "back" journal and the backup restores.
+ */
+describe("a rename failing mid-write (child process with a failing renameSync)", () => {
+  const child = (dir: string, failAt: number, killAt = 0) => run([BUN, join(import.meta.dir, "../helpers/rename-fault.ts"), dir, String(failAt), String(killAt)], { ...process.env } as Record<string, string>);
+
+  for (const failAt of [2, 3, 4, 5]) {
+    test(`rename ${failAt} fails: the error is raised and every section keeps its old body`, async () => {
+      const dir = folder();
+      const r = await child(dir, failAt);
+      expect(r.stdout.trim()).toBe("error: EIO: i/o error, rename (simulated)");
+      expect(bodies(dir)).toEqual(OLD);
+      expect(hidden(dir)).toEqual([]);
+    });
+  }
+
+  test("no failure: all four written, nothing left behind", async () => {
+    const dir = folder();
+    expect((await child(dir, 0)).stdout.trim()).toBe("ok");
+    expect(bodies(dir)).toEqual({ ...NEW, delta: "new delta" });
+    expect(hidden(dir)).toEqual([]);
+  });
+
+  // Rename 4 (delta) fails; rename 5 commits the "back" journal; 6 and 7 restore backups.
+  for (const [killAt, expected, label] of [
+    [5, { ...NEW, delta: "new delta" }, "before the rollback was committed: the write is completed, all new"],
+    [6, OLD, "after the rollback was committed: all old"],
+    [7, OLD, "half way through the restores: all old"],
+  ] as const) {
+    test(`killed at rename ${killAt}, ${label}`, async () => {
+      const dir = folder();
+      const r = await child(dir, 4, killAt);
+      expect(r.code).not.toBe(0);
+      expect(hidden(dir).some((f) => f.endsWith(".journal"))).toBe(true);
+      recoverFolder(dir, warn);
+      expect(bodies(dir)).toEqual(expected);
+      expect(hidden(dir)).toEqual([]);
+    });
+  }
 });
