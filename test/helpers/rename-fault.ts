@@ -29,3 +29,4 @@ try {
 } catch (e) {
   console.log(`error: ${(e as Error).message}`);
 }
+export {};
