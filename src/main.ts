@@ -15,6 +15,7 @@ Server commands:
   export      write all memories, links and identity sections to JSONL
   import      load an export into a fresh home
   backup      consistent online copy of the database
+  history     earlier versions of a memory, and restoring one
 
 Client commands (run on the agent's machine):
   capture     ship new transcript segments to the server's /distill
@@ -37,6 +38,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   export: async () => (await import("./cli/portability")).runExport,
   import: async () => (await import("./cli/portability")).runImport,
   backup: async () => (await import("./cli/portability")).runBackup,
+  history: async () => (await import("./cli/history")).runHistory,
   capture: async () => (await import("./cli/capture")).runCapture,
   hook: async () => (await import("./cli/hook")).runHook,
   hooks: async () => (await import("./cli/hooks")).runHooks,

@@ -13,7 +13,7 @@ import { counted } from "../core/text";
 
 export const EXPORT_HELP = `memsvc export [--out <file.jsonl>] [--vectors]
 
-Writes every memory (all fields, tags), link, session segment, adoption event
+Writes every memory (all fields, tags, earlier versions), link, session segment, adoption event
 and identity section to a JSONL file (default ./memsvc-export-<date>.jsonl).
 --vectors also writes the embeddings (reused by an import with the same
 embedder). Safe while the server runs.`;

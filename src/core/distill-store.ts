@@ -1,3 +1,4 @@
+import { currentSnapshot, recordVersion } from "./history";
 import { addLink } from "./links";
 import { insertMemoryRows, type NewMemory } from "./memories";
 import type { Fragment } from "./distill-model";
@@ -153,6 +154,9 @@ export function writePlan(
     }
     const strength = Math.min(MAX_STRENGTH, row.strength + DISTILL_MERGE_BOOST);
     if (p.content !== null) {
+      // The restated or corrected text replaces the old one: keep the old as a version.
+      const prior = currentSnapshot(s, p.targetId);
+      if (prior && prior.content !== p.content) recordVersion(s, p.targetId, prior, "distill", null, now);
       s.store.sqlite.run("UPDATE memories SET content = ?, strength = ?, refreshed_at = ?, updated_at = ? WHERE seq = ?", [p.content, strength, now, now, row.seq]);
       s.store.sqlite.prepare("UPDATE memory_vec SET embedding = ? WHERE rowid = ?").run(p.vector, BigInt(row.seq));
       indexUpdates.push({ seq: row.seq, vector: p.vector });

@@ -1,8 +1,7 @@
-import { randomBytes } from "node:crypto";
-import { chmodSync, closeSync, existsSync, fchmodSync, fsyncSync, linkSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, realpathSync, renameSync, statSync, unlinkSync, writeSync } from "node:fs";
+import { chmodSync, closeSync, existsSync, fsyncSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, realpathSync, statSync, unlinkSync } from "node:fs";
 import { isAbsolute, join, relative, sep } from "node:path";
 import { conflict } from "../errors";
-import { ensurePrivateDir, PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from "../private-files";
+import { ensurePrivateDir, PRIVATE_DIR_MODE } from "../private-files";
 
 /**
  * The identity folder on disk: one Markdown file per section, global sections
@@ -111,11 +110,7 @@ export function readScope(root: string, dir: string, warn: Warn): Map<string, Se
   return out;
 }
 
-function tempName(dir: string, name: string, kind: string): string {
-  return join(dir, `.${name}.md.${process.pid}.${randomBytes(4).toString("hex")}.${kind}`);
-}
-
-function removeQuietly(path: string): void {
+export function removeQuietly(path: string): void {
   try {
     unlinkSync(path);
   } catch {
@@ -123,7 +118,7 @@ function removeQuietly(path: string): void {
   }
 }
 
-function fsyncDir(dir: string): void {
+export function fsyncDir(dir: string): void {
   try {
     const fd = openSync(dir, "r");
     try {
@@ -141,7 +136,7 @@ function fsyncDir(dir: string): void {
  * that already exists: a symlinked agents/ or agents/<id> leading elsewhere
  * must not get even an empty folder created at its destination.
  */
-function ensureDirInside(root: string, dir: string): void {
+export function ensureDirInside(root: string, dir: string): void {
   ensurePrivateDir(root);
   let path = root;
   for (const part of relative(root, dir).split(sep).filter(Boolean)) {
@@ -156,78 +151,7 @@ function ensureDirInside(root: string, dir: string): void {
   }
 }
 
-interface Replaced {
-  target: string;
-  backup: string | null;
-}
-
-/**
- * Writes several sections into one scope folder as one unit. Every body goes
- * to a fsynced temp file first (a failure there changes nothing); then each
- * temp file is renamed over its target, the previous file kept as a hard-link
- * backup. If the Nth rename fails, the earlier ones of this call are undone
- * from their backups, so a PUT never leaves half of its sections written.
- */
-export function writeSections(root: string, dir: string, sections: readonly (readonly [string, string])[]): void {
-  if (sections.length === 0) return;
-  ensureDirInside(root, dir);
-
-  const staged: { name: string; temp: string; target: string }[] = [];
-  try {
-    for (const [name, body] of sections) {
-      const temp = tempName(dir, name, "tmp");
-      const fd = openSync(temp, "wx", PRIVATE_FILE_MODE);
-      try {
-        fchmodSync(fd, PRIVATE_FILE_MODE);
-        writeSync(fd, body);
-        fsyncSync(fd);
-      } catch (e) {
-        // Not staged yet: a disk filling up mid-write must not leave this temp file behind.
-        closeSync(fd);
-        removeQuietly(temp);
-        throw e;
-      }
-      closeSync(fd);
-      staged.push({ name, temp, target: join(dir, `${name}.md`) });
-    }
-  } catch (e) {
-    for (const s of staged) removeQuietly(s.temp);
-    throw e;
-  }
-
-  const done: Replaced[] = [];
-  try {
-    for (const s of staged) {
-      let backup: string | null = null;
-      const existing = lstatOrNull(s.target);
-      if (existing?.isDirectory()) throw conflict(`${s.target} is a directory, not a section file; remove or rename it`);
-      if (existing) {
-        // link(2) does not follow symlinks, so the backup restores exactly what was there.
-        backup = tempName(dir, s.name, "bak");
-        linkSync(s.target, backup);
-      }
-      try {
-        renameSync(s.temp, s.target);
-      } catch (e) {
-        if (backup) removeQuietly(backup);
-        throw e;
-      }
-      done.push({ target: s.target, backup });
-    }
-  } catch (e) {
-    for (const r of done.reverse()) {
-      if (r.backup) renameSync(r.backup, r.target);
-      else removeQuietly(r.target);
-    }
-    for (const s of staged) removeQuietly(s.temp);
-    fsyncDir(dir);
-    throw e;
-  }
-  for (const r of done) if (r.backup) removeQuietly(r.backup);
-  fsyncDir(dir);
-}
-
-function lstatOrNull(path: string) {
+export function lstatOrNull(path: string) {
   try {
     return lstatSync(path);
   } catch {

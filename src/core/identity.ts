@@ -1,6 +1,7 @@
 import type { IdentityMode } from "../config";
 import { invalid, notFound, reserved, conflict } from "../errors";
-import { agentDir, agentDirPresent, agentFolders, isValidName, NAME_MAX, NAME_PATTERN, readScope, writeSections, type SectionFile } from "./identity-files";
+import { agentDir, agentDirPresent, agentFolders, isValidName, NAME_MAX, NAME_PATTERN, readScope, type SectionFile } from "./identity-files";
+import { writeSections } from "./identity-write";
 import { MEMORY_SECTION, memoryInstructions } from "./memory-instructions";
 import type { Services } from "./services";
 import { IDENTITY_SECTION_MAX_BYTES } from "./tuning";

@@ -6,6 +6,7 @@ import { normalizeMemoryType, type MemoryType } from "./memory-types";
 import type { Services } from "./services";
 import { redact } from "./redact";
 import { effectiveStrength, round3, strengthenedOnUse } from "./strength";
+import { currentSnapshot, recordVersion } from "./history";
 import { linkToNearest } from "./links";
 import { deriveTags, writeTags } from "./tags";
 import { INITIAL_STRENGTH } from "./tuning";
@@ -240,8 +241,12 @@ export interface UpdateResult {
   changes: Record<string, { before: string | null; after: string | null }>;
 }
 
-/** PATCH /memory and memsvc_update: changed fields before/after; content changes re-embed. */
-export async function updateMemory(s: Services, input: UpdateInput): Promise<UpdateResult> {
+/**
+ * PATCH /memory and memsvc_update: changed fields before/after; content
+ * changes re-embed. What a change replaces is kept as a version (history.ts),
+ * in the same transaction.
+ */
+export async function updateMemory(s: Services, input: UpdateInput, reason: "update" | "restore" = "update"): Promise<UpdateResult> {
   const row = resolveMemory(s, input.id);
   const next: { content?: string; project?: string | null; memoryType?: string } = {};
   if (input.content !== undefined) next.content = await redact(requireContent(input.content));
@@ -257,6 +262,9 @@ export async function updateMemory(s: Services, input: UpdateInput): Promise<Upd
       const vector = changes.content ? (await s.embedder.embed([next.content!], "document"))[0] : null;
       const now = s.now();
       const updated = s.store.sqlite.transaction(() => {
+        // Read again inside the transaction: another update may have committed while we embedded.
+        const prior = Object.keys(changes).length ? currentSnapshot(s, row.id) : null;
+        if (prior) recordVersion(s, row.id, prior, reason, null, now);
         const r = s.store.orm
           .update(memories)
           .set({ ...next, updatedAt: Object.keys(changes).length ? now : row.updatedAt })

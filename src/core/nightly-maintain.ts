@@ -1,7 +1,9 @@
+import { absorbHistory } from "./history";
 import { deleteMemory } from "./memories";
 import type { RunContext } from "./nightly-types";
 import { effectiveStrengthSql } from "./strength";
 import { counted } from "./text";
+import { expireRecallSessions } from "./recall-sessions";
 import {
   IGNORED_DECAY_FACTOR,
   IGNORED_MIN_SHOWN,
@@ -12,7 +14,6 @@ import {
   PRUNE_MAX_PER_RUN,
   PRUNE_MIN_AGE_DAYS,
   PRUNE_STRENGTH_FLOOR,
-  RECALL_SESSION_TTL_DAYS,
 } from "./tuning";
 
 const DAY_MS = 86_400_000;
@@ -139,6 +140,8 @@ function mergePair(ctx: RunContext, keep: MergeRow, drop: MergeRow): void {
   );
   sql.run("UPDATE memory_events SET memory_id = ? WHERE memory_id = ?", [keep.id, drop.id]);
   sql.run("UPDATE OR IGNORE recall_shown SET memory_id = ? WHERE memory_id = ?", [keep.id, drop.id]);
+  // The dropped text (and its own earlier versions) stay reachable as versions of the survivor.
+  absorbHistory(ctx.s, keep.id, drop.id);
   deleteMemory(ctx.s, drop.id);
 }
 
@@ -180,10 +183,9 @@ export function pruneStep(ctx: RunContext): void {
     `SELECT id FROM memories WHERE memory_type != 'learnings' AND used_count = 0 AND created_at < :before
        AND ${effectiveStrengthSql()} < :floor ORDER BY ${effectiveStrengthSql()} LIMIT :limit`,
   );
-  const idle = s.now() - RECALL_SESSION_TTL_DAYS * DAY_MS;
   if (ctx.dryRun) {
     digest.dropped = candidates.all({ ...params, limit: PRUNE_MAX_PER_RUN }).length;
-    digest.sessions_expired = s.store.sqlite.query<{ n: number }, [number]>("SELECT count(*) AS n FROM recall_sessions WHERE updated_at < ?").get(idle)!.n;
+    digest.sessions_expired = expireRecallSessions(s, { dryRun: true });
     reportDroppedFragments(ctx, false);
     digest.steps.prune = "done";
     ctx.progress("prune", pruneDone(ctx));
@@ -201,7 +203,7 @@ export function pruneStep(ctx: RunContext): void {
     ctx.progress("prune", `${digest.dropped} faded memories deleted`);
   }
   s.store.sqlite.transaction(() => {
-    digest.sessions_expired += s.store.sqlite.query<{ id: string }, [number]>("DELETE FROM recall_sessions WHERE updated_at < ? RETURNING session_id AS id").all(idle).length;
+    digest.sessions_expired += expireRecallSessions(s);
     reportDroppedFragments(ctx, true);
     digest.steps.prune = "done";
     ctx.save();

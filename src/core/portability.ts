@@ -5,14 +5,16 @@ import { getMeta, type Store } from "../db";
 import { invalid } from "../errors";
 import { createPrivateFile, PRIVATE_FILE_MODE } from "../private-files";
 import { VERSION } from "../version";
-import { agentDir, agentFolders, isValidName, readScope, writeSections } from "./identity-files";
+import { agentDir, agentFolders, isValidName, readScope } from "./identity-files";
+import { writeSections } from "./identity-write";
 import { normalizeMemoryType } from "./memory-types";
 import type { Services } from "./services";
 import { counted } from "./text";
 
 /**
  * The JSONL portability format: one record per line, `kind` first. Every
- * column of memories, links, tags, segments and adoption events is carried
+ * column of memories, links, tags, segments, adoption events and earlier
+ * versions (`history`, added in 0.17; older exports simply have none) is carried
  * as is, so an import reproduces the database (ids, dates, strength,
  * counters); vectors travel optionally and are reused only when they came
  * from the same embedder.
@@ -82,6 +84,9 @@ export async function exportAll(store: Store, identityRoot: string, file: string
     }
     for (const seg of db.query<Record<string, unknown>, []>("SELECT key, session_id, memory_count, created_at FROM segments").iterate()) await write({ kind: "segment", ...seg });
     for (const ev of db.query<Record<string, unknown>, []>("SELECT memory_id, kind AS event, at FROM memory_events ORDER BY id").iterate()) await write({ kind: "event", ...ev });
+    for (const h of db.query<Record<string, unknown>, []>("SELECT memory_id, version, content, memory_type, project, reason, source_id, replaced_at FROM memory_history ORDER BY memory_id, version").iterate()) {
+      await write({ kind: "history", ...h });
+    }
   } finally {
     db.run("COMMIT");
   }
@@ -134,6 +139,7 @@ export async function importAll(s: Services, file: string, progress: (line: stri
     }
     if (rec.kind === "meta") meta = rec;
     else if (rec.kind === "memory") memories.push(checkMemory(rec, `${file}:${lineNo}`));
+    else if (rec.kind === "history") rest.push(checkHistory(rec, `${file}:${lineNo}`));
     else if (["link", "segment", "event", "identity"].includes(rec.kind)) rest.push(rec);
     else throw invalid(`${file}:${lineNo}: unknown record kind ${JSON.stringify(rec.kind)}`);
   }
@@ -173,10 +179,19 @@ export async function importAll(s: Services, file: string, progress: (line: stri
     const insertLink = db.prepare("INSERT OR IGNORE INTO links(from_id, to_id, relationship, weight, created_at) VALUES (?, ?, ?, ?, ?)");
     const insertSeg = db.prepare("INSERT OR IGNORE INTO segments(key, session_id, memory_count, created_at) VALUES (?, ?, ?, ?)");
     const insertEvent = db.prepare("INSERT INTO memory_events(memory_id, kind, at) VALUES (?, ?, ?)");
+    const insertHistory = db.prepare(
+      "INSERT OR REPLACE INTO memory_history(memory_id, version, content, memory_type, project, reason, source_id, replaced_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+    );
+    const ids = new Set(memories.map((m) => m.id));
     for (const r of rest) {
       if (r.kind === "link") links += insertLink.run(r.from_id, r.to_id, r.relationship, r.weight, r.created_at).changes;
       else if (r.kind === "segment") insertSeg.run(r.key, r.session_id, r.memory_count, r.created_at);
       else if (r.kind === "event") insertEvent.run(r.memory_id, r.event, r.at);
+      else if (r.kind === "history") {
+        // A version of a memory not in the export (hand-edited file) has nothing to belong to.
+        if (!ids.has(r.memory_id)) throw invalid(`history record for memory ${r.memory_id}, which the export does not contain`);
+        insertHistory.run(r.memory_id, r.version, r.content, r.memory_type, r.project ?? null, r.reason, r.source_id ?? null, r.replaced_at);
+      }
     }
   })();
   memories.forEach((m, i) => s.index.upsert(seqs[i], vectors[i], m.project));
@@ -205,6 +220,20 @@ function checkMemory(rec: Record<string, any>, where: string): MemoryRecord {
   for (const f of ["created_at", "updated_at", "refreshed_at", "strength", "shown_count", "used_count"]) need(typeof rec[f] === "number", f);
   need(Array.isArray(rec.tags), "tags");
   return { ...rec, memory_type: normalizeMemoryType(rec.memory_type), privacy: rec.privacy ?? "WORK", source_agent: rec.source_agent ?? "unknown" } as MemoryRecord;
+}
+
+function checkHistory(rec: Record<string, any>, where: string): Record<string, any> {
+  const need = (ok: boolean, field: string) => {
+    if (!ok) throw invalid(`${where}: history field ${field} is missing or of the wrong type`);
+  };
+  need(typeof rec.memory_id === "string" && /^[0-9a-f-]{36}$/.test(rec.memory_id), "memory_id");
+  need(Number.isInteger(rec.version) && rec.version >= 1, "version");
+  need(typeof rec.content === "string", "content");
+  need(typeof rec.memory_type === "string", "memory_type");
+  need(rec.project === null || rec.project === undefined || typeof rec.project === "string", "project");
+  need(["update", "restore", "distill", "nightly-merge"].includes(rec.reason), "reason");
+  need(typeof rec.replaced_at === "number", "replaced_at");
+  return rec;
 }
 
 /** A consistent online copy of the database (VACUUM INTO works while the server writes). */

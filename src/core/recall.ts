@@ -2,6 +2,7 @@ import { invalid } from "../errors";
 import { isoDate } from "./dates";
 import { inlineMarkdown } from "./inline-md";
 import { recallCandidates, type RecallCandidate } from "./recall-gates";
+import { expireRecallSessions } from "./recall-sessions";
 import { parseProject } from "./search";
 import type { Services } from "./services";
 import { keywords } from "./text";
@@ -86,14 +87,20 @@ export function recallWithVector(s: Services, req: RecallRequest, vector: Float3
   })();
 }
 
-/** Advances the session's turn counter (creating the session); call inside a transaction. */
+/**
+ * Advances the session's turn counter (creating the session); call inside a
+ * transaction. A new session is when old ones are expired: the table only
+ * grows then, so it stays bounded without a timer.
+ */
 function nextTurn(s: Services, sessionId: string): number {
-  return s.store.sqlite
+  const turn = s.store.sqlite
     .query<{ turn: number }, [string, number]>(
       `INSERT INTO recall_sessions(session_id, turn, updated_at) VALUES (?1, 1, ?2)
        ON CONFLICT(session_id) DO UPDATE SET turn = turn + 1, updated_at = ?2 RETURNING turn`,
     )
     .get(sessionId, s.now())!.turn;
+  if (turn === 1) expireRecallSessions(s);
+  return turn;
 }
 
 /**

@@ -2,6 +2,7 @@ import type { Config } from "../config";
 import { openStore, getMeta, setMeta, type Store } from "../db";
 import type { Embedder } from "../embed/types";
 import type { Logger } from "./log";
+import { recoverIdentity } from "./identity-write";
 import { VectorIndex } from "./vector-index";
 
 /** A model being fetched in the background while another embedder serves (see cli/server.ts). */
@@ -90,7 +91,20 @@ export function createServices(config: Config, opts: ServiceOptions): Services {
     },
   };
   loadIndex(services);
+  recoverIdentityFiles(services);
   return services;
+}
+
+/** Completes or undoes an identity PUT a crash interrupted, and removes its temp files. */
+function recoverIdentityFiles(s: Services): void {
+  try {
+    const r = recoverIdentity(s.config.paths.identity, (m) => s.log("warn", m));
+    if (r.rolledForward + r.rolledBack + r.removed > 0) {
+      s.log("info", `identity: finished ${r.rolledForward} and undid ${r.rolledBack} interrupted write(s); removed ${r.removed} temp file(s)`);
+    }
+  } catch (e) {
+    s.log("error", `identity: recovery of interrupted writes failed: ${(e as Error).message}`);
+  }
 }
 
 /**

@@ -223,8 +223,26 @@ export const RECALL_MIN_SIMILARITY: Record<"onnx" | "fallback", number> = { onnx
 export const RECALL_STRONG_SIMILARITY: Record<"onnx" | "fallback", number> = { onnx: 0.75, fallback: 0.4 };
 /** Similarity a project-less memory must reach to be recalled for a project (with one more shared keyword). */
 export const RECALL_GLOBAL_SIMILARITY: Record<"onnx" | "fallback", number> = { onnx: 0.8, fallback: 0.45 };
-/** Recall state of sessions idle this long is dropped by the nightly job. */
+/**
+ * Earlier versions kept per memory (PATCH, restore, distill rewrites, nightly
+ * merges); older ones are dropped. Distilled memories are a few hundred
+ * characters, so 20 versions cost a few KB per memory that changes at all.
+ */
+export const MEMORY_HISTORY_MAX = 20;
+/** Recall state of sessions idle this long is dropped (nightly, and whenever a new session starts). */
 export const RECALL_SESSION_TTL_DAYS = 14;
+/**
+ * ...but a session that saw a single prompt (a one-off `claude -p`, a
+ * script, a hook test) is dropped after one idle day: it is the kind that
+ * piles up, and resuming one a day later costs at most one repeated index.
+ */
+export const RECALL_ONE_TURN_SESSION_TTL_DAYS = 1;
+/**
+ * Recall sessions kept at most; past it the least recently used are dropped
+ * when a new one starts. A session row with its shown-memory rows is well
+ * under 1 KB; 10,000 is months of heavy use by several agents.
+ */
+export const RECALL_SESSIONS_MAX = 10_000;
 /** Existing memories below this similarity to a chunk are not worth showing the model. */
 export const DISTILL_CONTEXT_MIN_SIMILARITY: Record<"onnx" | "fallback", number> = { onnx: 0.6, fallback: 0.15 };
 
@@ -328,6 +346,23 @@ export const HOOK_BUDGET_MS = { "user-prompt": 700, "session-start": 2500, "pre-
 export const MCP_KEEPALIVE_MS = 5_000;
 /** Open /mcp (Streamable HTTP) sessions kept at most; a client may vanish without DELETE, so past this the least recently used is closed. */
 export const MCP_MAX_STREAMABLE_SESSIONS = 1000;
+/**
+ * Open /sse sessions kept at most; past this the least recently used one is
+ * closed (its stream ends). Each session holds its own McpServer: 1,000
+ * retained /mcp sessions held about 330 MB (~330 KB each), so 256 bound SSE
+ * at roughly 85 MB. An SSE session is one open connection, so a legitimate
+ * client rarely holds more than a few.
+ */
+export const MCP_MAX_SSE_SESSIONS = 256;
+/**
+ * An /mcp session unused this long is closed (sessions survive their client
+ * vanishing without DELETE; the cap alone let 1,000 of them hold ~330 MB).
+ * Its next request gets 404 and, per the MCP spec, the client initializes
+ * again. 30 minutes outlasts a long tool-free stretch of an agent's turn.
+ */
+export const MCP_SESSION_IDLE_MS = 30 * 60_000;
+/** How often idle /mcp sessions are looked for; requests also check their own session's age. */
+export const MCP_SESSION_SWEEP_MS = 60_000;
 
 /** GET /dashboard/data: days of growth and recall history shown unless told, and the cap (a year of daily points still draws). */
 export const DASHBOARD_DEFAULT_DAYS = 30;

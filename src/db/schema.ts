@@ -110,3 +110,19 @@ export const distillDropped = sqliteTable("distill_dropped", {
   reason: text("reason").notNull(),
   content: text("content").notNull(),
 });
+
+/** Earlier versions of a memory's content, type and project (migrations/0006_history.sql). */
+export const memoryHistory = sqliteTable(
+  "memory_history",
+  {
+    memoryId: text("memory_id").notNull(),
+    version: integer("version").notNull(),
+    content: text("content").notNull(),
+    memoryType: text("memory_type").notNull(),
+    project: text("project"),
+    reason: text("reason").notNull(),
+    sourceId: text("source_id"),
+    replacedAt: integer("replaced_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.memoryId, t.version] })],
+);

@@ -5,6 +5,7 @@ import { bearerOf, browserGuard, isLoopbackPeer, tokenMatches } from "./auth";
 import { storageFailure } from "../db/storage-errors";
 import { appErrorResponse, errorResponse } from "./errors";
 import { parseJsonBody } from "./json-body";
+import { bodyTooLargeMessage, MAX_BODY_BYTES } from "./limits";
 import { assetRoutes } from "./routes/assets";
 import { browserRoutes } from "./routes/browser";
 import { dashboardRoutes } from "./routes/dashboard";
@@ -16,8 +17,7 @@ import { mcpRoutes } from "./routes/mcp";
 import { memoryRoutes } from "./routes/memories";
 import { recallRoutes } from "./routes/recall";
 
-/** Largest request body accepted (the spec's /distill limit applies everywhere). */
-export const MAX_BODY_BYTES = 25 * 1024 * 1024;
+export { MAX_BODY_BYTES } from "./limits";
 
 /** Paths anyone may GET: health and page shells, which hold no data. */
 export function isPublicPath(method: string, path: string): boolean {
@@ -44,7 +44,7 @@ export function createApp(s: Services, extra: RouteGroup[] = [], opts: AppOption
       if (!URL.canParse(request.url)) return errorResponse("invalid", `malformed Host header ${JSON.stringify(request.headers.get("host")?.slice(0, 100) ?? "")}`);
       const url = new URL(request.url);
       const length = Number(request.headers.get("content-length") ?? 0);
-      if (length > MAX_BODY_BYTES) return errorResponse("too_large", `request body is ${length} bytes; the limit is ${MAX_BODY_BYTES} (25 MB)`);
+      if (length > MAX_BODY_BYTES) return errorResponse("too_large", bodyTooLargeMessage(length));
       if (isPublicPath(request.method, url.pathname)) return;
       const peer = opts.peerOf ? opts.peerOf(request) : (server?.requestIP(request)?.address ?? null);
       const presented = bearerOf(request);

@@ -1,4 +1,5 @@
 import { invalid } from "../errors";
+import { readBodyLimited } from "./limits";
 
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json$/i;
@@ -11,7 +12,7 @@ const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json$/i;
  * post fields here. Both are refused with a 400 before any handler runs.
  */
 export async function parseJsonBody({ request, contentType }: { request: Request; contentType: string }): Promise<unknown> {
-  const bytes = await request.arrayBuffer();
+  const bytes = await readBodyLimited(request);
   if (bytes.byteLength === 0) return "";
   if (!JSON_TYPE.test(contentType.trim())) {
     const given = request.headers.get("content-type");
@@ -25,7 +26,7 @@ export async function parseJsonBody({ request, contentType }: { request: Request
   }
 }
 
-function decodeUtf8(bytes: ArrayBuffer): string {
+function decodeUtf8(bytes: Uint8Array): string {
   try {
     return utf8.decode(bytes);
   } catch {
@@ -35,5 +36,5 @@ function decodeUtf8(bytes: ArrayBuffer): string {
 
 /** The body as text, refused (400) unless it is valid UTF-8: for routes that read their own bodies. */
 export async function utf8Text(request: Request): Promise<string> {
-  return decodeUtf8(await request.arrayBuffer());
+  return decodeUtf8(await readBodyLimited(request));
 }

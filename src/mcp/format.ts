@@ -1,3 +1,4 @@
+import type { HistoryView } from "../core/history";
 import type { LearningView } from "../core/learnings";
 import { citation, type MemoryView, type UpdateResult } from "../core/memories";
 import type { RecentHit } from "../core/recent";
@@ -113,6 +114,19 @@ export function updateText(r: UpdateResult): string {
     }
   }
   if (r.changes.content) lines.push("The content changed, so its embedding was recomputed.");
+  return lines.join("\n");
+}
+
+export function historyText(h: HistoryView): string {
+  if (h.versions.length === 0) return `Memory ${h.short_id} has no earlier versions: its content was never replaced.`;
+  const lines = [`Memory ${h.short_id} (${h.id}): ${h.versions.length} earlier version${h.versions.length === 1 ? "" : "s"}, newest first. Current content:`, indent(`   ${clip(h.current.content, CHANGE_CHARS, h.short_id)}`), ""];
+  for (const v of h.versions) {
+    const from = v.source_id ? ` (folded in from memory ${v.source_id.slice(0, 8)})` : "";
+    const t = v.content.trim();
+    const body = t.length > CHANGE_CHARS ? `${t.slice(0, CHANGE_CHARS)}… (cut; GET /memory/history returns all ${t.length} characters)` : t;
+    lines.push(`version ${v.version} · replaced ${v.replaced_at} by ${v.reason}${from} · ${v.memory_type} · project ${v.project ?? "(none)"}`, indent(`   ${body}`));
+  }
+  lines.push("", `Restore one with memsvc_history {"id": "${h.short_id}", "restore": <version>}.`);
   return lines.join("\n");
 }
 

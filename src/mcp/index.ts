@@ -1,4 +1,5 @@
 import type { Services } from "../core/services";
+import { MCP_SESSION_SWEEP_MS } from "../core/tuning";
 import { SseSessions } from "./sse";
 import { StreamableSessions } from "./streamable";
 
@@ -11,6 +12,7 @@ export { TOOL_NAMES } from "./tools";
 export interface McpSessions {
   sse: SseSessions;
   streamable: StreamableSessions;
+  sweeper: ReturnType<typeof setInterval>;
 }
 
 // One set of sessions per Services: the HTTP routes open them, shutdown closes them.
@@ -18,7 +20,15 @@ const registry = new WeakMap<Services, McpSessions>();
 
 export function mcpSessions(s: Services): McpSessions {
   let found = registry.get(s);
-  if (!found) registry.set(s, (found = { sse: new SseSessions(s), streamable: new StreamableSessions(s) }));
+  if (!found) {
+    const streamable = new StreamableSessions(s);
+    const sweeper = setInterval(() => {
+      const n = streamable.sweep();
+      if (n > 0) s.log("info", `closed ${n} idle MCP session${n === 1 ? "" : "s"}`);
+    }, MCP_SESSION_SWEEP_MS);
+    sweeper.unref();
+    registry.set(s, (found = { sse: new SseSessions(s), streamable, sweeper }));
+  }
   return found;
 }
 
@@ -26,6 +36,7 @@ export function mcpSessions(s: Services): McpSessions {
 export async function closeAll(s: Services): Promise<void> {
   const found = registry.get(s);
   if (!found) return;
+  clearInterval(found.sweeper);
   const open = found.sse.size + found.streamable.size;
   await Promise.all([found.sse.closeAll(), found.streamable.closeAll()]);
   if (open > 0) s.log("info", `closed ${open} MCP session${open === 1 ? "" : "s"}`);

@@ -2,7 +2,7 @@ import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { JSONRPCMessageSchema, type JSONRPCMessage, type MessageExtraInfo } from "@modelcontextprotocol/sdk/types.js";
 import type { Services } from "../core/services";
-import { MCP_KEEPALIVE_MS } from "../core/tuning";
+import { MCP_KEEPALIVE_MS, MCP_MAX_SSE_SESSIONS } from "../core/tuning";
 import { AppError, invalid, notFound } from "../errors";
 import { checkSessionUse, type Caller } from "./caller";
 import { createMcpServer } from "./server";
@@ -82,9 +82,13 @@ interface Session {
 
 /** Every open SSE session of one service; each has its own McpServer. */
 export class SseSessions {
+  /** In least-recently-used order (a POST moves its session to the end): past the cap the first is closed. */
   private readonly sessions = new Map<string, Session>();
 
-  constructor(private readonly s: Services) {}
+  constructor(
+    private readonly s: Services,
+    private readonly max = MCP_MAX_SSE_SESSIONS,
+  ) {}
 
   get size(): number {
     return this.sessions.size;
@@ -97,6 +101,12 @@ export class SseSessions {
     const id = transport.sessionId;
     transport.onclose = () => this.sessions.delete(id);
     this.sessions.set(id, { transport, server, opener: caller });
+    if (this.sessions.size > this.max) {
+      // Its stream ends; its next POST gets 404 and the client reconnects with GET /sse.
+      const [oldest, dropped] = this.sessions.entries().next().value!;
+      this.sessions.delete(oldest);
+      void dropped.server.close();
+    }
     await server.connect(transport);
     signal?.addEventListener("abort", () => transport.finish(), { once: true });
     return transport.response;
@@ -108,6 +118,8 @@ export class SseSessions {
     const session = this.sessions.get(sessionId);
     if (!session) throw notFound(`no open MCP session ${sessionId.slice(0, 64)}; it ended or never existed: reconnect with GET /sse`);
     checkSessionUse(session.opener, caller, sessionId);
+    this.sessions.delete(sessionId);
+    this.sessions.set(sessionId, session);
     let parsed: unknown;
     try {
       parsed = JSON.parse(body);

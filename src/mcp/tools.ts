@@ -4,6 +4,7 @@ import { z } from "zod";
 import { domainIndex, renderDomainIndex } from "../core/domains";
 import { hubs, neighbors, path } from "../core/graph";
 import { hubsText, neighborsText, pathText } from "../core/graph-text";
+import { memoryHistory, restoreVersion } from "../core/history";
 import { identityMarkdown } from "../core/identity";
 import { listLearnings } from "../core/learnings";
 import { deleteMemory, fetchMemory, ingestMemory, updateMemory } from "../core/memories";
@@ -13,11 +14,13 @@ import type { Services } from "../core/services";
 import { DEFAULT_RECENT_LIMIT, DEFAULT_SEARCH_LIMIT, GRAPH_DEFAULT_LIMIT, LEARNINGS_DEFAULT_DAYS, LEARNINGS_MAX_DAYS, MAX_LIMIT } from "../core/tuning";
 import { storageFailure } from "../db/storage-errors";
 import { AppError, invalid } from "../errors";
-import { deleteText, errorText, learningsText, memoryText, recentText, searchText, updateText } from "./format";
+import { deleteText, errorText, historyText, learningsText, memoryText, recentText, searchText, updateText } from "./format";
 import { counted } from "../core/text";
 
 /**
- * The ten canonical memsvc_ tools plus the memsvc_lessons alias. Each calls
+ * The ten canonical memsvc_ tools, the memsvc_lessons alias, and
+ * memsvc_history (an addition beyond the spec's ten: earlier versions of a
+ * memory and their restore). Each calls
  * the core function its REST twin calls and renders the result as text.
  * Every failure becomes an isError result naming what to do next: the
  * session stays up.
@@ -35,6 +38,7 @@ export const TOOL_NAMES = [
   "memsvc_graph",
   "memsvc_update",
   "memsvc_delete",
+  "memsvc_history",
 ] as const;
 
 const CITE = "Cite a memory you rely on as (memory <short_id>, <date>, from <source_agent>); results print that citation for each memory.";
@@ -191,6 +195,21 @@ export function registerTools(server: McpServer, s: Services): void {
     { id: memoryId() },
     false,
     (a) => deleteText(deleteMemory(s, a.id)),
+  );
+
+  tool(
+    "memsvc_history",
+    `Earlier versions of a memory: what memsvc_update, a restore, a later session restating or correcting it, or the nightly merge of a near-duplicate replaced (newest first, the last 20 kept). Use it when a memory looks wrong after a change, to see what it said before. With \`restore\` (a version number from the list), that version becomes the memory's content again; the text it replaces is kept as a new version, so a restore can be undone. ${ID_HELP}`,
+    {
+      id: memoryId(),
+      restore: count("restore", "A version number from this tool's list: make that version current again.", Number.MAX_SAFE_INTEGER),
+    },
+    false,
+    async (a) => {
+      if (a.restore === undefined) return historyText(memoryHistory(s, a.id));
+      const r = await restoreVersion(s, { id: a.id, version: a.restore });
+      return `Restored version ${r.restored_version}.\n${updateText(r)}`;
+    },
   );
 }
 

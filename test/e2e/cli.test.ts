@@ -137,3 +137,40 @@ describe("status and server", () => {
     expect(statSync(join(home, "memsvc.db-wal"), { throwIfNoEntry: false })?.size ?? 0).toBe(0);
   });
 });
+
+describe("history", () => {
+  test("lists a memory's earlier versions and restores one through the running server", async () => {
+    const home = tempHome();
+    const port = await freePort();
+    const env = childEnv(home, { MEMSVC_URL: `http://127.0.0.1:${port}` });
+    server = await startProcess([BUN, ...MAIN, "server", "--port", String(port)], env, port);
+    const token = JSON.parse(readFileSync(join(home, "config.json"), "utf8")).token;
+    // The CLI sends the token: the same server answers a remote-style client with it.
+    const auth = { "content-type": "application/json", authorization: `Bearer ${token}` };
+    const { id } = (await (await fetch(`${server.url}/ingest`, { method: "POST", headers: auth, body: JSON.stringify({ content: "Releases are tagged from main.", project: "cli" }) })).json()) as { id: string };
+    await fetch(`${server.url}/memory`, { method: "PATCH", headers: auth, body: JSON.stringify({ id, content: "Releases are tagged from the release branch." }) });
+
+    const list = await memsvc(["history", id.slice(0, 8)], env);
+    expect(list.code).toBe(0);
+    expect(list.stdout).toContain(`memory ${id.slice(0, 8)} (${id}), current`);
+    expect(list.stdout).toContain("    Releases are tagged from the release branch.");
+    expect(list.stdout).toMatch(/version 1 {2}replaced \d{4}-\d\d-\d\dT\S+ by update {2}experience, project cli\n {4}Releases are tagged from main\./);
+
+    const restored = await memsvc(["history", id.slice(0, 8), "--restore", "1"], env);
+    expect(restored.code).toBe(0);
+    expect(restored.stdout).toContain(`restored version 1 of memory ${id.slice(0, 8)}`);
+    const now = (await (await fetch(`${server.url}/memory?id=${id}`, { headers: auth })).json()) as { memory: { content: string } };
+    expect(now.memory.content).toBe("Releases are tagged from main.");
+    const json = JSON.parse((await memsvc(["history", id, "--json"], env)).stdout);
+    expect(json.versions.map((v: { version: number; reason: string }) => [v.version, v.reason])).toEqual([
+      [2, "restore"],
+      [1, "update"],
+    ]);
+
+    const missing = await memsvc(["history", id.slice(0, 8), "--restore", "7"], env);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain("has no version 7");
+    expect((await memsvc(["history"], env)).code).toBe(2);
+    expect((await memsvc(["history", id, "--restore", "one"], env)).stderr).toContain("--restore takes a version number");
+  }, 60_000);
+});

@@ -180,6 +180,7 @@ export const queryEndpoints = (memoryId: () => string): QueryEndpoint[] => [
   { name: "GET /recent", path: "/recent", params: { project: "text", limit: "int" } },
   { name: "GET /memory", path: "/memory", params: { id: "id" } },
   { name: "DELETE /memory", path: "/memory", method: "DELETE", params: { id: "id" } },
+  { name: "GET /memory/history", path: "/memory/history", params: { id: "id" } },
   { name: "GET /learnings", path: "/learnings", params: { days: "int", project: "text" } },
   { name: "GET /lessons", path: "/lessons", params: { days: "int", project: "text" } },
   { name: "GET /index", path: "/index", params: {} },

@@ -108,6 +108,11 @@ describe("near-duplicates and links", () => {
     expect(sql<{ content: string }>("SELECT content FROM memories")[0].content).toContain("raised to 500");
     const s = (await (await fetch(`${h.srv.url}/search?query=${encodeURIComponent("billing rate limit raised 500")}&project=infra`)).json()) as any;
     expect(s.results[0].id).toBe(id);
+    // The corrected text replaced the old one, which stays as a version (GET /memory/history).
+    const hist = (await (await fetch(`${h.srv.url}/memory/history?id=${id.slice(0, 8)}`)).json()) as any;
+    expect(hist.versions).toEqual([
+      expect.objectContaining({ version: 1, reason: "distill", content: "The API rate limit for the billing service is 100 requests per minute per tenant." }),
+    ]);
   });
 
   test("the same words in another project, or a different fact, are stored separately", async () => {

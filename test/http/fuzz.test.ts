@@ -171,6 +171,8 @@ const ROUTES: Record<string, string[]> = {
   "/search": ["GET"],
   "/recent": ["GET"],
   "/memory": ["GET", "PATCH", "DELETE"],
+  "/memory/history": ["GET"],
+  "/memory/restore": ["POST"],
   "/learnings": ["GET"],
   "/lessons": ["GET"],
   "/index": ["GET"],

@@ -10,6 +10,7 @@ const TOOLS = [
   "memsvc_delete",
   "memsvc_get",
   "memsvc_graph",
+  "memsvc_history",
   "memsvc_identity",
   "memsvc_index",
   "memsvc_ingest",
@@ -42,6 +43,7 @@ beforeAll(async () => {
   for (const t of ["sse", "http"]) {
     await seed(`upd-${t}`, `Port 8787 is the default of memsvc (${t} copy).`);
     await seed(`del-${t}`, `Temporary scratch memory about zebra crossings (${t}).`);
+    await seed(`hist-${t}`, `The release branch is cut on Tuesdays (${t}).`);
   }
   await seed("twin1", "Twin memory one about lighthouses.");
   await seed("twin2", "Twin memory two about lighthouses.");
@@ -85,6 +87,13 @@ function plan(t: "sse" | "http"): DriverStep[] {
     { label: "path", call: "memsvc_graph", args: { operation: "path", id: short("wal"), target_id: ids.deploy } },
     { label: "update", call: "memsvc_update", args: { id: short(`upd-${t}`), content: `Port 9999 is used in tests (${t} copy).`, project: "tests" } },
     { label: "delete", call: "memsvc_delete", args: { id: ids[`del-${t}`] } },
+    { label: "hist-none", call: "memsvc_history", args: { id: short(`hist-${t}`) } },
+    { label: "hist-update", call: "memsvc_update", args: { id: short(`hist-${t}`), content: `The release branch is cut on Thursdays (${t}).` } },
+    { label: "hist", call: "memsvc_history", args: { id: short(`hist-${t}`) } },
+    { label: "hist-restore", call: "memsvc_history", args: { id: short(`hist-${t}`), restore: 1 } },
+    { label: "hist-after", call: "memsvc_history", args: { id: ids[`hist-${t}`] } },
+    { label: "e-hist-version", call: "memsvc_history", args: { id: short(`hist-${t}`), restore: 99 } },
+    { label: "e-hist-zero", call: "memsvc_history", args: { id: short(`hist-${t}`), restore: 0 } },
     // Errors: each an isError result, and the session keeps answering.
     { label: "e-missing", call: "memsvc_search", args: {} },
     { label: "e-type", call: "memsvc_search", args: { query: "x", limit: "many" } },
@@ -130,7 +139,7 @@ describe.each(["sse", "http"] as const)("MCP tools over %s", (t) => {
     r = byLabel(results);
   });
 
-  test("lists exactly the 11 tools, with the spec's parameters", () => {
+  test("lists exactly the 12 tools (the spec's ten, the lessons alias, memsvc_history), with the spec's parameters", () => {
     const tools = r.list.tools!;
     expect(tools.map((x) => x.name).sort()).toEqual(TOOLS);
     const schema = (name: string) => tools.find((x) => x.name === name)!.schema;
@@ -141,6 +150,8 @@ describe.each(["sse", "http"] as const)("MCP tools over %s", (t) => {
     expect(Object.keys(schema("memsvc_graph").properties).sort()).toEqual(["domain", "id", "limit", "operation", "target_id"]);
     expect(schema("memsvc_graph").properties.operation.enum).toEqual(["neighbors", "hubs", "path"]);
     expect(schema("memsvc_index").properties).toEqual({});
+    expect(Object.keys(schema("memsvc_history").properties).sort()).toEqual(["id", "restore"]);
+    expect(schema("memsvc_history").required).toEqual(["id"]);
     expect(schema("memsvc_lessons")).toEqual(schema("memsvc_learnings"));
     for (const x of tools) expect(x.description.length).toBeGreaterThan(80);
     expect(tools.find((x) => x.name === "memsvc_get")!.description).toContain("(memory <short_id>, <date>, from <source_agent>)");
@@ -238,6 +249,23 @@ describe.each(["sse", "http"] as const)("MCP tools over %s", (t) => {
     const after = row(ids[`upd-${t}`])!;
     expect(after.content).toBe(`Port 9999 is used in tests (${t} copy).`);
     expect(vector(after.seq)).not.toBe(vectorBefore);
+  });
+
+  test("history: earlier versions newest first; restore brings one back and keeps what it replaced", () => {
+    expect(ok(r["hist-none"])).toContain("has no earlier versions");
+    ok(r["hist-update"]);
+    const text = ok(r.hist);
+    expect(text).toContain(`Memory ${short(`hist-${t}`)} (${ids[`hist-${t}`]}): 1 earlier version, newest first.`);
+    expect(text).toContain(`The release branch is cut on Thursdays (${t}).`);
+    expect(text).toMatch(/version 1 · replaced \d{4}-\d\d-\d\dT[\d:.]+Z by update · experience · project memsvc/);
+    expect(text).toContain(`The release branch is cut on Tuesdays (${t}).`);
+    expect(ok(r["hist-restore"])).toStartWith("Restored version 1.\nUpdated memory");
+    expect(row(ids[`hist-${t}`])!.content).toBe(`The release branch is cut on Tuesdays (${t}).`);
+    const after = ok(r["hist-after"]);
+    expect(after).toContain("2 earlier versions");
+    expect(after).toMatch(/version 2 · replaced .* by restore/);
+    expect(err(r["e-hist-version"])).toContain("has no version 99");
+    expect(err(r["e-hist-zero"])).toContain("restore must be at least 1");
   });
 
   test("delete: preview; the memory, its embedding and links are gone", () => {

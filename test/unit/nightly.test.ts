@@ -219,6 +219,10 @@ describe("without a model, and the non-model steps", () => {
     expect(ids).toContain(b);
     expect(ids).not.toContain(a);
     expect(q<{ used_count: number }>(s, "SELECT used_count FROM memories WHERE id = ?", b)[0].used_count).toBe(2);
+    // ...and kept the folded-in text as a version of the survivor (what the merge replaced).
+    expect(q<{ content: string; reason: string; source_id: string }>(s, "SELECT content, reason, source_id FROM memory_history WHERE memory_id = ?", b)).toEqual([
+      { content: "The staging database listens on port 5433 behind pgbouncer.", reason: "nightly-merge", source_id: a },
+    ]);
     expect(q<{ strength: number }>(s, "SELECT strength FROM memories WHERE id = ?", ignored)[0].strength).toBeCloseTo(0.9);
     // Pruning deleted the faded memory with its vector and links, and nothing else.
     expect(ids).not.toContain(faded);

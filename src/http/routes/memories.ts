@@ -1,8 +1,10 @@
 import { Elysia } from "elysia";
 import { deleteMemory, fetchMemory, ingestMemory, updateMemory } from "../../core/memories";
+import { memoryHistory, restoreVersion } from "../../core/history";
 import { recent } from "../../core/recent";
 import { search } from "../../core/search";
 import type { Services } from "../../core/services";
+import { invalid } from "../../errors";
 import { objectBody, queryParams } from "../body";
 
 export function memoryRoutes(s: Services) {
@@ -21,6 +23,13 @@ export function memoryRoutes(s: Services) {
       return recent(s, { project: q.project, limit: q.limit });
     })
     .get("/memory", ({ query }) => fetchMemory(s, queryParams(query).id))
+    .get("/memory/history", ({ query }) => memoryHistory(s, queryParams(query).id))
+    .post("/memory/restore", ({ body }) => {
+      const b = objectBody(body);
+      const unknown = Object.keys(b).filter((k) => k !== "id" && k !== "version");
+      if (unknown.length) throw invalid(`unknown field(s) ${unknown.join(", ")}: the body is {"id", "version"}`);
+      return restoreVersion(s, b);
+    })
     .patch("/memory", ({ body, query }) => {
       const b = objectBody(body);
       return updateMemory(s, { ...b, id: b.id ?? queryParams(query).id } as Parameters<typeof updateMemory>[1]);
