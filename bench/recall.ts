@@ -22,6 +22,7 @@ import { loadConfig, pathsFor } from "../src/config";
 import { silentLogger } from "../src/core/log";
 import { insertMemoryRows } from "../src/core/memories";
 import { recallWithVector } from "../src/core/recall";
+import { ensureCalibration } from "../src/core/calibration";
 import { recallCandidates } from "../src/core/recall-gates";
 import { createServices, type Services } from "../src/core/services";
 import { FallbackEmbedder, loadEmbedder, type Embedder } from "../src/embed";
@@ -139,6 +140,8 @@ async function relevance(embedder: Embedder): Promise<Record<string, unknown>> {
         s.index.upsert(r.seq, vectors[j], batch[j].project);
       });
     }
+    // As the server does at start: measure the store's similarity spread for the thresholds.
+    const calibrated = await ensureCalibration(s);
     const none = new Set<string>();
     const byCategory: Record<string, { questions: number; block: number; evidence: number }> = {};
     let lines = 0;
@@ -167,10 +170,12 @@ async function relevance(embedder: Embedder): Promise<Record<string, unknown>> {
     const unrelatedRate = unrelatedBlocks / unrelatedRuns;
     return {
       embedder: embedder.id,
+      thresholds: calibrated,
       data: { memories: memories.length, questions: queries.length, unrelated_prompts: UNRELATED_PROMPTS.length, unrelated_runs: unrelatedRuns },
       related: {
         block_rate: round(sum((c) => c.block) / sum((c) => c.questions), 3),
         evidence_hit_rate: round(sum((c) => c.evidence) / sum((c) => c.questions), 3),
+        evidence_share_of_blocks: round(sum((c) => c.evidence) / Math.max(1, sum((c) => c.block)), 3),
         mean_lines: round(lines / queries.length, 2),
         by_category: Object.fromEntries(
           Object.entries(byCategory).map(([cat, c]) => [cat, { questions: c.questions, block_rate: round(c.block / c.questions, 3), evidence_hit_rate: round(c.evidence / c.questions, 3) }]),
