@@ -1,5 +1,6 @@
 import { loadConfig } from "../config";
 import { stderrLogger } from "../core/log";
+import { ensureCalibration } from "../core/calibration";
 import { runReembed } from "../core/reembed";
 import { startNightlySchedule } from "../core/scheduler";
 import { createServices } from "../core/services";
@@ -57,7 +58,10 @@ export async function runServer(argv: string[]): Promise<number> {
   const bound = app.server!;
   log("info", `memsvc ${VERSION} listening on http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${bound.port} (home ${config.home}, embedder ${embedder.id})`);
   const abort = new AbortController();
-  void runReembed(services, abort.signal).catch((e) => log("error", `re-embedding stopped: ${(e as Error).message}; it resumes at next start`));
+  // Calibration waits for re-embedding: it measures the active embedder's vectors only.
+  void runReembed(services, abort.signal)
+    .then(() => (abort.signal.aborted ? undefined : ensureCalibration(services)))
+    .catch((e) => log("error", `re-embedding or calibration stopped: ${(e as Error).message}; it resumes at next start`));
   const nightly = startNightlySchedule(services);
 
   let stopping = false;

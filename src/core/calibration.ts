@@ -122,7 +122,8 @@ export async function measure(s: Services): Promise<CalibrationStats | null> {
   }
   const nearest: number[] = [];
   for (let i = 0; i < Math.min(CALIBRATION_NEAREST_SAMPLE, rows.length); i++) {
-    const hit = s.index.search(vectors[i], 2).find((h) => h.seq !== rows[i].seq);
+    // Exact duplicates say nothing about the spread of distinct memories.
+    const hit = s.index.search(vectors[i], 4).find((h) => h.seq !== rows[i].seq && h.similarity < 0.999);
     if (hit) nearest.push(hit.similarity);
     if (i % 20 === 19) await new Promise((r) => setImmediate(r));
   }
