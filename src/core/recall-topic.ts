@@ -39,7 +39,7 @@ function cosine(a: Float32Array, b: Float32Array): number {
 }
 
 export function loadTopic(s: Services, sessionId: string): SessionTopic | null {
-  const row = s.store.sqlite.query<{ topic: string | null }, [string]>("SELECT topic FROM recall_sessions WHERE session_id = ?").get(sessionId);
+  const row = s.store.sqlite.query<{ topic: string }, [string]>("SELECT topic FROM recall_topics WHERE session_id = ?").get(sessionId);
   if (!row?.topic) return null;
   try {
     const parsed = JSON.parse(row.topic) as { v: string; t: Record<string, number> };
@@ -54,7 +54,10 @@ export function loadTopic(s: Services, sessionId: string): SessionTopic | null {
 
 export function saveTopic(s: Services, sessionId: string, topic: SessionTopic): void {
   const v = Buffer.from(topic.vector.buffer, topic.vector.byteOffset, topic.vector.byteLength).toString("base64");
-  s.store.sqlite.run("UPDATE recall_sessions SET topic = ? WHERE session_id = ?", [JSON.stringify({ v, t: topic.terms }), sessionId]);
+  s.store.sqlite.run("INSERT INTO recall_topics(session_id, topic) VALUES (?1, ?2) ON CONFLICT(session_id) DO UPDATE SET topic = excluded.topic", [
+    sessionId,
+    JSON.stringify({ v, t: topic.terms }),
+  ]);
 }
 
 /**

@@ -76,7 +76,7 @@ export async function recallIndex(s: Services, input: RecallInput | Record<strin
  */
 function isFollowUp(s: Services, sessionId: string, prompt: string): boolean {
   if (prompt.length < RECALL_MIN_PROMPT_CHARS || keywords(prompt).length === 0) return false;
-  return s.store.sqlite.query<{ n: number }, [string]>("SELECT count(*) AS n FROM recall_sessions WHERE session_id = ? AND topic IS NOT NULL").get(sessionId)!.n > 0;
+  return s.store.sqlite.query<{ n: number }, [string]>("SELECT count(*) AS n FROM recall_topics WHERE session_id = ?").get(sessionId)!.n > 0;
 }
 
 /** The synchronous part of recallIndex once the prompt vector is known (the bench times this). */
