@@ -56,9 +56,9 @@ interface Row {
 
 /**
  * A query word with its weight: its IDF, times the topic's weight for words
- * only the topic brings. `share` is its weight in the coverage: the topic's
- * words together count at most the topic's weight times the prompt's, so a
- * rich topic cannot make a short prompt's own word a minor part of it.
+ * only the topic brings. `share` is what it adds to the coverage (a share of
+ * the prompt's own weight): the topic's words together add at most the
+ * topic's weight, so a rich topic cannot stand in for the prompt.
  */
 interface WeightedTerm extends PromptTerm {
   weight: number;
@@ -129,7 +129,8 @@ export function scoreCandidates(s: Services, prompt: string, promptVector: Float
       "SELECT seq, id, content, memory_type, project, created_at, strength, refreshed_at FROM memories WHERE seq IN (SELECT value FROM json_each(?))",
     )
     .all(JSON.stringify([...found.keys()]));
-  const total = terms.reduce((a, t) => a + t.share, 0);
+  // Coverage is of the prompt's own weight: topic words can add to it, never dilute it.
+  const total = terms.reduce((a, t) => a + (t.fromPrompt ? t.share : 0), 0);
   // The unit of evidence: the weight of a word found in a single memory.
   const unit = idfOf(1, Math.max(1, s.index.size));
   const now = s.now();
@@ -153,7 +154,7 @@ export function scoreCandidates(s: Services, prompt: string, promptVector: Float
       overlap: m.overlap,
       promptOverlap: m.promptOverlap,
       evidence,
-      coverage: total > 0 ? m.share / total : 0,
+      coverage: total > 0 ? Math.min(1, m.share / total) : 0,
       global,
       score: relevance * (1 - STRENGTH_WEIGHT + STRENGTH_WEIGHT * eff) * (global ? RECALL_GLOBAL_RANK_FACTOR : 1),
     };
