@@ -27,6 +27,11 @@ export const SEARCH_CANDIDATES = 60;
  * 0.539). At 0.02 it breaks ties among BM25 hits and fills in when BM25 finds
  * too little. bge vectors carry meaning BM25 lacks: full weight (not yet
  * measured here, no model download on the bench machines).
+ * Tried and not kept (LoCoMo-dev r@10, hybrid 0.614 / vector-only 0.440):
+ * WordNet 3.1 senses and hypernyms of 16.7k common words folded into the
+ * hashed space at weights 0.3-1.2: hybrid 0.612-0.615, vector-only
+ * 0.424-0.459, and 0.582-0.588 with this weight at 0.2; Rocchio feedback
+ * (query pulled towards the top 5 BM25 hits' vectors): 0.588-0.613.
  */
 export const VECTOR_RRF_WEIGHT: Record<"onnx" | "fallback", number> = { onnx: 1, fallback: 0.02 };
 /** Fused results whose graph neighbours are pulled in. */
