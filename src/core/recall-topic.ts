@@ -42,12 +42,14 @@ export function loadTopic(s: Services, sessionId: string): SessionTopic | null {
   const row = s.store.sqlite.query<{ topic: string }, [string]>("SELECT topic FROM recall_topics WHERE session_id = ?").get(sessionId);
   if (!row?.topic) return null;
   try {
-    const parsed = JSON.parse(row.topic) as { v: string; t: Record<string, number> };
+    const parsed = JSON.parse(row.topic) as { e?: string; v: string; t: Record<string, number> };
+    // A topic from another vector space (the embedder changed) is not blended: the session starts a new one.
+    if (parsed.e !== s.embedder.id) return null;
     const bytes = Buffer.from(parsed.v, "base64");
     if (bytes.byteLength !== DIMENSIONS * 4) return null;
     return { vector: new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength)), terms: parsed.t ?? {} };
   } catch {
-    // A topic from another vector space or a damaged row: start a new one.
+    // A damaged row: start a new topic.
     return null;
   }
 }
@@ -56,7 +58,7 @@ export function saveTopic(s: Services, sessionId: string, topic: SessionTopic): 
   const v = Buffer.from(topic.vector.buffer, topic.vector.byteOffset, topic.vector.byteLength).toString("base64");
   s.store.sqlite.run("INSERT INTO recall_topics(session_id, topic) VALUES (?1, ?2) ON CONFLICT(session_id) DO UPDATE SET topic = excluded.topic", [
     sessionId,
-    JSON.stringify({ v, t: topic.terms }),
+    JSON.stringify({ e: s.embedder.id, v, t: topic.terms }),
   ]);
 }
 

@@ -90,9 +90,10 @@ export function recallWithVector(s: Services, req: RecallRequest, vector: Float3
         .map((r) => r.memory_id),
     );
     // The session's running topic informs the query, then takes this prompt in.
-    const blend = blendTopic(s, loadTopic(s, req.sessionId), vector, promptTerms(s, req.prompt));
+    const terms = promptTerms(s, req.prompt);
+    const blend = blendTopic(s, loadTopic(s, req.sessionId), vector, terms);
     const picks = recallCandidates(s, req.prompt, vector, req.project, suppressed, blend);
-    saveTopic(s, req.sessionId, nextTopic(blend, vector, promptTerms(s, req.prompt)));
+    saveTopic(s, req.sessionId, nextTopic(blend, vector, terms));
     if (picks.length === 0) return { block: null, shown: [], turn };
     markShown(s, req.sessionId, turn, picks);
     return { block: renderBlock(picks, req.project), shown: picks.map((p) => p.id), turn };
