@@ -19,8 +19,9 @@ import { parseSessionDate } from "../src/core/dates";
 import { silentLogger } from "../src/core/log";
 import { insertMemoryRows, type NewMemory } from "../src/core/memories";
 import { ftsExpression, rank } from "../src/core/search";
+import { thresholds } from "../src/core/calibration";
 import { createServices, type Services } from "../src/core/services";
-import { GRAPH_HOP_DIRECT_FACTOR, GRAPH_HOP_FACTOR, RRF_K, SEARCH_CANDIDATES, VECTOR_MIN_SIMILARITY, VECTOR_RRF_WEIGHT } from "../src/core/tuning";
+import { GRAPH_HOP_DIRECT_FACTOR, GRAPH_HOP_FACTOR, RRF_K, SEARCH_CANDIDATES, VECTOR_RRF_WEIGHT } from "../src/core/tuning";
 import { loadEmbedder, type Embedder } from "../src/embed";
 import { VERSION } from "../src/version";
 import { KS, loadLocomo, locomoDir, RecallScorer, SCORED_CATEGORIES, type LocomoMemory, type LocomoQuery } from "./lib/locomo-data";
@@ -131,7 +132,8 @@ async function main(): Promise<void> {
               RRF_K,
               SEARCH_CANDIDATES,
               VECTOR_RRF_WEIGHT: VECTOR_RRF_WEIGHT[embedder.kind],
-              VECTOR_MIN_SIMILARITY: VECTOR_MIN_SIMILARITY[embedder.kind],
+              VECTOR_MIN_SIMILARITY: thresholds(s).vectorMin,
+              thresholds: thresholds(s),
               GRAPH_HOP_FACTOR,
               GRAPH_HOP_DIRECT_FACTOR,
             },

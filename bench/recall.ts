@@ -22,7 +22,10 @@ import { loadConfig, pathsFor } from "../src/config";
 import { silentLogger } from "../src/core/log";
 import { insertMemoryRows } from "../src/core/memories";
 import { recallWithVector } from "../src/core/recall";
+import { ensureCalibration } from "../src/core/calibration";
 import { recallCandidates } from "../src/core/recall-gates";
+import { promptTerms } from "../src/core/recall-terms";
+import { blendTopic, nextTopic, type SessionTopic } from "../src/core/recall-topic";
 import { createServices, type Services } from "../src/core/services";
 import { FallbackEmbedder, loadEmbedder, type Embedder } from "../src/embed";
 import { hashEmbed } from "../src/embed/fallback";
@@ -139,6 +142,8 @@ async function relevance(embedder: Embedder): Promise<Record<string, unknown>> {
         s.index.upsert(r.seq, vectors[j], batch[j].project);
       });
     }
+    // As the server does at start: measure the store's similarity spread for the thresholds.
+    const calibrated = await ensureCalibration(s);
     const none = new Set<string>();
     const byCategory: Record<string, { questions: number; block: number; evidence: number }> = {};
     let lines = 0;
@@ -151,6 +156,36 @@ async function relevance(embedder: Embedder): Promise<Record<string, unknown>> {
       lines += picks.length;
       const evidence = new Set(q.evidence.map((e) => `${q.project}#${e}`));
       if (picks.some((p) => evidence.has(keyOf.get(p.id)!))) c.evidence++;
+    }
+    // The same questions asked in order as one session per conversation, the running topic
+    // carried from question to question (no suppression): LoCoMo's questions jump between
+    // topics, so this shows whether the topic drowns a change of subject.
+    const topics = new Map<string, SessionTopic>();
+    let sessionBlocks = 0;
+    let sessionEvidence = 0;
+    let sessionQuestions = 0;
+    for (const q of queries) {
+      if (q.category === 5) continue;
+      const [vector] = await embedder.embed([q.question], "query");
+      const terms = promptTerms(s, q.question);
+      const blend = blendTopic(s, topics.get(q.project) ?? null, vector, terms);
+      const picks = recallCandidates(s, q.question, vector, q.project, none, blend);
+      topics.set(q.project, nextTopic(blend, vector, terms));
+      sessionQuestions++;
+      if (picks.length) sessionBlocks++;
+      const evidence = new Set(q.evidence.map((e) => `${q.project}#${e}`));
+      if (picks.some((p) => evidence.has(keyOf.get(p.id)!))) sessionEvidence++;
+    }
+    // Unrelated prompts asked inside each of those sessions, with its final topic.
+    let topicUnrelatedBlocks = 0;
+    let topicUnrelatedRuns = 0;
+    for (const [project, topic] of topics) {
+      for (const prompt of UNRELATED_PROMPTS) {
+        const [vector] = await embedder.embed([prompt], "query");
+        const blend = blendTopic(s, topic, vector, promptTerms(s, prompt));
+        topicUnrelatedRuns++;
+        if (recallCandidates(s, prompt, vector, project, none, blend).length) topicUnrelatedBlocks++;
+      }
     }
     const projects = [...new Set(memories.map((m) => m.project)), null];
     let unrelatedBlocks = 0;
@@ -167,10 +202,12 @@ async function relevance(embedder: Embedder): Promise<Record<string, unknown>> {
     const unrelatedRate = unrelatedBlocks / unrelatedRuns;
     return {
       embedder: embedder.id,
+      thresholds: calibrated,
       data: { memories: memories.length, questions: queries.length, unrelated_prompts: UNRELATED_PROMPTS.length, unrelated_runs: unrelatedRuns },
       related: {
         block_rate: round(sum((c) => c.block) / sum((c) => c.questions), 3),
         evidence_hit_rate: round(sum((c) => c.evidence) / sum((c) => c.questions), 3),
+        evidence_share_of_blocks: round(sum((c) => c.evidence) / Math.max(1, sum((c) => c.block)), 3),
         mean_lines: round(lines / queries.length, 2),
         by_category: Object.fromEntries(
           Object.entries(byCategory).map(([cat, c]) => [cat, { questions: c.questions, block_rate: round(c.block / c.questions, 3), evidence_hit_rate: round(c.evidence / c.questions, 3) }]),
@@ -178,6 +215,13 @@ async function relevance(embedder: Embedder): Promise<Record<string, unknown>> {
         note: "categories 1-4 (5 is adversarial: its answer is not in the conversation; shown per category only)",
       },
       unrelated: { block_rate: round(unrelatedRate, 3), meets_target: unrelatedRate < TARGET.unrelated_block_rate },
+      as_sessions: {
+        block_rate: round(sessionBlocks / sessionQuestions, 3),
+        evidence_hit_rate: round(sessionEvidence / sessionQuestions, 3),
+        evidence_share_of_blocks: round(sessionEvidence / Math.max(1, sessionBlocks), 3),
+        unrelated_block_rate: round(topicUnrelatedBlocks / topicUnrelatedRuns, 3),
+        note: "categories 1-4 asked in order, one session per conversation, session topic carried",
+      },
     };
   } finally {
     await s.close();

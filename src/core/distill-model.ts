@@ -5,7 +5,8 @@ import { normalizeMemoryType, type MemoryType } from "./memory-types";
 import type { Services } from "./services";
 import { redact } from "./redact";
 import type { Dropped } from "./substance";
-import { DISTILL_CONTEXT_MEMORIES, DISTILL_CONTEXT_MIN_SIMILARITY, DISTILL_MAX_MEMORIES_PER_CHUNK, QUERY_MAX_CHARS } from "./tuning";
+import { thresholds } from "./calibration";
+import { DISTILL_CONTEXT_MEMORIES, DISTILL_MAX_MEMORIES_PER_CHUNK, QUERY_MAX_CHARS } from "./tuning";
 
 /** One memory as the model proposed it, before the substance gate. */
 export interface Fragment {
@@ -78,7 +79,7 @@ async function callWithDeadline(llm: LlmClient, messages: Parameters<LlmClient["
 async function relatedMemories(s: Services, chunk: string, project: string | null): Promise<{ id: string; shortId: string; content: string }[]> {
   if (s.index.size === 0) return [];
   const [vector] = await s.embedder.embed([chunk.slice(0, QUERY_MAX_CHARS)], "query");
-  const floor = DISTILL_CONTEXT_MIN_SIMILARITY[s.embedder.kind];
+  const floor = thresholds(s).distillContext;
   const hits = s.index.search(vector, DISTILL_CONTEXT_MEMORIES, project).filter((h) => h.similarity >= floor);
   if (hits.length === 0) return [];
   const rows = s.store.sqlite

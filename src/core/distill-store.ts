@@ -1,4 +1,5 @@
 import { currentSnapshot, recordVersion } from "./history";
+import { thresholds } from "./calibration";
 import { addLink } from "./links";
 import { insertMemoryRows, type NewMemory } from "./memories";
 import type { Fragment } from "./distill-model";
@@ -6,7 +7,6 @@ import type { Services } from "./services";
 import { keywords, stem } from "./text";
 import {
   DISTILL_MERGE_BOOST,
-  DISTILL_MERGE_SIMILARITY,
   DISTILL_MERGED_MAX_CHARS,
   DISTILL_MODEL_LINK_WEIGHT,
   DISTILL_REPLACE_COVERAGE,
@@ -70,7 +70,7 @@ export async function planFragments(s: Services, kept: readonly Fragment[], proj
     kept.map((f) => f.content),
     "document",
   );
-  const threshold = DISTILL_MERGE_SIMILARITY[s.embedder.kind];
+  const threshold = thresholds(s).distillMerge;
   const plans: Plan[] = [];
   const claimed = new Map<string, number>();
   const rewrites: { plan: Extract<Plan, { kind: "merge" }>; content: string }[] = [];

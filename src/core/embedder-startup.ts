@@ -1,3 +1,4 @@
+import { ensureCalibration } from "./calibration";
 import { FallbackEmbedder, loadEmbedder, modelSource, type EmbedderOptions, type Embedder } from "../embed";
 import { runReembed } from "./reembed";
 import type { Services } from "./services";
@@ -28,7 +29,9 @@ export class ReembedQueue {
   schedule(): Promise<unknown> {
     this.chain = this.chain
       .then(() => (this.signal.aborted ? undefined : runReembed(this.s, this.signal)))
-      .catch((e) => this.s.log("error", `re-embedding stopped: ${(e as Error).message}; it resumes at next start`));
+      // Calibration waits for re-embedding: it measures the active embedder's vectors only.
+      .then(() => (this.signal.aborted ? undefined : ensureCalibration(this.s)))
+      .catch((e) => this.s.log("error", `re-embedding or calibration stopped: ${(e as Error).message}; it resumes at next start`));
     return this.chain;
   }
 }

@@ -1,5 +1,6 @@
 import type { Services } from "./services";
-import { LINK_MAX_NEAREST, LINK_MIN_SIMILARITY } from "./tuning";
+import { thresholds } from "./calibration";
+import { LINK_MAX_NEAREST } from "./tuning";
 
 /** Relationship names are short snake_case words ("related", "caused_by", "supersedes"). */
 export function normalizeRelationship(raw: string): string {
@@ -21,7 +22,7 @@ export function addLink(s: Services, fromId: string, toId: string, relationship:
  * cosine similarity). Uses the in-memory index, so call it before the new
  * vector is added there, inside the write's transaction.
  */
-export function linkToNearest(s: Services, memoryId: string, vector: Float32Array, project: string | null, minSimilarity = LINK_MIN_SIMILARITY[s.embedder.kind]): number {
+export function linkToNearest(s: Services, memoryId: string, vector: Float32Array, project: string | null, minSimilarity = thresholds(s).link): number {
   const hits = s.index.search(vector, LINK_MAX_NEAREST, project).filter((h) => h.similarity >= minSimilarity);
   if (hits.length === 0) return 0;
   const ids = s.store.sqlite

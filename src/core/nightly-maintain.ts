@@ -1,4 +1,5 @@
 import { absorbHistory } from "./history";
+import { thresholds } from "./calibration";
 import { deleteMemory } from "./memories";
 import type { RunContext } from "./nightly-types";
 import { effectiveStrengthSql } from "./strength";
@@ -10,7 +11,6 @@ import {
   IGNORED_MIN_STRENGTH,
   MAX_STRENGTH,
   MERGE_MAX_PER_RUN,
-  MERGE_MIN_SIMILARITY,
   PRUNE_MAX_PER_RUN,
   PRUNE_MIN_AGE_DAYS,
   PRUNE_STRENGTH_FLOOR,
@@ -51,7 +51,7 @@ const dot = (a: Float32Array, b: Float32Array) => {
  */
 export function mergeStep(ctx: RunContext): void {
   const { s, digest } = ctx;
-  const threshold = MERGE_MIN_SIMILARITY[s.embedder.kind];
+  const threshold = thresholds(s).nightlyMerge;
   const select = s.store.sqlite.query<MergeRow, { now: number; start: number; end: number; after: number; session: string; limit: number }>(
     `SELECT seq, id, memory_type, project, strength, refreshed_at, used_count, link_count, ${effectiveStrengthSql()} AS eff FROM memories
       WHERE seq > :after AND ((created_at >= :start AND created_at < :end) OR (updated_at >= :start AND updated_at < :end) OR source_session = :session)

@@ -3,6 +3,7 @@ import { invalid } from "../errors";
 import { createLlmClient } from "../llm/client";
 import { isoDate, isoTime } from "./dates";
 import { learnStep } from "./nightly-learn";
+import { ensureCalibration } from "./calibration";
 import { decayStep, mergeStep, pruneStep } from "./nightly-maintain";
 import { NightlyInterrupted, STEPS, type NightlyCursor, type NightlyDigest, type NightlyOptions, type NightlyOutcome, type RunContext } from "./nightly-types";
 import type { Services } from "./services";
@@ -187,6 +188,8 @@ export async function runNightly(s: Services, opts: NightlyOptions = {}): Promis
   };
   active.add(key);
   try {
+    // A store that grew a lot since its calibration is measured again before merging by similarity.
+    if (!ctx.dryRun) await ensureCalibration(s).catch((e) => s.log("warn", `calibration failed: ${(e as Error).message}; thresholds unchanged`));
     for (const step of STEPS) {
       if (digest.steps[step] !== "pending") continue;
       ctx.progress(step, "starting");

@@ -3,6 +3,8 @@ import { isoDate } from "./dates";
 import { inlineMarkdown } from "./inline-md";
 import { recallCandidates, type RecallCandidate } from "./recall-gates";
 import { expireRecallSessions } from "./recall-sessions";
+import { promptTerms } from "./recall-terms";
+import { blendTopic, loadTopic, nextTopic, saveTopic } from "./recall-topic";
 import { parseProject } from "./search";
 import type { Services } from "./services";
 import { keywords } from "./text";
@@ -61,13 +63,22 @@ export async function recallIndex(s: Services, input: RecallInput | Record<strin
   if (input.prompt === undefined || input.prompt === null) throw invalid("prompt is required (or reset: true to clear the session)");
   if (typeof input.prompt !== "string") throw invalid("prompt must be a string");
   const prompt = input.prompt.trim().slice(0, QUERY_MAX_CHARS);
-  if (isShortPrompt(prompt)) {
+  if (isShortPrompt(prompt) && !isFollowUp(s, sessionId, prompt)) {
     // Still a turn of the conversation: the suppression window counts it.
     s.store.sqlite.transaction(() => nextTurn(s, sessionId))();
     return { block: null, skipped: "short-prompt" };
   }
   const [vector] = await s.embedder.embed([prompt], "query");
   return recallWithVector(s, { sessionId, prompt, project }, vector);
+}
+
+/**
+ * A prompt of one keyword ("and the tests?") is about something when the
+ * session already has a topic: it is recalled against that topic.
+ */
+function isFollowUp(s: Services, sessionId: string, prompt: string): boolean {
+  if (prompt.length < RECALL_MIN_PROMPT_CHARS || keywords(prompt).length === 0) return false;
+  return s.store.sqlite.query<{ n: number }, [string]>("SELECT count(*) AS n FROM recall_topics WHERE session_id = ?").get(sessionId)!.n > 0;
 }
 
 /** The synchronous part of recallIndex once the prompt vector is known (the bench times this). */
@@ -80,7 +91,11 @@ export function recallWithVector(s: Services, req: RecallRequest, vector: Float3
         .all(req.sessionId, turn - RECALL_SUPPRESS_TURNS)
         .map((r) => r.memory_id),
     );
-    const picks = recallCandidates(s, req.prompt, vector, req.project, suppressed);
+    // The session's running topic informs the query, then takes this prompt in.
+    const terms = promptTerms(s, req.prompt);
+    const blend = blendTopic(s, loadTopic(s, req.sessionId), vector, terms);
+    const picks = recallCandidates(s, req.prompt, vector, req.project, suppressed, blend);
+    saveTopic(s, req.sessionId, nextTopic(blend, vector, terms));
     if (picks.length === 0) return { block: null, shown: [], turn };
     markShown(s, req.sessionId, turn, picks);
     return { block: renderBlock(picks, req.project), shown: picks.map((p) => p.id), turn };

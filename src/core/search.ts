@@ -1,4 +1,5 @@
 import { invalid } from "../errors";
+import { thresholds } from "./calibration";
 import { rowsBySeq, toView, type MemoryView } from "./memories";
 import { parseMinScore, relevanceBySeq } from "./search-score";
 import type { Services } from "./services";
@@ -20,7 +21,6 @@ import {
   SCORE_RANK_SHARE,
   SEARCH_CANDIDATES,
   STRENGTH_WEIGHT,
-  VECTOR_MIN_SIMILARITY,
   VECTOR_RRF_WEIGHT,
 } from "./tuning";
 
@@ -205,7 +205,7 @@ export function rank(s: Services, query: string, vector: Float32Array, limit: nu
   };
   const expr = bm25Expression(s, query);
   if (expr) bm25Candidates(s, expr, project, SEARCH_CANDIDATES).forEach((seq, i) => add(seq, 1 / (RRF_K + i + 1), "bm25"));
-  const floor = VECTOR_MIN_SIMILARITY[s.embedder.kind];
+  const floor = thresholds(s).vectorMin;
   const weight = VECTOR_RRF_WEIGHT[s.embedder.kind];
   const cosine = new Map<number, number>();
   s.index

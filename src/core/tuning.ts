@@ -19,12 +19,6 @@ export const RRF_K = 60;
 /** Candidates taken from each of BM25 and vector search before fusion. */
 export const SEARCH_CANDIDATES = 60;
 /**
- * Vector hits below this cosine similarity are noise, not candidates: KNN
- * always returns k rows, however unrelated. The spaces differ (bge puts
- * unrelated texts near 0.4; hashed vectors of unrelated texts near 0).
- */
-export const VECTOR_MIN_SIMILARITY: Record<"onnx" | "fallback", number> = { onnx: 0.45, fallback: 0.08 };
-/**
  * Weight of the vector list in the fusion (BM25's is 1). The hashing
  * fallback is a weaker copy of the lexical signal (no IDF: a speaker's name
  * weighs as much as the topic): on LoCoMo (bench/locomo.ts) its list found 14
@@ -33,6 +27,11 @@ export const VECTOR_MIN_SIMILARITY: Record<"onnx" | "fallback", number> = { onnx
  * 0.539). At 0.02 it breaks ties among BM25 hits and fills in when BM25 finds
  * too little. bge vectors carry meaning BM25 lacks: full weight (not yet
  * measured here, no model download on the bench machines).
+ * Tried and not kept (LoCoMo-dev r@10, hybrid 0.614 / vector-only 0.440):
+ * WordNet 3.1 senses and hypernyms of 16.7k common words folded into the
+ * hashed space at weights 0.3-1.2: hybrid 0.612-0.615, vector-only
+ * 0.424-0.459, and 0.582-0.588 with this weight at 0.2; Rocchio feedback
+ * (query pulled towards the top 5 BM25 hits' vectors): 0.588-0.613.
  */
 export const VECTOR_RRF_WEIGHT: Record<"onnx" | "fallback", number> = { onnx: 1, fallback: 0.02 };
 /** Fused results whose graph neighbours are pulled in. */
@@ -127,13 +126,9 @@ export const DEFAULT_SEARCH_LIMIT = 8;
 export const DEFAULT_RECENT_LIMIT = 12;
 export const MAX_LIMIT = 100;
 
-/** A new memory links to at most this many of its nearest neighbours... */
+/** A new memory links to at most this many of its nearest neighbours (above the `link` threshold). */
 export const LINK_MAX_NEAREST = 3;
-/**
- * ...whose cosine similarity is at least this. The spaces differ: bge vectors
- * sit close together (unrelated texts score ~0.5), hashed vectors far apart.
- */
-export const LINK_MIN_SIMILARITY: Record<"onnx" | "fallback", number> = { onnx: 0.78, fallback: 0.45 };
+
 
 /**
  * Largest identity section body accepted by PUT /identity (UTF-8 bytes).
@@ -166,16 +161,6 @@ export const DISTILL_ANSWER_SHARE = 0.25;
 export const DISTILL_MIN_CHUNK_CHARS = 2000;
 /** Existing memories shown to the model per chunk, so it can name relationships to them. */
 export const DISTILL_CONTEXT_MEMORIES = 6;
-/**
- * A new memory this close (cosine) to an existing one of the same project is
- * the same memory: the existing one is strengthened (and updated when the new
- * text adds words) instead of stored twice. Measured with the lexical
- * fallback: paraphrases score 0.80-0.93, a different fact with the same words
- * ("staging db on 5433" vs "production db on 5432") 0.62, an extension with a
- * new clause 0.73. bge-small puts paraphrases above ~0.92 and related but
- * distinct facts at 0.80-0.90.
- */
-export const DISTILL_MERGE_SIMILARITY: Record<"onnx" | "fallback", number> = { onnx: 0.92, fallback: 0.75 };
 /** Strength added to an existing memory each time capture finds it again. */
 export const DISTILL_MERGE_BOOST = 0.2;
 /** When the new text keeps this share of the old one's topic words, it replaces the old text (a restatement or correction). */
@@ -217,12 +202,6 @@ export const RECALL_SUPPRESS_TURNS = 30;
 export const RECALL_GIST_CHARS = 110;
 /** A candidate must share at least this many distinct (stemmed) keywords with the prompt. */
 export const RECALL_MIN_OVERLAP = 2;
-/** Similarity a memory found by both BM25 and vector search must reach. Tuned on LoCoMo vs unrelated prompts (bench/recall.ts). */
-export const RECALL_MIN_SIMILARITY: Record<"onnx" | "fallback", number> = { onnx: 0.62, fallback: 0.25 };
-/** Similarity at which the vector retriever alone is trusted. */
-export const RECALL_STRONG_SIMILARITY: Record<"onnx" | "fallback", number> = { onnx: 0.75, fallback: 0.4 };
-/** Similarity a project-less memory must reach to be recalled for a project (with one more shared keyword). */
-export const RECALL_GLOBAL_SIMILARITY: Record<"onnx" | "fallback", number> = { onnx: 0.8, fallback: 0.45 };
 /**
  * Earlier versions kept per memory (PATCH, restore, distill rewrites, nightly
  * merges); older ones are dropped. Distilled memories are a few hundred
@@ -243,8 +222,6 @@ export const RECALL_ONE_TURN_SESSION_TTL_DAYS = 1;
  * under 1 KB; 10,000 is months of heavy use by several agents.
  */
 export const RECALL_SESSIONS_MAX = 10_000;
-/** Existing memories below this similarity to a chunk are not worth showing the model. */
-export const DISTILL_CONTEXT_MIN_SIMILARITY: Record<"onnx" | "fallback", number> = { onnx: 0.6, fallback: 0.15 };
 
 /** GET /learnings and memsvc_learnings: default look-back (spec: 7 days) and its cap. */
 export const LEARNINGS_DEFAULT_DAYS = 7;
@@ -308,8 +285,6 @@ export const PRUNE_STRENGTH_FLOOR = 0.1;
 export const PRUNE_MIN_AGE_DAYS = 30;
 /** Most deletions per run: a bad tuning change cannot empty the store in one night. */
 export const PRUNE_MAX_PER_RUN = 1000;
-/** Near-duplicates (same project and type) are merged at or above this cosine similarity. */
-export const MERGE_MIN_SIMILARITY: Record<"onnx" | "fallback", number> = { onnx: 0.95, fallback: 0.9 };
 /** Most merges per run. */
 export const MERGE_MAX_PER_RUN = 500;
 /** A scheduled run also catches up on days of this look-back that have no finished run (server was down). */
@@ -417,3 +392,92 @@ export const REDACT_BARE_SECRET_MIN_ENTROPY = 4;
 
 /** GET /health/llm (memsvc doctor): a local model answers a 20-token request in well under a second; a cold one may need to load first. */
 export const LLM_PROBE_TIMEOUT_MS = 15_000;
+
+/* ---- Embedder-dependent similarity thresholds (src/core/calibration.ts) ---- */
+
+export type ThresholdName = "vectorMin" | "link" | "distillMerge" | "distillContext" | "nightlyMerge" | "recall" | "recallGlobal" | "topicUnrelated" | "topicRelated";
+
+/**
+ * Defaults per embedder kind, in force until the store has been calibrated
+ * (fewer than CALIBRATION_MIN_MEMORIES memories, or before the first run):
+ * - vectorMin: vector hits below it are noise, not search candidates (KNN always returns k rows).
+ * - link: a new memory links to nearest neighbours at or above it.
+ * - distillMerge: a distilled memory this close to one of the same project is that memory
+ *   (fallback: paraphrases scored 0.80-0.93, "staging db on 5433" vs "production db on 5432"
+ *   0.62; bge-small puts paraphrases above ~0.92, related but distinct facts at 0.80-0.90).
+ * - distillContext: existing memories below it are not worth showing the distilling model.
+ * - nightlyMerge: near-duplicates (same project and type) merged by the nightly job.
+ * - recall: the recall block's best line must reach it (with the keyword gates); LoCoMo-dev
+ *   against 100 unrelated prompts (bench/recall.ts): 0.1 kept unrelated blocks at 0.
+ * - recallGlobal: a project-less memory recalled for a project.
+ * - topicUnrelated / topicRelated: a prompt's similarity to the session topic below which it
+ *   is a new topic, and above which it continues the old one fully.
+ * bge values are its typical spread (unrelated ~0.45, near ~0.8), not measured here.
+ */
+export const THRESHOLD_DEFAULTS: Record<"onnx" | "fallback", Record<ThresholdName, number>> = {
+  onnx: { vectorMin: 0.45, link: 0.78, distillMerge: 0.92, distillContext: 0.6, nightlyMerge: 0.95, recall: 0.55, recallGlobal: 0.8, topicUnrelated: 0.5, topicRelated: 0.7 },
+  fallback: { vectorMin: 0.08, link: 0.45, distillMerge: 0.75, distillContext: 0.15, nightlyMerge: 0.9, recall: 0.1, recallGlobal: 0.45, topicUnrelated: 0.08, topicRelated: 0.3 },
+};
+/**
+ * Each threshold as a position on the calibration scale (0 = median cosine
+ * of random memory pairs, 1 = their 99th percentile, 2 = median cosine of a
+ * memory to its nearest neighbour, 3 = identical). Read off the fallback
+ * defaults above with the fallback's calibration of LoCoMo-dev (three runs of
+ * 400 sampled turns: random-pair p50 0.056-0.060, p99 0.32-0.34, nearest
+ * p50 0.46-0.48; positions averaged), so calibrating the fallback on
+ * a store like it reproduces its tuned constants.
+ */
+export const CALIBRATION_POSITIONS: Record<ThresholdName, number> = {
+  vectorMin: 0.08,
+  link: 1.82,
+  distillMerge: 2.52,
+  distillContext: 0.34,
+  nightlyMerge: 2.81,
+  recall: 0.15,
+  recallGlobal: 1.82,
+  topicUnrelated: 0.08,
+  topicRelated: 0.89,
+};
+/** Fewer memories than this do not give a stable spread: the kind's defaults apply. */
+export const CALIBRATION_MIN_MEMORIES = 200;
+/** Stored vectors sampled for random pairs (400 -> ~80k pairs, ~30 ms). */
+export const CALIBRATION_RANDOM_SAMPLE = 400;
+/** ...of which this many are searched for their nearest neighbour. */
+export const CALIBRATION_NEAREST_SAMPLE = 200;
+/** The store is measured again once it holds this many times the memories it was measured on. */
+export const CALIBRATION_REGROW_FACTOR = 2;
+
+/* ---- Recall index: session topic and keyword gates ---- */
+
+/**
+ * Words more common than this share of the store all get the same low
+ * weight in the keyword gates (counting them further costs rows, not insight).
+ */
+export const RECALL_IDF_MAX_DF_SHARE = 0.1;
+/**
+ * The block is shown when its best candidate holds at least this share of
+ * the prompt's keyword weight (IDF-weighted)...
+ */
+export const RECALL_MIN_COVERAGE = 0.4;
+/**
+ * ...and the words it matches weigh at least this many times a word found in
+ * a single memory (so two mid-frequency words or one rare one). LoCoMo-dev
+ * (bench/recall.ts): coverage 0.4 and evidence 0.95 took blocks holding an
+ * evidence turn from 53 % to 67 % of blocks, and unrelated prompts' blocks
+ * from 1.5 % to 0 %; every other line needs RECALL_LINE_COVERAGE only (a
+ * similarity floor per line cost 4.5 points: BM25-only finds are good ones).
+ */
+export const RECALL_MIN_EVIDENCE = 0.95;
+export const RECALL_LINE_COVERAGE = 0.25;
+/** A project-less memory recalled for a project must cover this much of the prompt... */
+export const RECALL_GLOBAL_COVERAGE = 0.6;
+/** ...and ranks as if this much weaker: a project's own memories come first unless a global one is much stronger. */
+export const RECALL_GLOBAL_RANK_FACTOR = 0.5;
+/** Weight of the session topic in the query (prompt = 1) when the prompt continues it. */
+export const RECALL_TOPIC_WEIGHT = 0.5;
+/** The topic keeps this share of its weight per prompt (a half-life of ~2 prompts when continued). */
+export const RECALL_TOPIC_DECAY = 0.6;
+/** A prompt with at most this many keywords ("and the tests?") cannot say it changes the topic: it continues it. */
+export const RECALL_TOPIC_FOLLOWUP_KEYWORDS = 2;
+/** Topic words kept per session. */
+export const RECALL_TOPIC_TERMS = 12;

@@ -4,6 +4,7 @@ import m0003 from "./migrations/0003_analytics.sql" with { type: "text" };
 import m0004 from "./migrations/0004_recent.sql" with { type: "text" };
 import m0005 from "./migrations/0005_dropped.sql" with { type: "text" };
 import m0006 from "./migrations/0006_history.sql" with { type: "text" };
+import m0007 from "./migrations/0007_calibration.sql" with { type: "text" };
 
 /**
  * Ordered schema migrations, imported as text so they are embedded in the
@@ -16,4 +17,5 @@ export const MIGRATIONS: readonly { version: number; sql: string }[] = [
   { version: 4, sql: m0004 },
   { version: 5, sql: m0005 },
   { version: 6, sql: m0006 },
+  { version: 7, sql: m0007 },
 ];

@@ -72,6 +72,20 @@ export const recallSessions = sqliteTable("recall_sessions", {
   updatedAt: integer("updated_at").notNull(),
 });
 
+/** The running topic of a recall session (JSON), deleted with the session (migration 7). */
+export const recallTopics = sqliteTable("recall_topics", {
+  sessionId: text("session_id").primaryKey(),
+  topic: text("topic").notNull(),
+});
+
+/** Similarity calibration per embedder id (migration 7); see src/core/calibration.ts. */
+export const embedderCalibration = sqliteTable("embedder_calibration", {
+  embedderId: text("embedder_id").primaryKey(),
+  memories: integer("memories").notNull(),
+  computedAt: integer("computed_at").notNull(),
+  stats: text("stats").notNull(),
+});
+
 export const recallShown = sqliteTable(
   "recall_shown",
   {

@@ -67,14 +67,22 @@ function prng(seed: number): () => number {
   };
 }
 
-function embeddingTable(vocab: string[], hidden: number): Float32Array {
+/**
+ * `bias` adds one shared direction to every word row: all texts then point
+ * partly the same way, and unrelated texts score high cosines, as with bge
+ * (~0.45 for unrelated texts). 0 gives near-orthogonal texts, like the
+ * hashing fallback. The calibration tests use both spreads.
+ */
+function embeddingTable(vocab: string[], hidden: number, bias = 0): Float32Array {
   const rand = prng(0x5eed);
+  const shared = Array.from({ length: hidden }, () => rand() * 2 - 1);
   const table = new Float32Array(vocab.length * hidden);
   for (let row = 0; row < vocab.length; row++) {
     // [PAD] contributes nothing; [CLS]/[SEP] are shared by every text, so keep
     // them small or they would make all sentences look alike.
     const scale = row === 0 ? 0 : row <= 4 ? 0.1 : 1;
-    for (let col = 0; col < hidden; col++) table[row * hidden + col] = (rand() * 2 - 1) * scale;
+    const lean = row <= 4 ? 0 : bias;
+    for (let col = 0; col < hidden; col++) table[row * hidden + col] = (rand() * 2 - 1) * scale + lean * shared[col];
   }
   return table;
 }
@@ -197,7 +205,7 @@ function tokenizerJson(vocab: string[]) {
  * Writes a complete model folder at `<dir>/<name>/` (config, tokenizer, ONNX
  * graph) and returns `dir`, the folder to use as the local model path.
  */
-export async function makeTinyModel(dir: string, name = "test/tiny-bge", opts: { hidden?: number } = {}): Promise<string> {
+export async function makeTinyModel(dir: string, name = "test/tiny-bge", opts: { hidden?: number; bias?: number } = {}): Promise<string> {
   const hidden = opts.hidden ?? DEFAULT_HIDDEN;
   const vocab = vocabulary();
   const modelDir = join(dir, name);
@@ -229,6 +237,6 @@ export async function makeTinyModel(dir: string, name = "test/tiny-bge", opts: {
     tokenize_chinese_chars: true,
   });
   json("tokenizer.json", tokenizerJson(vocab));
-  await Bun.write(join(modelDir, "onnx", "model_quantized.onnx"), modelBytes(vocab.length, hidden, embeddingTable(vocab, hidden)));
+  await Bun.write(join(modelDir, "onnx", "model_quantized.onnx"), modelBytes(vocab.length, hidden, embeddingTable(vocab, hidden, opts.bias)));
   return dir;
 }

@@ -199,3 +199,70 @@ describe("relevance gates and projects", () => {
     expect(await recallIndex(s, { session_id: "d", prompt: "is there a temporary home for the staging service?", project: "infra" })).not.toMatchObject({ shown: [global] });
   });
 });
+
+describe("the session's running topic", () => {
+  const SHOP: string[] = [
+    "Stripe webhooks are verified with the signing secret before an order payment is marked paid.",
+    "The payment tests replay recorded events against a fake card server.",
+    "The search indexer rebuilds the product catalogue index every night from Postgres.",
+    "The catalogue sync tests run against a throwaway Meilisearch container.",
+    "Invoices are rendered to PDF with a headless Chromium and stored in the invoices bucket.",
+    "Customer emails go out through Postmark with the transactional template set.",
+    // Filler, so words have realistic weights (a six-memory store makes every word common).
+    ...Array.from({ length: 24 }, (_, i) => `Release note ${i}: the warehouse team ${["moved", "renamed", "audited", "archived"][i % 4]} shelf ${i} of aisle ${i % 5}.`),
+  ];
+  async function shop(s: TestServices): Promise<string[]> {
+    const ids: string[] = [];
+    for (const content of SHOP) ids.push((await ingestMemory(s, { content, project: "shop" })).id!);
+    return ids;
+  }
+  const shown = async (s: TestServices, session: string, prompt: string) => ((await recallIndex(s, { session_id: session, prompt, project: "shop" })) as { shown?: string[] }).shown ?? [];
+
+  test('a follow-up like "and the tests?" recalls the tests of what the session is about', async () => {
+    const s = services();
+    const [webhooks, paymentTests, , searchTests] = await shop(s);
+    expect(await shown(s, "pay", "how are payment webhooks verified before an order is marked paid?")).not.toContain(paymentTests);
+    await recallIndex(s, { session_id: "pay", reset: true });
+    // Without a topic, the follow-up says too little to recall anything.
+    expect(await recallIndex(s, { session_id: "fresh", prompt: "and the tests?", project: "shop" })).toEqual({ block: null, skipped: "short-prompt" });
+    expect(await shown(s, "pay", "how are payment webhooks verified before an order is marked paid?")).toContain(webhooks);
+    const followUp = await shown(s, "pay", "and the tests?");
+    expect(followUp[0]).toBe(paymentTests);
+    if (followUp.includes(searchTests)) expect(followUp.indexOf(searchTests)).toBeGreaterThan(0);
+  });
+
+  test("a change of topic is not drowned by the old one", async () => {
+    const s = services();
+    const [, paymentTests, rebuild, searchTests] = await shop(s);
+    await shown(s, "switch", "how are payment webhooks verified before an order is marked paid?");
+    expect(await shown(s, "switch", "when does the search indexer rebuild the product catalogue index?")).toContain(rebuild);
+    const followUp = await shown(s, "switch", "and the tests?");
+    expect(followUp[0]).toBe(searchTests);
+    // The payment topic was left behind: its tests come after, if at all.
+    if (followUp.includes(paymentTests)) expect(followUp.indexOf(paymentTests)).toBeGreaterThan(0);
+  });
+
+  test("the topic survives a restart and a reset forgets it", async () => {
+    const first = makeServices({ now: () => clock });
+    const [, paymentTests] = await shop(first);
+    await shown(first, "r", "how are payment webhooks verified before an order is marked paid?");
+    const home = first.config.home;
+    await first.close();
+    const second = services({ home });
+    expect((await shown(second, "r", "and the tests?"))[0]).toBe(paymentTests);
+    await recallIndex(second, { session_id: "r", reset: true });
+    expect(await recallIndex(second, { session_id: "r", prompt: "and the tests?", project: "shop" })).toEqual({ block: null, skipped: "short-prompt" });
+  });
+});
+
+describe("projects", () => {
+  test("a project's own memory ranks before a project-less one unless that is much stronger", async () => {
+    const s = services();
+    const own = (await ingestMemory(s, { content: "Run the shop test suite with bun test --preload ./test/setup.ts inside the shop folder.", project: "shop" })).id!;
+    const global = (await ingestMemory(s, { content: "Run bun test with the preload file so every test suite gets a temporary home.", project: null })).id!;
+    for (const filler of ["Deploys of the shop go through the release workflow.", "The shop database is Postgres 16 on port 5432."]) await ingestMemory(s, { content: filler, project: "shop" });
+    const r = (await recallIndex(s, { session_id: "p", prompt: "how do I run the bun test suite with the preload file?", project: "shop" })) as { shown: string[] };
+    expect(r.shown[0]).toBe(own);
+    if (r.shown.includes(global)) expect(r.shown.indexOf(global)).toBeGreaterThan(0);
+  });
+});
