@@ -26,11 +26,17 @@ describe("npm install on the supported Node", () => {
     expect(Bun.semver.satisfies(Bun.version, pkg.engines.bun)).toBe(true);
   });
 
-  test("no locked package requires a newer Node than the oldest one we state", () => {
+  // secretlint 13 declares Node >= 22 but only ever runs inside Bun (the server), never under the
+  // user's Node; 12.0.0, the last release declaring Node 20, redacted a long transcript ~20x slower.
+  // npm on Node 20 prints an EBADENGINE notice for the @secretlint packages and nothing else (README).
+  const RUN_ONLY_IN_BUN = ["node_modules/@secretlint/"];
+
+  test("no locked package requires a newer Node than the oldest one we state (but the Bun-only ones named)", () => {
     const oldest = floor(pkg.engines.node);
     const refusing: string[] = [];
     for (const [path, entry] of Object.entries<any>(lock.packages)) {
       if (path === "" || entry.optional) continue; // optional platform packages are skipped, not warned about
+      if (RUN_ONLY_IN_BUN.some((p) => path.startsWith(p))) continue;
       const wants = entry.engines?.node;
       if (typeof wants === "string" && !Bun.semver.satisfies(oldest, wants)) refusing.push(`${path} (node ${wants})`);
     }
