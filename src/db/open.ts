@@ -2,8 +2,7 @@ import { Database } from "bun:sqlite";
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { drizzle } from "drizzle-orm/bun-sqlite";
-import vecPath from "../../node_modules/sqlite-vec-linux-x64/vec0.so" with { type: "file" };
-import { materialize } from "../native";
+import { prepareSqlite, sqliteVecLibrary } from "../platform/natives";
 import { MIGRATIONS } from "./migrations";
 import * as schema from "./schema";
 
@@ -19,6 +18,7 @@ export interface Store {
 /** Opens (creating if needed) the database: WAL, pragmas, sqlite-vec, migrations. */
 export function openStore(file: string): Store {
   if (file !== ":memory:") mkdirSync(dirname(file), { recursive: true });
+  prepareSqlite();
   const sqlite = new Database(file, { create: true, strict: true });
   sqlite.run("PRAGMA journal_mode = WAL");
   sqlite.run("PRAGMA synchronous = NORMAL");
@@ -26,7 +26,7 @@ export function openStore(file: string): Store {
   sqlite.run("PRAGMA busy_timeout = 5000");
   sqlite.run("PRAGMA cache_size = -65536");
   sqlite.run("PRAGMA temp_store = MEMORY");
-  sqlite.loadExtension(materialize(vecPath, "vec0.so"), "sqlite3_vec_init");
+  sqlite.loadExtension(sqliteVecLibrary(), "sqlite3_vec_init");
   migrate(sqlite);
   let closed = false;
   return {
