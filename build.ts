@@ -315,7 +315,7 @@ function megabytes(bytes: number): string {
 const USAGE = `usage: bun build.ts            this machine's binary: dist/memsvc
        bun build.ts --all      every platform: dist/memsvc-<os>-<cpu>[.exe] and dist/SHA256SUMS
        bun build.ts --target <${Object.keys(PLATFORMS).join("|")}>   one platform: dist/memsvc-<os>-<cpu>
-       bun build.ts --sqlite   only the macOS SQLite for this Mac (what \`npm start\` needs from source there)`;
+       bun build.ts --sqlite   only the macOS SQLite for this Mac (what running from source needs there; \`npm start\` does it)`;
 
 if (import.meta.main) {
   const args = process.argv.slice(2);
@@ -336,9 +336,15 @@ if (import.meta.main) {
       const built = await buildBinary({ entry, platform, outfile: join(dist, PLATFORMS[platform].binary), modelDir, modelName });
       console.log(`built ${built.outfile}${model}: ${megabytes(built.bytes)} in ${built.seconds.toFixed(1)} s`);
     } else if (args[0] === "--sqlite") {
+      // `npm start` runs this first (prestart): on macOS it makes the SQLite once, elsewhere --quiet keeps it silent.
+      const quiet = args.includes("--quiet");
       const host = PLATFORMS[hostPlatform()];
-      if (!host.customSqlite) console.log(`${host.id} uses Bun's own SQLite; nothing to build`);
-      else console.log(`built ${await buildSqlite(host)}`);
+      if (!host.customSqlite) {
+        if (!quiet) console.log(`${host.id} uses Bun's own SQLite; nothing to build`);
+      } else {
+        const path = await buildSqlite(host);
+        if (!quiet) console.log(`built ${path}`);
+      }
     } else if (args.length === 0) {
       const built = await buildBinary({ entry, outfile: join(dist, "memsvc"), modelDir, modelName });
       console.log(`built ${built.outfile} (${built.platform})${model}: ${megabytes(built.bytes)} in ${built.seconds.toFixed(1)} s`);

@@ -1,0 +1,88 @@
+import { beforeAll, expect, test } from "bun:test";
+import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { hostPlatform } from "../../build";
+import { PLATFORMS } from "../../src/platform/natives";
+import { allPlatformBinaries, DIST_TIMEOUT_MS } from "../helpers/dist";
+import { ROOT } from "../helpers/process";
+
+// install.sh against a real release folder (the five binaries and
+// SHA256SUMS), installing into a temporary PREFIX with /bin/sh.
+
+const INSTALL = join(ROOT, "install.sh");
+let distDir: string;
+
+beforeAll(async () => {
+  distDir = (await allPlatformBinaries()).dir;
+}, DIST_TIMEOUT_MS);
+
+function install(args: string[], env: Record<string, string> = {}) {
+  const home = mkdtempSync(join(tmpdir(), "memsvc-install-home-"));
+  const p = Bun.spawnSync(["/bin/sh", INSTALL, ...args], {
+    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, ...env },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  return { code: p.exitCode, stdout: p.stdout.toString(), stderr: p.stderr.toString() };
+}
+
+test("install.sh picks this machine's binary, verifies it and installs memsvc 0755 under PREFIX/bin", () => {
+  const prefix = mkdtempSync(join(tmpdir(), "memsvc-prefix-"));
+  const r = install(["--from", distDir, "--prefix", prefix]);
+  expect(r.stderr).toBe("");
+  expect(r.code).toBe(0);
+  const installed = join(prefix, "bin", "memsvc");
+  expect(readdirSync(join(prefix, "bin"))).toEqual(["memsvc"]);
+  expect(statSync(installed).mode & 0o777).toBe(0o755);
+  // The very bytes of this platform's release binary.
+  expect(readFileSync(installed).equals(readFileSync(join(distDir, PLATFORMS[hostPlatform()].binary)))).toBe(true);
+  const version = Bun.spawnSync([installed, "--version"]).stdout.toString().trim();
+  expect(version).toBe(JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")).version);
+  expect(r.stdout).toContain(PLATFORMS[hostPlatform()].binary);
+  expect(r.stdout).toContain("memsvc init");
+  expect(r.stdout).toContain("memsvc server");
+  expect(r.stdout).toContain("is not on your PATH");
+}, 60_000);
+
+test("install.sh takes MEMSVC_DIST and PREFIX from the environment and replaces an older install", () => {
+  const prefix = mkdtempSync(join(tmpdir(), "memsvc-prefix-"));
+  const r1 = install([], { MEMSVC_DIST: distDir, PREFIX: prefix });
+  expect(r1.code).toBe(0);
+  writeFileSync(join(prefix, "bin", "memsvc"), "#!/bin/sh\necho old\n");
+  const r2 = install([], { MEMSVC_DIST: distDir, PREFIX: prefix, PATH: `${join(prefix, "bin")}:${process.env.PATH}` });
+  expect(r2.code).toBe(0);
+  expect(r2.stdout).not.toContain("is not on your PATH");
+  expect(statSync(join(prefix, "bin", "memsvc")).size).toBe(statSync(join(distDir, PLATFORMS[hostPlatform()].binary)).size);
+}, 60_000);
+
+test("a binary whose checksum does not match is refused: non-zero exit, nothing installed", () => {
+  const bad = mkdtempSync(join(tmpdir(), "memsvc-baddist-"));
+  const name = PLATFORMS[hostPlatform()].binary;
+  copyFileSync(join(distDir, "SHA256SUMS"), join(bad, "SHA256SUMS"));
+  const bytes = readFileSync(join(distDir, name));
+  bytes[bytes.length >> 1] ^= 0xff; // one flipped byte in the middle
+  writeFileSync(join(bad, name), bytes);
+  const prefix = mkdtempSync(join(tmpdir(), "memsvc-prefix-"));
+  const r = install(["--from", bad, "--prefix", prefix]);
+  expect(r.code).not.toBe(0);
+  expect(r.stderr).toContain("checksum mismatch");
+  expect(existsSync(join(prefix, "bin"))).toBe(false);
+}, 60_000);
+
+test("a release folder without this platform's line in SHA256SUMS, or without the binary, is refused", () => {
+  const name = PLATFORMS[hostPlatform()].binary;
+  const noLine = mkdtempSync(join(tmpdir(), "memsvc-baddist-"));
+  copyFileSync(join(distDir, name), join(noLine, name));
+  writeFileSync(join(noLine, "SHA256SUMS"), readFileSync(join(distDir, "SHA256SUMS"), "utf8").split("\n").filter((l) => !l.endsWith(`  ${name}`)).join("\n"));
+  const prefix = mkdtempSync(join(tmpdir(), "memsvc-prefix-"));
+  const r1 = install(["--from", noLine, "--prefix", prefix]);
+  expect(r1.code).not.toBe(0);
+  expect(r1.stderr).toContain(`SHA256SUMS lists no ${name}`);
+  const noBinary = mkdtempSync(join(tmpdir(), "memsvc-baddist-"));
+  copyFileSync(join(distDir, "SHA256SUMS"), join(noBinary, "SHA256SUMS"));
+  const r2 = install(["--from", noBinary, "--prefix", prefix]);
+  expect(r2.code).not.toBe(0);
+  expect(r2.stderr).toContain("does not exist");
+  expect(existsSync(join(prefix, "bin"))).toBe(false);
+});
