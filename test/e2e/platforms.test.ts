@@ -123,5 +123,16 @@ describe.each(IDS)("%s binary", (id) => {
     expect(text).not.toContain("OMIT_LOAD_EXTENSION");
     expect(text).toContain("sqlite3_load_extension");
     expect(text).toContain("sqlite3_enable_load_extension");
+
+    // bun:sqlite on macOS finds SQLite's functions by name (dlsym) in whatever library it is given;
+    // each name its runtime asks for must be exported by ours. The library's own bytes are blanked
+    // first, so the names come from the rest of the binary (Bun itself).
+    const exported = new Set([...text.matchAll(/(?<=[^\x20-\x7e]_)(sqlite3_[a-z0-9_]+)(?=\0)/g)].map((m) => m[1]));
+    const rest = Buffer.concat([bin.subarray(0, at), bin.subarray(at + readFileSync(sqlite!).length)]).toString("latin1");
+    const wanted = new Set([...rest.matchAll(/(?<=[^\x20-\x7e])(sqlite3_[a-z0-9_]+)(?=\0)/g)].map((m) => m[1]!));
+    // sqlite-vec's entry point and SQLite's default entry-point name are not functions bun:sqlite looks up.
+    for (const name of ["sqlite3_vec_init", "sqlite3_extension_init"]) wanted.delete(name);
+    expect(wanted.size).toBeGreaterThan(80);
+    expect([...wanted].filter((name) => !exported.has(name))).toEqual([]);
   });
 });
