@@ -24,7 +24,7 @@ while [ $# -gt 0 ]; do
     --from) [ $# -ge 2 ] || fail "--from needs a folder"; from=$2; shift 2 ;;
     --base-url) [ $# -ge 2 ] || fail "--base-url needs a URL"; base_url=$2; shift 2 ;;
     --prefix) [ $# -ge 2 ] || fail "--prefix needs a folder"; prefix=$2; shift 2 ;;
-    -h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) fail "unknown option $1 (see --help)" ;;
   esac
 done

@@ -56,6 +56,37 @@ test("install.sh takes MEMSVC_DIST and PREFIX from the environment and replaces 
   expect(statSync(join(prefix, "bin", "memsvc")).size).toBe(statSync(join(distDir, PLATFORMS[hostPlatform()].binary)).size);
 }, 60_000);
 
+test.skipIf(!Bun.which("curl") && !Bun.which("wget"))("install.sh downloads from a release URL (--base-url) and verifies the download", async () => {
+  // A release host on loopback serving the dist folder, as a web server would.
+  const served: string[] = [];
+  const host = Bun.serve({
+    port: 0,
+    hostname: "127.0.0.1",
+    fetch(req) {
+      const name = new URL(req.url).pathname.split("/").pop() ?? "";
+      served.push(name);
+      const file = Bun.file(join(distDir, name));
+      return file.size > 0 && !name.startsWith(".") ? new Response(file) : new Response("not found", { status: 404 });
+    },
+  });
+  try {
+    const prefix = mkdtempSync(join(tmpdir(), "memsvc-prefix-"));
+    // Spawned asynchronously: the server above must keep answering while the script downloads.
+    const p = Bun.spawn(["/bin/sh", INSTALL, "--base-url", `http://127.0.0.1:${host.port}/releases/0.17.0`, "--prefix", prefix], {
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: prefix },
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    const [code, stderr] = await Promise.all([p.exited, new Response(p.stderr).text()]);
+    expect(stderr).toBe("");
+    expect(code).toBe(0);
+    expect(served.sort()).toEqual(["SHA256SUMS", PLATFORMS[hostPlatform()].binary].sort());
+    expect(statSync(join(prefix, "bin", "memsvc")).mode & 0o777).toBe(0o755);
+  } finally {
+    host.stop(true);
+  }
+}, 60_000);
+
 test("a binary whose checksum does not match is refused: non-zero exit, nothing installed", () => {
   const bad = mkdtempSync(join(tmpdir(), "memsvc-baddist-"));
   const name = PLATFORMS[hostPlatform()].binary;
