@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { copyFileSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { buildBinary, hostPlatform } from "../../build";
@@ -11,9 +11,10 @@ import { childEnv, freePort, ROOT, run, startProcess, tempHome, type Running } f
 // The compiled binary, copied alone into an empty folder: no node_modules, no
 // sources beside it. One build per run (a few seconds).
 let bin: string;
+let out: string;
 let server: Running | null = null;
 beforeAll(async () => {
-  const out = mkdtempSync(join(tmpdir(), "memsvc-build-"));
+  out = mkdtempSync(join(tmpdir(), "memsvc-build-"));
   const built = await buildBinary({ entry: join(ROOT, "src/main.ts"), outfile: join(out, "memsvc") });
   const lonely = mkdtempSync(join(tmpdir(), "memsvc-alone-"));
   bin = join(lonely, "memsvc");
@@ -23,6 +24,8 @@ beforeAll(async () => {
 }, 180_000);
 afterAll(() => {
   server?.proc.kill("SIGKILL");
+  // Two copies of a 160 MB binary per run must not pile up in /tmp.
+  for (const dir of [out, bin && join(bin, "..")]) if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
 test("the lone binary runs init, server and status, and serves ingest → search → get → update → delete", async () => {

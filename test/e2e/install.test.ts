@@ -1,5 +1,5 @@
-import { beforeAll, expect, test } from "bun:test";
-import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { hostPlatform } from "../../build";
@@ -17,8 +17,19 @@ beforeAll(async () => {
   distDir = (await allPlatformBinaries()).dir;
 }, DIST_TIMEOUT_MS);
 
+// Each holds a copy of a 160 MB binary.
+const temps: string[] = [];
+function tempDir(prefix: string): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  temps.push(dir);
+  return dir;
+}
+afterAll(() => {
+  for (const dir of temps) rmSync(dir, { recursive: true, force: true });
+});
+
 function install(args: string[], env: Record<string, string> = {}) {
-  const home = mkdtempSync(join(tmpdir(), "memsvc-install-home-"));
+  const home = tempDir("memsvc-install-home-");
   const p = Bun.spawnSync(["/bin/sh", INSTALL, ...args], {
     env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, ...env },
     stdout: "pipe",
@@ -28,7 +39,7 @@ function install(args: string[], env: Record<string, string> = {}) {
 }
 
 test("install.sh picks this machine's binary, verifies it and installs memsvc 0755 under PREFIX/bin", () => {
-  const prefix = mkdtempSync(join(tmpdir(), "memsvc-prefix-"));
+  const prefix = tempDir("memsvc-prefix-");
   const r = install(["--from", distDir, "--prefix", prefix]);
   expect(r.stderr).toBe("");
   expect(r.code).toBe(0);
@@ -46,7 +57,7 @@ test("install.sh picks this machine's binary, verifies it and installs memsvc 07
 }, 60_000);
 
 test("install.sh takes MEMSVC_DIST and PREFIX from the environment and replaces an older install", () => {
-  const prefix = mkdtempSync(join(tmpdir(), "memsvc-prefix-"));
+  const prefix = tempDir("memsvc-prefix-");
   const r1 = install([], { MEMSVC_DIST: distDir, PREFIX: prefix });
   expect(r1.code).toBe(0);
   writeFileSync(join(prefix, "bin", "memsvc"), "#!/bin/sh\necho old\n");
@@ -70,7 +81,7 @@ test.skipIf(!Bun.which("curl") && !Bun.which("wget"))("install.sh downloads from
     },
   });
   try {
-    const prefix = mkdtempSync(join(tmpdir(), "memsvc-prefix-"));
+    const prefix = tempDir("memsvc-prefix-");
     // Spawned asynchronously: the server above must keep answering while the script downloads.
     const p = Bun.spawn(["/bin/sh", INSTALL, "--base-url", `http://127.0.0.1:${host.port}/releases/0.17.0`, "--prefix", prefix], {
       env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: prefix },
@@ -88,13 +99,13 @@ test.skipIf(!Bun.which("curl") && !Bun.which("wget"))("install.sh downloads from
 }, 60_000);
 
 test("a binary whose checksum does not match is refused: non-zero exit, nothing installed", () => {
-  const bad = mkdtempSync(join(tmpdir(), "memsvc-baddist-"));
+  const bad = tempDir("memsvc-baddist-");
   const name = PLATFORMS[hostPlatform()].binary;
   copyFileSync(join(distDir, "SHA256SUMS"), join(bad, "SHA256SUMS"));
   const bytes = readFileSync(join(distDir, name));
   bytes[bytes.length >> 1] ^= 0xff; // one flipped byte in the middle
   writeFileSync(join(bad, name), bytes);
-  const prefix = mkdtempSync(join(tmpdir(), "memsvc-prefix-"));
+  const prefix = tempDir("memsvc-prefix-");
   const r = install(["--from", bad, "--prefix", prefix]);
   expect(r.code).not.toBe(0);
   expect(r.stderr).toContain("checksum mismatch");
@@ -103,14 +114,14 @@ test("a binary whose checksum does not match is refused: non-zero exit, nothing 
 
 test("a release folder without this platform's line in SHA256SUMS, or without the binary, is refused", () => {
   const name = PLATFORMS[hostPlatform()].binary;
-  const noLine = mkdtempSync(join(tmpdir(), "memsvc-baddist-"));
+  const noLine = tempDir("memsvc-baddist-");
   copyFileSync(join(distDir, name), join(noLine, name));
   writeFileSync(join(noLine, "SHA256SUMS"), readFileSync(join(distDir, "SHA256SUMS"), "utf8").split("\n").filter((l) => !l.endsWith(`  ${name}`)).join("\n"));
-  const prefix = mkdtempSync(join(tmpdir(), "memsvc-prefix-"));
+  const prefix = tempDir("memsvc-prefix-");
   const r1 = install(["--from", noLine, "--prefix", prefix]);
   expect(r1.code).not.toBe(0);
   expect(r1.stderr).toContain(`SHA256SUMS lists no ${name}`);
-  const noBinary = mkdtempSync(join(tmpdir(), "memsvc-baddist-"));
+  const noBinary = tempDir("memsvc-baddist-");
   copyFileSync(join(distDir, "SHA256SUMS"), join(noBinary, "SHA256SUMS"));
   const r2 = install(["--from", noBinary, "--prefix", prefix]);
   expect(r2.code).not.toBe(0);

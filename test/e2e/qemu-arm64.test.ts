@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { chmodSync, copyFileSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
+import { chmodSync, copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PLATFORMS } from "../../src/platform/natives";
@@ -29,6 +29,7 @@ beforeAll(async () => {
 }, DIST_TIMEOUT_MS);
 afterAll(() => {
   server?.proc.kill("SIGKILL");
+  if (bin) rmSync(join(bin, ".."), { recursive: true, force: true });
 });
 
 test.skipIf(missing !== null)("linux-arm64 binary under qemu: init, server, ingest, search, recall-index, status", async () => {
