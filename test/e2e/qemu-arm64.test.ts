@@ -15,6 +15,7 @@ import { qemuMissing, startTimed, underQemu, type TimedServer } from "../helpers
 // carries work together. Start-up figures: bench/qemu-start.ts.
 
 const missing = qemuMissing();
+if (missing) console.log(`linux-arm64 qemu test skipped: ${missing}`);
 const VERSION = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")).version as string;
 let bin: string;
 let server: TimedServer | null = null;
