@@ -34,7 +34,8 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   init: async () => (await import("./cli/init")).runInit,
   server: async () => (await import("./cli/server")).runServer,
   status: async () => (await import("./cli/status")).runStatus,
-  nightly: async () => (await import("./cli/nightly")).runNightlyCommand,
+  // nightly reads the database before openStore runs, so macOS's SQLite choice must come first.
+  nightly: async () => ((await import("./platform/natives")).prepareSqlite(), (await import("./cli/nightly")).runNightlyCommand),
   export: async () => (await import("./cli/portability")).runExport,
   import: async () => (await import("./cli/portability")).runImport,
   backup: async () => (await import("./cli/portability")).runBackup,

@@ -10,3 +10,11 @@ delete process.env.MEMSVC_LLM_BASE_URL;
 delete process.env.MEMSVC_LLM_API_KEY;
 delete process.env.MEMSVC_LLM_MODEL;
 delete process.env.MEMSVC_URL;
+
+// On macOS the tests open databases through the SQLite build.ts makes (Bun's
+// system one cannot load sqlite-vec): make it once, like `npm start` does.
+if (process.platform === "darwin") {
+  const { buildSqlite, hostPlatform } = await import("../build");
+  const { PLATFORMS } = await import("../src/platform/natives");
+  await buildSqlite(PLATFORMS[hostPlatform()]);
+}

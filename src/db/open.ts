@@ -1,7 +1,6 @@
 import { Database } from "bun:sqlite";
 import { drizzle } from "drizzle-orm/bun-sqlite";
-import vecPath from "../../node_modules/sqlite-vec-linux-x64/vec0.so" with { type: "file" };
-import { materialize } from "../native";
+import { prepareSqlite, sqliteVecLibrary } from "../platform/natives";
 import { prepareDatabaseFile, tightenDatabaseFiles } from "../private-files";
 import { MIGRATIONS } from "./migrations";
 import * as schema from "./schema";
@@ -18,6 +17,7 @@ export interface Store {
 /** Opens (creating if needed) the database: WAL, pragmas, sqlite-vec, migrations. */
 export function openStore(file: string): Store {
   if (file !== ":memory:") prepareDatabaseFile(file);
+  prepareSqlite();
   const sqlite = new Database(file, { create: true, strict: true });
   sqlite.run("PRAGMA journal_mode = WAL");
   if (file !== ":memory:") tightenDatabaseFiles(file);
@@ -26,7 +26,7 @@ export function openStore(file: string): Store {
   sqlite.run("PRAGMA busy_timeout = 5000");
   sqlite.run("PRAGMA cache_size = -65536");
   sqlite.run("PRAGMA temp_store = MEMORY");
-  sqlite.loadExtension(materialize(vecPath, "vec0.so"), "sqlite3_vec_init");
+  sqlite.loadExtension(sqliteVecLibrary(), "sqlite3_vec_init");
   migrate(sqlite);
   let closed = false;
   return {

@@ -1,17 +1,20 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { copyFileSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
+import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { buildBinary } from "../../build";
+import { buildBinary, hostPlatform } from "../../build";
+import { PLATFORMS } from "../../src/platform/natives";
 import { requestFrom } from "../helpers/server";
+import { makeTinyModel } from "../helpers/tiny-model";
 import { childEnv, freePort, ROOT, run, startProcess, tempHome, type Running } from "../helpers/process";
 
 // The compiled binary, copied alone into an empty folder: no node_modules, no
 // sources beside it. One build per run (a few seconds).
 let bin: string;
+let out: string;
 let server: Running | null = null;
 beforeAll(async () => {
-  const out = mkdtempSync(join(tmpdir(), "memsvc-build-"));
+  out = mkdtempSync(join(tmpdir(), "memsvc-build-"));
   const built = await buildBinary({ entry: join(ROOT, "src/main.ts"), outfile: join(out, "memsvc") });
   const lonely = mkdtempSync(join(tmpdir(), "memsvc-alone-"));
   bin = join(lonely, "memsvc");
@@ -21,6 +24,8 @@ beforeAll(async () => {
 }, 180_000);
 afterAll(() => {
   server?.proc.kill("SIGKILL");
+  // Two copies of a 160 MB binary per run must not pile up in /tmp.
+  for (const dir of [out, bin && join(bin, "..")]) if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
 test("the lone binary runs init, server and status, and serves ingest → search → get → update → delete", async () => {
@@ -72,6 +77,27 @@ test("the lone binary runs init, server and status, and serves ingest → search
   const remoteToken = await requestFrom("127.0.0.2", `${url}/recent`, { headers: { authorization: `Bearer ${token}` } });
   expect(remoteToken.status).toBe(200);
 
+  server.proc.kill("SIGTERM");
+  expect(await server.proc.exited).toBe(0);
+  server = null;
+}, 60_000);
+
+test("the lone binary runs the ONNX embedder from the onnxruntime it carries (binding and library extracted side by side)", async () => {
+  const home = tempHome();
+  const port = await freePort();
+  const env = childEnv(home);
+  const cwd = join(bin, "..");
+  const host = PLATFORMS[hostPlatform()];
+  expect((await run([bin, "init"], env, cwd)).code).toBe(0);
+  await makeTinyModel(join(home, "models"), "test/tiny-bge");
+  const config = JSON.parse(readFileSync(join(home, "config.json"), "utf8"));
+  writeFileSync(join(home, "config.json"), JSON.stringify({ ...config, embedder: { model: "test/tiny-bge" } }));
+  server = await startProcess([bin, "server", "--port", String(port)], env, port, cwd);
+  const health = (await (await fetch(`${server.url}/health`)).json()) as any;
+  expect(health.embedder.kind).toBe("onnx");
+  expect(readdirSync(join(home, ".cache", JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")).version)).sort()).toEqual(
+    [...host.onnxruntime!.libraries, host.onnxruntime!.binding, host.sqliteVec.file, ...(host.customSqlite ? [host.customSqlite.file] : [])].sort(),
+  );
   server.proc.kill("SIGTERM");
   expect(await server.proc.exited).toBe(0);
   server = null;

@@ -1,5 +1,6 @@
 import { afterEach, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
+import { prepareSqlite, sqliteVecLibrary } from "../../src/platform/natives";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { addLink } from "../../src/core/links";
@@ -32,8 +33,9 @@ async function seedHome(): Promise<string> {
 }
 
 function dump(dbFile: string) {
+  prepareSqlite();
   const db = new Database(dbFile, { readonly: true });
-  db.loadExtension(join(import.meta.dir, "../../node_modules/sqlite-vec-linux-x64/vec0.so"), "sqlite3_vec_init");
+  db.loadExtension(sqliteVecLibrary(), "sqlite3_vec_init");
   const out = {
     memories: db.query("SELECT id, content, memory_type, project, source_agent, source_agent_id, source_domain, source_session, privacy, created_at, updated_at, refreshed_at, strength, shown_count, used_count, last_shown_at, last_used_at, link_count FROM memories ORDER BY id").all(),
     links: db.query("SELECT from_id, to_id, relationship, weight, created_at FROM links ORDER BY from_id, to_id, relationship").all(),
