@@ -11,6 +11,10 @@ export interface Health {
   db_size_kb: number;
   llm: string;
   embedder: { id: string; kind: string; description: string; reembedding: boolean };
+  /** "loading" while a large store's vectors load after start-up: search is BM25-only until "ready". */
+  index: "loading" | "ready";
+  /** Vectors in the in-memory index. */
+  index_vectors: number;
 }
 
 /** "<provider> <model>" from the configured base URL, or "not configured". */
@@ -48,5 +52,7 @@ export function health(s: Services): Health {
     db_size_kb: Math.round(size / 1024),
     llm: llmLabel(s),
     embedder: { id: s.embedder.id, kind: s.embedder.kind, description: s.embedder.description, reembedding: getMeta(s.store, "reembed_cursor") !== null },
+    index: s.indexState.status,
+    index_vectors: s.index.size,
   };
 }

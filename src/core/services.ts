@@ -1,7 +1,8 @@
 import type { Config } from "../config";
-import { openStore, getMeta, setMeta, type Store } from "../db";
+import { openStore, type Store } from "../db";
 import type { Embedder } from "../embed/types";
 import type { Logger } from "./log";
+import { startIndex, syncIndex, type IndexState } from "./index-sync";
 import { VectorIndex } from "./vector-index";
 
 /** Everything core functions need, built once per process and passed explicitly. */
@@ -10,6 +11,8 @@ export interface Services {
   readonly store: Store;
   readonly embedder: Embedder;
   readonly index: VectorIndex;
+  /** Loading or ready; kept in step with other processes' writes before each vector search. */
+  readonly indexState: IndexState;
   readonly log: Logger;
   now(): number;
   /** Registers a write so shutdown can wait for it to finish. */
@@ -36,6 +39,7 @@ export function createServices(config: Config, opts: ServiceOptions): Services {
     store,
     embedder: opts.embedder,
     index,
+    indexState: undefined as unknown as IndexState,
     log: opts.log,
     now: opts.now ?? Date.now,
     track(work) {
@@ -53,38 +57,10 @@ export function createServices(config: Config, opts: ServiceOptions): Services {
       store.close();
     },
   };
-  loadIndex(services);
+  const state = startIndex(services);
+  (services as { indexState: IndexState }).indexState = state;
+  index.beforeSearch = () => {
+    if (state.status === "ready") syncIndex(services, state);
+  };
   return services;
-}
-
-/**
- * Fills the in-memory vector index from vec0, but only with vectors of the
- * active embedder's space: rows past a pending re-embed cursor are left out
- * (they are found by BM25 until the re-embed reaches them).
- */
-function loadIndex(s: Services): void {
-  const recorded = getMeta(s.store, "embedder_id");
-  const cursorText = getMeta(s.store, "reembed_cursor");
-  const count = s.store.sqlite.query<{ n: number }, []>("SELECT count(*) AS n FROM memories").get()!.n;
-  if (recorded === null || (count === 0 && recorded !== s.embedder.id)) {
-    setMeta(s.store, "embedder_id", s.embedder.id);
-  } else if (recorded !== s.embedder.id) {
-    // A different vector space: start over; the re-embed job fills the index.
-    s.store.sqlite.transaction(() => {
-      setMeta(s.store, "embedder_id", s.embedder.id);
-      setMeta(s.store, "reembed_cursor", "0");
-    })();
-    s.log("warn", `stored vectors came from ${recorded}; re-embedding them with ${s.embedder.id} in the background`);
-    return;
-  }
-  const upTo = cursorText === null ? Number.MAX_SAFE_INTEGER : Number(cursorText);
-  // Streamed row by row: materialising 100k vectors at once doubled the start-up peak RSS.
-  const rows = s.store.sqlite
-    .query<{ seq: number; embedding: Uint8Array; project: string | null }, [number]>(
-      "SELECT v.rowid AS seq, v.embedding AS embedding, m.project AS project FROM memory_vec v JOIN memories m ON m.seq = v.rowid WHERE v.rowid <= ?",
-    )
-    .iterate(upTo);
-  for (const r of rows) {
-    s.index.upsert(r.seq, new Float32Array(r.embedding.buffer, r.embedding.byteOffset, r.embedding.byteLength / 4), r.project);
-  }
 }

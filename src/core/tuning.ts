@@ -84,18 +84,36 @@ export const RECENT_RECENCY_DAYS = 7;
  */
 export const RECENT_CANDIDATES = 1000;
 
-/** Binary-code prefilter kicks in above this many vectors; below, every vector is scored exactly. */
-export const VECTOR_EXACT_BELOW = 4096;
-/** Candidates kept by the binary prefilter before int8 rescoring (per requested result). */
-export const VECTOR_PREFILTER_FACTOR = 8;
-export const VECTOR_PREFILTER_MIN = 320;
 /**
- * Above this many vectors the prefilter first compares 128 of the 384 sign
- * bits and keeps VECTOR_COARSE_FACTOR times its quota for the full compare:
- * a third of the work on the hot path, with the clusters test still exact.
+ * The vector index scores every row with an exact int8 dot product (WebAssembly
+ * SIMD) and rescores this many of the best with the float query, per result
+ * asked (at least VECTOR_RESCORE_MIN). Measured with bench/vectors.ts at 100k
+ * (offline-embedder vectors and a random rotation of them, recall@10 against
+ * float32 brute force): see the figures there; the int8 order alone already
+ * holds ~all of the true top 10, the float rescoring only settles near-ties.
  */
-export const VECTOR_COARSE_ABOVE = 30_000;
-export const VECTOR_COARSE_FACTOR = 12;
+export const VECTOR_RESCORE_FACTOR = 4;
+export const VECTOR_RESCORE_MIN = 40;
+/**
+ * A project holding less than this share of the store is scanned row by row
+ * (one kernel call each, ~30 ns overhead) instead of scanning the whole store.
+ */
+export const VECTOR_GROUP_SCAN_SHARE = 0.25;
+
+/**
+ * Stores with more vectors than this load their index in the background after
+ * the server listens (search is BM25-only meanwhile); smaller ones load before
+ * it listens (10k vectors load in ~100 ms), so tests and small homes never
+ * see a partial index.
+ */
+export const INDEX_BACKGROUND_ABOVE = 10_000;
+/** Vectors read per background step: ~20 ms of work, so requests interleave. */
+export const INDEX_LOAD_CHUNK = 2000;
+/**
+ * vector_changes rows kept behind the newest at start-up (~20 bytes each). A
+ * server that falls further behind another process's writes reloads its index.
+ */
+export const VECTOR_CHANGES_KEEP = 200_000;
 
 /** Longest query text embedded or tokenised; longer input is cut, never rejected. */
 export const QUERY_MAX_CHARS = 2000;

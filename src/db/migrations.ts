@@ -3,6 +3,7 @@ import m0002 from "./migrations/0002_recall.sql" with { type: "text" };
 import m0003 from "./migrations/0003_analytics.sql" with { type: "text" };
 import m0004 from "./migrations/0004_recent.sql" with { type: "text" };
 import m0005 from "./migrations/0005_dropped.sql" with { type: "text" };
+import m0008 from "./migrations/0008_vector_changes.sql" with { type: "text" };
 
 /**
  * Ordered schema migrations, imported as text so they are embedded in the
@@ -14,4 +15,5 @@ export const MIGRATIONS: readonly { version: number; sql: string }[] = [
   { version: 3, sql: m0003 },
   { version: 4, sql: m0004 },
   { version: 5, sql: m0005 },
+  { version: 8, sql: m0008 },
 ];

@@ -1,0 +1,175 @@
+import { getMeta, setMeta } from "../db";
+import type { Services } from "./services";
+import { INDEX_BACKGROUND_ABOVE, INDEX_LOAD_CHUNK, VECTOR_CHANGES_KEEP } from "./tuning";
+import type { VectorIndex } from "./vector-index";
+
+/** Where the in-memory index stands against the database. */
+export interface IndexState {
+  status: "loading" | "ready";
+  /** Vectors loaded so far / to load, while loading. */
+  loaded: number;
+  total: number;
+  /** Last vector_changes row applied. */
+  cursor: number;
+  /** PRAGMA data_version at the last check: it moves only when another connection commits. */
+  dataVersion: number;
+  /** Resolves once the index holds every vector. */
+  ready: Promise<void>;
+}
+
+type VecRow = { seq: number; embedding: Uint8Array | null; project: string | null };
+
+const asVector = (b: Uint8Array) => new Float32Array(b.buffer, b.byteOffset, b.byteLength / 4);
+
+/** Rows past a pending re-embed cursor are of the old vector space: BM25 finds them until it passes. */
+function reembedLimit(s: Services): number {
+  const cursor = getMeta(s.store, "reembed_cursor");
+  return cursor === null ? Number.MAX_SAFE_INTEGER : Number(cursor);
+}
+
+const maxChange = (s: Services) => s.store.sqlite.query<{ n: number | null }, []>("SELECT max(id) AS n FROM vector_changes").get()!.n ?? 0;
+const dataVersion = (s: Services) => s.store.sqlite.query<{ data_version: number }, []>("PRAGMA data_version").get()!.data_version;
+
+/**
+ * Fills the index from vec0. Small stores load before this returns; large
+ * ones load in chunks between requests, so the server listens at once and
+ * answers searches BM25-only (health says `index: loading`) until done.
+ */
+export function startIndex(s: Services): IndexState {
+  let resolve!: () => void;
+  const ready = new Promise<void>((r) => (resolve = r));
+  const state: IndexState = { status: "loading", loaded: 0, total: 0, cursor: 0, dataVersion: dataVersion(s), ready };
+  if (!claimVectorSpace(s)) {
+    // A different vector space: the re-embed job fills the index as it goes.
+    state.cursor = maxChange(s);
+    state.status = "ready";
+    resolve();
+    return state;
+  }
+  state.cursor = maxChange(s);
+  pruneChanges(s, state.cursor);
+  const upTo = reembedLimit(s);
+  state.total = s.store.sqlite.query<{ n: number }, [number]>("SELECT count(*) AS n FROM memory_vec WHERE rowid <= ?").get(upTo)!.n;
+  const select = s.store.sqlite.query<VecRow, [number, number, number]>(
+    "SELECT v.rowid AS seq, v.embedding AS embedding, m.project AS project FROM memory_vec v JOIN memories m ON m.seq = v.rowid WHERE v.rowid > ? AND v.rowid <= ? ORDER BY v.rowid LIMIT ?",
+  );
+  let after = 0;
+  // One chunk of rows, synchronously; false when nothing is left.
+  const step = (): boolean => {
+    const rows = select.all(after, upTo, INDEX_LOAD_CHUNK);
+    for (const r of rows) if (r.embedding) s.index.upsert(r.seq, asVector(r.embedding), r.project);
+    state.loaded += rows.length;
+    if (rows.length > 0) after = rows[rows.length - 1].seq;
+    return rows.length === INDEX_LOAD_CHUNK;
+  };
+  const finish = () => {
+    s.index.loading = false;
+    state.status = "ready";
+    resolve();
+  };
+  if (state.total <= INDEX_BACKGROUND_ABOVE) {
+    while (step());
+    finish();
+    return state;
+  }
+  s.index.loading = true;
+  s.log("info", `loading ${state.total} vectors into the index in the background; search is BM25-only until done`);
+  const started = performance.now();
+  const loop = () => {
+    try {
+      if (step()) {
+        setImmediate(loop);
+        return;
+      }
+      s.log("info", `vector index ready: ${s.index.size} vectors in ${Math.round(performance.now() - started)} ms`);
+    } catch (e) {
+      // A closed database (shutdown mid-load) ends the load; searches stay BM25-only.
+      s.log("warn", `vector index load stopped: ${(e as Error).message}`);
+    }
+    finish();
+  };
+  setImmediate(loop);
+  return state;
+}
+
+/** Records the active embedder; false when stored vectors are of another one (a re-embed is owed). */
+function claimVectorSpace(s: Services): boolean {
+  const recorded = getMeta(s.store, "embedder_id");
+  const count = s.store.sqlite.query<{ n: number }, []>("SELECT count(*) AS n FROM memories").get()!.n;
+  if (recorded === null || (count === 0 && recorded !== s.embedder.id)) {
+    setMeta(s.store, "embedder_id", s.embedder.id);
+    return true;
+  }
+  if (recorded === s.embedder.id) return true;
+  s.store.sqlite.transaction(() => {
+    setMeta(s.store, "embedder_id", s.embedder.id);
+    setMeta(s.store, "reembed_cursor", "0");
+  })();
+  s.log("warn", `stored vectors came from ${recorded}; re-embedding them with ${s.embedder.id} in the background`);
+  return false;
+}
+
+function pruneChanges(s: Services, cursor: number): void {
+  try {
+    s.store.sqlite.run("DELETE FROM vector_changes WHERE id <= ?", [cursor - VECTOR_CHANGES_KEEP]);
+  } catch {
+    /* a read-only or busy store keeps its log; pruning is housekeeping */
+  }
+}
+
+/**
+ * Brings the index up to date with writes of other connections. Called before
+ * every vector search: when PRAGMA data_version has not moved (no other
+ * connection committed), every logged change is this process's own, already
+ * applied, and the cursor just advances. Otherwise the changed rows are read
+ * back and applied (insert, update, delete, project move).
+ */
+export function syncIndex(s: Services, state: IndexState): void {
+  // Inside a caller's write transaction its own rows are not committed yet: the next search catches up.
+  if (s.store.sqlite.inTransaction) return;
+  // One read transaction: the change log and data_version describe the same snapshot.
+  s.store.sqlite.transaction(() => catchUp(s, state))();
+}
+
+function catchUp(s: Services, state: IndexState): void {
+  const newest = maxChange(s);
+  const dv = dataVersion(s);
+  if (dv === state.dataVersion) {
+    state.cursor = newest;
+    return;
+  }
+  state.dataVersion = dv;
+  if (newest === state.cursor) return;
+  const oldest = s.store.sqlite.query<{ n: number | null }, []>("SELECT min(id) AS n FROM vector_changes").get()!.n ?? 0;
+  if (oldest > state.cursor + 1) {
+    // Pruned past our cursor: the log cannot say what changed.
+    s.log("warn", "vector index fell behind the change log; reloading it");
+    reloadAll(s, s.index, state);
+    return;
+  }
+  const changed = s.store.sqlite.query<{ seq: number }, [number, number]>("SELECT DISTINCT seq FROM vector_changes WHERE id > ? AND id <= ?").all(state.cursor, newest);
+  const upTo = reembedLimit(s);
+  const rows = s.store.sqlite
+    .query<VecRow, [string]>(
+      "SELECT m.seq AS seq, v.embedding AS embedding, m.project AS project FROM memories m LEFT JOIN memory_vec v ON v.rowid = m.seq WHERE m.seq IN (SELECT value FROM json_each(?))",
+    )
+    .all(JSON.stringify(changed.map((c) => c.seq)));
+  const found = new Map(rows.map((r) => [r.seq, r]));
+  for (const { seq } of changed) {
+    const r = found.get(seq);
+    if (r?.embedding && seq <= upTo) s.index.upsert(seq, asVector(r.embedding), r.project);
+    else if (!r) s.index.remove(seq);
+    else if (s.index.has(seq)) s.index.regroup(seq, r.project);
+  }
+  state.cursor = newest;
+}
+
+function reloadAll(s: Services, index: VectorIndex, state: IndexState): void {
+  index.clear();
+  state.cursor = maxChange(s);
+  const upTo = reembedLimit(s);
+  const rows = s.store.sqlite
+    .query<VecRow, [number]>("SELECT v.rowid AS seq, v.embedding AS embedding, m.project AS project FROM memory_vec v JOIN memories m ON m.seq = v.rowid WHERE v.rowid <= ?")
+    .iterate(upTo);
+  for (const r of rows) if (r.embedding) index.upsert(r.seq, asVector(r.embedding), r.project);
+}
