@@ -15,6 +15,8 @@ export interface IndexState {
   dataVersion: number;
   /** Resolves once the index holds every vector. */
   ready: Promise<void>;
+  /** Set at shutdown: a background load stops at its next step. */
+  stop?: boolean;
 }
 
 type VecRow = { seq: number; embedding: Uint8Array | null; project: string | null };
@@ -50,17 +52,21 @@ export function startIndex(s: Services): IndexState {
   pruneChanges(s, state.cursor);
   const upTo = reembedLimit(s);
   state.total = s.store.sqlite.query<{ n: number }, [number]>("SELECT count(*) AS n FROM memory_vec WHERE rowid <= ?").get(upTo)!.n;
-  const select = s.store.sqlite.query<VecRow, [number, number, number]>(
-    "SELECT v.rowid AS seq, v.embedding AS embedding, m.project AS project FROM memory_vec v JOIN memories m ON m.seq = v.rowid WHERE v.rowid > ? AND v.rowid <= ? ORDER BY v.rowid LIMIT ?",
-  );
-  let after = 0;
+  // One streamed scan of vec0 (its rowid range queries scan the whole table, so no paging by seq),
+  // consumed a chunk at a time. Rows written meanwhile are logged and replayed once ready.
+  const rows = s.store.sqlite
+    .query<VecRow, [number]>("SELECT v.rowid AS seq, v.embedding AS embedding, m.project AS project FROM memory_vec v JOIN memories m ON m.seq = v.rowid WHERE v.rowid <= ?")
+    .iterate(upTo);
   // One chunk of rows, synchronously; false when nothing is left.
   const step = (): boolean => {
-    const rows = select.all(after, upTo, INDEX_LOAD_CHUNK);
-    for (const r of rows) if (r.embedding) s.index.upsert(r.seq, asVector(r.embedding), r.project);
-    state.loaded += rows.length;
-    if (rows.length > 0) after = rows[rows.length - 1].seq;
-    return rows.length === INDEX_LOAD_CHUNK;
+    for (let n = 0; n < INDEX_LOAD_CHUNK; n++) {
+      const next = rows.next();
+      if (next.done) return false;
+      const r = next.value;
+      if (r.embedding) s.index.upsert(r.seq, asVector(r.embedding), r.project);
+      state.loaded++;
+    }
+    return true;
   };
   const finish = () => {
     s.index.loading = false;
@@ -77,7 +83,9 @@ export function startIndex(s: Services): IndexState {
   const started = performance.now();
   const loop = () => {
     try {
-      if (step()) {
+      if (state.stop) {
+        rows.return?.(undefined);
+      } else if (step()) {
         setImmediate(loop);
         return;
       }

@@ -52,6 +52,7 @@ export function createServices(config: Config, opts: ServiceOptions): Services {
       while (inflight.size > 0) await Promise.allSettled([...inflight]);
     },
     async close() {
+      services.indexState.stop = true;
       await services.drain();
       await opts.embedder.close?.();
       store.close();
