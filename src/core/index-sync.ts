@@ -1,4 +1,5 @@
 import { getMeta, setMeta } from "../db";
+import { indexFileOf, readIndexFile, saveIndexFile } from "./index-file";
 import type { Services } from "./services";
 import { INDEX_BACKGROUND_ABOVE, INDEX_LOAD_CHUNK, VECTOR_CHANGES_KEEP } from "./tuning";
 import type { VectorIndex } from "./vector-index";
@@ -17,6 +18,8 @@ export interface IndexState {
   ready: Promise<void>;
   /** Set at shutdown: a background load stops at its next step. */
   stop?: boolean;
+  /** Stores with more vectors load in the background and keep an index file. */
+  backgroundAbove: number;
 }
 
 type VecRow = { seq: number; embedding: Uint8Array | null; project: string | null };
@@ -37,13 +40,19 @@ const dataVersion = (s: Services) => s.store.sqlite.query<{ data_version: number
  * ones load in chunks between requests, so the server listens at once and
  * answers searches BM25-only (health says `index: loading`) until done.
  */
-export function startIndex(s: Services): IndexState {
+export function startIndex(s: Services, backgroundAbove = INDEX_BACKGROUND_ABOVE): IndexState {
   let resolve!: () => void;
   const ready = new Promise<void>((r) => (resolve = r));
-  const state: IndexState = { status: "loading", loaded: 0, total: 0, cursor: 0, dataVersion: dataVersion(s), ready };
+  const state: IndexState = { status: "loading", loaded: 0, total: 0, cursor: 0, dataVersion: dataVersion(s), ready, backgroundAbove };
   if (!claimVectorSpace(s)) {
     // A different vector space: the re-embed job fills the index as it goes.
     state.cursor = maxChange(s);
+    state.status = "ready";
+    resolve();
+    return state;
+  }
+  if (fromIndexFile(s, state)) {
+    pruneChanges(s, state.cursor);
     state.status = "ready";
     resolve();
     return state;
@@ -73,7 +82,7 @@ export function startIndex(s: Services): IndexState {
     state.status = "ready";
     resolve();
   };
-  if (state.total <= INDEX_BACKGROUND_ABOVE) {
+  if (state.total <= backgroundAbove) {
     while (step());
     finish();
     return state;
@@ -85,11 +94,18 @@ export function startIndex(s: Services): IndexState {
     try {
       if (state.stop) {
         rows.return?.(undefined);
-      } else if (step()) {
+        finish();
+        return;
+      }
+      if (step()) {
         setImmediate(loop);
         return;
       }
       s.log("info", `vector index ready: ${s.index.size} vectors in ${Math.round(performance.now() - started)} ms`);
+      finish();
+      // Saved at once, so the next start reads one file even if this process is killed.
+      saveIndex(s, state);
+      return;
     } catch (e) {
       // A closed database (shutdown mid-load) ends the load; searches stay BM25-only.
       s.log("warn", `vector index load stopped: ${(e as Error).message}`);
@@ -115,6 +131,45 @@ function claimVectorSpace(s: Services): boolean {
   })();
   s.log("warn", `stored vectors came from ${recorded}; re-embedding them with ${s.embedder.id} in the background`);
   return false;
+}
+
+/**
+ * Restores the index from the file saved next to the database when it is of
+ * this embedder and the change log still reaches back to it, replays the log
+ * past it, and keeps it only if it then holds exactly the stored vectors.
+ */
+function fromIndexFile(s: Services, state: IndexState): boolean {
+  if (getMeta(s.store, "reembed_cursor") !== null) return false;
+  const saved = readIndexFile(indexFileOf(s.store.file));
+  if (!saved || saved.header.embedder !== s.embedder.id) return false;
+  const newest = maxChange(s);
+  const oldest = s.store.sqlite.query<{ n: number | null }, []>("SELECT min(id) AS n FROM vector_changes").get()!.n ?? 0;
+  const cursor = saved.header.cursor;
+  if (cursor > newest || (cursor < newest && oldest > cursor + 1)) return false;
+  s.index.restore(saved.snap);
+  state.cursor = cursor;
+  state.dataVersion = -1;
+  syncIndex(s, state);
+  const stored = s.store.sqlite.query<{ n: number }, []>("SELECT count(*) AS n FROM memories").get()!.n;
+  if (s.index.size === stored) {
+    state.loaded = state.total = stored;
+    return true;
+  }
+  s.log("warn", `the saved vector index holds ${s.index.size} vectors, the database ${stored}; loading from the database`);
+  s.index.clear();
+  return false;
+}
+
+/** Writes the index file for large stores (small ones load from vec0 in milliseconds). */
+export function saveIndex(s: Services, state: IndexState): void {
+  if (state.status !== "ready" || state.stop || s.index.size <= state.backgroundAbove || getMeta(s.store, "reembed_cursor") !== null) return;
+  try {
+    syncIndex(s, state);
+    saveIndexFile(indexFileOf(s.store.file), s.index, s.embedder.id, state.cursor);
+  } catch (e) {
+    // Only a cache: the next start loads from vec0 instead.
+    s.log("warn", `could not save the vector index: ${(e as Error).message}`);
+  }
 }
 
 function pruneChanges(s: Services, cursor: number): void {

@@ -2,7 +2,7 @@ import type { Config } from "../config";
 import { openStore, type Store } from "../db";
 import type { Embedder } from "../embed/types";
 import type { Logger } from "./log";
-import { startIndex, syncIndex, type IndexState } from "./index-sync";
+import { saveIndex, startIndex, syncIndex, type IndexState } from "./index-sync";
 import { VectorIndex } from "./vector-index";
 
 /** Everything core functions need, built once per process and passed explicitly. */
@@ -28,6 +28,8 @@ export interface ServiceOptions {
   now?: () => number;
   /** Database file; defaults to the home's memsvc.db. */
   dbFile?: string;
+  /** Vector count above which the index loads in the background and is saved to a file (tests lower it). */
+  indexBackgroundAbove?: number;
 }
 
 export function createServices(config: Config, opts: ServiceOptions): Services {
@@ -52,13 +54,14 @@ export function createServices(config: Config, opts: ServiceOptions): Services {
       while (inflight.size > 0) await Promise.allSettled([...inflight]);
     },
     async close() {
-      services.indexState.stop = true;
       await services.drain();
+      saveIndex(services, services.indexState);
+      services.indexState.stop = true;
       await opts.embedder.close?.();
       store.close();
     },
   };
-  const state = startIndex(services);
+  const state = startIndex(services, opts.indexBackgroundAbove);
   (services as { indexState: IndexState }).indexState = state;
   index.beforeSearch = () => {
     if (state.status === "ready") syncIndex(services, state);

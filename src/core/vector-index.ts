@@ -2,6 +2,15 @@ import { DIMENSIONS } from "../embed/types";
 import { int8Kernel, KERNEL_DIMS, type Kernel } from "./int8-kernel";
 import { VECTOR_GROUP_SCAN_SHARE, VECTOR_RESCORE_FACTOR, VECTOR_RESCORE_MIN } from "./tuning";
 
+export interface IndexSnapshot {
+  groupNames: string[];
+  seqs: Int32Array;
+  groups: Int32Array;
+  scales: Float32Array;
+  sums: Int32Array;
+  rows: Int8Array;
+}
+
 export interface VectorHit {
   seq: number;
   /** Cosine similarity in [-1, 1] (int8 document times float query). */
@@ -89,6 +98,37 @@ export class VectorIndex {
     this.seqs[slot] = 0;
     this.dead++;
     if (this.dead > 1024 && this.dead > this.used / 4) this.compact();
+  }
+
+  /** The live rows, packed (for the index file): slot i of each array is one vector. */
+  snapshot(): IndexSnapshot {
+    if (this.dead > 0) this.compact();
+    const n = this.used;
+    const names: string[] = [];
+    for (const [name, id] of this.groupIds) names[id] = name;
+    return {
+      groupNames: names,
+      seqs: this.seqs.slice(0, n),
+      groups: this.groups.slice(0, n),
+      scales: this.scales.slice(0, n),
+      sums: this.sums.slice(0, n),
+      rows: this.q8.slice(0, n * DIMENSIONS),
+    };
+  }
+
+  /** Replaces the contents with a snapshot (of the same dimensions). */
+  restore(snap: IndexSnapshot): void {
+    this.clear();
+    const n = snap.seqs.length;
+    while (this.seqs.length < n) this.grow();
+    this.groupIds = new Map(snap.groupNames.map((name, id) => [name, id]));
+    this.seqs.set(snap.seqs);
+    this.groups.set(snap.groups);
+    this.scales.set(snap.scales);
+    this.sums.set(snap.sums);
+    this.q8.set(snap.rows);
+    for (let i = 0; i < n; i++) this.slotOf.set(snap.seqs[i], i);
+    this.used = n;
   }
 
   /** Drops everything (a full reload follows). */

@@ -20,10 +20,11 @@ export interface Store {
 export function openStore(file: string): Store {
   if (file !== ":memory:") mkdirSync(dirname(file), { recursive: true });
   const sqlite = new Database(file, { create: true, strict: true });
+  // The busy timeout first: switching to WAL waits for another process's lock (a closing server's checkpoint).
+  sqlite.run("PRAGMA busy_timeout = 5000");
   sqlite.run("PRAGMA journal_mode = WAL");
   sqlite.run("PRAGMA synchronous = NORMAL");
   sqlite.run("PRAGMA foreign_keys = ON");
-  sqlite.run("PRAGMA busy_timeout = 5000");
   sqlite.run("PRAGMA cache_size = -65536");
   sqlite.run("PRAGMA temp_store = MEMORY");
   sqlite.loadExtension(materialize(vecPath, "vec0.so"), "sqlite3_vec_init");

@@ -50,3 +50,48 @@ test("this connection's own writes are not replayed while no other connection wr
   expect(other.index.size).toBe(5);
   expect(other.indexState.cursor).toBe(cursor);
 });
+
+test("a large store saves its index to a file and the next start restores it, with other writes replayed", async () => {
+  const first = makeServices({ indexBackgroundAbove: 20 });
+  open.push(first);
+  for (let i = 0; i < 30; i++) await ingestMemory(first, { content: `note ${i}: the payments worker retries webhook ${i} with backoff`, project: i % 2 ? "a" : "b" });
+  const home = first.config.home;
+  await first.close();
+  open.splice(open.indexOf(first), 1);
+  const file = `${first.store.file}.vindex`;
+  expect((await Bun.file(file).exists())).toBe(true);
+  expect((await import("node:fs")).statSync(file).mode & 0o777).toBe(0o600);
+
+  // Written while no server runs: the log carries it to the restored index.
+  const writer = makeServices({ home, indexBackgroundAbove: 1_000_000 });
+  const added = idOf(await ingestMemory(writer, { content: "Terraform state lives in the ops bucket with object locking", project: "infra" }));
+  await writer.close();
+
+  const second = makeServices({ home, indexBackgroundAbove: 20 });
+  open.push(second);
+  expect(second.indexState.status).toBe("ready");
+  expect(second.logs.some((l) => /loading .* vectors/.test(l.message))).toBe(false);
+  expect(second.index.size).toBe(31);
+  const hits = await search(second, { query: "terraform state bucket locking" });
+  expect(hits.results.find((r) => r.id === added)?.matched_by).toContain("vector");
+});
+
+test("an index file that disagrees with the database is ignored", async () => {
+  const first = makeServices({ indexBackgroundAbove: 5 });
+  for (let i = 0; i < 8; i++) await ingestMemory(first, { content: `fact ${i} about the cache layer eviction policy` });
+  const home = first.config.home;
+  const dbFile = first.store.file;
+  await first.close();
+  // A row vanishes behind the log's back (as a restored backup would look).
+  const { openStore } = await import("../../src/db");
+  const db = openStore(dbFile);
+  db.sqlite.run("DROP TRIGGER vector_changes_delete");
+  db.sqlite.run("DELETE FROM memories WHERE seq = 3");
+  db.close();
+  const second = makeServices({ home, indexBackgroundAbove: 5 });
+  open.push(second);
+  await second.indexState.ready;
+  expect(second.logs.some((l) => /saved vector index holds 8 vectors, the database 7/.test(l.message))).toBe(true);
+  expect(second.index.size).toBe(7);
+  expect(second.index.has(3)).toBe(false);
+});
