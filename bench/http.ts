@@ -66,8 +66,10 @@ interface SizeFigures {
   seed: SeedResult;
   db_mb: number;
   start_to_first_200_ms: number;
-  /** Spawn to /health reporting `index: ready` (the vector index fully loaded). */
+  /** Spawn to /health reporting `index: ready` (the vector index fully loaded from sqlite-vec). */
   start_to_index_ready_ms: number;
+  /** The same after a restart, when the index file saved by the first server is there. */
+  restart?: { start_to_first_200_ms: number; start_to_index_ready_ms: number; memory: ReturnType<typeof memoryOf> };
   search: GetFigures & { filtered_share: number };
   search_unfiltered: GetFigures;
   search_project: GetFigures;
@@ -127,6 +129,14 @@ async function atSize(target: number, current: number): Promise<SizeFigures> {
     }
     stopped = true;
     await server.stop();
+    log("restarting (index file present)");
+    const again = await spawnServer(home, cmd);
+    try {
+      const readyAgain = await indexReady(again.url, again.startMs);
+      figures.restart = { start_to_first_200_ms: Math.round(again.startMs), start_to_index_ready_ms: Math.round(readyAgain), memory: memoryOf(again.pid) };
+    } finally {
+      await again.stop();
+    }
     if (VECTOR_QUERIES > 0) {
       log(`vector recall@10 against float32 at ${target} (in-process)`);
       figures.vectors = { sparse: vectorFigures(target, VECTOR_QUERIES, false), dense: vectorFigures(target, VECTOR_QUERIES, true) };
