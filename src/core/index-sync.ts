@@ -44,30 +44,73 @@ export function startIndex(s: Services, backgroundAbove = INDEX_BACKGROUND_ABOVE
   let resolve!: () => void;
   const ready = new Promise<void>((r) => (resolve = r));
   const state: IndexState = { status: "loading", loaded: 0, total: 0, cursor: 0, dataVersion: dataVersion(s), ready, backgroundAbove };
-  if (!claimVectorSpace(s)) {
+  const finish = () => {
+    s.index.loading = false;
+    state.status = "ready";
+    resolve();
+  };
+  const stored = claimVectorSpace(s);
+  if (stored === null) {
     // A different vector space: the re-embed job fills the index as it goes.
     state.cursor = maxChange(s);
-    state.status = "ready";
-    resolve();
+    finish();
     return state;
   }
-  if (fromIndexFile(s, state)) {
-    pruneChanges(s, state.cursor);
-    state.status = "ready";
-    resolve();
+  if (stored <= backgroundAbove) {
+    state.cursor = maxChange(s);
+    const load = fromVec0(s, state);
+    while (load());
+    finish();
     return state;
   }
-  state.cursor = maxChange(s);
-  pruneChanges(s, state.cursor);
+  // Large stores: after the server listens, from the saved file if it is usable, else from vec0.
+  s.index.loading = true;
+  s.log("info", `loading ${stored} vectors into the index in the background; search is BM25-only until done`);
+  const started = performance.now();
+  let load: (() => boolean) | null = null;
+  const loop = () => {
+    try {
+      if (state.stop) return finish();
+      if (!load) {
+        if (fromIndexFile(s, state, stored)) {
+          pruneChanges(s, state.cursor);
+          s.log("info", `vector index ready from its file: ${s.index.size} vectors in ${Math.round(performance.now() - started)} ms`);
+          return finish();
+        }
+        state.cursor = maxChange(s);
+        pruneChanges(s, state.cursor);
+        load = fromVec0(s, state);
+      }
+      if (load()) {
+        setImmediate(loop);
+        return;
+      }
+      s.log("info", `vector index ready: ${s.index.size} vectors in ${Math.round(performance.now() - started)} ms`);
+      finish();
+      // Saved at once, so the next start reads one file even if this process is killed.
+      saveIndex(s, state);
+    } catch (e) {
+      // A closed database (shutdown mid-load) ends the load; searches stay BM25-only.
+      s.log("warn", `vector index load stopped: ${(e as Error).message}`);
+      finish();
+    }
+  };
+  setImmediate(loop);
+  return state;
+}
+
+/**
+ * One streamed scan of vec0 (its rowid range queries scan the whole table, so
+ * no paging by seq), consumed INDEX_LOAD_CHUNK rows per call; false when done.
+ * Rows written meanwhile are in the change log past state.cursor and replayed.
+ */
+function fromVec0(s: Services, state: IndexState): () => boolean {
   const upTo = reembedLimit(s);
   state.total = s.store.sqlite.query<{ n: number }, [number]>("SELECT count(*) AS n FROM memory_vec WHERE rowid <= ?").get(upTo)!.n;
-  // One streamed scan of vec0 (its rowid range queries scan the whole table, so no paging by seq),
-  // consumed a chunk at a time. Rows written meanwhile are logged and replayed once ready.
   const rows = s.store.sqlite
     .query<VecRow, [number]>("SELECT v.rowid AS seq, v.embedding AS embedding, m.project AS project FROM memory_vec v JOIN memories m ON m.seq = v.rowid WHERE v.rowid <= ?")
     .iterate(upTo);
-  // One chunk of rows, synchronously; false when nothing is left.
-  const step = (): boolean => {
+  return () => {
     for (let n = 0; n < INDEX_LOAD_CHUNK; n++) {
       const next = rows.next();
       if (next.done) return false;
@@ -77,60 +120,23 @@ export function startIndex(s: Services, backgroundAbove = INDEX_BACKGROUND_ABOVE
     }
     return true;
   };
-  const finish = () => {
-    s.index.loading = false;
-    state.status = "ready";
-    resolve();
-  };
-  if (state.total <= backgroundAbove) {
-    while (step());
-    finish();
-    return state;
-  }
-  s.index.loading = true;
-  s.log("info", `loading ${state.total} vectors into the index in the background; search is BM25-only until done`);
-  const started = performance.now();
-  const loop = () => {
-    try {
-      if (state.stop) {
-        rows.return?.(undefined);
-        finish();
-        return;
-      }
-      if (step()) {
-        setImmediate(loop);
-        return;
-      }
-      s.log("info", `vector index ready: ${s.index.size} vectors in ${Math.round(performance.now() - started)} ms`);
-      finish();
-      // Saved at once, so the next start reads one file even if this process is killed.
-      saveIndex(s, state);
-      return;
-    } catch (e) {
-      // A closed database (shutdown mid-load) ends the load; searches stay BM25-only.
-      s.log("warn", `vector index load stopped: ${(e as Error).message}`);
-    }
-    finish();
-  };
-  setImmediate(loop);
-  return state;
 }
 
-/** Records the active embedder; false when stored vectors are of another one (a re-embed is owed). */
-function claimVectorSpace(s: Services): boolean {
+/** Records the active embedder; the number of memories, or null when stored vectors are of another embedder (a re-embed is owed). */
+function claimVectorSpace(s: Services): number | null {
   const recorded = getMeta(s.store, "embedder_id");
   const count = s.store.sqlite.query<{ n: number }, []>("SELECT count(*) AS n FROM memories").get()!.n;
   if (recorded === null || (count === 0 && recorded !== s.embedder.id)) {
     setMeta(s.store, "embedder_id", s.embedder.id);
-    return true;
+    return count;
   }
-  if (recorded === s.embedder.id) return true;
+  if (recorded === s.embedder.id) return count;
   s.store.sqlite.transaction(() => {
     setMeta(s.store, "embedder_id", s.embedder.id);
     setMeta(s.store, "reembed_cursor", "0");
   })();
   s.log("warn", `stored vectors came from ${recorded}; re-embedding them with ${s.embedder.id} in the background`);
-  return false;
+  return null;
 }
 
 /**
@@ -138,19 +144,20 @@ function claimVectorSpace(s: Services): boolean {
  * this embedder and the change log still reaches back to it, replays the log
  * past it, and keeps it only if it then holds exactly the stored vectors.
  */
-function fromIndexFile(s: Services, state: IndexState): boolean {
+function fromIndexFile(s: Services, state: IndexState, stored: number): boolean {
   if (getMeta(s.store, "reembed_cursor") !== null) return false;
   const saved = readIndexFile(indexFileOf(s.store.file));
   if (!saved || saved.header.embedder !== s.embedder.id) return false;
   const newest = maxChange(s);
   const oldest = s.store.sqlite.query<{ n: number | null }, []>("SELECT min(id) AS n FROM vector_changes").get()!.n ?? 0;
   const cursor = saved.header.cursor;
-  if (cursor > newest || (cursor < newest && oldest > cursor + 1)) return false;
+  // Far behind (e.g. a bulk import since): one vec0 scan beats replaying that many changes.
+  if (cursor > newest || (cursor < newest && oldest > cursor + 1) || newest - cursor > state.backgroundAbove) return false;
   s.index.restore(saved.snap);
   state.cursor = cursor;
   state.dataVersion = -1;
   syncIndex(s, state);
-  const stored = s.store.sqlite.query<{ n: number }, []>("SELECT count(*) AS n FROM memories").get()!.n;
+  stored = s.store.sqlite.query<{ n: number }, []>("SELECT count(*) AS n FROM memories").get()!.n;
   if (s.index.size === stored) {
     state.loaded = state.total = stored;
     return true;
@@ -212,17 +219,19 @@ function catchUp(s: Services, state: IndexState): void {
   }
   const changed = s.store.sqlite.query<{ seq: number }, [number, number]>("SELECT DISTINCT seq FROM vector_changes WHERE id > ? AND id <= ?").all(state.cursor, newest);
   const upTo = reembedLimit(s);
-  const rows = s.store.sqlite
-    .query<VecRow, [string]>(
-      "SELECT m.seq AS seq, v.embedding AS embedding, m.project AS project FROM memories m LEFT JOIN memory_vec v ON v.rowid = m.seq WHERE m.seq IN (SELECT value FROM json_each(?))",
-    )
-    .all(JSON.stringify(changed.map((c) => c.seq)));
-  const found = new Map(rows.map((r) => [r.seq, r]));
-  for (const { seq } of changed) {
-    const r = found.get(seq);
-    if (r?.embedding && seq <= upTo) s.index.upsert(seq, asVector(r.embedding), r.project);
-    else if (!r) s.index.remove(seq);
-    else if (s.index.has(seq)) s.index.regroup(seq, r.project);
+  const read = s.store.sqlite.query<VecRow, [string]>(
+    "SELECT m.seq AS seq, v.embedding AS embedding, m.project AS project FROM memories m LEFT JOIN memory_vec v ON v.rowid = m.seq WHERE m.seq IN (SELECT value FROM json_each(?))",
+  );
+  // In slices: a bulk import elsewhere must not hold every vector in memory at once.
+  for (let at = 0; at < changed.length; at += INDEX_LOAD_CHUNK) {
+    const slice = changed.slice(at, at + INDEX_LOAD_CHUNK);
+    const found = new Map(read.all(JSON.stringify(slice.map((c) => c.seq))).map((r) => [r.seq, r]));
+    for (const { seq } of slice) {
+      const r = found.get(seq);
+      if (r?.embedding && seq <= upTo) s.index.upsert(seq, asVector(r.embedding), r.project);
+      else if (!r) s.index.remove(seq);
+      else if (s.index.has(seq)) s.index.regroup(seq, r.project);
+    }
   }
   state.cursor = newest;
 }

@@ -69,8 +69,12 @@ test("a large store saves its index to a file and the next start restores it, wi
 
   const second = makeServices({ home, indexBackgroundAbove: 20 });
   open.push(second);
-  expect(second.indexState.status).toBe("ready");
-  expect(second.logs.some((l) => /loading .* vectors/.test(l.message))).toBe(false);
+  // Loaded after start-up returns (the server is listening by then): BM25 answers meanwhile.
+  expect(second.indexState.status).toBe("loading");
+  const early = await search(second, { query: "terraform state bucket locking" });
+  expect(early.results.find((r) => r.id === added)?.matched_by).toEqual(["bm25"]);
+  await second.indexState.ready;
+  expect(second.logs.some((l) => /vector index ready from its file: 31 vectors/.test(l.message))).toBe(true);
   expect(second.index.size).toBe(31);
   const hits = await search(second, { query: "terraform state bucket locking" });
   expect(hits.results.find((r) => r.id === added)?.matched_by).toContain("vector");
