@@ -1,4 +1,5 @@
-import { closeSync, fsyncSync, openSync, readFileSync, renameSync, rmSync, writeSync } from "node:fs";
+import { closeSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
+import { readFile } from "node:fs/promises";
 import { DIMENSIONS } from "../embed/types";
 import type { IndexSnapshot, VectorIndex } from "./vector-index";
 
@@ -41,11 +42,13 @@ export function saveIndexFile(file: string, index: VectorIndex, embedder: string
   renameSync(tmp, file);
 }
 
-/** The saved snapshot and its header, or null when absent or unreadable. */
-export function readIndexFile(file: string): { header: IndexFileHeader; snap: IndexSnapshot } | null {
+export type SavedIndex = { header: IndexFileHeader; snap: IndexSnapshot };
+
+/** The saved snapshot and its header, or null when absent or unreadable. Read asynchronously: the server answers meanwhile. */
+export async function readIndexFile(file: string): Promise<SavedIndex | null> {
   let buf: Buffer;
   try {
-    buf = readFileSync(file);
+    buf = await readFile(file);
   } catch {
     return null;
   }

@@ -1,5 +1,5 @@
 import { getMeta, setMeta } from "../db";
-import { indexFileOf, readIndexFile, saveIndexFile } from "./index-file";
+import { indexFileOf, readIndexFile, saveIndexFile, type SavedIndex } from "./index-file";
 import type { Services } from "./services";
 import { INDEX_BACKGROUND_ABOVE, INDEX_LOAD_CHUNK, VECTOR_CHANGES_KEEP } from "./tuning";
 import type { VectorIndex } from "./vector-index";
@@ -68,15 +68,17 @@ export function startIndex(s: Services, backgroundAbove = INDEX_BACKGROUND_ABOVE
   s.log("info", `loading ${stored} vectors into the index in the background; search is BM25-only until done`);
   const started = performance.now();
   let load: (() => boolean) | null = null;
+  let saved: SavedIndex | null = null;
   const loop = () => {
     try {
       if (state.stop) return finish();
       if (!load) {
-        if (fromIndexFile(s, state, stored)) {
+        if (saved && fromIndexFile(s, state, stored, saved)) {
           pruneChanges(s, state.cursor);
           s.log("info", `vector index ready from its file: ${s.index.size} vectors in ${Math.round(performance.now() - started)} ms`);
           return finish();
         }
+        saved = null;
         state.cursor = maxChange(s);
         pruneChanges(s, state.cursor);
         load = fromVec0(s, state);
@@ -95,7 +97,13 @@ export function startIndex(s: Services, backgroundAbove = INDEX_BACKGROUND_ABOVE
       finish();
     }
   };
-  setImmediate(loop);
+  void readIndexFile(indexFileOf(s.store.file)).then(
+    (file) => {
+      saved = file;
+      setImmediate(loop);
+    },
+    () => setImmediate(loop),
+  );
   return state;
 }
 
@@ -144,10 +152,9 @@ function claimVectorSpace(s: Services): number | null {
  * this embedder and the change log still reaches back to it, replays the log
  * past it, and keeps it only if it then holds exactly the stored vectors.
  */
-function fromIndexFile(s: Services, state: IndexState, stored: number): boolean {
+function fromIndexFile(s: Services, state: IndexState, stored: number, saved: SavedIndex): boolean {
   if (getMeta(s.store, "reembed_cursor") !== null) return false;
-  const saved = readIndexFile(indexFileOf(s.store.file));
-  if (!saved || saved.header.embedder !== s.embedder.id) return false;
+  if (saved.header.embedder !== s.embedder.id) return false;
   const newest = maxChange(s);
   const oldest = s.store.sqlite.query<{ n: number | null }, []>("SELECT min(id) AS n FROM vector_changes").get()!.n ?? 0;
   const cursor = saved.header.cursor;
