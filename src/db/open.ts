@@ -3,6 +3,7 @@ import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { drizzle } from "drizzle-orm/bun-sqlite";
 import vecPath from "../../node_modules/sqlite-vec-linux-x64/vec0.so" with { type: "file" };
+import { WAL_AUTOCHECKPOINT_PAGES } from "../core/tuning";
 import { materialize } from "../native";
 import { MIGRATIONS } from "./migrations";
 import * as schema from "./schema";
@@ -24,6 +25,7 @@ export function openStore(file: string): Store {
   sqlite.run("PRAGMA busy_timeout = 5000");
   sqlite.run("PRAGMA journal_mode = WAL");
   sqlite.run("PRAGMA synchronous = NORMAL");
+  sqlite.run(`PRAGMA wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_PAGES}`);
   sqlite.run("PRAGMA foreign_keys = ON");
   sqlite.run("PRAGMA cache_size = -65536");
   sqlite.run("PRAGMA temp_store = MEMORY");
