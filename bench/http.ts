@@ -1,14 +1,20 @@
 /**
- * HTTP foundation benchmark (`bun run bench`): a real server process on
- * loopback, a store seeded to 10k and then 100k memories, and this process
- * as the only client. Prints one JSON object (also written to bench/results/).
+ * HTTP foundation benchmark (`bun run bench [--sizes 10000,100000,200000]`):
+ * a real server process on loopback, a store seeded to each size in turn, and
+ * this process as the only client. At each size: start to first /health 200
+ * and to `index: ready`, /search and /recent latency with and without a
+ * project, ingest over HTTP, server RSS, and (in-process) vector recall@10
+ * against exact float32 cosine on sparse and dense vectors. Prints one JSON
+ * object (also written to bench/results/).
  *
- * Env: BENCH_SIZES (default "10000,100000"), BENCH_QUERIES (default 300),
- * BENCH_INGEST (default 2000), BENCH_KEEP=1 keeps the temp home.
+ * Env: BENCH_SIZES (or --sizes; default "10000,100000,200000"), BENCH_QUERIES
+ * (default 300), BENCH_INGEST (default 2000), BENCH_VECTOR_QUERIES (default
+ * 100; 0 skips recall), BENCH_KEEP=1 keeps the temp home.
  */
 import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
+import { parseArgs } from "node:util";
 import { pathsFor } from "../src/config";
 import { hashEmbed } from "../src/embed/fallback";
 import { VERSION } from "../src/version";
@@ -18,8 +24,11 @@ import { profileRank } from "./lib/profile";
 import { seedStore, type SeedResult } from "./lib/seed";
 import { memoryOf, ROOT, serverCommand, spawnServer } from "./lib/server";
 import { median, round, summarize, timeMs } from "./lib/stats";
+import { vectorFigures, type VectorFigures } from "./lib/vectors";
 
-const SIZES = (process.env.BENCH_SIZES ?? "10000,100000").split(",").map(Number);
+const { values: args } = parseArgs({ options: { sizes: { type: "string" } } });
+const SIZES = (args.sizes ?? process.env.BENCH_SIZES ?? "10000,100000,200000").split(",").map(Number);
+const VECTOR_QUERIES = Number(process.env.BENCH_VECTOR_QUERIES ?? 100);
 const QUERIES = Number(process.env.BENCH_QUERIES ?? 300);
 const INGEST = Number(process.env.BENCH_INGEST ?? 2000);
 const TARGET = { search_p50_ms: 10, search_p95_ms: 30, at: 100_000 };
@@ -57,6 +66,10 @@ interface SizeFigures {
   seed: SeedResult;
   db_mb: number;
   start_to_first_200_ms: number;
+  /** Spawn to /health reporting `index: ready` (the vector index fully loaded from sqlite-vec). */
+  start_to_index_ready_ms: number;
+  /** The same after a restart, when the index file saved by the first server is there. */
+  restart?: { start_to_first_200_ms: number; start_to_index_ready_ms: number; memory: ReturnType<typeof memoryOf> };
   search: GetFigures & { filtered_share: number };
   search_unfiltered: GetFigures;
   search_project: GetFigures;
@@ -64,6 +77,17 @@ interface SizeFigures {
   recent_project: GetFigures;
   memory: ReturnType<typeof memoryOf>;
   ingest?: IngestFigures[];
+  vectors?: { sparse: VectorFigures; dense: VectorFigures };
+}
+
+/** Polls /health until the vector index reports ready; ms since `spawnedAt`-relative start. */
+async function indexReady(url: string, startMs: number): Promise<number> {
+  const t0 = performance.now();
+  for (;;) {
+    const h = (await (await fetch(`${url}/health`)).json()) as { index?: string };
+    if (h.index === undefined || h.index === "ready") return startMs + performance.now() - t0;
+    await Bun.sleep(5);
+  }
 }
 
 async function atSize(target: number, current: number): Promise<SizeFigures> {
@@ -71,8 +95,11 @@ async function atSize(target: number, current: number): Promise<SizeFigures> {
   const seed = seedStore(db, gen, target - current);
   const cmd = serverCommand("source");
   const server = await spawnServer(home, cmd);
-  log(`server up in ${Math.round(server.startMs)} ms; timing /search and /recent`);
+  let stopped = false;
+  log(`server up in ${Math.round(server.startMs)} ms; waiting for the vector index`);
   try {
+    const readyMs = await indexReady(server.url, server.startMs);
+    log(`index ready at ${Math.round(readyMs)} ms; timing /search and /recent`);
     const search = await timeGets(server.url, server.pid, queries.map(searchPath));
     const unfiltered = await timeGets(server.url, server.pid, queries.filter((q) => !q.project).map(searchPath), 0);
     const filtered = await timeGets(server.url, server.pid, queries.filter((q) => q.project).map(searchPath), 0);
@@ -85,6 +112,7 @@ async function atSize(target: number, current: number): Promise<SizeFigures> {
       seed: { ...seed, seconds: round(seed.seconds), embed_seconds: round(seed.embed_seconds) },
       db_mb: Math.round(statSync(db).size / 1024 / 1024),
       start_to_first_200_ms: Math.round(server.startMs),
+      start_to_index_ready_ms: Math.round(readyMs),
       search: { ...search, filtered_share: round(queries.filter((q) => q.project).length / queries.length) },
       search_unfiltered: unfiltered,
       search_project: filtered,
@@ -92,15 +120,30 @@ async function atSize(target: number, current: number): Promise<SizeFigures> {
       recent_project: recentProject,
       memory,
     };
-    if (current === 0 && INGEST > 0) {
+    if (INGEST > 0) {
+      // One client at every size (does ingest slow as the store grows?), eight clients at the first.
       log(`ingesting ${INGEST} memories over HTTP`);
       const notes = Array.from({ length: INGEST }, () => gen.note());
       const half = Math.floor(INGEST / 2);
-      figures.ingest = [await ingestOverHttp(server.url, notes.slice(0, half), 1), await ingestOverHttp(server.url, notes.slice(half), 8)];
+      figures.ingest = current === 0 ? [await ingestOverHttp(server.url, notes.slice(0, half), 1), await ingestOverHttp(server.url, notes.slice(half), 8)] : [await ingestOverHttp(server.url, notes, 1)];
+    }
+    stopped = true;
+    await server.stop();
+    log("restarting (index file present)");
+    const again = await spawnServer(home, cmd);
+    try {
+      const readyAgain = await indexReady(again.url, again.startMs);
+      figures.restart = { start_to_first_200_ms: Math.round(again.startMs), start_to_index_ready_ms: Math.round(readyAgain), memory: memoryOf(again.pid) };
+    } finally {
+      await again.stop();
+    }
+    if (VECTOR_QUERIES > 0) {
+      log(`vector recall@10 against float32 at ${target} (in-process)`);
+      figures.vectors = { sparse: vectorFigures(target, VECTOR_QUERIES, false), dense: vectorFigures(target, VECTOR_QUERIES, true) };
     }
     return figures;
   } finally {
-    await server.stop();
+    if (!stopped) await server.stop();
   }
 }
 

@@ -94,6 +94,8 @@ export async function runNightlyCommand(argv: string[]): Promise<number> {
     return 1;
   }
   const services = createServices(config, { embedder, log });
+  // Merging and learning search the vector index: wait for a large store's background load.
+  await services.indexState.ready;
   const abort = new AbortController();
   const onSignal = () => {
     process.stderr.write("memsvc nightly: stopping after the current step (run again to resume)\n");

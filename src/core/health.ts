@@ -12,6 +12,10 @@ export interface Health {
   db_size_kb: number;
   llm: string;
   embedder: { id: string; kind: string; description: string; reembedding: boolean; loading: EmbedderLoad | null };
+  /** "loading" while a large store's vectors load after start-up: search is BM25-only until "ready". */
+  index: "loading" | "ready";
+  /** Vectors in the in-memory index. */
+  index_vectors: number;
 }
 
 /** "<provider> <model>" from the configured base URL, or "not configured". */
@@ -49,6 +53,8 @@ export function health(s: Services): Health {
     db_size_kb: Math.round(size / 1024),
     llm: llmLabel(s),
     embedder: { id: s.embedder.id, kind: s.embedder.kind, description: s.embedder.description, reembedding: getMeta(s.store, "reembed_cursor") !== null, loading: s.embedderLoad },
+    index: s.indexState.status,
+    index_vectors: s.index.size,
   };
 }
 

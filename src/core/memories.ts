@@ -85,7 +85,7 @@ export interface NewMemory {
  */
 export function insertMemoryRows(s: Services, items: NewMemory[], vectors: Float32Array[]): { id: string; seq: number }[] {
   const now = s.now();
-  const insertVec = s.store.sqlite.prepare("INSERT INTO memory_vec(rowid, embedding) VALUES (?, ?)");
+  const insertVec = s.store.sqlite.query("INSERT INTO memory_vec(rowid, embedding) VALUES (?, ?)");
   return items.map((m, i) => {
     const id = crypto.randomUUID();
     const row = s.store.orm

@@ -9,6 +9,8 @@ import type { Services } from "./services";
  * thrown: a failed night must not take the server down.
  */
 export async function runScheduledNightly(s: Services, signal?: AbortSignal): Promise<void> {
+  // Near-duplicate merging and learning search the vector index: never against a half-loaded one.
+  await s.indexState.ready;
   for (const day of daysToRun(s)) {
     if (signal?.aborted) return;
     try {

@@ -1,8 +1,9 @@
 import type { Config } from "../config";
-import { openStore, getMeta, setMeta, type Store } from "../db";
+import { openStore, type Store } from "../db";
 import type { Embedder } from "../embed/types";
 import type { Logger } from "./log";
 import { recoverIdentity } from "./identity-write";
+import { saveIndex, startIndex, syncIndex, type IndexState } from "./index-sync";
 import { VectorIndex } from "./vector-index";
 
 /** A model being fetched in the background while another embedder serves (see cli/server.ts). */
@@ -22,6 +23,8 @@ export interface Services {
   readonly embedder: Embedder;
   /** Replaced together with the embedder: it only ever holds vectors of the active embedder's space. */
   readonly index: VectorIndex;
+  /** Loading or ready; kept in step with other processes' writes before each vector search. */
+  readonly indexState: IndexState;
   readonly log: Logger;
   /** Set while a model downloads in the background (or after that failed); null otherwise. */
   embedderLoad: EmbedderLoad | null;
@@ -45,14 +48,17 @@ export interface ServiceOptions {
   now?: () => number;
   /** Database file; defaults to the home's memsvc.db. */
   dbFile?: string;
+  /** Vector count above which the index loads in the background and is saved to a file (tests lower it). */
+  indexBackgroundAbove?: number;
 }
 
 export function createServices(config: Config, opts: ServiceOptions): Services {
   const store = openStore(opts.dbFile ?? config.paths.db);
-  const index = new VectorIndex();
   const inflight = new Set<Promise<unknown>>();
   let embedder = opts.embedder;
-  let index_ = index;
+  let index_ = new VectorIndex();
+  // Set by attachIndex() right after the object exists (startIndex needs the services).
+  let state = undefined as unknown as IndexState;
   const services: Services = {
     config,
     store,
@@ -62,6 +68,9 @@ export function createServices(config: Config, opts: ServiceOptions): Services {
     get index() {
       return index_;
     },
+    get indexState() {
+      return state;
+    },
     log: opts.log,
     embedderLoad: null,
     async useEmbedder(next) {
@@ -70,8 +79,9 @@ export function createServices(config: Config, opts: ServiceOptions): Services {
       embedder = next;
       // Writes that embedded with the previous model land before the re-embed cursor is set, so it covers them.
       await services.drain();
+      state.stop = true;
       index_ = new VectorIndex();
-      loadIndex(services);
+      attachIndex();
       await previous.close?.();
     },
     now: opts.now ?? Date.now,
@@ -86,13 +96,24 @@ export function createServices(config: Config, opts: ServiceOptions): Services {
     },
     async close() {
       await services.drain();
+      saveIndex(services, state);
+      state.stop = true;
       await embedder.close?.();
       store.close();
     },
   };
-  loadIndex(services);
+  attachIndex();
   recoverIdentityFiles(services);
   return services;
+
+  /** A fresh index for the active embedder, loaded (or loading) and kept in step with other processes' writes. */
+  function attachIndex(): void {
+    const current = startIndex(services, opts.indexBackgroundAbove);
+    state = current;
+    index_.beforeSearch = () => {
+      if (current.status === "ready") syncIndex(services, current);
+    };
+  }
 }
 
 /** Completes or undoes an identity PUT a crash interrupted, and removes its temp files. */
@@ -104,37 +125,5 @@ function recoverIdentityFiles(s: Services): void {
     }
   } catch (e) {
     s.log("error", `identity: recovery of interrupted writes failed: ${(e as Error).message}`);
-  }
-}
-
-/**
- * Fills the in-memory vector index from vec0, but only with vectors of the
- * active embedder's space: rows past a pending re-embed cursor are left out
- * (they are found by BM25 until the re-embed reaches them).
- */
-function loadIndex(s: Services): void {
-  const recorded = getMeta(s.store, "embedder_id");
-  const cursorText = getMeta(s.store, "reembed_cursor");
-  const count = s.store.sqlite.query<{ n: number }, []>("SELECT count(*) AS n FROM memories").get()!.n;
-  if (recorded === null || (count === 0 && recorded !== s.embedder.id)) {
-    setMeta(s.store, "embedder_id", s.embedder.id);
-  } else if (recorded !== s.embedder.id) {
-    // A different vector space: start over; the re-embed job fills the index.
-    s.store.sqlite.transaction(() => {
-      setMeta(s.store, "embedder_id", s.embedder.id);
-      setMeta(s.store, "reembed_cursor", "0");
-    })();
-    s.log("warn", `stored vectors came from ${recorded}; re-embedding them with ${s.embedder.id} in the background`);
-    return;
-  }
-  const upTo = cursorText === null ? Number.MAX_SAFE_INTEGER : Number(cursorText);
-  // Streamed row by row: materialising 100k vectors at once doubled the start-up peak RSS.
-  const rows = s.store.sqlite
-    .query<{ seq: number; embedding: Uint8Array; project: string | null }, [number]>(
-      "SELECT v.rowid AS seq, v.embedding AS embedding, m.project AS project FROM memory_vec v JOIN memories m ON m.seq = v.rowid WHERE v.rowid <= ?",
-    )
-    .iterate(upTo);
-  for (const r of rows) {
-    s.index.upsert(r.seq, new Float32Array(r.embedding.buffer, r.embedding.byteOffset, r.embedding.byteLength / 4), r.project);
   }
 }

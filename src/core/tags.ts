@@ -44,7 +44,7 @@ export function deriveTags(project: string | null, modelTags: readonly string[] 
 /** Replaces the tags of one memory; call inside the write's transaction. */
 export function writeTags(s: Services, memoryId: string, tags: readonly Tag[]): void {
   s.store.sqlite.run("DELETE FROM memory_tags WHERE memory_id = ?", [memoryId]);
-  const insert = s.store.sqlite.prepare("INSERT INTO memory_tags(memory_id, tag, weight) VALUES (?, ?, ?)");
+  const insert = s.store.sqlite.query("INSERT INTO memory_tags(memory_id, tag, weight) VALUES (?, ?, ?)");
   for (const t of tags) insert.run(memoryId, t.tag, t.weight);
 }
 

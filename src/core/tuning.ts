@@ -104,18 +104,62 @@ export const RECENT_RECENCY_DAYS = 7;
  */
 export const RECENT_CANDIDATES = 1000;
 
-/** Binary-code prefilter kicks in above this many vectors; below, every vector is scored exactly. */
-export const VECTOR_EXACT_BELOW = 4096;
-/** Candidates kept by the binary prefilter before int8 rescoring (per requested result). */
-export const VECTOR_PREFILTER_FACTOR = 8;
-export const VECTOR_PREFILTER_MIN = 320;
 /**
- * Above this many vectors the prefilter first compares 128 of the 384 sign
- * bits and keeps VECTOR_COARSE_FACTOR times its quota for the full compare:
- * a third of the work on the hot path, with the clusters test still exact.
+ * The vector index scores every row with an exact int8 dot product (WebAssembly
+ * SIMD) and rescores this many of the best with the float query, per result
+ * asked (at least VECTOR_RESCORE_MIN). There is no prefilter any more: the
+ * sign-bit Hamming prefilter (VECTOR_PREFILTER_*, VECTOR_COARSE_*, removed)
+ * kept recall@10 against float32 at 0.54 (sparse offline vectors) and 0.95
+ * (dense, rotated) at 100k (bench/vectors.ts, load ~8-15). The full int8 scan
+ * with these values measured 0.987 sparse / 0.992 dense at 100k (0.990 /
+ * 0.997 at 10k); the kernel costs ~1.2-1.6 ms at 100k (relaxed SIMD), the
+ * selection and rescoring ~0.3 ms. Not swept: the int8 order already holds
+ * nearly all of the true top 10, so 4x k only settles near-ties cheaply
+ * (120 rows x 384 multiply-adds for the search's 30 candidates).
  */
-export const VECTOR_COARSE_ABOVE = 30_000;
-export const VECTOR_COARSE_FACTOR = 12;
+export const VECTOR_RESCORE_FACTOR = 4;
+export const VECTOR_RESCORE_MIN = 40;
+/**
+ * A project holding less than this share of the store is scanned row by row
+ * (one kernel call per row) instead of scanning the whole store: at 100k a
+ * 1/30 project measured ~0.2-0.4 ms this way against ~1.5 ms for the full
+ * scan; at a quarter the per-call overhead makes both about equal.
+ */
+export const VECTOR_GROUP_SCAN_SHARE = 0.25;
+
+/**
+ * Stores with more vectors than this load their index after the server
+ * listens (from the index file, else streamed from vec0; search is BM25-only
+ * meanwhile) and keep an index file; smaller ones load before it listens, so
+ * tests and small homes never see a partial index. bench/http.ts (load 9-14):
+ * 10k loaded before listening gave the first /health 200 at 519 ms against
+ * 502 ms before this change; 200k streamed from vec0 took ~3 s, so waiting for
+ * it would miss the 300 ms start-up target by far. A file this many changes
+ * behind is skipped: one vec0 scan beats replaying the log row by row.
+ */
+export const INDEX_BACKGROUND_ABOVE = 10_000;
+/**
+ * Vectors read per background step: ~15 us each from vec0 (200k in ~3 s), so
+ * ~7 ms steps between requests. 2000 made every /health during a 30k load
+ * take 25-50 ms (measured); the steps' own overhead is negligible either way.
+ */
+export const INDEX_LOAD_CHUNK = 500;
+/**
+ * vector_changes rows kept behind the newest at start-up (~20 bytes each, so
+ * ~4 MB): covers an index file or another server that is up to 200k writes
+ * behind; further behind, they reload from vec0 (correct, just slower).
+ */
+export const VECTOR_CHANGES_KEEP = 200_000;
+
+/**
+ * WAL pages before SQLite checkpoints (its default is 1000). One ingest dirties
+ * many pages (memory row, FTS segment, vec0 chunk, tags, links, eight indexes),
+ * most of them the same hot pages again and again; a longer WAL copies each
+ * hot page once per checkpoint instead of many times. In-process ingest at 30k
+ * memories (load ~6): 6.5 ms a memory at 1000 pages, 3.9-5.0 ms at 8000. The
+ * WAL may reach ~32 MB between checkpoints; closing the store truncates it.
+ */
+export const WAL_AUTOCHECKPOINT_PAGES = 8000;
 
 /** Longest query text embedded or tokenised; longer input is cut, never rejected. */
 export const QUERY_MAX_CHARS = 2000;

@@ -2,6 +2,7 @@ import { Database } from "bun:sqlite";
 import { drizzle } from "drizzle-orm/bun-sqlite";
 import { prepareSqlite, sqliteVecLibrary } from "../platform/natives";
 import { prepareDatabaseFile, tightenDatabaseFiles } from "../private-files";
+import { WAL_AUTOCHECKPOINT_PAGES } from "../core/tuning";
 import { MIGRATIONS } from "./migrations";
 import * as schema from "./schema";
 
@@ -19,11 +20,13 @@ export function openStore(file: string): Store {
   if (file !== ":memory:") prepareDatabaseFile(file);
   prepareSqlite();
   const sqlite = new Database(file, { create: true, strict: true });
+  // The busy timeout first: switching to WAL waits for another process's lock (a closing server's checkpoint).
+  sqlite.run("PRAGMA busy_timeout = 5000");
   sqlite.run("PRAGMA journal_mode = WAL");
   if (file !== ":memory:") tightenDatabaseFiles(file);
   sqlite.run("PRAGMA synchronous = NORMAL");
+  sqlite.run(`PRAGMA wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_PAGES}`);
   sqlite.run("PRAGMA foreign_keys = ON");
-  sqlite.run("PRAGMA busy_timeout = 5000");
   sqlite.run("PRAGMA cache_size = -65536");
   sqlite.run("PRAGMA temp_store = MEMORY");
   sqlite.loadExtension(sqliteVecLibrary(), "sqlite3_vec_init");

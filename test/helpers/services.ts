@@ -17,6 +17,7 @@ export interface TestServicesOptions {
   /** Reuse an existing home (e.g. to test restarts). */
   home?: string;
   env?: Record<string, string>;
+  indexBackgroundAbove?: number;
 }
 
 export interface TestServices extends Services {
@@ -31,7 +32,7 @@ export function makeServices(opts: TestServicesOptions = {}): TestServices {
   const config: Config = loadConfig({ ...opts.env, MEMSVC_HOME: home, MEMSVC_OFFLINE: "1" });
   const logs: { level: string; message: string }[] = [];
   const log: Logger = (level, message) => logs.push({ level, message });
-  const services = createServices(config, { embedder: opts.embedder ?? new FallbackEmbedder(), log, now: opts.now }) as TestServices;
+  const services = createServices(config, { embedder: opts.embedder ?? new FallbackEmbedder(), log, now: opts.now, indexBackgroundAbove: opts.indexBackgroundAbove }) as TestServices;
   services.logs = logs;
   return services;
 }

@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { VECTOR_COARSE_ABOVE } from "../../src/core/tuning";
+import { int8Kernel, KERNEL_DIMS } from "../../src/core/int8-kernel";
 import { VectorIndex } from "../../src/core/vector-index";
 
 function rng(seed: number) {
@@ -17,7 +17,7 @@ function normalize(v: Float32Array): Float32Array {
 const unit = (r: () => number) => normalize(new Float32Array(384).map(() => r()));
 const near = (v: Float32Array, r: () => number, noise: number) => normalize(v.map((x) => x + r() * noise));
 
-for (const clusters of [1000, 4000]) test(`prefiltered search returns each cluster's members first (${clusters * 10} vectors: ${clusters * 10 > VECTOR_COARSE_ABOVE ? "coarse + full" : "full"} Hamming pass)`, () => {
+for (const clusters of [1000, 4000]) test(`search returns each cluster's members first (${clusters * 10} vectors)`, () => {
   const r = rng(7);
   const index = new VectorIndex();
   const centers: Float32Array[] = [];
@@ -58,4 +58,65 @@ test("group filter, remove, regroup and compaction keep results right", () => {
   expect(index.search(vs[2500], 1, "b")[0]?.seq).not.toBe(2501);
   const hit = index.search(vs[2999], 1)[0];
   expect(hit.similarity).toBeGreaterThan(0.98);
+});
+
+for (const relaxed of [true, false]) test(`the WebAssembly int8 kernel computes exact dot products (${relaxed ? "relaxed" : "portable"} SIMD, edge values included)`, () => {
+  const n = 37;
+  const memory = new WebAssembly.Memory({ initial: 1 });
+  const kernel = int8Kernel(memory, relaxed);
+  expect(kernel?.kind).toBe(relaxed ? "relaxed-simd" : "simd");
+  const { scan, queryMax, offset } = kernel!;
+  const bytes = new Int8Array(memory.buffer);
+  const r = rng(3);
+  const query = Array.from({ length: KERNEL_DIMS }, (_, j) => (j % 2 ? queryMax : -queryMax));
+  for (let j = 0; j < KERNEL_DIMS; j++) bytes[j] = query[j] + offset;
+  // Rows from 512; the extremes of the allowed range in the first two.
+  for (let i = 0; i < n * KERNEL_DIMS; i++) bytes[512 + i] = Math.round(r() * 254);
+  for (let j = 0; j < KERNEL_DIMS; j++) bytes[512 + j] = j % 2 ? 127 : -127;
+  for (let j = 0; j < KERNEL_DIMS; j++) bytes[512 + KERNEL_DIMS + j] = j % 2 ? -127 : 127;
+  const out = 512 + n * KERNEL_DIMS;
+  scan(0, 512, n, out);
+  const got = new Int32Array(memory.buffer, out, n);
+  for (let i = 0; i < n; i++) {
+    let d = 0;
+    let sum = 0;
+    for (let j = 0; j < KERNEL_DIMS; j++) {
+      d += query[j] * bytes[512 + i * KERNEL_DIMS + j];
+      sum += bytes[512 + i * KERNEL_DIMS + j];
+    }
+    expect(got[i] - offset * sum).toBe(d);
+  }
+  expect(got[0] - offset * 0).toBe(127 * queryMax * KERNEL_DIMS);
+});
+
+for (const relaxedSimd of [true, false]) test(`search finds the exact float top 10 on sparse vectors (the offline embedder's shape; ${relaxedSimd ? "relaxed" : "portable"} SIMD)`, () => {
+  const r = rng(11);
+  const index = new VectorIndex({ relaxedSimd });
+  const sparse = () => {
+    const v = new Float32Array(384);
+    for (let i = 0; i < 30; i++) v[Math.floor((r() + 0.5) * 384)] += r();
+    return normalize(v);
+  };
+  const vs = Array.from({ length: 6000 }, sparse);
+  vs.forEach((v, i) => index.upsert(i + 1, v, i % 3 ? "a" : "b"));
+  let found = 0;
+  for (let q = 0; q < 20; q++) {
+    const query = sparse();
+    const truth = vs.map((v, i) => ({ seq: i + 1, s: v.reduce((a, x, j) => a + x * query[j], 0) })).sort((a, b) => b.s - a.s).slice(0, 10);
+    const got = new Set(index.search(query, 10).map((h) => h.seq));
+    found += truth.filter((t) => got.has(t.seq)).length;
+  }
+  expect(found / 200).toBeGreaterThanOrEqual(0.95);
+});
+
+test("a small project is scanned row by row and still ranks exactly like the full scan", () => {
+  const r = rng(5);
+  const index = new VectorIndex();
+  const vs = Array.from({ length: 5000 }, () => unit(r));
+  vs.forEach((v, i) => index.upsert(i + 1, v, i % 50 === 0 ? "small" : "big"));
+  const got = index.search(vs[100], 5, "small");
+  expect(got[0].seq).toBe(101);
+  expect(got.every((h) => (h.seq - 1) % 50 === 0)).toBe(true);
+  const all = index.search(vs[100], 5000).filter((h) => (h.seq - 1) % 50 === 0).slice(0, 5);
+  expect(got.map((h) => h.seq)).toEqual(all.map((h) => h.seq));
 });

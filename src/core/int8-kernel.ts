@@ -1,0 +1,155 @@
+/**
+ * An int8 dot-product scan in WebAssembly SIMD, for the vector index.
+ *
+ * Why hand-assembled: the exact int8 scan of 100k x 384 bytes costs ~50 ms in
+ * plain JavaScript and a few ms in SIMD, and no maintained npm package ships
+ * an int8 SIMD kernel for Bun (sqlite-vec's scan is float and ~50 ms here).
+ * The module is one small function, so it is encoded below opcode by opcode
+ * (WebAssembly 1.0 + the fixed-width SIMD proposal, supported by Bun's
+ * JavaScriptCore) instead of shipping a binary or a build-time assembler.
+ *
+ * scan(query, rows, n, out): for each of `n` rows of DIMS int8 values
+ * starting at byte `rows`, out[i] = sum(query[j] * row[j]) as i32. Values must
+ * lie in [-127, 127] so two products summed in 16 bits cannot overflow.
+ */
+
+export const KERNEL_DIMS = 384;
+const CHUNKS = KERNEL_DIMS / 16;
+
+const uleb = (n: number): number[] => {
+  const out: number[] = [];
+  do {
+    let b = n & 0x7f;
+    n >>>= 7;
+    if (n) b |= 0x80;
+    out.push(b);
+  } while (n);
+  return out;
+};
+const vec = (items: number[][]): number[] => [...uleb(items.length), ...items.flat()];
+const section = (id: number, body: number[]): number[] => [id, ...uleb(body.length), ...body];
+const str = (s: string): number[] => vec([...s].map((c) => [c.charCodeAt(0)]));
+
+const I32 = 0x7f;
+const V128 = 0x7b;
+const SIMD = (op: number): number[] => [0xfd, ...uleb(op)];
+const op = {
+  localGet: (i: number) => [0x20, ...uleb(i)],
+  localSet: (i: number) => [0x21, ...uleb(i)],
+  localTee: (i: number) => [0x22, ...uleb(i)],
+  i32Const: (v: number) => [0x41, ...sleb(v)],
+  i32Add: [0x6a],
+  i32Sub: [0x6b],
+  i32Eqz: [0x45],
+  i32Store: (offset: number) => [0x36, 2, ...uleb(offset)],
+  block: [0x02, 0x40],
+  loop: [0x03, 0x40],
+  brIf: (d: number) => [0x0d, ...uleb(d)],
+  br: (d: number) => [0x0c, ...uleb(d)],
+  end: [0x0b],
+  v128Load: (offset: number) => [...SIMD(0x00), 0, ...uleb(offset)],
+  v128Zero: [...SIMD(0x0c), ...new Array(16).fill(0)],
+  i32x4ExtractLane: (l: number) => [...SIMD(0x1b), l],
+  i16x8Add: SIMD(0x8e),
+  i32x4Add: SIMD(0xae),
+  i16x8ExtmulLowS: SIMD(0x9c),
+  i16x8ExtmulHighS: SIMD(0x9d),
+  i32x4ExtaddPairwiseS: SIMD(0x7e),
+  i32x4RelaxedDotAdd: SIMD(0x113),
+};
+function sleb(v: number): number[] {
+  const out: number[] = [];
+  for (;;) {
+    const b = v & 0x7f;
+    v >>= 7;
+    if ((v === 0 && !(b & 0x40)) || (v === -1 && b & 0x40)) {
+      out.push(b);
+      return out;
+    }
+    out.push(b | 0x80);
+  }
+}
+
+function moduleBytes(relaxed = false): Uint8Array<ArrayBuffer> {
+  // Params 0..3: query, rows, n, out. Locals: CHUNKS query vectors, one scratch row vector, two accumulators.
+  const Q = 4;
+  const D = Q + CHUNKS;
+  const A = D + 1;
+  const B = A + 1;
+  const body: number[] = [];
+  for (let k = 0; k < CHUNKS; k++) body.push(...op.localGet(0), ...op.v128Load(k * 16), ...op.localSet(Q + k));
+  body.push(...op.block, ...op.loop);
+  body.push(...op.localGet(2), ...op.i32Eqz, ...op.brIf(1));
+  body.push(...op.v128Zero, ...op.localSet(A), ...op.v128Zero, ...op.localSet(B));
+  for (let k = 0; k < CHUNKS; k++) {
+    const acc = k % 2 === 0 ? A : B;
+    if (relaxed) {
+      body.push(...op.localGet(1), ...op.v128Load(k * 16), ...op.localGet(Q + k), ...op.localGet(acc), ...op.i32x4RelaxedDotAdd, ...op.localSet(acc));
+      continue;
+    }
+    body.push(...op.localGet(1), ...op.v128Load(k * 16), ...op.localTee(D));
+    body.push(...op.localGet(Q + k), ...op.i16x8ExtmulLowS);
+    body.push(...op.localGet(D), ...op.localGet(Q + k), ...op.i16x8ExtmulHighS);
+    body.push(...op.i16x8Add, ...op.i32x4ExtaddPairwiseS, ...op.localGet(acc), ...op.i32x4Add, ...op.localSet(acc));
+  }
+  body.push(...op.localGet(A), ...op.localGet(B), ...op.i32x4Add, ...op.localSet(A));
+  // out[i] = horizontal sum of the accumulator.
+  body.push(...op.localGet(3));
+  body.push(...op.localGet(A), ...op.i32x4ExtractLane(0), ...op.localGet(A), ...op.i32x4ExtractLane(1), ...op.i32Add);
+  body.push(...op.localGet(A), ...op.i32x4ExtractLane(2), ...op.i32Add, ...op.localGet(A), ...op.i32x4ExtractLane(3), ...op.i32Add);
+  body.push(...op.i32Store(0));
+  body.push(...op.localGet(1), ...op.i32Const(KERNEL_DIMS), ...op.i32Add, ...op.localSet(1));
+  body.push(...op.localGet(3), ...op.i32Const(4), ...op.i32Add, ...op.localSet(3));
+  body.push(...op.localGet(2), ...op.i32Const(1), ...op.i32Sub, ...op.localSet(2));
+  body.push(...op.br(0), ...op.end, ...op.end, ...op.end);
+  const locals = vec([[...uleb(CHUNKS + 3), V128]]);
+  const fn = [...locals, ...body];
+  const bytes = [
+    0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
+    ...section(1, vec([[0x60, ...vec([[I32], [I32], [I32], [I32]]), ...vec([])]])),
+    ...section(2, vec([[...str("env"), ...str("memory"), 0x02, 0x00, ...uleb(1)]])),
+    ...section(3, vec([[0]])),
+    ...section(7, vec([[...str("scan"), 0x00, 0]])),
+    ...section(10, vec([[...uleb(fn.length), ...fn]])),
+  ];
+  return new Uint8Array(bytes);
+}
+
+export type ScanFn = (query: number, rows: number, n: number, out: number) => void;
+
+/**
+ * The scan, and how the query must be encoded for it: query bytes are
+ * round(q / scale) + `offset` with |round(q / scale)| <= `queryMax`, and the
+ * true dot product of a row is out[i] - offset * (sum of the row's bytes).
+ */
+export interface Kernel {
+  scan: ScanFn;
+  queryMax: number;
+  offset: number;
+  kind: "relaxed-simd" | "simd";
+}
+
+const compiled = new Map<boolean, WebAssembly.Module | null>();
+
+function kernelModule(relaxed: boolean): WebAssembly.Module | null {
+  if (!compiled.has(relaxed)) {
+    const bytes = moduleBytes(relaxed);
+    compiled.set(relaxed, typeof WebAssembly === "object" && WebAssembly.validate(bytes) ? new WebAssembly.Module(bytes) : null);
+  }
+  return compiled.get(relaxed)!;
+}
+
+/**
+ * The fastest kernel this runtime runs over `memory`, or null (the caller
+ * falls back to JavaScript). Relaxed SIMD's i8 x i7 dot product (one
+ * VPDPBUSD-like op per 16 bytes) scans 100k rows in ~1.2 ms here against
+ * ~2.8 ms for the portable extmul form; it is exact only while the second
+ * operand is in [0, 127], hence the query offset of 64 on a 7-bit query.
+ */
+export function int8Kernel(memory: WebAssembly.Memory, allowRelaxed = true): Kernel | null {
+  const relaxed = allowRelaxed ? kernelModule(true) : null;
+  if (relaxed) return { scan: new WebAssembly.Instance(relaxed, { env: { memory } }).exports.scan as ScanFn, queryMax: 63, offset: 64, kind: "relaxed-simd" };
+  const portable = kernelModule(false);
+  if (portable) return { scan: new WebAssembly.Instance(portable, { env: { memory } }).exports.scan as ScanFn, queryMax: 127, offset: 0, kind: "simd" };
+  return null;
+}

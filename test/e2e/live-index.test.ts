@@ -1,0 +1,39 @@
+import { afterEach, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { ingestMemory } from "../../src/core/memories";
+import { BUN, childEnv, freePort, run, startProcess, tempHome, type Running } from "../helpers/process";
+import { makeServices } from "../helpers/services";
+
+let server: Running | null = null;
+afterEach(() => {
+  server?.proc.kill();
+  server = null;
+});
+
+test("memories imported by another process are found by vector search in the running server at once", async () => {
+  // An export to import: made in a separate home.
+  const source = makeServices();
+  await ingestMemory(source, { content: "Stripe webhook signatures are verified with the endpoint secret before parsing", project: "billing" });
+  await ingestMemory(source, { content: "The ledger service rounds currency with banker's rounding at settlement", project: "billing" });
+  await source.close();
+  const file = join(tempHome(), "export.jsonl");
+  expect((await run([BUN, "src/main.ts", "export", "--out", file], childEnv(source.config.home))).code).toBe(0);
+
+  const home = tempHome();
+  const port = await freePort();
+  server = await startProcess([BUN, "src/main.ts", "server", "--port", String(port)], childEnv(home), port);
+  const token = JSON.parse(readFileSync(join(home, "config.json"), "utf8")).token;
+  const get = async (path: string) => (await fetch(`${server!.url}${path}`, { headers: { Authorization: `Bearer ${token}` } })).json();
+  const health = await get("/health");
+  expect(health.index).toBe("ready");
+  expect(health.index_vectors).toBe(0);
+
+  // Written by a second process while the server runs.
+  const im = await run([BUN, "src/main.ts", "import", file], childEnv(home));
+  expect(im.code).toBe(0);
+  const found = await get(`/search?query=${encodeURIComponent("verify stripe webhook signatures")}`);
+  const hit = found.results.find((r: { content: string }) => r.content.startsWith("Stripe webhook"));
+  expect(hit?.matched_by).toContain("vector");
+  expect((await get("/health")).index_vectors).toBe(2);
+}, 60_000);

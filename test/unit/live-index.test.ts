@@ -1,0 +1,101 @@
+import { afterEach, expect, test } from "bun:test";
+import { deleteMemory, ingestMemory, updateMemory } from "../../src/core/memories";
+import { search } from "../../src/core/search";
+import { makeServices, type TestServices } from "../helpers/services";
+
+// Two Services on one home are two SQLite connections, exactly as two processes are to SQLite.
+const open: TestServices[] = [];
+afterEach(async () => {
+  for (const s of open.splice(0)) await s.close();
+});
+const pair = () => {
+  const a = makeServices();
+  const b = makeServices({ home: a.config.home });
+  open.push(a, b);
+  return [a, b] as const;
+};
+const idOf = (r: { id: string | null }) => r.id!;
+
+test("another connection's inserts, edits, project moves and deletes reach this index before its next vector search", async () => {
+  const [server, other] = pair();
+  await ingestMemory(server, { content: "The release train for atlas ships every tuesday", project: "atlas" });
+  const id = idOf(await ingestMemory(other, { content: "Kafka consumer lag alerts page the on-call after ten minutes", project: "infra" }));
+  // Not there until the server next searches: the catch-up happens on the search path.
+  expect(server.index.size).toBe(1);
+  let hits = await search(server, { query: "Kafka consumer lag alerts" });
+  const hit = hits.results.find((r) => r.id === id);
+  expect(hit?.matched_by).toContain("vector");
+  expect(server.index.size).toBe(2);
+
+  // Content edit elsewhere: the new vector is what the server finds.
+  await updateMemory(other, { id, content: "Redis eviction storms follow a maxmemory policy change", project: "platform" });
+  hits = await search(server, { query: "Redis eviction maxmemory policy", project: "platform" });
+  expect(hits.results.find((r) => r.id === id)?.matched_by).toContain("vector");
+  expect((await search(server, { query: "Redis eviction maxmemory policy", project: "infra" })).results.some((r) => r.id === id)).toBe(false);
+
+  deleteMemory(other, id);
+  hits = await search(server, { query: "Redis eviction maxmemory policy" });
+  expect(hits.results.some((r) => r.id === id)).toBe(false);
+  expect(server.index.size).toBe(1);
+});
+
+test("this connection's own writes are not replayed while no other connection writes", async () => {
+  const [server, other] = pair();
+  for (let i = 0; i < 5; i++) await ingestMemory(server, { content: `note number ${i} about the billing webhook retries` });
+  await search(server, { query: "billing webhook" });
+  const cursor = server.indexState.cursor;
+  expect(cursor).toBeGreaterThanOrEqual(5);
+  // The other connection sees the server's writes too (it is the same log).
+  await search(other, { query: "billing webhook" });
+  expect(other.index.size).toBe(5);
+  expect(other.indexState.cursor).toBe(cursor);
+});
+
+test("a large store saves its index to a file and the next start restores it, with other writes replayed", async () => {
+  const first = makeServices({ indexBackgroundAbove: 20 });
+  open.push(first);
+  for (let i = 0; i < 30; i++) await ingestMemory(first, { content: `note ${i}: the payments worker retries webhook ${i} with backoff`, project: i % 2 ? "a" : "b" });
+  const home = first.config.home;
+  await first.close();
+  open.splice(open.indexOf(first), 1);
+  const file = `${first.store.file}.vindex`;
+  expect((await Bun.file(file).exists())).toBe(true);
+  expect((await import("node:fs")).statSync(file).mode & 0o777).toBe(0o600);
+
+  // Written while no server runs: the log carries it to the restored index.
+  const writer = makeServices({ home, indexBackgroundAbove: 1_000_000 });
+  const added = idOf(await ingestMemory(writer, { content: "Terraform state lives in the ops bucket with object locking", project: "infra" }));
+  await writer.close();
+
+  const second = makeServices({ home, indexBackgroundAbove: 20 });
+  open.push(second);
+  // Loaded after start-up returns (the server is listening by then): BM25 answers meanwhile.
+  expect(second.indexState.status).toBe("loading");
+  const early = await search(second, { query: "terraform state bucket locking" });
+  expect(early.results.find((r) => r.id === added)?.matched_by).toEqual(["bm25"]);
+  await second.indexState.ready;
+  expect(second.logs.some((l) => /vector index ready from its file: 31 vectors/.test(l.message))).toBe(true);
+  expect(second.index.size).toBe(31);
+  const hits = await search(second, { query: "terraform state bucket locking" });
+  expect(hits.results.find((r) => r.id === added)?.matched_by).toContain("vector");
+});
+
+test("an index file that disagrees with the database is ignored", async () => {
+  const first = makeServices({ indexBackgroundAbove: 5 });
+  for (let i = 0; i < 8; i++) await ingestMemory(first, { content: `fact ${i} about the cache layer eviction policy` });
+  const home = first.config.home;
+  const dbFile = first.store.file;
+  await first.close();
+  // A row vanishes behind the log's back (as a restored backup would look).
+  const { openStore } = await import("../../src/db");
+  const db = openStore(dbFile);
+  db.sqlite.run("DROP TRIGGER vector_changes_delete");
+  db.sqlite.run("DELETE FROM memories WHERE seq = 3");
+  db.close();
+  const second = makeServices({ home, indexBackgroundAbove: 5 });
+  open.push(second);
+  await second.indexState.ready;
+  expect(second.logs.some((l) => /saved vector index holds 8 vectors, the database 7/.test(l.message))).toBe(true);
+  expect(second.index.size).toBe(7);
+  expect(second.index.has(3)).toBe(false);
+});
