@@ -98,7 +98,7 @@ describe("files memsvc writes are private whatever the umask", () => {
     const fresh = join(tempHome(), "imported-home");
     const imported = await memsvc(["import", exported], childEnv(fresh));
     expect(imported.code).toBe(0);
-    expect(imported.stdout).toContain("imported 1 memories");
+    expect(imported.stdout).toContain("imported 1 memory");
     expect(mode(fresh)).toBe("700");
     for (const f of ["memsvc.db", "identity/about.md"]) expect([f, mode(join(fresh, f))]).toEqual([f, "600"]);
     for (const f of ["memsvc.db-wal", "memsvc.db-shm"]) if (existsSync(join(fresh, f))) expect([f, mode(join(fresh, f))]).toEqual([f, "600"]);

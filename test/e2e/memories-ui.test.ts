@@ -103,7 +103,7 @@ describe("/memories in headless Chromium", () => {
     expect(await w!.page.locator("#detail").isVisible()).toBe(true);
     const openedId = (await w!.page.locator("#facts").textContent())!.match(/[0-9a-f]{8}-[0-9a-f-]{27}/)![0];
     await w!.page.keyboard.press("Escape");
-    expect(await w!.page.locator("#detail").isHidden()).toBe(true);
+    await w!.page.locator("#detail").waitFor({ state: "hidden", timeout: 5000 });
 
     const used = srv.services.store.sqlite.query<{ n: number }, []>("SELECT sum(used_count) AS n FROM memories").get()!.n;
     expect(used).toBe(0);
