@@ -133,7 +133,7 @@ export const RULES: Rule[] = [
   {
     rule: "/ingest with a session already holding memories is skipped",
     // The early check (before the embedding) only saves work: the one in the write transaction is the rule.
-    mutants: [{ id: "ingest-session-dedup", file: "src/core/memories.ts", find: "if (again > 0) return { skipped: again };", replace: "", tests: MEMORIES }],
+    mutants: [{ id: "ingest-session-dedup", file: "src/core/memories.ts", find: "if (again > 0) return { skipped: again };", replace: "", tests: ["test/unit/memories.test.ts", ...MEMORIES] }],
   },
   // --- recall ---
   {

@@ -19,7 +19,7 @@ function expectError(res: { status: number; body: any }, status: number, message
 }
 
 describe("POST /ingest", () => {
-  test("two concurrent ingests of one session store one memory (the dedup is checked again in the write)", async () => {
+  test("two concurrent ingests of one session store one memory", async () => {
     const sent = [
       postJson(`${srv.url}/ingest`, { content: "Concurrent ingest one: the staging cache is Redis.", source_session: "s-race" }),
       postJson(`${srv.url}/ingest`, { content: "Concurrent ingest two: the staging queue is SQS.", source_session: "s-race" }),
