@@ -4,7 +4,9 @@ import { memoriesReply } from "../helpers/fake-llm";
 import { distillHarness, TRANSCRIPT } from "../helpers/distill-server";
 import { postJson } from "../helpers/server";
 
-const h = distillHarness();
+// No test here times the model out: the short default (kept short for distill.test.ts's hang tests)
+// turned a busy machine into 503s here.
+const h = distillHarness({ timeoutMs: 30_000 });
 const post = (body: unknown) => h.post(body);
 const sql = <T>(q: string, ...args: any[]) => h.sql<T>(q, ...args);
 const count = (table: string) => h.count(table);
