@@ -116,10 +116,11 @@ test(
     const inflight = runCapture(file);
     while (fake.requests.length < 2) await Bun.sleep(10);
     const stopping = srv.stop(); // drops the client's connection, then waits for the distill to finish
-    await Bun.sleep(50);
+    // The client has seen its connection dropped once it exits; only then may the distill finish (no guessed sleep).
+    const code = await inflight.exited;
     open();
     await stopping;
-    expect(await inflight.exited).toBe(1);
+    expect(code).toBe(1);
     expect(state()?.offset).toBe(watermark);
     expect(state()?.pending).toHaveLength(1);
     const pendingId = state()!.pending[0].id;

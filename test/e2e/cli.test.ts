@@ -114,17 +114,24 @@ describe("status and server", () => {
     const port = await freePort();
     server = await startProcess([BUN, ...MAIN, "server", "--port", String(port)], childEnv(home), port);
     const acked: string[] = [];
+    let firstAck!: () => void;
+    const acknowledged = new Promise<void>((r) => (firstAck = r));
     const burst = Array.from({ length: 60 }, async (_, i) => {
       try {
         const r = await fetch(`${server!.url}/ingest`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ content: `burst memory ${i} about topic ${i % 7}` }) });
-        if (r.status === 201) acked.push(((await r.json()) as { id: string }).id);
+        if (r.status === 201) {
+          acked.push(((await r.json()) as { id: string }).id);
+          firstAck();
+        }
       } catch {
         /* refused after shutdown began */
       }
     });
-    await Bun.sleep(15);
+    // SIGTERM once a write is acknowledged (not after a guessed sleep): the check below then has writes to check.
+    await Promise.race([acknowledged, Promise.all(burst)]);
     server.proc.kill("SIGTERM");
     await Promise.all(burst);
+    expect(acked.length).toBeGreaterThan(0);
     expect(await server.proc.exited).toBe(0);
     expect(server.stderr()).toContain("stopped cleanly");
     server = null;

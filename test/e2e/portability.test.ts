@@ -91,17 +91,39 @@ test("backup takes a consistent copy while the server is writing", async () => {
   const home = await seedHome();
   const port = await freePort();
   server = await startProcess([BUN, "src/main.ts", "server", "--port", String(port)], childEnv(home), port);
+  // The writer runs until after the backup has finished, and the backup
+  // starts only once writes are being acknowledged: the two overlap by
+  // construction, not by a guess about how long either takes.
+  let acked = 0;
+  let backupDone = false;
+  let ackedAfterBackup = 0;
+  let started!: () => void;
+  const writing = new Promise<void>((r) => (started = r));
   const writes = (async () => {
-    for (let i = 0; i < 40; i++) await fetch(`${server!.url}/ingest`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ content: `written during backup ${i}` }) });
+    for (let i = 0; !backupDone || ackedAfterBackup < 3; i++) {
+      const r = await fetch(`${server!.url}/ingest`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ content: `written during backup ${i}` }) });
+      expect(r.status).toBe(201);
+      acked++;
+      if (backupDone) ackedAfterBackup++;
+      if (acked === 3) started();
+    }
   })();
+  await writing;
+  const before = acked;
   const out = join(tempHome(), "copy.db");
   const b = await run([BUN, "src/main.ts", "backup", "--out", out], childEnv(home));
+  backupDone = true;
   await writes;
   expect(b.code).toBe(0);
+  expect(before).toBeGreaterThanOrEqual(3);
+  expect(ackedAfterBackup).toBeGreaterThanOrEqual(3);
   const db = new Database(out, { readonly: true });
   expect(db.query("PRAGMA integrity_check").get()).toEqual({ integrity_check: "ok" });
   const n = (db.query("SELECT count(*) n FROM memories").get() as { n: number }).n;
-  expect(n).toBeGreaterThanOrEqual(25);
+  // Every write acknowledged before the backup began is in the copy; of those acknowledged after it
+  // ended, only the one in flight at that moment can be (the writer sends one at a time).
+  expect(n).toBeGreaterThanOrEqual(25 + before);
+  expect(n).toBeLessThanOrEqual(25 + acked - ackedAfterBackup + 1);
   expect(db.query("SELECT count(*) n FROM memories_fts").get()).toEqual({ n });
   db.close();
   const twice = await run([BUN, "src/main.ts", "backup", "--out", out], childEnv(home));

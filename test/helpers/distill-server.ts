@@ -19,7 +19,7 @@ export interface DistillHarness {
  * One real server wired to a fake model for a test file, emptied before
  * each test. Fields are filled in beforeAll, so read them inside tests.
  */
-export function distillHarness(): DistillHarness {
+export function distillHarness(opts: { timeoutMs?: number } = {}): DistillHarness {
   const h = {
     post: (body: unknown) => postJson(`${h.srv.url}/distill`, body),
     sql: <T>(q: string, ...args: any[]) => h.srv.services.store.sqlite.query<T, any[]>(q).all(...args),
@@ -27,7 +27,7 @@ export function distillHarness(): DistillHarness {
   } as DistillHarness;
   beforeAll(async () => {
     h.fake = startFakeLlm();
-    h.srv = await startServer({ config: { llm: { baseURL: h.fake.baseURL, model: "fake-distiller", timeoutMs: DISTILL_TIMEOUT_MS, contextChars: 8000 } } });
+    h.srv = await startServer({ config: { llm: { baseURL: h.fake.baseURL, model: "fake-distiller", timeoutMs: opts.timeoutMs ?? DISTILL_TIMEOUT_MS, contextChars: 8000 } } });
   });
   afterAll(async () => {
     await h.srv.stop();

@@ -18,14 +18,29 @@ export function childEnv(home: string, extra: Record<string, string> = {}): Reco
   return { ...env, MEMSVC_HOME: home, MEMSVC_OFFLINE: "1", MEMSVC_CACHE_DIR: join(home, ".cache"), ...extra };
 }
 
+/**
+ * A port for a child server to bind, free when checked. Port 0 would hand out
+ * one from the kernel's ephemeral range (32768-60999 here), where any other
+ * process's outgoing connection or port-0 listener can take it before the
+ * child binds: so the port is drawn below that range, where only explicit
+ * binds land, and checked by binding it. (Passing --port 0 to the child would
+ * need the server to report the port it got; it does not yet.)
+ */
+const FREE_PORT_LOW = 20_000;
+const FREE_PORT_HIGH = 32_767;
 export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const port = FREE_PORT_LOW + Math.floor(Math.random() * (FREE_PORT_HIGH - FREE_PORT_LOW + 1));
+    if (await canBind(port)) return port;
+  }
+  throw new Error(`no free port in ${FREE_PORT_LOW}-${FREE_PORT_HIGH} after 50 tries`);
+}
+
+function canBind(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const srv = createServer();
-    srv.listen(0, "127.0.0.1", () => {
-      const port = (srv.address() as { port: number }).port;
-      srv.close(() => resolve(port));
-    });
-    srv.on("error", reject);
+    srv.once("error", () => resolve(false));
+    srv.listen(port, "127.0.0.1", () => srv.close(() => resolve(true)));
   });
 }
 

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { isLoopbackPeer, tokenMatches } from "../../src/http/auth";
 import { requestFrom, startServer, type TestServer } from "../helpers/server";
 
 let srv: TestServer;
@@ -71,5 +72,35 @@ describe("localhost bypass and its browser guard", () => {
 
   test("a valid token works from a browser origin too (remote pages send it)", async () => {
     expect((await local("/recent", { origin: "https://evil.example", authorization: `Bearer ${srv.token}` })).status).toBe(200);
+  });
+});
+
+describe("the token is compared exactly", () => {
+  // Generated tokens are lower-case hex, so a case-folding compare would pass every other test.
+  const flipCase = (t: string) => [...t].map((c) => (c === c.toUpperCase() ? c.toLowerCase() : c.toUpperCase())).join("");
+
+  test("a case-changed token is 401 from a remote peer and from loopback", async () => {
+    const upper = flipCase(srv.token);
+    expect(upper).not.toBe(srv.token);
+    expect((await remote("/recent", { authorization: `Bearer ${upper}` })).status).toBe(401);
+    expect((await local("/recent", { authorization: `Bearer ${upper}` })).status).toBe(401);
+    expect((await remote("/recent", { authorization: `Bearer ${srv.token}` })).status).toBe(200);
+  });
+
+  test("case, prefix and extension of the token never match", () => {
+    expect(tokenMatches("Secret-Token", "secret-token")).toBe(false);
+    expect(tokenMatches("SECRET-TOKEN", "secret-token")).toBe(false);
+    expect(tokenMatches("secret-toke", "secret-token")).toBe(false);
+    expect(tokenMatches("secret-token2", "secret-token")).toBe(false);
+    expect(tokenMatches("secret-token", "secret-token")).toBe(true);
+    expect(tokenMatches("", "secret-token")).toBe(false);
+    expect(tokenMatches("secret-token", null)).toBe(false);
+  });
+});
+
+describe("the loopback peers of the bypass", () => {
+  test("exactly 127.0.0.1, ::1 and ::ffff:127.0.0.1", () => {
+    for (const peer of ["127.0.0.1", "::1", "::ffff:127.0.0.1"]) expect(isLoopbackPeer(peer)).toBe(true);
+    for (const peer of ["127.0.0.2", "127.1.0.1", "0.0.0.0", "::", "::ffff:127.0.0.2", "10.0.0.1", "localhost", "", null, undefined]) expect(isLoopbackPeer(peer)).toBe(false);
   });
 });

@@ -106,3 +106,30 @@ describe("chunked request bodies", () => {
     expect(res.status).not.toBe(413);
   }, 60_000);
 });
+
+// The spec's number, not the imported constant: a changed constant must fail here.
+const LIMIT = 26_214_400; // 25 MB
+
+describe("the 25 MB limit from both sides", () => {
+  test("the limit is 25 MB = 26214400 bytes", () => {
+    expect(MAX_BODY_BYTES).toBe(LIMIT);
+  });
+
+  test("chunked: exactly 26214400 bytes are read (then refused as JSON, 400), one byte more is 413", async () => {
+    const at = await sendChunked("/ingest", LIMIT);
+    expect(at.status).toBe(400);
+    expect(JSON.parse(at.body).error.message).toContain("malformed JSON");
+    const over = await sendChunked("/ingest", LIMIT + 1);
+    expect(over.status).toBe(413);
+    expect(JSON.parse(over.body).error.message).toBe("request body exceeds the limit of 26214400 bytes (25 MB); reading stopped there");
+  }, 120_000);
+
+  test("declared: Content-Length 26214400 is read, 26214401 is 413 before any byte is read", async () => {
+    const post = (n: number) => fetch(`${srv.url}/ingest`, { method: "POST", headers: { "content-type": "application/json" }, body: new Uint8Array(n).fill(0x61) });
+    const at = await post(LIMIT);
+    expect(at.status).toBe(400);
+    const over = await post(LIMIT + 1);
+    expect(over.status).toBe(413);
+    expect(((await over.json()) as { error: { message: string } }).error.message).toBe("request body is 26214401 bytes; the limit is 26214400 (25 MB)");
+  }, 120_000);
+});

@@ -19,6 +19,16 @@ function expectError(res: { status: number; body: any }, status: number, message
 }
 
 describe("POST /ingest", () => {
+  test("two concurrent ingests of one session store one memory", async () => {
+    const sent = [
+      postJson(`${srv.url}/ingest`, { content: "Concurrent ingest one: the staging cache is Redis.", source_session: "s-race" }),
+      postJson(`${srv.url}/ingest`, { content: "Concurrent ingest two: the staging queue is SQS.", source_session: "s-race" }),
+    ];
+    const [a, b] = await Promise.all(sent.map(async (r) => json(await r)));
+    expect([a.status, b.status].sort()).toEqual([200, 201]);
+    expect(srv.services.store.sqlite.query<{ n: number }, []>("SELECT count(*) AS n FROM memories WHERE source_session = 's-race'").get()!.n).toBe(1);
+  });
+
   test("201 with id and message; legacy type; dedup answers 200 skipped", async () => {
     const a = await json(await postJson(`${srv.url}/ingest`, { content: "Prefer ripgrep over grep in this repo", memory_type: "fact", source_session: "s-http-1", project: "tools" }));
     expect(a.status).toBe(201);

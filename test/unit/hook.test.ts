@@ -118,11 +118,15 @@ describe("never breaks the agent", () => {
     test(`${event}: no server -> exit 0, no output`, async () => {
       expect(await hook(event, { ...base, prompt: "How do I reach the staging database?" }, { url: closedUrl, home: homeWith({}) })).toEqual({ code: 0, out: "" });
     });
-    // Bounded by the hook's own budget; the test timeout fails it otherwise.
+    // The hook ends itself (its budget is under 1 s; timing it belongs in a
+    // bench, not here): the 6 s test timeout only catches a hook that hangs.
     test(
-      `${event}: a server that never answers -> exit 0, no output, within the budget`,
+      `${event}: a server that never answers -> the hook gives up by itself: exit 0, no output`,
       async () => {
+        const before = sockets.length;
         expect(await hook(event, { ...base, prompt: "How do I reach the staging database?" }, { url: hangingUrl, home: homeWith({}) })).toEqual({ code: 0, out: "" });
+        // It did reach the silent server (session-end only spawns the detached capture, which may connect later).
+        if (event !== "session-end") expect(sockets.length).toBeGreaterThan(before);
       },
       6000,
     );

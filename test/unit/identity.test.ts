@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { closeSync, existsSync, fstatSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { AppError } from "../../src/errors";
@@ -171,10 +171,22 @@ describe("PUT", () => {
 
   test("writes leave no temp files and replace a section file atomically", () => {
     const s = services();
-    put(s, { soul: "v1" });
-    put(s, { soul: "v2" });
+    put(s, { soul: "v1".repeat(5000) });
+    const file = join(id(s), "soul.md");
+    // A reader that opened the old file must keep reading the whole old body:
+    // replaced by rename(2) (a new inode), never truncated and rewritten in place.
+    const reader = openSync(file, "r");
+    const oldInode = statSync(file).ino;
+    try {
+      put(s, { soul: "v2" });
+      expect(statSync(file).ino).not.toBe(oldInode);
+      expect(fstatSync(reader).ino).toBe(oldInode);
+      expect(readFileSync(reader, "utf8")).toBe("v1".repeat(5000));
+    } finally {
+      closeSync(reader);
+    }
     expect(readdirSync(id(s))).toEqual(["soul.md"]);
-    expect(readFileSync(join(id(s), "soul.md"), "utf8")).toBe("v2");
+    expect(readFileSync(file, "utf8")).toBe("v2");
   });
 });
 

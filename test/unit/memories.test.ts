@@ -190,3 +190,30 @@ describe("decay", () => {
     expect(effectiveStrength(2, now - 10 * day, now)).toBeCloseTo(2 * effectiveStrength(1, now - 10 * day, now), 6);
   });
 });
+
+describe("session dedup under concurrency", () => {
+  test("two ingests of one session that both passed the early check store one memory (the write checks again)", async () => {
+    const own = makeServices();
+    try {
+      // Both calls wait inside the embedding, after the early check, until both are there.
+      const embed = own.embedder.embed.bind(own.embedder);
+      let waiting = 0;
+      let release!: () => void;
+      const gate = new Promise<void>((r) => (release = r));
+      own.embedder.embed = async (...args: Parameters<typeof embed>) => {
+        waiting++;
+        await gate;
+        return embed(...args);
+      };
+      const a = ingestMemory(own, { content: "Concurrent ingest one: the staging cache is Redis.", source_session: "race" });
+      const b = ingestMemory(own, { content: "Concurrent ingest two: the staging queue is SQS.", source_session: "race" });
+      while (waiting < 2) await Bun.sleep(1);
+      release();
+      const results = await Promise.all([a, b]);
+      expect(results.filter((r) => "skipped" in r && r.skipped).length).toBe(1);
+      expect(countSession(own, "race")).toBe(1);
+    } finally {
+      await own.close();
+    }
+  });
+});

@@ -1,6 +1,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { hostname } from "node:os";
-import { ingestMemory } from "../../src/core/memories";
+import { fetchMemory, ingestMemory } from "../../src/core/memories";
+import { recallIndex } from "../../src/core/recall";
+import { effectiveStrength } from "../../src/core/strength";
 import { daysToRun, latestDigests, NightlyInterrupted, runNightly, type NightlyProgress } from "../../src/core/nightly";
 import { runScheduledNightly, startNightlySchedule } from "../../src/core/scheduler";
 import { PRUNE_MIN_AGE_DAYS } from "../../src/core/tuning";
@@ -368,5 +370,55 @@ describe("memsvc nightly (CLI)", () => {
     expect(paid.stdout).toContain(`nightly ${owedDay} done: read 1/1 memory, wrote 1 learning`);
     expect(paid.stdout).toContain(`nightly ${new Date(Date.now() - DAY_MS).toISOString().slice(0, 10)} done:`);
     expect(fake.requests.length).toBe(1);
+  });
+});
+
+describe("decay through real recall and fetch events", () => {
+  test("shown at least 3 times and not fetched loses 10%; shown and fetched, or shown fewer than 3 times, keeps its strength", async () => {
+    const s = services({ model: false });
+    await add(s, "Use the blue-green switch script to cut traffic over to the new stack during deploys.");
+    await add(s, "The blue-green deploy keeps the old stack warm for ten minutes before the switch is final.");
+    await add(s, "The staging Postgres database listens on port 5433 behind pgbouncer.");
+    await add(s, "The React frontend is built with Vite into dist and served by nginx.");
+    clock = Date.parse(`${DAY}T10:00:00Z`);
+    // Three sessions see the deploy memories (a session suppresses repeats), one sees the database once.
+    const deployShown = new Set<string>();
+    for (const session of ["a", "b", "c"]) {
+      const r = (await recallIndex(s, { session_id: session, prompt: "how does the blue-green deploy switch traffic to the new stack?", project: "shop" })) as { shown?: string[] };
+      for (const id of r.shown ?? []) deployShown.add(id);
+    }
+    await recallIndex(s, { session_id: "d", prompt: "which port does the staging postgres database listen on?", project: "shop" });
+    const stats = () => new Map(q<{ id: string; shown_count: number; strength: number }>(s, "SELECT id, shown_count, strength FROM memories").map((r) => [r.id, r]));
+    const shown = stats();
+    const often = [...shown.values()].filter((m) => m.shown_count >= 3).map((m) => m.id);
+    const rarely = [...shown.values()].filter((m) => m.shown_count > 0 && m.shown_count < 3).map((m) => m.id);
+    expect(often.length).toBeGreaterThanOrEqual(2);
+    expect(rarely.length).toBeGreaterThanOrEqual(1);
+    // One of the often-shown memories is fetched (used) the same day; its strength after the fetch is the baseline.
+    const used = often[0];
+    clock = Date.parse(`${DAY}T11:00:00Z`);
+    fetchMemory(s, used);
+    const before = stats();
+    expect(q<{ kind: string }>(s, "SELECT kind FROM memory_events WHERE memory_id = ? ORDER BY at", used).map((e) => e.kind)).toEqual(["shown", "shown", "shown", "used"]);
+
+    clock = Date.parse("2026-03-11T03:30:00Z");
+    const out = await runNightly(s, { day: DAY });
+    expect(out.digest!.steps.decay).toBe("done");
+    const after = stats();
+    expect(after.get(used)!.strength).toBeCloseTo(before.get(used)!.strength, 6);
+    for (const id of often.slice(1)) expect(after.get(id)!.strength).toBeCloseTo(before.get(id)!.strength * 0.9, 6);
+    for (const id of rarely) expect(after.get(id)!.strength).toBeCloseTo(before.get(id)!.strength, 6);
+    expect(out.digest!.decayed).toBe(often.length - 1);
+  });
+});
+
+describe("the decay curve", () => {
+  test("halves every 30 days towards a floor of 0.15 (README: Strength and decay)", () => {
+    expect(effectiveStrength(1, 0, 0)).toBeCloseTo(1, 9);
+    expect(effectiveStrength(1, 0, 30 * DAY_MS)).toBeCloseTo(0.15 + 0.85 * 0.5, 9);
+    expect(effectiveStrength(1, 0, 60 * DAY_MS)).toBeCloseTo(0.15 + 0.85 * 0.25, 9);
+    expect(effectiveStrength(2, 0, 3650 * DAY_MS)).toBeCloseTo(0.3, 6);
+    // A clock that went backwards never strengthens.
+    expect(effectiveStrength(1, 10 * DAY_MS, 0)).toBeCloseTo(1, 9);
   });
 });

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { fetchMemory, ingestMemory } from "../../src/core/memories";
 import { isShortPrompt, recallIndex, RECALL_HEADING } from "../../src/core/recall";
-import { RECALL_MAX_LINES, RECALL_SUPPRESS_TURNS } from "../../src/core/tuning";
+import { RECALL_MAX_LINES } from "../../src/core/tuning";
 import { AppError } from "../../src/errors";
 import { makeServices, type TestServices } from "../helpers/services";
 
@@ -97,6 +97,9 @@ describe("the four forms", () => {
     expect(((await recallIndex(s, { prompt: POSTGRES }).catch((x) => x)) as AppError).message).toContain("session_id");
   });
 });
+
+// The spec's "about 30 turns", pinned as a literal: a loop to the imported constant would move with it.
+const RECALL_SUPPRESS_TURNS = 30;
 
 describe("dynamics", () => {
   test(`a shown memory is suppressed for ${RECALL_SUPPRESS_TURNS} turns, then shown again`, async () => {
@@ -264,5 +267,18 @@ describe("projects", () => {
     const r = (await recallIndex(s, { session_id: "p", prompt: "how do I run the bun test suite with the preload file?", project: "shop" })) as { shown: string[] };
     expect(r.shown[0]).toBe(own);
     if (r.shown.includes(global)) expect(r.shown.indexOf(global)).toBeGreaterThan(0);
+  });
+});
+
+describe("the short-prompt gate from both sides", () => {
+  test("11 characters with two keywords are short; 12 are not", () => {
+    expect(isShortPrompt("redis cache")).toBe(true);
+    expect(isShortPrompt("redis caches")).toBe(false);
+    expect(isShortPrompt("  redis cache  ")).toBe(true);
+  });
+
+  test("one keyword is short however long the prompt", () => {
+    expect(isShortPrompt("postgresql postgresql postgresql")).toBe(true);
+    expect(isShortPrompt("postgresql replication")).toBe(false);
   });
 });
