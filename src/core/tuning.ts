@@ -481,3 +481,11 @@ export const RECALL_TOPIC_DECAY = 0.6;
 export const RECALL_TOPIC_FOLLOWUP_KEYWORDS = 2;
 /** Topic words kept per session. */
 export const RECALL_TOPIC_TERMS = 12;
+
+/**
+ * `memsvc mcp` waits this long for the local server to answer initialize
+ * before it tells the client memory is unavailable. A local server answers in
+ * milliseconds; a client (Claude Code, Codex) waits about 10 s for a stdio
+ * server to start, so the bridge must answer well inside that.
+ */
+export const MCP_BRIDGE_CONNECT_MS = 4_000;
