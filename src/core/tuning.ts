@@ -315,7 +315,7 @@ export const CAPTURE_SEGMENT_MAX_CHARS = 40_000;
  * exits silently. The prompt hook runs before the agent sees every prompt:
  * with ~100 ms of process start it stays under 1 s.
  */
-export const HOOK_BUDGET_MS = { "user-prompt": 700, "session-start": 2500, "pre-compact": 1500, "session-end": 1500 } as const;
+export const HOOK_BUDGET_MS = { "user-prompt": 700, "session-start": 2500, "pre-compact": 1500, "session-end": 1500, "codex-notify": 1500 } as const;
 
 /** MCP event streams (/sse, /mcp) send a comment this often: Bun.serve closes a connection idle for idleTimeout (10 s by default, 60 s in memsvc server), which would end the session. */
 export const MCP_KEEPALIVE_MS = 5_000;

@@ -96,3 +96,42 @@ test("usage errors name the choices", async () => {
   const both = await capture("--harness", "codex", "--file", join(userHome, "empty"));
   expect(both.code).toBe(2);
 });
+
+test("Codex notify and Gemini CLI's SessionEnd hook start a background capture of that harness", async () => {
+  const home = mkdtempSync(join(tmpdir(), "memsvc-client-"));
+  writeFileSync(join(home, "config.json"), JSON.stringify({}));
+  const user = mkdtempSync(join(tmpdir(), "memsvc-user-"));
+  cpSync(join(FIX, "codex", CODEX_NAME), join(user, ".codex/sessions/2026/03/02", CODEX_NAME));
+  const geminiChat = join(user, "chat-copy/session-2026-03-03T10-02-7c1e9a4b.json");
+  cpSync(join(FIX, "gemini/tmp/billing-api/chats/session-2026-03-03T10-02-7c1e9a4b.json"), geminiChat);
+  // A fresh server: the sessions above are not in it yet.
+  const own = await startServer({ config: { llm: { baseURL: fake.baseURL, model: "fake-distiller", timeoutMs: 5000 } } });
+  fake.fallback = (req) => memoriesReply({ content: `Background capture lesson ${req.raw.includes("ledger") ? "codex" : "gemini"} ${crypto.randomUUID()}.`, memory_type: "learnings" });
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith("MEMSVC_") && k !== "CODEX_HOME" && k !== "XDG_DATA_HOME") env[k] = v;
+  Object.assign(env, { HOME: user, MEMSVC_HOME: home, MEMSVC_URL: own.url });
+  const agents = () => own.services.store.sqlite.query<{ source_agent: string }, []>("SELECT DISTINCT source_agent FROM memories ORDER BY source_agent").all().map((r) => r.source_agent);
+  const until = async (want: string[]) => {
+    const end = Date.now() + 30_000;
+    while (Date.now() < end && JSON.stringify(agents()) !== JSON.stringify(want)) await Bun.sleep(100);
+    return agents();
+  };
+  try {
+    const notify = Bun.spawn([process.execPath, join(ROOT, "src/main.ts"), "hook", "codex-notify", JSON.stringify({ type: "agent-turn-complete", "thread-id": "0197a1c2-5d4e-7f00-9b1a-3c2d4e5f6a7b", "turn-id": "1", cwd: "/home/dana/src/billing-api", "input-messages": ["fix it"], "last-assistant-message": "done" })], { cwd: ROOT, env, stdout: "pipe", stderr: "pipe" });
+    expect(await notify.exited).toBe(0);
+    expect(await new Response(notify.stdout).text()).toBe("");
+    expect(await until(["codex-cli"])).toEqual(["codex-cli"]);
+
+    const end = Bun.spawn([process.execPath, join(ROOT, "src/main.ts"), "hook", "session-end"], {
+      cwd: ROOT,
+      env,
+      stdin: new Blob([JSON.stringify({ session_id: "7c1e9a4b-2f3d-4e5a-9b8c-1d2e3f4a5b6c", transcript_path: geminiChat, cwd: "/home/dana/src/billing-api", hook_event_name: "SessionEnd", timestamp: "2026-03-03T10:09:00.000Z", reason: "exit" })]),
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    expect(await end.exited).toBe(0);
+    expect(await until(["codex-cli", "gemini-cli"])).toEqual(["codex-cli", "gemini-cli"]);
+  } finally {
+    await own.stop();
+  }
+}, 60_000);
