@@ -3,7 +3,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Implementation, type JSONRPCMessage, type Tool } from "@modelcontextprotocol/sdk/types.js";
+import { CallToolRequestSchema, ListToolsRequestSchema, McpError, type CallToolResult, type Implementation, type JSONRPCMessage, type Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { Config } from "../config";
 import { memoryInstructions } from "../core/memory-instructions";
 import { MCP_BRIDGE_CONNECT_MS } from "../core/tuning";
@@ -91,6 +91,8 @@ export async function runBridge(opts: BridgeOptions): Promise<void> {
     try {
       return await use(first);
     } catch (e) {
+      // The server answered with a JSON-RPC error (unknown tool, bad params): the session is fine.
+      if (e instanceof McpError) throw e;
       if (upstream === first) upstream = null;
       void first.client.close().catch(() => {});
       log(`lost the server session (${(e as Error).message}); reconnecting`);

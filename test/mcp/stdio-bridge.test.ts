@@ -6,7 +6,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { memoryInstructions } from "../../src/core/memory-instructions";
-import { TOOL_NAMES } from "../../src/mcp";
+import { closeAll, TOOL_NAMES } from "../../src/mcp";
 import { writeRuntimeFile } from "../../src/runtime-file";
 import { VERSION } from "../../src/version";
 import { BUN, childEnv, freePort, ROOT, tempHome } from "../helpers/process";
@@ -40,7 +40,7 @@ const textOf = (r: unknown) => ((r as { content: unknown }).content as { type: s
 
 describe("memsvc mcp (stdio bridge)", () => {
   test("lists the server's tools, passes on its instructions, forwards ingest and search", async () => {
-    const { client } = await stdioClient(childEnv(srv.services.config.paths.home));
+    const { client, stderr } = await stdioClient(childEnv(srv.services.config.paths.home));
     expect(client.getServerVersion()?.name).toBe("memsvc");
     expect(client.getInstructions()).toBe(memoryInstructions());
 
@@ -66,6 +66,13 @@ describe("memsvc mcp (stdio bridge)", () => {
     const bad = await client.callTool({ name: "memsvc_get", arguments: { id: "ffffffff" } });
     expect(bad.isError).toBe(true);
     expect(textOf(bad)).toMatch(/ffffffff/);
+
+    // The server ends every MCP session (as on restart or idle expiry): the next call reconnects once.
+    await closeAll(srv.services);
+    const again = await client.callTool({ name: "memsvc_search", arguments: { query: "orders table backfill", project: "shop-api" } });
+    expect(again.isError).toBeFalsy();
+    expect(textOf(again)).toContain(id!);
+    expect(stderr()).toContain("reconnecting");
   }, 60_000);
 
   test("no server running: tools still listed, a call is an isError explaining how to start it", async () => {
