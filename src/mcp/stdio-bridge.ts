@@ -45,9 +45,12 @@ class HeldTransport implements Transport {
   onclose?: () => void;
   onerror?: (error: Error) => void;
   onmessage?: (message: JSONRPCMessage) => void;
+  /** Client requests not yet answered: stdin closing right after a request must not lose its answer. */
+  open = 0;
   constructor(private readonly inner: StdioServerTransport) {}
   async start(): Promise<void> {}
   send(message: JSONRPCMessage): Promise<void> {
+    if ("id" in message && ("result" in message || "error" in message)) this.open--;
     return this.inner.send(message);
   }
   close(): Promise<void> {
@@ -143,6 +146,7 @@ export async function runBridge(opts: BridgeOptions): Promise<void> {
   });
   stdio.onerror = (e) => log(`stdin: ${e.message}`);
   stdio.onmessage = (message) => {
+    if ("id" in message && "method" in message) held.open++;
     if (ready) return held.onmessage?.(message);
     pending.push(message);
     if (pending.length === 1) void start(message).catch((e) => log(`could not start: ${(e as Error).message}`));
@@ -150,7 +154,12 @@ export async function runBridge(opts: BridgeOptions): Promise<void> {
   await stdio.start();
   // The client closing our stdin is how a stdio session ends.
   const input: NodeJS.ReadableStream = opts.stdin ?? process.stdin;
-  input.once("end", () => void stdio.close());
+  input.once("end", async () => {
+    // Answer what was asked before the client hung up (bounded: a stuck upstream call does not keep us alive).
+    const until = Date.now() + MCP_BRIDGE_CONNECT_MS * 2;
+    while ((held.open > 0 || (pending.length > 0 && !ready)) && Date.now() < until) await new Promise((r) => setTimeout(r, 10));
+    void stdio.close();
+  });
   await closed;
 }
 

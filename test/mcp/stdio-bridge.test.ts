@@ -91,6 +91,24 @@ describe("memsvc mcp (stdio bridge)", () => {
     expect(stderr()).toContain("not reachable");
   }, 60_000);
 
+  test("a client that writes its requests and closes stdin still gets every answer", async () => {
+    const home = tempHome();
+    writeFileSync(join(home, "config.json"), JSON.stringify({ port: await freePort() }));
+    const lines = [
+      { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "one-shot", version: "1" } } },
+      { jsonrpc: "2.0", method: "notifications/initialized" },
+      { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "memsvc_recent", arguments: {} } },
+    ];
+    const p = Bun.spawn([BUN, join(ROOT, "src/main.ts"), "mcp"], { cwd: ROOT, env: childEnv(home), stdin: new Blob([lines.map((l) => JSON.stringify(l)).join("\n") + "\n"]), stdout: "pipe", stderr: "pipe" });
+    const [code, out] = await Promise.all([p.exited, new Response(p.stdout).text()]);
+    expect(code).toBe(0);
+    const replies = out.trim().split("\n").map((l) => JSON.parse(l));
+    expect(replies.map((r) => r.id)).toEqual([1, 2]);
+    expect(replies[0].result.instructions).toBe(memoryInstructions());
+    expect(replies[1].result.isError).toBe(true);
+    expect(replies[1].result.content[0].text).toContain("memsvc server is not reachable");
+  }, 60_000);
+
   test("memoryInstructions: false in config.json: no instructions, from the server or the bridge", async () => {
     const home = tempHome();
     writeFileSync(join(home, "config.json"), JSON.stringify({ port: await freePort(), memoryInstructions: false }));
