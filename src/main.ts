@@ -22,6 +22,7 @@ Client commands (run on the agent's machine):
   hook        harness hook handler (session start, prompt, compact, end)
   hooks       install or uninstall the Claude Code hooks in ~/.claude/settings.json
   doctor      check the whole chain: server, embedder, language model, hooks, MCP
+  mcp         stdio MCP server forwarding to the running server (for MCP clients)
 
 Options: --help on any command, --version.
 Environment: MEMSVC_HOME (default ~/.memsvc), MEMSVC_URL, MEMSVC_OFFLINE=1,
@@ -44,6 +45,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   hook: async () => (await import("./cli/hook")).runHook,
   hooks: async () => (await import("./cli/hooks")).runHooks,
   doctor: async () => (await import("./cli/doctor")).runDoctor,
+  mcp: async () => (await import("./cli/mcp")).runMcp,
 };
 
 export async function main(argv: string[]): Promise<number> {

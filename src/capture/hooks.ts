@@ -12,7 +12,7 @@ import { ensurePrivateDir, makePrivate, PRIVATE_FILE_MODE } from "../private-fil
  * silence.
  */
 
-export const HOOK_EVENTS = ["session-start", "user-prompt", "pre-compact", "session-end"] as const;
+export const HOOK_EVENTS = ["session-start", "user-prompt", "pre-compact", "session-end", "codex-notify"] as const;
 export type HookEvent = (typeof HOOK_EVENTS)[number];
 export { HOOK_BUDGET_MS };
 
@@ -23,6 +23,8 @@ export interface HookInput {
   cwd?: string;
   prompt?: string;
   hook_event_name?: string;
+  /** Codex CLI `notify` payload (passed as the last argument, not on stdin): "agent-turn-complete". */
+  type?: string;
 }
 
 /** The harness name as listed in identityClients. */
@@ -81,7 +83,7 @@ async function userPrompt(config: Config, input: HookInput, deadline: number): P
 }
 
 /** Starts `memsvc capture` detached, so it outlives the hook (and the session); its output goes to a log. */
-export function spawnCapture(config: Config, transcriptPath: string | undefined): void {
+export function spawnCapture(config: Config, transcriptPath: string | undefined, harness?: string): void {
   const dir = join(config.home, "state");
   ensurePrivateDir(dir);
   const log = join(dir, "capture.log");
@@ -90,7 +92,7 @@ export function spawnCapture(config: Config, transcriptPath: string | undefined)
   // From source: bun <main.ts> capture; compiled: <binary> capture.
   const main = Bun.main;
   const self = main.startsWith("/$bunfs") || main.startsWith("B:/~BUN") ? [] : [main];
-  const args = [...self, "capture", ...(transcriptPath ? ["--file", transcriptPath] : [])];
+  const args = [...self, "capture", ...(transcriptPath ? ["--file", transcriptPath] : harness ? ["--harness", harness] : [])];
   const child = spawn(process.execPath, args, { detached: true, stdio: ["ignore", out, out], env: { ...process.env, MEMSVC_HOME: config.home } });
   child.unref();
 }
@@ -110,5 +112,9 @@ export async function handleHook(event: HookEvent, input: HookInput, config: Con
     case "pre-compact":
     case "session-end":
       return compactOrEnd(config, input, deadline);
+    case "codex-notify":
+      // Codex names no transcript path; its rollouts are found where it writes them, and only new lines are read.
+      if (input.type === "agent-turn-complete") spawnCapture(config, undefined, "codex");
+      return "";
   }
 }

@@ -76,7 +76,7 @@ export const readClaudeLine: LineReader = (json) => {
 export function toolSummary(input: unknown): string {
   const i = obj(input);
   if (!i) return typeof input === "string" ? input : "";
-  for (const key of ["command", "file_path", "path", "pattern", "url", "query", "description", "prompt", "notebook_path"]) {
+  for (const key of ["command", "file_path", "absolute_path", "filePath", "path", "pattern", "url", "query", "description", "prompt", "notebook_path"]) {
     const v = str(i[key]);
     if (v) return v;
   }

@@ -2,7 +2,7 @@ import { existsSync, readdirSync, statSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
 import type { Config } from "../config";
 import { CAPTURE_SEGMENT_MAX_CHARS } from "../core/tuning";
-import { READERS } from "./readers";
+import { FORMAT_READERS } from "./harnesses";
 import { planSegments, type Segment } from "./segments";
 import { detectFormat, headOf, readJsonl, type Format, type Line } from "./transcript";
 import { readState, stateDir, writeState, type SessionState } from "./watermark";
@@ -10,6 +10,8 @@ import { readState, stateDir, writeState, type SessionState } from "./watermark"
 export interface Transcript {
   path: string;
   format?: Format;
+  /** `source_agent` for its segments (the harness, see sourceAgentFor); config.sourceAgent when absent. */
+  agent?: string;
 }
 
 export interface CaptureOptions {
@@ -61,7 +63,7 @@ export function findTranscripts(dir: string): string[] {
 
 /** What one transcript has to send: resent pending segments first, then the new delta. */
 export function planTranscript(file: string, format: Format, state: SessionState | null, maxChars = CAPTURE_SEGMENT_MAX_CHARS) {
-  const reader = READERS[format];
+  const reader = FORMAT_READERS[format];
   const size = statSync(file).size;
   // A transcript shorter than its watermark was rewritten: read it again (segment ids carry a content hash).
   const fresh = !state || size < state.offset;
@@ -92,8 +94,8 @@ export function planTranscript(file: string, format: Format, state: SessionState
   };
 }
 
-export function distillBody(config: Config, sessionId: string, project: string | null, seg: Segment): Record<string, unknown> {
-  const body: Record<string, unknown> = { messages: seg.messages, session_id: sessionId, segment_id: seg.id, source_agent: config.sourceAgent };
+export function distillBody(config: Config, sessionId: string, project: string | null, seg: Segment, agent?: string): Record<string, unknown> {
+  const body: Record<string, unknown> = { messages: seg.messages, session_id: sessionId, segment_id: seg.id, source_agent: agent ?? config.sourceAgent };
   if (seg.date) body.session_date = seg.date;
   if (config.agentId) body.source_agent_id = config.agentId;
   if (config.sourceDomain) body.source_domain = config.sourceDomain;
@@ -155,7 +157,7 @@ export async function capture(opts: CaptureOptions): Promise<CaptureResult> {
       bytesSent: 0,
     };
     reports.push(report);
-    const bodies = plan.segments.map((seg) => JSON.stringify(distillBody(config, plan.sessionId, plan.project, seg)));
+    const bodies = plan.segments.map((seg) => JSON.stringify(distillBody(config, plan.sessionId, plan.project, seg, t.agent)));
     if (opts.dryRun) {
       report.status = "dry run";
       report.bytesSent = bodies.reduce((n, b) => n + Buffer.byteLength(b), 0);

@@ -22,7 +22,8 @@ export interface Line {
   end: number;
 }
 
-export type Format = "claude" | "generic";
+/** flat: the append-only copy of a Gemini CLI or opencode session (see flatten.ts). */
+export type Format = "claude" | "generic" | "codex" | "flat";
 
 /** A reader turns one parsed JSON line into parts (an empty list for lines that carry nothing). */
 export type LineReader = (json: unknown) => Omit<Line, "end">;
@@ -81,11 +82,12 @@ export function headOf(file: string, bytes = 64 * 1024): string {
   }
 }
 
-/** Guesses the format from the first parseable lines: Claude Code lines carry `type` and `message`. */
+/** Guesses the format from the first parseable lines: Claude Code lines carry `type` and `message`, Codex rollout lines `type` and `payload`. */
 export function detectFormat(sample: string): Format {
   for (const raw of sample.split("\n").slice(0, 20)) {
     try {
       const j = JSON.parse(raw) as Record<string, unknown>;
+      if (j && typeof j === "object" && "type" in j && "payload" in j) return "codex";
       if (j && typeof j === "object" && ("sessionId" in j || ("type" in j && ("message" in j || "summary" in j)))) return "claude";
       if (j && typeof j === "object" && "role" in j) return "generic";
     } catch {

@@ -1,36 +1,58 @@
 import { existsSync } from "node:fs";
-import { homedir } from "node:os";
-import { join } from "node:path";
-import { capture, findTranscripts, type Transcript } from "../capture/run";
+import { defaultRoot, discover, HARNESSES, sourceAgentFor, type Harness } from "../capture/harnesses";
+import { flatDir, flatten } from "../capture/flatten";
+import { readGeminiSession } from "../capture/reader-gemini";
+import { capture, type Transcript } from "../capture/run";
+import { detectFormat, headOf } from "../capture/transcript";
 import { acquireLock, stateDir } from "../capture/watermark";
-import { loadConfig } from "../config";
+import { loadConfig, type Config } from "../config";
 import { parseFlags, UsageError } from "./args";
 import { counted } from "../core/text";
 
-export const CAPTURE_HELP = `memsvc capture [--dir <dir>] [--file <jsonl>] [--format claude|generic] [--dry-run] [--json]
+export const CAPTURE_HELP = `memsvc capture [--harness <h>] [--dir <dir>] [--file <f>] [--format <f>] [--dry-run] [--json]
 
 Ships the unseen part of agent session transcripts to the server's POST /distill,
 denoised locally without a language model: human and agent words are kept,
 tool calls become one-line summaries, tool output is cut to its head.
 
-  --dir <dir>       Claude Code projects folder (default ~/.claude/projects):
-                    every <project>/<session>.jsonl in it
-  --file <jsonl>    one transcript instead (Claude Code or generic JSONL)
-  --format <f>      claude (Claude Code lines) or generic ({role, content} per
+  --harness <h>     only this harness: claude, codex, gemini or opencode.
+                    Default: every harness whose session folder exists:
+                      claude    ~/.claude/projects/<project>/<session>.jsonl
+                      codex     $CODEX_HOME/sessions/YYYY/MM/DD/rollout-*.jsonl
+                                (CODEX_HOME defaults to ~/.codex)
+                      gemini    ~/.gemini/tmp/<project>/chats/session-*.json
+                      opencode  $XDG_DATA_HOME/opencode/storage (default
+                                ~/.local/share/opencode/storage)
+  --dir <dir>       that harness's folder instead of its default (without
+                    --harness: the Claude Code projects folder)
+  --file <f>        one transcript instead: Claude Code, Codex rollout or
+                    generic JSONL, or a Gemini CLI chat JSON
+  --format <f>      claude, codex, gemini or generic ({role, content} per
                     line); guessed from the file when omitted
   --dry-run         show what would be sent; send nothing, change nothing
+                    (Gemini and opencode sessions are still copied to their
+                    flat files, which are caches, not watermarks)
   --json            print the per-session report as JSON
 
 Each session's watermark lives in <home>/state/capture/ and moves only past
 segments the server acknowledged (2xx): after a 503 or with no server running,
 the next run resends the same segments (the server skips any it already has).
-Provenance comes from config.json: sourceAgent, agentId, sourceDomain; the
-project is the session's working directory name.
+Gemini CLI and opencode rewrite their session files in place, so their
+messages are first copied once each into an append-only JSONL under
+<home>/state/capture/flat/ and captured from there.
+Provenance: source_agent is sourceAgent from config.json when set, else the
+harness (claude-code, codex-cli, gemini-cli, opencode); agentId and
+sourceDomain from config.json; the project is the session's working
+directory name.
 Exit status: 0 when everything new was sent (or nothing was new), 1 when
 something is left for the next run, 2 on usage errors.`;
 
+const FILE_FORMATS = ["claude", "codex", "gemini", "generic"] as const;
+const FORMAT_HARNESS: Record<string, Harness | null> = { claude: "claude", codex: "codex", gemini: "gemini", generic: null };
+
 export async function runCapture(argv: string[]): Promise<number> {
   const { values } = parseFlags(argv, {
+    harness: { type: "string" },
     dir: { type: "string" },
     file: { type: "string" },
     format: { type: "string" },
@@ -41,19 +63,22 @@ export async function runCapture(argv: string[]): Promise<number> {
     console.log(CAPTURE_HELP);
     return 0;
   }
-  if (values.format !== undefined && values.format !== "claude" && values.format !== "generic") throw new UsageError(`--format must be claude or generic, got "${values.format}"`);
+  if (values.format !== undefined && !(FILE_FORMATS as readonly string[]).includes(values.format)) throw new UsageError(`--format must be one of ${FILE_FORMATS.join(", ")}, got "${values.format}"`);
+  if (values.harness !== undefined && !(HARNESSES as readonly string[]).includes(values.harness)) throw new UsageError(`--harness must be one of ${HARNESSES.join(", ")}, got "${values.harness}"`);
   if (values.dir !== undefined && values.file !== undefined) throw new UsageError("give --dir or --file, not both");
-  const format = values.format as Transcript["format"];
+  if (values.harness !== undefined && values.file !== undefined) throw new UsageError("give --harness or --file, not both (--format names a file's harness)");
+  if (values.format !== undefined && values.file === undefined) throw new UsageError("--format applies to --file only");
+  const config = loadConfig();
+  const state = stateDir(config.home);
   let transcripts: Transcript[];
   if (values.file !== undefined) {
     if (!existsSync(values.file)) throw new UsageError(`no such file: ${values.file}`);
-    transcripts = [{ path: values.file, format }];
+    transcripts = [fileTranscript(values.file, values.format, state, config)];
   } else {
-    const dir = values.dir ?? join(homedir(), ".claude", "projects");
-    if (values.dir !== undefined && !existsSync(dir)) throw new UsageError(`no such folder: ${dir}`);
-    transcripts = findTranscripts(dir).map((path) => ({ path, format }));
+    const harnesses: Harness[] = values.harness ? [values.harness as Harness] : values.dir !== undefined ? ["claude"] : [...HARNESSES];
+    if (values.dir !== undefined && !existsSync(values.dir)) throw new UsageError(`no such folder: ${values.dir}`);
+    transcripts = harnesses.flatMap((h) => discover(h, values.dir ?? defaultRoot(h), state).map((f) => ({ path: f.path, format: f.format, agent: sourceAgentFor(config, h) })));
   }
-  const config = loadConfig();
   const dryRun = values["dry-run"] === true;
   const release = dryRun ? () => {} : acquireLock(stateDir(config.home));
   if (!release) {
@@ -75,4 +100,16 @@ export async function runCapture(argv: string[]): Promise<number> {
   } finally {
     release();
   }
+}
+
+/** One named file: a Gemini chat JSON goes through its flat copy; JSONL formats are read in place. */
+function fileTranscript(file: string, format: string | undefined, state: string, config: Config): Transcript {
+  const gemini = format === "gemini" || (format === undefined && file.endsWith(".json"));
+  if (gemini) {
+    const session = readGeminiSession(file);
+    if (!session) throw new UsageError(`${file} is not a Gemini CLI chat recording (a JSON object with a messages list)`);
+    return { path: flatten(flatDir(state), session), format: "flat", agent: sourceAgentFor(config, "gemini") };
+  }
+  const f = (format as "claude" | "codex" | "generic" | undefined) ?? detectFormat(headOf(file));
+  return { path: file, format: f, agent: sourceAgentFor(config, FORMAT_HARNESS[f] ?? null) };
 }

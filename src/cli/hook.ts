@@ -11,7 +11,11 @@ see on stdout.
                   identityClients) and the learnings block
   user-prompt     the memory recall index for this prompt, when one is relevant
   pre-compact     resets the recall session and runs \`memsvc capture\` for
-  session-end     this transcript in the background
+  session-end     this transcript in the background (Claude Code; Gemini CLI's
+                  SessionEnd hook sends the same fields)
+  codex-notify    Codex CLI's \`notify\` program: on agent-turn-complete (JSON
+                  as the last argument) runs \`memsvc capture --harness codex\`
+                  in the background
 
 A hook never blocks or breaks the agent: it talks to the local server
 without a token, gives up after a hard time budget (under 1 s for
@@ -43,7 +47,8 @@ export async function runHook(argv: string[]): Promise<number> {
   // Whatever happens below, the process is gone when the budget is spent.
   setTimeout(() => process.exit(0), budget + 50).unref();
   try {
-    const raw = await readStdin(deadline);
+    // Codex's notify passes its JSON as the last argument and leaves stdin alone.
+    const raw = event === "codex-notify" ? (argv.at(-1) ?? "") : await readStdin(deadline);
     let input: HookInput = {};
     try {
       const parsed = raw.trim() ? JSON.parse(raw) : {};

@@ -359,7 +359,7 @@ export const CAPTURE_SEGMENT_MAX_CHARS = 40_000;
  * exits silently. The prompt hook runs before the agent sees every prompt:
  * with ~100 ms of process start it stays under 1 s.
  */
-export const HOOK_BUDGET_MS = { "user-prompt": 700, "session-start": 2500, "pre-compact": 1500, "session-end": 1500 } as const;
+export const HOOK_BUDGET_MS = { "user-prompt": 700, "session-start": 2500, "pre-compact": 1500, "session-end": 1500, "codex-notify": 1500 } as const;
 
 /** MCP event streams (/sse, /mcp) send a comment this often: Bun.serve closes a connection idle for idleTimeout (10 s by default, 60 s in memsvc server), which would end the session. */
 export const MCP_KEEPALIVE_MS = 5_000;
@@ -525,3 +525,11 @@ export const RECALL_TOPIC_DECAY = 0.6;
 export const RECALL_TOPIC_FOLLOWUP_KEYWORDS = 2;
 /** Topic words kept per session. */
 export const RECALL_TOPIC_TERMS = 12;
+
+/**
+ * `memsvc mcp` waits this long for the local server to answer initialize
+ * before it tells the client memory is unavailable. A local server answers in
+ * milliseconds; a client (Claude Code, Codex) waits about 10 s for a stdio
+ * server to start, so the bridge must answer well inside that.
+ */
+export const MCP_BRIDGE_CONNECT_MS = 4_000;

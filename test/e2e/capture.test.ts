@@ -181,6 +181,6 @@ test("capture --help and usage errors", async () => {
   expect(await new Response(help.stdout).text()).toContain("--dry-run");
   const bad = Bun.spawn([process.execPath, join(ROOT, "src/main.ts"), "capture", "--format", "xml"], { cwd: ROOT, stderr: "pipe", env: { ...process.env, MEMSVC_HOME: clientHome } });
   expect(await bad.exited).toBe(2);
-  expect(await new Response(bad.stderr).text()).toContain("--format must be claude or generic");
+  expect(await new Response(bad.stderr).text()).toContain("--format must be one of claude, codex, gemini, generic");
   expect(readFileSync(FIXTURE, "utf8").length).toBeGreaterThan(0);
 });
