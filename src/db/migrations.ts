@@ -5,6 +5,7 @@ import m0004 from "./migrations/0004_recent.sql" with { type: "text" };
 import m0005 from "./migrations/0005_dropped.sql" with { type: "text" };
 import m0006 from "./migrations/0006_history.sql" with { type: "text" };
 import m0007 from "./migrations/0007_calibration.sql" with { type: "text" };
+import m0009 from "./migrations/0009_anchors.sql" with { type: "text" };
 
 /**
  * Ordered schema migrations, imported as text so they are embedded in the
@@ -18,4 +19,6 @@ export const MIGRATIONS: readonly { version: number; sql: string }[] = [
   { version: 5, sql: m0005 },
   { version: 6, sql: m0006 },
   { version: 7, sql: m0007 },
+  // 8 is another branch's migration; versions only need to ascend.
+  { version: 9, sql: m0009 },
 ];
