@@ -41,19 +41,21 @@ export function checkAnchors(info: RepoInfo, anchors: readonly AnchorToCheck[], 
   const byCommit = new Map<string, AnchorToCheck[]>();
   for (const a of anchors) byCommit.set(a.commit, [...(byCommit.get(a.commit) ?? []), a]);
   let unchecked = 0;
+  // No git call may outlive the deadline (the session-start hook has a hard budget).
+  const timeout = () => Math.max(100, Math.min(10_000, deadline - Date.now()));
   for (const [commit, group] of byCommit) {
     if (Date.now() > deadline) {
       unchecked += group.length;
       continue;
     }
-    const full = git(info.root, ["rev-parse", "--verify", "-q", `${commit}^{commit}`])?.trim();
+    const full = git(info.root, ["rev-parse", "--verify", "-q", `${commit}^{commit}`], timeout())?.trim();
     if (!full || !info.head) {
       for (const a of group) marks.push({ id: a.id, reason: "commit-unknown", changed_paths: [], missing_paths: [], commits: 0, last_change: null });
       continue;
     }
     const union = [...new Set(group.flatMap((a) => a.paths))];
     // --no-renames: a renamed file is a deleted anchored path plus a new one.
-    const diff = git(info.root, ["diff", "--no-renames", "--name-only", "-z", full, info.head, "--", ...union.map(literal)]);
+    const diff = git(info.root, ["diff", "--no-renames", "--name-only", "-z", full, info.head, "--", ...union.map(literal)], timeout());
     if (diff === null) {
       unchecked += group.length;
       continue;
@@ -62,7 +64,7 @@ export function checkAnchors(info: RepoInfo, anchors: readonly AnchorToCheck[], 
     // Per changed path: the commits since the anchor that touched it, with their dates.
     const touched = new Map<string, { sha: string; date: string }[]>();
     if (changed.size > 0) {
-      const log = git(info.root, ["log", "--no-renames", "--format=%x01%H%x09%cI", "--name-only", "-z", `${full}..${info.head}`, "--", ...[...changed].map(literal)]) ?? "";
+      const log = git(info.root, ["log", "--no-renames", "--format=%x01%H%x09%cI", "--name-only", "-z", `${full}..${info.head}`, "--", ...[...changed].map(literal)], timeout()) ?? "";
       for (const entry of log.split("\x01").filter(Boolean)) {
         // "<sha>\t<date>\0\n<file>\0<file>\0" (anchored paths never hold a newline: they are refused).
         const nl = entry.indexOf("\n");
