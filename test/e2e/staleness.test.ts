@@ -214,6 +214,33 @@ describe.skipIf(!hasGit)("staleness on a real repository", () => {
     expect(after[1].score).toBeLessThan(after[0].score);
   });
 
+  test("memsvc hook session-start runs the check for the session's folder within its budget", async () => {
+    const r2 = mkdtempSync(join(tmpdir(), "memsvc-stale-hooked-"));
+    const g = (...args: string[]) => spawnSync("git", ["-C", r2, ...args], { encoding: "utf8" }).stdout.trim();
+    g("init", "-q");
+    g("config", "user.email", "t@example.com");
+    g("config", "user.name", "t");
+    writeFileSync(join(r2, "a.ts"), "one\n");
+    g("add", "-A");
+    g("commit", "-qm", "one");
+    const anchored = g("rev-parse", "HEAD");
+    writeFileSync(join(r2, "a.ts"), "two\n");
+    g("commit", "-qam", "two");
+    const repoName = r2.split("/").pop()!;
+    const id = ((await (await postJson(`${srv.url}/ingest`, { content: "The hooked module reads a.ts at start.", anchors: { repo: repoName, commit: anchored, paths: ["a.ts"] } }, auth)).json()) as any).id;
+    const hookHome = tempHome();
+    const p = Bun.spawn([BUN, join(ROOT, "src", "main.ts"), "hook", "session-start"], {
+      cwd: ROOT,
+      env: childEnv(hookHome, { MEMSVC_URL: srv.url, HOME: hookHome }),
+      stdin: new Blob([JSON.stringify({ session_id: "h1", cwd: r2, hook_event_name: "SessionStart" })]),
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    expect(await p.exited).toBe(0);
+    const got = (await getJson(`/memory?id=${id}`)).memory.anchors[0].stale;
+    expect(got).toMatchObject({ reason: "changed", changed_paths: ["a.ts"], commits: 1 });
+  });
+
   test("a file restored to its anchored content clears the mark; a deleted repository marks all its memories", async () => {
     // Restore every changed src file to its initial content: memories anchored at commit 0 on src files only become fresh.
     step = COMMITS + 1;

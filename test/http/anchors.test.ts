@@ -75,6 +75,9 @@ describe("anchors on /distill", () => {
       body: JSON.stringify({ repo: ANCHORS.repo, marks: [{ id: first.ids[0], reason: "changed", changed_paths: ["src/db.ts"], commits: 2 }] }),
     });
     expect(((await mark.json()) as any).marked).toBe(1);
+    const shown = memoryText((await getJson(`/memory?id=${first.ids[0]}`)).json);
+    expect(shown).toContain("- may be outdated: src/db.ts changed in 2 commits since");
+    expect(shown).toContain("- changed files: src/db.ts");
     h.fake.script(memoriesReply(text));
     const next = "fedcba9876543210fedcba9876543210fedcba98";
     const second = (await (await h.post(distillAnchorsBody(TRANSCRIPT, { ...ANCHORS, commit: next, paths: ["src/new.ts"] }, "s2"))).json()) as any;
