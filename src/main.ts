@@ -21,6 +21,7 @@ Client commands (run on the agent's machine):
   capture     ship new transcript segments to the server's /distill
   hook        harness hook handler (session start, prompt, compact, end)
   hooks       install or uninstall the Claude Code hooks in ~/.claude/settings.json
+  stale       mark memories whose anchored files changed in this git repository
   doctor      check the whole chain: server, embedder, language model, hooks, MCP
   mcp         stdio MCP server forwarding to the running server (for MCP clients)
 
@@ -44,6 +45,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   capture: async () => (await import("./cli/capture")).runCapture,
   hook: async () => (await import("./cli/hook")).runHook,
   hooks: async () => (await import("./cli/hooks")).runHooks,
+  stale: async () => (await import("./cli/stale")).runStale,
   doctor: async () => (await import("./cli/doctor")).runDoctor,
   mcp: async () => (await import("./cli/mcp")).runMcp,
 };

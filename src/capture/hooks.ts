@@ -2,7 +2,8 @@ import { spawn } from "node:child_process";
 import { openSync } from "node:fs";
 import { basename, join } from "node:path";
 import type { Config } from "../config";
-import { HOOK_BUDGET_MS } from "../core/tuning";
+import { HOOK_BUDGET_MS, STALE_HOOK_BUDGET_MS } from "../core/tuning";
+import { checkStaleness } from "./stale";
 import { ensurePrivateDir, makePrivate, PRIVATE_FILE_MODE } from "../private-files";
 
 /**
@@ -73,6 +74,9 @@ async function sessionStart(config: Config, input: HookInput, deadline: number):
     if (body) out.push(body);
   }
   if (typeof learnings?.block === "string" && learnings.block.trim()) out.push(learnings.block.trim());
+  // After the fetches (git runs synchronously), within what is left: the marks then show in this session's recall.
+  const staleBy = Math.min(deadline - 300, Date.now() + STALE_HOOK_BUDGET_MS);
+  if (input.cwd && staleBy > Date.now()) await checkStaleness(config, input.cwd, staleBy).catch(() => {});
   return out.join("\n\n");
 }
 

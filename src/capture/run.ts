@@ -3,6 +3,8 @@ import { basename, join, resolve } from "node:path";
 import type { Config } from "../config";
 import { CAPTURE_SEGMENT_MAX_CHARS } from "../core/tuning";
 import { FORMAT_READERS } from "./harnesses";
+import { commitAt, repoInfo, repoRelative, type RepoInfo } from "./git";
+import { rememberRepo } from "./stale";
 import { planSegments, type Segment } from "./segments";
 import { detectFormat, headOf, readJsonl, type Format, type Line } from "./transcript";
 import { readState, stateDir, writeState, type SessionState } from "./watermark";
@@ -86,6 +88,7 @@ export function planTranscript(file: string, format: Format, state: SessionState
   const cwd = first("cwd");
   return {
     segments,
+    cwd,
     tailEnd: Math.max(planned.tailEnd, from),
     offset,
     bytesIn: Math.max(planned.tailEnd, from) - offset,
@@ -94,12 +97,29 @@ export function planTranscript(file: string, format: Format, state: SessionState
   };
 }
 
-export function distillBody(config: Config, sessionId: string, project: string | null, seg: Segment, agent?: string): Record<string, unknown> {
+/** Bounds as the server checks them (core/tuning.ts ANCHOR_MAX_PATHS): the first paths a segment touched. */
+const MAX_ANCHOR_PATHS = 200;
+
+/**
+ * The segment's anchor: its repository, branch, the commit HEAD was at when
+ * its last line was written, and the files its tool calls named inside the
+ * repository. Null when the session ran outside a repository or touched no file.
+ */
+export function segmentAnchors(info: RepoInfo | null, cwd: string | null, seg: Segment): Record<string, unknown> | null {
+  if (!info) return null;
+  const paths = [...new Set(seg.paths.map((p) => repoRelative(info.root, cwd, p)).filter((p): p is string => p !== null && p.length <= 500 && !p.split("/").includes("..")))].slice(0, MAX_ANCHOR_PATHS);
+  const commit = commitAt(info, seg.endDate);
+  if (paths.length === 0 || !commit) return null;
+  return { repo: info.repo, branch: info.branch, commit, paths };
+}
+
+export function distillBody(config: Config, sessionId: string, project: string | null, seg: Segment, agent?: string, anchors: Record<string, unknown> | null = null): Record<string, unknown> {
   const body: Record<string, unknown> = { messages: seg.messages, session_id: sessionId, segment_id: seg.id, source_agent: agent ?? config.sourceAgent };
   if (seg.date) body.session_date = seg.date;
   if (config.agentId) body.source_agent_id = config.agentId;
   if (config.sourceDomain) body.source_domain = config.sourceDomain;
   if (project) body.project = project;
+  if (anchors) body.anchors = anchors;
   return body;
 }
 
@@ -157,7 +177,10 @@ export async function capture(opts: CaptureOptions): Promise<CaptureResult> {
       bytesSent: 0,
     };
     reports.push(report);
-    const bodies = plan.segments.map((seg) => JSON.stringify(distillBody(config, plan.sessionId, plan.project, seg, t.agent)));
+    // Only when a segment named a file: a chat-only session costs no git call.
+    const info = plan.segments.some((seg) => seg.paths.length > 0) && plan.cwd ? repoInfo(plan.cwd) : null;
+    if (info && !opts.dryRun) rememberRepo(config.home, info.repo, info.root);
+    const bodies = plan.segments.map((seg) => JSON.stringify(distillBody(config, plan.sessionId, plan.project, seg, t.agent, segmentAnchors(info, plan.cwd, seg))));
     if (opts.dryRun) {
       report.status = "dry run";
       report.bytesSent = bodies.reduce((n, b) => n + Buffer.byteLength(b), 0);

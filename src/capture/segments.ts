@@ -12,6 +12,19 @@ export interface Segment {
   messages: Message[];
   /** Timestamp of its first line: the delta's own date. */
   date: string | null;
+  /** Timestamp of its last dated line: where its anchor's commit is looked up. */
+  endDate: string | null;
+  /** Files its tool calls read or changed, as the tools named them (absolute or cwd-relative). */
+  paths: string[];
+}
+
+/** Tools whose one argument is a file the session read or changed (Claude Code names; Bash is not parsed). */
+export const FILE_TOOLS = new Set(["Read", "Edit", "Write", "MultiEdit", "NotebookEdit", "NotebookRead"]);
+
+function filePaths(parts: readonly Part[]): string[] {
+  const out = new Set<string>();
+  for (const p of parts) if (p.kind === "tool_use" && p.tool && FILE_TOOLS.has(p.tool) && p.text && !p.text.includes("\n") && p.text.length < 1000) out.add(p.text.trim());
+  return [...out];
 }
 
 /**
@@ -41,14 +54,16 @@ export function planSegments(lines: readonly Line[], start: number, maxChars: nu
   let parts: Part[] = [];
   let chars = 0;
   let date: string | null = null;
+  let endDate: string | null = null;
   let lastEnd = start;
   const close = (end: number) => {
     const messages = denoise(parts);
-    if (messages.length > 0) segments.push({ start: segStart, end, id: segmentId(segStart, end, messages), messages, date });
+    if (messages.length > 0) segments.push({ start: segStart, end, id: segmentId(segStart, end, messages), messages, date, endDate, paths: filePaths(parts) });
     segStart = end;
     parts = [];
     chars = 0;
     date = null;
+    endDate = null;
   };
   for (const line of lines) {
     const size = line.parts.length ? messageChars(denoise(line.parts)) : 0;
@@ -57,6 +72,7 @@ export function planSegments(lines: readonly Line[], start: number, maxChars: nu
       parts.push(...line.parts);
       chars += size;
       date ??= isoOrNull(line.timestamp);
+      endDate = isoOrNull(line.timestamp) ?? endDate;
     }
     lastEnd = line.end;
   }

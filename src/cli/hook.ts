@@ -8,7 +8,8 @@ session_id, transcript_path, cwd, prompt) and prints what the agent should
 see on stdout.
 
   session-start   the identity sections (when "claude-code" is listed in
-                  identityClients) and the learnings block
+                  identityClients) and the learnings block; then, within
+                  its budget, \`memsvc stale\` for the session's folder
   user-prompt     the memory recall index for this prompt, when one is relevant
   pre-compact     resets the recall session and runs \`memsvc capture\` for
   session-end     this transcript in the background (Claude Code; Gemini CLI's

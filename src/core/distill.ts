@@ -1,4 +1,5 @@
 import { invalid, tooLarge, unavailable } from "../errors";
+import { parseAnchors, writeAnchors, type AnchorInput } from "./anchors";
 import { chunkBudget, chunkTranscript, type TranscriptMessage } from "../llm/chunk";
 import type { LlmClient } from "../llm/client";
 import { DISTILL_PROMPT_OVERHEAD, existingBlockChars } from "../llm/prompts";
@@ -29,6 +30,8 @@ export interface DistillInput {
   source_agent_id?: unknown;
   source_domain?: unknown;
   project?: unknown;
+  /** Optional: the code the session worked on (see core/anchors.ts). */
+  anchors?: unknown;
   /** Deprecated: accepted and ignored. */
   privacy?: unknown;
 }
@@ -44,6 +47,7 @@ interface DistillRequest {
   sourceAgent: string;
   sourceAgentId: string | null;
   sourceDomain: string | null;
+  anchors: AnchorInput | null;
 }
 
 const field = (v: unknown, name: string, max: number): string | null => {
@@ -86,6 +90,7 @@ export function parseDistillInput(input: DistillInput, now: number): DistillRequ
     sourceAgent: field(input.source_agent, "source_agent", 200) ?? "unknown",
     sourceAgentId: field(input.source_agent_id, "source_agent_id", 200),
     sourceDomain: field(input.source_domain, "source_domain", 200),
+    anchors: parseAnchors(input.anchors),
   };
 }
 
@@ -213,6 +218,7 @@ async function run(s: Services, req: DistillRequest, llm: LlmClient): Promise<Di
     const again = dedupHit(s, req);
     if (again !== null) return { skipped: again } as const;
     const written = writePlan(s, gate.kept, plans, { ...req, sourceSession: req.sessionId }, shown);
+    if (req.anchors) writeAnchors(s, written.ids, req.anchors, s.now());
     // Kept for the nightly log; a trivial transcript is raw session text and is not.
     if (!trivial) for (const d of preview) s.store.sqlite.run("INSERT INTO distill_dropped(at, reason, content) VALUES (?, ?, ?)", [s.now(), d.reason, d.content]);
     if (req.segmentKey) {

@@ -10,6 +10,7 @@ import { currentSnapshot, recordVersion } from "./history";
 import { linkToNearest } from "./links";
 import { deriveTags, writeTags } from "./tags";
 import { INITIAL_STRENGTH } from "./tuning";
+import { anchorsOf, parseAnchors, writeAnchors, type AnchorView } from "./anchors";
 
 /** Longest memory content accepted; distilled memories are a few hundred characters. */
 export const MAX_CONTENT_CHARS = 100_000;
@@ -34,6 +35,8 @@ export interface MemoryView {
   used_count: number;
   last_shown_at: string | null;
   last_used_at: string | null;
+  /** The code the memory is about, with any stale mark: GET /memory and memsvc_get only. */
+  anchors?: AnchorView[];
 }
 
 export function toView(row: MemoryRow, now: number): MemoryView {
@@ -123,6 +126,8 @@ export interface IngestInput {
   privacy?: unknown;
   source_session?: unknown;
   session_date?: unknown;
+  /** Optional: the code the memory is about (see core/anchors.ts). */
+  anchors?: unknown;
 }
 
 export type IngestResult = { id: string; message: string } | { id: null; skipped: true; existing_count: number };
@@ -154,6 +159,7 @@ export async function ingestMemory(s: Services, input: IngestInput | Record<stri
   const privacy = optionalString(input.privacy, "privacy", 20)?.toUpperCase() ?? "WORK";
   if (!["PUBLIC", "WORK", "PERSONAL", "SENSITIVE"].includes(privacy)) throw invalid("privacy must be PUBLIC, WORK, PERSONAL or SENSITIVE");
   const createdAt = input.session_date === undefined || input.session_date === null ? s.now() : parseSessionDate(input.session_date);
+  const anchors = parseAnchors((input as IngestInput).anchors);
   const existing = session ? countSession(s, session) : 0;
   if (existing > 0) return { id: null, skipped: true, existing_count: existing };
   return s.track(
@@ -165,6 +171,7 @@ export async function ingestMemory(s: Services, input: IngestInput | Record<stri
         const again = session ? countSession(s, session) : 0;
         if (again > 0) return { skipped: again };
         const [row] = insertMemoryRows(s, [{ content, memoryType, project, sourceAgent, sourceSession: session, privacy, createdAt }], [vector]);
+        if (anchors) writeAnchors(s, [row.id], anchors, s.now());
         return { row };
       })();
       if ("skipped" in result) return { id: null, skipped: true, existing_count: result.skipped } satisfies IngestResult;
@@ -226,7 +233,10 @@ export function fetchMemory(s: Services, rawId: unknown): { memory: MemoryView; 
     return r;
   })();
   if (!updated) throw notFound(`no memory with id ${row.id}`);
-  return { memory: toView(updated, now), citation: citation(updated) };
+  const memory = toView(updated, now);
+  const anchors = anchorsOf(s, [row.id]).get(row.id);
+  if (anchors) memory.anchors = anchors;
+  return { memory, citation: citation(updated) };
 }
 
 export interface UpdateInput {

@@ -1,3 +1,4 @@
+import { anchorsOf } from "./anchors";
 import { citation, resolveMemory, toView, type MemoryView } from "./memories";
 import type { Services } from "./services";
 import { round3 } from "./strength";
@@ -55,5 +56,8 @@ export function memoryDetail(s: Services, rawId: unknown): MemoryDetail {
       weight: round3(l.weight),
       direction: l.direction,
     }));
-  return { memory: toView(row, s.now()), citation: citation(row), domain: tags[0]?.tag ?? DEFAULT_DOMAIN, tags, links };
+  const memory = toView(row, s.now());
+  const anchors = anchorsOf(s, [row.id]).get(row.id);
+  if (anchors) memory.anchors = anchors;
+  return { memory, citation: citation(row), domain: tags[0]?.tag ?? DEFAULT_DOMAIN, tags, links };
 }

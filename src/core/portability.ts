@@ -5,6 +5,7 @@ import { getMeta, type Store } from "../db";
 import { invalid } from "../errors";
 import { createPrivateFile, PRIVATE_FILE_MODE } from "../private-files";
 import { VERSION } from "../version";
+import { anchorRecords, parseAnchors } from "./anchors";
 import { agentDir, agentFolders, isValidName, readScope } from "./identity-files";
 import { writeSections } from "./identity-write";
 import { normalizeMemoryType } from "./memory-types";
@@ -14,7 +15,8 @@ import { counted } from "./text";
 /**
  * The JSONL portability format: one record per line, `kind` first. Every
  * column of memories, links, tags, segments, adoption events and earlier
- * versions (`history`, added in 0.17; older exports simply have none) is carried
+ * versions (`history`, added in 0.17; older exports simply have none) and
+ * anchors to code (`anchor`, added in 0.17; likewise optional) is carried
  * as is, so an import reproduces the database (ids, dates, strength,
  * counters); vectors travel optionally and are reused only when they came
  * from the same embedder.
@@ -87,6 +89,7 @@ export async function exportAll(store: Store, identityRoot: string, file: string
     for (const h of db.query<Record<string, unknown>, []>("SELECT memory_id, version, content, memory_type, project, reason, source_id, replaced_at FROM memory_history ORDER BY memory_id, version").iterate()) {
       await write({ kind: "history", ...h });
     }
+    for (const a of anchorRecords(store)) await write({ kind: "anchor", ...a });
   } finally {
     db.run("COMMIT");
   }
@@ -140,6 +143,7 @@ export async function importAll(s: Services, file: string, progress: (line: stri
     if (rec.kind === "meta") meta = rec;
     else if (rec.kind === "memory") memories.push(checkMemory(rec, `${file}:${lineNo}`));
     else if (rec.kind === "history") rest.push(checkHistory(rec, `${file}:${lineNo}`));
+    else if (rec.kind === "anchor") rest.push(checkAnchor(rec, `${file}:${lineNo}`));
     else if (["link", "segment", "event", "identity"].includes(rec.kind)) rest.push(rec);
     else throw invalid(`${file}:${lineNo}: unknown record kind ${JSON.stringify(rec.kind)}`);
   }
@@ -182,6 +186,9 @@ export async function importAll(s: Services, file: string, progress: (line: stri
     const insertHistory = db.prepare(
       "INSERT OR REPLACE INTO memory_history(memory_id, version, content, memory_type, project, reason, source_id, replaced_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
     );
+    const insertAnchor = db.prepare(
+      "INSERT OR REPLACE INTO memory_anchors(memory_id, repo, branch, commit_id, paths, anchored_at, stale, stale_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+    );
     const ids = new Set(memories.map((m) => m.id));
     for (const r of rest) {
       if (r.kind === "link") links += insertLink.run(r.from_id, r.to_id, r.relationship, r.weight, r.created_at).changes;
@@ -191,6 +198,9 @@ export async function importAll(s: Services, file: string, progress: (line: stri
         // A version of a memory not in the export (hand-edited file) has nothing to belong to.
         if (!ids.has(r.memory_id)) throw invalid(`history record for memory ${r.memory_id}, which the export does not contain`);
         insertHistory.run(r.memory_id, r.version, r.content, r.memory_type, r.project ?? null, r.reason, r.source_id ?? null, r.replaced_at);
+      } else if (r.kind === "anchor") {
+        if (!ids.has(r.memory_id)) throw invalid(`anchor record for memory ${r.memory_id}, which the export does not contain`);
+        insertAnchor.run(r.memory_id, r.repo, r.branch ?? null, r.commit_id, r.paths, r.anchored_at, r.stale ?? null, r.stale_at ?? null);
       }
     }
   })();
@@ -234,6 +244,31 @@ function checkHistory(rec: Record<string, any>, where: string): Record<string, a
   need(["update", "restore", "distill", "nightly-merge"].includes(rec.reason), "reason");
   need(typeof rec.replaced_at === "number", "replaced_at");
   return rec;
+}
+
+/** An anchor line is checked as /distill checks anchors: a hand-edited export cannot plant a path that escapes its repository. */
+function checkAnchor(rec: Record<string, any>, where: string): Record<string, any> {
+  const need = (ok: boolean, field: string) => {
+    if (!ok) throw invalid(`${where}: anchor field ${field} is missing or of the wrong type`);
+  };
+  need(typeof rec.memory_id === "string" && /^[0-9a-f-]{36}$/.test(rec.memory_id), "memory_id");
+  need(typeof rec.paths === "string", "paths");
+  need(typeof rec.anchored_at === "number", "anchored_at");
+  need(rec.stale === null || rec.stale === undefined || typeof rec.stale === "string", "stale");
+  need(rec.stale_at === null || rec.stale_at === undefined || typeof rec.stale_at === "number", "stale_at");
+  let paths: unknown;
+  try {
+    paths = JSON.parse(rec.paths);
+    if (rec.stale) JSON.parse(rec.stale);
+  } catch {
+    throw invalid(`${where}: anchor paths or stale is not JSON`);
+  }
+  try {
+    const a = parseAnchors({ repo: rec.repo, branch: rec.branch, commit: rec.commit_id, paths })!;
+    return { ...rec, repo: a.repo, branch: a.branch, commit_id: a.commit, paths: JSON.stringify(a.paths) };
+  } catch (e) {
+    throw invalid(`${where}: ${(e as Error).message}`);
+  }
 }
 
 /** A consistent online copy of the database (VACUUM INTO works while the server writes). */

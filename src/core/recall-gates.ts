@@ -14,8 +14,10 @@ import {
   RECALL_MAX_LINES,
   RECALL_MIN_COVERAGE,
   RECALL_MIN_EVIDENCE,
+  STALE_RANK_FACTOR,
   STRENGTH_WEIGHT,
 } from "./tuning";
+import { staleOf, type StaleMark } from "./anchors";
 
 /** A memory the recall index might list, with the evidence the gates look at. */
 export interface RecallCandidate {
@@ -41,6 +43,8 @@ export interface RecallCandidate {
   global: boolean;
   /** Order among those that pass: evidence (plus similarity) times effective strength. */
   score: number;
+  /** A client's mark that the code it is anchored to changed (see anchors.ts). */
+  stale: StaleMark | null;
 }
 
 interface Row {
@@ -134,6 +138,7 @@ export function scoreCandidates(s: Services, prompt: string, promptVector: Float
   // The unit of evidence: the weight of a word found in a single memory.
   const unit = idfOf(1, Math.max(1, s.index.size));
   const now = s.now();
+  const stale = staleOf(s, rows.map((r) => r.id));
   return rows.map((r) => {
     const c = found.get(r.seq)!;
     const m = matchOf(r.content, terms);
@@ -156,7 +161,8 @@ export function scoreCandidates(s: Services, prompt: string, promptVector: Float
       evidence,
       coverage: total > 0 ? Math.min(1, m.share / total) : 0,
       global,
-      score: relevance * (1 - STRENGTH_WEIGHT + STRENGTH_WEIGHT * eff) * (global ? RECALL_GLOBAL_RANK_FACTOR : 1),
+      score: relevance * (1 - STRENGTH_WEIGHT + STRENGTH_WEIGHT * eff) * (global ? RECALL_GLOBAL_RANK_FACTOR : 1) * (stale.has(r.id) ? STALE_RANK_FACTOR : 1),
+      stale: stale.get(r.id) ?? null,
     };
   });
 }

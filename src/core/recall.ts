@@ -1,4 +1,5 @@
 import { invalid } from "../errors";
+import { staleNote } from "./anchors";
 import { isoDate } from "./dates";
 import { inlineMarkdown } from "./inline-md";
 import { recallCandidates, type RecallCandidate } from "./recall-gates";
@@ -158,7 +159,9 @@ export const RECALL_HEADING = "## Memory recall (auto)";
 function renderBlock(picks: RecallCandidate[], project: string | null): string {
   const lines = picks.map((p) => {
     const elsewhere = p.project !== project && p.project !== null ? ` (project ${p.project})` : "";
-    return `- \`${p.id.slice(0, 8)}\` ${p.memoryType}, ${isoDate(p.createdAt)}${elsewhere}: ${gist(p.content)}`;
+    // After the gist, on the same line: the agent reads the warning next to the claim.
+    const outdated = p.stale ? ` (may be outdated: ${staleNote(p.stale)})` : "";
+    return `- \`${p.id.slice(0, 8)}\` ${p.memoryType}, ${isoDate(p.createdAt)}${elsewhere}: ${gist(p.content)}${outdated}`;
   });
   return [
     RECALL_HEADING,

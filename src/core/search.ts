@@ -1,4 +1,5 @@
 import { invalid } from "../errors";
+import { staleOf, type StaleMark } from "./anchors";
 import { thresholds } from "./calibration";
 import { rowsBySeq, toView, type MemoryView } from "./memories";
 import { parseMinScore, relevanceBySeq } from "./search-score";
@@ -20,6 +21,7 @@ import {
   RRF_K,
   SCORE_RANK_SHARE,
   SEARCH_CANDIDATES,
+  STALE_RANK_FACTOR,
   STRENGTH_WEIGHT,
   VECTOR_RRF_WEIGHT,
 } from "./tuning";
@@ -39,6 +41,8 @@ export interface SearchHit extends MemoryView {
   relevance: number;
   /** "bm25", "vector" and/or "graph": which retrievers found it. */
   matched_by: string[];
+  /** Present when a client marked the memory possibly outdated: what changed in the code it is anchored to. */
+  stale?: StaleMark;
 }
 
 export interface SearchResult {
@@ -222,6 +226,7 @@ export function rank(s: Services, query: string, vector: Float32Array, limit: nu
   widenByGraph(s, seeds, rows, fused, project);
 
   const absolute = relevanceBySeq(s, query, [...rows.keys()], cosine);
+  const stale = staleOf(s, [...rows.values()].map((r) => r.id));
   const scored: { seq: number; score: number; relevance: number; rank: number }[] = [];
   for (const [seq, c] of fused) {
     const row = rows.get(seq);
@@ -230,7 +235,7 @@ export function rank(s: Services, query: string, vector: Float32Array, limit: nu
     const relevance = (absolute.get(seq) ?? 0) * (1 - SCORE_RANK_SHARE + SCORE_RANK_SHARE * Math.min(1, c.rrf / best));
     const eff = effectiveStrength(row.strength, row.refreshedAt, now);
     const strengthFactor = 1 - STRENGTH_WEIGHT + STRENGTH_WEIGHT * Math.min(1, eff);
-    const score = round3(relevance * strengthFactor);
+    const score = round3(relevance * strengthFactor * (stale.has(row.id) ? STALE_RANK_FACTOR : 1));
     if (minScore === null || score >= minScore) scored.push({ seq, score, relevance: round3(relevance), rank: c.rrf });
   }
   scored.sort((a, b) => b.score - a.score || b.rank - a.rank);
@@ -240,7 +245,11 @@ export function rank(s: Services, query: string, vector: Float32Array, limit: nu
   for (const h of top) {
     const row = full.get(h.seq);
     // Deleted between the two reads (another connection): skip rather than fail.
-    if (row) results.push({ ...toView(row, now), score: h.score, relevance: h.relevance, matched_by: [...fused.get(h.seq)!.via] });
+    if (!row) continue;
+    const hit: SearchHit = { ...toView(row, now), score: h.score, relevance: h.relevance, matched_by: [...fused.get(h.seq)!.via] };
+    const mark = stale.get(row.id);
+    if (mark) hit.stale = mark;
+    results.push(hit);
   }
   return { query, count: results.length, results };
 }

@@ -533,3 +533,29 @@ export const RECALL_TOPIC_TERMS = 12;
  * server to start, so the bridge must answer well inside that.
  */
 export const MCP_BRIDGE_CONNECT_MS = 4_000;
+
+/**
+ * Anchors (memories anchored to code). Sizes bound what one /distill or
+ * /ingest may attach: a long session touches tens of files, so 200 paths of
+ * 500 characters (the longest paths in large monorepos are ~250) leave room
+ * without letting one request store megabytes of paths.
+ */
+export const ANCHOR_MAX_PATHS = 200;
+export const ANCHOR_MAX_PATH_CHARS = 500;
+/**
+ * Rank factor of a memory marked possibly stale, in search and recall. Not
+ * measured on a benchmark (LoCoMo has no code): chosen so a stale memory
+ * drops below an equally relevant fresh one (ties break by a few percent)
+ * but still beats a clearly less relevant one; the mark says "may be
+ * outdated", not "wrong".
+ */
+export const STALE_RANK_FACTOR = 0.85;
+/** Changed paths named in a recall line's note; the rest are counted ("and 3 more"), so the line stays one line. */
+export const STALE_NOTE_PATHS = 2;
+/**
+ * `memsvc hook session-start` spends at most this much of its budget
+ * (HOOK_BUDGET_MS) on the staleness check: a few git calls per anchored
+ * commit take ~5 ms each on a laptop, so 1.2 s covers hundreds of anchors;
+ * what is left is checked by the next session start or `memsvc stale`.
+ */
+export const STALE_HOOK_BUDGET_MS = 1200;

@@ -1,3 +1,4 @@
+import { staleNote, type AnchorView } from "../core/anchors";
 import type { HistoryView } from "../core/history";
 import type { LearningView } from "../core/learnings";
 import { citation, type MemoryView, type UpdateResult } from "../core/memories";
@@ -77,11 +78,27 @@ export function memoryText(r: { memory: MemoryView; citation: string }): string 
     `- origin agent: ${agent.length > 1 ? `${agent[0]} (${agent.slice(1).join(", ")})` : agent[0]}`,
     `- date: ${day(m.created_at)}`,
     `- strength: ${m.effective_strength}, connections: ${m.connections}, used ${m.used_count} time${m.used_count === 1 ? "" : "s"}`,
+    ...(m.anchors ?? []).flatMap(anchorLines),
     "",
     m.content,
     "",
     `Cite as: ${r.citation}`,
   ].join("\n");
+}
+
+/** Longest list of anchored paths in the memsvc_get header. */
+const ANCHOR_PATHS_SHOWN = 20;
+
+function anchorLines(a: AnchorView): string[] {
+  const paths = a.paths.slice(0, ANCHOR_PATHS_SHOWN).join(", ") + (a.paths.length > ANCHOR_PATHS_SHOWN ? ` and ${a.paths.length - ANCHOR_PATHS_SHOWN} more` : "");
+  const lines = [`- anchored to: ${a.repo}${a.branch ? ` (${a.branch})` : ""} at ${a.commit.slice(0, 12)}: ${paths}`];
+  if (a.stale) {
+    const st = a.stale;
+    lines.push(`- may be outdated: ${staleNote(st)}${st.last_change ? `, last on ${day(st.last_change)}` : ""} (checked ${day(st.checked_at)})`);
+    if (st.changed_paths.length) lines.push(`- changed files: ${st.changed_paths.join(", ")}`);
+    if (st.missing_paths.length) lines.push(`- missing files: ${st.missing_paths.join(", ")}`);
+  }
+  return lines;
 }
 
 export function learningsText(list: readonly LearningView[], days: number, project: string | null): string {

@@ -1,4 +1,5 @@
 import { Elysia } from "elysia";
+import { anchorsForRepo, markStale } from "../../core/anchors";
 import { deleteMemory, fetchMemory, ingestMemory, updateMemory } from "../../core/memories";
 import { memoryHistory, restoreVersion } from "../../core/history";
 import { recent } from "../../core/recent";
@@ -23,6 +24,8 @@ export function memoryRoutes(s: Services) {
       return recent(s, { project: q.project, limit: q.limit });
     })
     .get("/memory", ({ query }) => fetchMemory(s, queryParams(query).id))
+    .get("/anchors", ({ query }) => anchorsForRepo(s, queryParams(query).repo))
+    .post("/memory/stale", ({ body }) => markStale(s, objectBody(body)))
     .get("/memory/history", ({ query }) => memoryHistory(s, queryParams(query).id))
     .post("/memory/restore", ({ body }) => {
       const b = objectBody(body);
