@@ -9,6 +9,7 @@ import { anchorRecords, parseAnchors } from "./anchors";
 import { agentDir, agentFolders, isValidName, readScope } from "./identity-files";
 import { writeSections } from "./identity-write";
 import { normalizeMemoryType } from "./memory-types";
+import { redact } from "./redact";
 import type { Services } from "./services";
 import { counted } from "./text";
 
@@ -148,6 +149,16 @@ export async function importAll(s: Services, file: string, progress: (line: stri
     else throw invalid(`${file}:${lineNo}: unknown record kind ${JSON.stringify(rec.kind)}`);
   }
   if (!meta || meta.format !== FORMAT) throw invalid(`${file} is not a ${FORMAT} export (missing or different meta line)`);
+  // An export from before redaction existed, or edited by hand, may hold secrets: no stored memory
+  // or version may. A redacted memory's exported vector embeds the secret, so it is embedded anew.
+  for (const m of memories) {
+    const clean = await redact(m.content);
+    if (clean !== m.content) {
+      m.content = clean;
+      delete m.vector;
+    }
+  }
+  for (const r of rest) if (r.kind === "history" && typeof r.content === "string") r.content = await redact(r.content);
   const reuse = meta.embedder === s.embedder.id;
   const vectors: Float32Array[] = new Array(memories.length);
   const toEmbed: number[] = [];

@@ -137,6 +137,35 @@ describe("export and import", () => {
     }
   });
 
+  test("import redacts secrets an older export holds, in memories and their versions, and embeds them anew", async () => {
+    const id = await ingest("Harmless first text.");
+    await patch({ id, content: "Harmless second text." });
+    const file = join(tmpdir(), `memsvc-hist-secret-${crypto.randomUUID()}.jsonl`);
+    await exportAll(srv.services.store, srv.services.config.paths.identity, file, { vectors: true });
+    const secret = `ghp_${"A1b2C3d4E5".repeat(3)}123456`;
+    const edited = (await Bun.file(file).text())
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l))
+      .map((l) => (l.kind === "memory" && l.id === id ? { ...l, content: `Deploy token ${secret} in CI` } : l.kind === "history" && l.memory_id === id ? { ...l, content: `Old token ${secret}` } : l));
+    writeFileSync(file, edited.map((l) => JSON.stringify(l)).join("\n") + "\n");
+    const fresh = makeServices();
+    try {
+      await importAll(fresh, file);
+      const mem = fresh.store.sqlite.query<{ content: string }, [string]>("SELECT content FROM memories WHERE id = ?").get(id)!;
+      expect(mem.content).toBe("Deploy token [REDACTED:github-token] in CI");
+      const hist = fresh.store.sqlite.query<{ content: string }, [string]>("SELECT content FROM memory_history WHERE memory_id = ?").all(id);
+      expect(hist.map((h) => h.content)).toEqual(["Old token [REDACTED:github-token]"]);
+      // The exported vector embedded the secret's text: the stored one is the redacted content's.
+      const [expected] = await fresh.embedder.embed([mem.content], "document");
+      const seq = fresh.store.sqlite.query<{ seq: number }, [string]>("SELECT seq FROM memories WHERE id = ?").get(id)!.seq;
+      const stored = fresh.store.sqlite.query<{ embedding: Uint8Array }, [number]>("SELECT embedding FROM memory_vec WHERE rowid = ?").get(seq)!.embedding;
+      expect(Array.from(new Float32Array(stored.buffer, stored.byteOffset, 384))).toEqual(Array.from(expected));
+    } finally {
+      await fresh.close();
+    }
+  });
+
   test("a history record of a memory the file lacks, or with a bad field, imports nothing", async () => {
     const file = join(tmpdir(), `memsvc-hist-bad-${crypto.randomUUID()}.jsonl`);
     await exportAll(srv.services.store, srv.services.config.paths.identity, file, { vectors: false });
