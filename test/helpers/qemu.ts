@@ -1,4 +1,4 @@
-import { spawn, type Subprocess } from "bun";
+import { startProcess, type Running } from "./process";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 
@@ -24,39 +24,9 @@ export function underQemu(cmd: string[]): string[] {
   return [QEMU, "-L", ARM64_SYSROOT, ...cmd];
 }
 
-export interface TimedServer {
-  proc: Subprocess<"ignore", "pipe", "pipe">;
-  url: string;
-  /** From spawn to the first /health answer with status 200. */
-  startMs: number;
-  stderr(): string;
-}
+export type TimedServer = Running;
 
-/** Starts a server command and waits (polling every 20 ms) for its first /health 200; emulation is slow, so the wait is long. */
-export async function startTimed(cmd: string[], env: Record<string, string>, port: number, cwd: string, timeoutMs = 180_000): Promise<TimedServer> {
-  const started = performance.now();
-  const proc = spawn(cmd, { env, cwd, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
-  let err = "";
-  void (async () => {
-    const reader = proc.stderr.getReader();
-    const dec = new TextDecoder();
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      err += dec.decode(value);
-    }
-  })();
-  const url = `http://127.0.0.1:${port}`;
-  while (performance.now() - started < timeoutMs) {
-    if (proc.exitCode !== null) throw new Error(`server exited ${proc.exitCode}: ${err}`);
-    try {
-      const res = await fetch(`${url}/health`);
-      if (res.status === 200) return { proc, url, startMs: performance.now() - started, stderr: () => err };
-    } catch {
-      /* not listening yet */
-    }
-    await Bun.sleep(20);
-  }
-  proc.kill("SIGKILL");
-  throw new Error(`server did not answer /health within ${timeoutMs} ms: ${err}`);
+/** Starts a server command and waits for its first /health 200; emulation is slow, so the wait is long. */
+export function startTimed(cmd: string[], env: Record<string, string>, port: number, cwd: string, timeoutMs = 180_000): Promise<TimedServer> {
+  return startProcess(cmd, env, port, cwd, timeoutMs);
 }
