@@ -14,7 +14,7 @@ import { join } from "node:path";
 import { loadConfig, pathsFor } from "../src/config";
 import { dashboardData } from "../src/core/analytics";
 import { createServices } from "../src/core/services";
-import { openStore, setMeta } from "../src/db";
+import { openStore, setMeta } from "../src/store/sqlite";
 import { FallbackEmbedder } from "../src/embed/fallback";
 import { VERSION } from "../src/version";
 import { prng } from "./lib/corpus";

@@ -13,10 +13,10 @@ import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadConfig, pathsFor } from "../src/config";
-import { exportGraph } from "../src/core/graph-export";
+import { exportGraph } from "../src/core/graph";
 import { hubs, neighbors, path } from "../src/core/graph";
 import { createServices } from "../src/core/services";
-import { openStore, setMeta } from "../src/db";
+import { openStore, setMeta } from "../src/store/sqlite";
 import { FallbackEmbedder } from "../src/embed/fallback";
 import { VERSION } from "../src/version";
 import { prng } from "./lib/corpus";

@@ -19,7 +19,7 @@ import { parseSessionDate } from "../src/core/dates";
 import { silentLogger } from "../src/core/log";
 import { insertMemoryRows, type NewMemory } from "../src/core/memories";
 import { ftsExpression, rank } from "../src/core/search";
-import { thresholds } from "../src/core/calibration";
+import { thresholds } from "../src/core/search";
 import { createServices, type Services } from "../src/core/services";
 import { GRAPH_HOP_DIRECT_FACTOR, GRAPH_HOP_FACTOR, RRF_K, SEARCH_CANDIDATES, VECTOR_RRF_WEIGHT } from "../src/core/tuning";
 import { loadEmbedder, type Embedder } from "../src/embed";

@@ -17,7 +17,7 @@ import { loadavg } from "node:os";
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { Glob } from "bun";
-import { redactOwn, redactSecrets } from "../src/core/redact";
+import { redactOwn, redactSecrets } from "../src/core/secrets";
 import { CORPUS, NEAR_MISSES } from "../test/fixtures/secrets/corpus";
 import { KNOWN_FIXTURE_SECRETS, ordinaryLines } from "../test/fixtures/secrets/ordinary";
 import { adversarialInputs } from "./lib/adversarial";

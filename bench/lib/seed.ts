@@ -1,4 +1,4 @@
-import { getMeta, openStore, setMeta } from "../../src/db";
+import { getMeta, openStore, setMeta } from "../../src/store/sqlite";
 import { FallbackEmbedder } from "../../src/embed";
 import { hashEmbed } from "../../src/embed/fallback";
 import type { NoteGenerator } from "./corpus";

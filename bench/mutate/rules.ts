@@ -4,7 +4,7 @@
  * source changes so that it no longer does, the harness reports an error
  * (never a kill) and the snippet here needs updating.
  *
- * Mutants stay out of src/core/vector-index.ts and recent.ts (speed work in
+ * Mutants stay out of src/core/search/vector-index.ts and recent.ts (speed work in
  * flight there) and name only the test files that cover the rule, so a run
  * takes minutes.
  */
@@ -106,41 +106,41 @@ export const RULES: Rule[] = [
   {
     rule: "section and agent names are at most 64 characters",
     mutants: [
-      { id: "name-max-65", file: "src/core/identity-files.ts", find: "export const NAME_MAX = 64;", replace: "export const NAME_MAX = 65;", tests: IDENTITY },
-      { id: "name-max-63", file: "src/core/identity-files.ts", find: "export const NAME_MAX = 64;", replace: "export const NAME_MAX = 63;", tests: IDENTITY },
+      { id: "name-max-65", file: "src/core/identity/files.ts", find: "export const NAME_MAX = 64;", replace: "export const NAME_MAX = 65;", tests: IDENTITY },
+      { id: "name-max-63", file: "src/core/identity/files.ts", find: "export const NAME_MAX = 64;", replace: "export const NAME_MAX = 63;", tests: IDENTITY },
     ],
   },
   {
     rule: "names match ^[a-z0-9][a-z0-9_-]*$",
     mutants: [
-      { id: "name-pattern-dot", file: "src/core/identity-files.ts", find: "export const NAME_PATTERN = /^[a-z0-9][a-z0-9_-]*$/;", replace: "export const NAME_PATTERN = /^[a-z0-9][a-z0-9_.-]*$/;", tests: IDENTITY },
-      { id: "name-pattern-upper", file: "src/core/identity-files.ts", find: "export const NAME_PATTERN = /^[a-z0-9][a-z0-9_-]*$/;", replace: "export const NAME_PATTERN = /^[a-z0-9][a-z0-9_-]*$/i;", tests: IDENTITY },
+      { id: "name-pattern-dot", file: "src/core/identity/files.ts", find: "export const NAME_PATTERN = /^[a-z0-9][a-z0-9_-]*$/;", replace: "export const NAME_PATTERN = /^[a-z0-9][a-z0-9_.-]*$/;", tests: IDENTITY },
+      { id: "name-pattern-upper", file: "src/core/identity/files.ts", find: "export const NAME_PATTERN = /^[a-z0-9][a-z0-9_-]*$/;", replace: "export const NAME_PATTERN = /^[a-z0-9][a-z0-9_-]*$/i;", tests: IDENTITY },
     ],
   },
   // --- dedup ---
   {
     rule: "the segment dedup key is <session_id>#<segment_id>",
-    mutants: [{ id: "segment-key-no-session", file: "src/core/distill.ts", find: "segmentKey: segmentId ? `${sessionId}#${segmentId}` : null,", replace: "segmentKey: segmentId ? `${segmentId}` : null,", tests: DISTILL }],
+    mutants: [{ id: "segment-key-no-session", file: "src/core/distill/distill.ts", find: "segmentKey: segmentId ? `${sessionId}#${segmentId}` : null,", replace: "segmentKey: segmentId ? `${segmentId}` : null,", tests: DISTILL }],
   },
   {
     rule: "without segment_id, any memory of the session makes /distill skip",
-    mutants: [{ id: "distill-session-dedup", file: "src/core/distill.ts", find: "return n > 0 ? n : null;", replace: "return null;", tests: DISTILL }],
+    mutants: [{ id: "distill-session-dedup", file: "src/core/distill/distill.ts", find: "return n > 0 ? n : null;", replace: "return null;", tests: DISTILL }],
   },
   {
     rule: "the dedup is checked again inside the write transaction",
-    mutants: [{ id: "distill-dedup-in-txn", file: "src/core/distill.ts", find: "if (again !== null) return { skipped: again } as const;", replace: "", tests: DISTILL }],
+    mutants: [{ id: "distill-dedup-in-txn", file: "src/core/distill/distill.ts", find: "if (again !== null) return { skipped: again } as const;", replace: "", tests: DISTILL }],
   },
   {
     rule: "/ingest with a session already holding memories is skipped",
     // The early check (before the embedding) only saves work: the one in the write transaction is the rule.
-    mutants: [{ id: "ingest-session-dedup", file: "src/core/memories.ts", find: "if (again > 0) return { skipped: again };", replace: "", tests: ["test/unit/memories.test.ts", ...MEMORIES] }],
+    mutants: [{ id: "ingest-session-dedup", file: "src/core/memories/memories.ts", find: "if (again > 0) return { skipped: again };", replace: "", tests: ["test/unit/memories.test.ts", ...MEMORIES] }],
   },
   // --- recall ---
   {
     rule: "a memory shown by recall is suppressed for about 30 turns of its session",
     mutants: [
       { id: "suppress-3", file: "src/core/tuning.ts", find: "export const RECALL_SUPPRESS_TURNS = 30;", replace: "export const RECALL_SUPPRESS_TURNS = 3;", tests: RECALL },
-      { id: "suppress-window-query", file: "src/core/recall.ts", find: ".all(req.sessionId, turn - RECALL_SUPPRESS_TURNS)", replace: ".all(req.sessionId, turn - 1)", tests: RECALL },
+      { id: "suppress-window-query", file: "src/core/recall/recall.ts", find: ".all(req.sessionId, turn - RECALL_SUPPRESS_TURNS)", replace: ".all(req.sessionId, turn - 1)", tests: RECALL },
     ],
   },
   {
@@ -148,7 +148,7 @@ export const RULES: Rule[] = [
     mutants: [
       {
         id: "suppress-cross-session",
-        file: "src/core/recall.ts",
+        file: "src/core/recall/recall.ts",
         find: '"SELECT memory_id FROM recall_shown WHERE session_id = ? AND turn > ?"',
         replace: '"SELECT memory_id FROM recall_shown WHERE (session_id = ? OR 1) AND turn > ?"',
         tests: RECALL,
@@ -164,14 +164,14 @@ export const RULES: Rule[] = [
   },
   {
     rule: "a skipped short prompt still counts as a turn of the session",
-    mutants: [{ id: "short-prompt-turn", file: "src/core/recall.ts", find: "s.store.sqlite.transaction(() => nextTurn(s, sessionId))();", replace: "", tests: RECALL }],
+    mutants: [{ id: "short-prompt-turn", file: "src/core/recall/recall.ts", find: "s.store.sqlite.transaction(() => nextTurn(s, sessionId))();", replace: "", tests: RECALL }],
   },
   // --- decay and shown/used ---
   {
     rule: "nightly decay lowers memories shown but not used on the day",
     mutants: [
-      { id: "decay-ignores-used", file: "src/core/nightly-maintain.ts", find: "AND id NOT IN (SELECT memory_id FROM memory_events WHERE kind = 'used' AND at >= :start)`;", replace: "`;", tests: NIGHTLY },
-      { id: "decay-min-shown", file: "src/core/nightly-maintain.ts", find: "const where = `shown_count >= :minShown AND", replace: "const where = `shown_count >= 0 AND", tests: NIGHTLY },
+      { id: "decay-ignores-used", file: "src/core/nightly/maintain.ts", find: "AND id NOT IN (SELECT memory_id FROM memory_events WHERE kind = 'used' AND at >= :start)`;", replace: "`;", tests: NIGHTLY },
+      { id: "decay-min-shown", file: "src/core/nightly/maintain.ts", find: "const where = `shown_count >= :minShown AND", replace: "const where = `shown_count >= 0 AND", tests: NIGHTLY },
     ],
   },
   {
@@ -186,78 +186,78 @@ export const RULES: Rule[] = [
     mutants: [
       { id: "export-default", file: "src/core/tuning.ts", find: "export const GRAPH_EXPORT_DEFAULT_LIMIT = 5000;", replace: "export const GRAPH_EXPORT_DEFAULT_LIMIT = 500;", tests: GRAPH },
       { id: "export-max", file: "src/core/tuning.ts", find: "export const GRAPH_EXPORT_MAX_LIMIT = 10_000;", replace: "export const GRAPH_EXPORT_MAX_LIMIT = 20_000;", tests: GRAPH },
-      { id: "export-no-cap", file: "src/core/graph-export.ts", find: "parseLimit(input.limit, GRAPH_EXPORT_DEFAULT_LIMIT, GRAPH_EXPORT_MAX_LIMIT)", replace: "parseLimit(input.limit, GRAPH_EXPORT_DEFAULT_LIMIT, Number.MAX_SAFE_INTEGER)", tests: GRAPH },
+      { id: "export-no-cap", file: "src/core/graph/export.ts", find: "parseLimit(input.limit, GRAPH_EXPORT_DEFAULT_LIMIT, GRAPH_EXPORT_MAX_LIMIT)", replace: "parseLimit(input.limit, GRAPH_EXPORT_DEFAULT_LIMIT, Number.MAX_SAFE_INTEGER)", tests: GRAPH },
     ],
   },
   {
     rule: "an exported edge only when both ends are in the slice",
     mutants: [
-      { id: "edge-one-end-scan", file: "src/core/graph-export.ts", find: "edgeRows.filter((e) => inSlice.has(e.source) && inSlice.has(e.target))", replace: "edgeRows.filter((e) => inSlice.has(e.source) || inSlice.has(e.target))", tests: GRAPH },
-      { id: "edge-one-end-probe", file: "src/core/graph-export.ts", find: "WHERE from_id IN (SELECT value FROM json_each(:ids)) AND to_id", replace: "WHERE from_id IN (SELECT value FROM json_each(:ids)) OR to_id", tests: GRAPH },
+      { id: "edge-one-end-scan", file: "src/core/graph/export.ts", find: "edgeRows.filter((e) => inSlice.has(e.source) && inSlice.has(e.target))", replace: "edgeRows.filter((e) => inSlice.has(e.source) || inSlice.has(e.target))", tests: GRAPH },
+      { id: "edge-one-end-probe", file: "src/core/graph/export.ts", find: "WHERE from_id IN (SELECT value FROM json_each(:ids)) AND to_id", replace: "WHERE from_id IN (SELECT value FROM json_each(:ids)) OR to_id", tests: GRAPH },
     ],
   },
   // --- identity ---
   {
     rule: "identity modes: off sees no global sections, global ignores the agent's own, override layers them",
     mutants: [
-      { id: "mode-off-sees-global", file: "src/core/identity.ts", find: 'if (mode !== "off") merged = filesOf(s, root, "global");', replace: 'merged = filesOf(s, root, "global");', tests: IDENTITY },
-      { id: "mode-global-layers", file: "src/core/identity.ts", find: 'if (agent !== null && mode === "override") {', replace: 'if (agent !== null && mode !== "off") {', tests: IDENTITY },
-      { id: "mode-folder-override", file: "src/core/identity.ts", find: 'return agentDirPresent(s.config.paths.identity, agent) ? "override" : "global";', replace: 'return "global";', tests: IDENTITY },
+      { id: "mode-off-sees-global", file: "src/core/identity/identity.ts", find: 'if (mode !== "off") merged = filesOf(s, root, "global");', replace: 'merged = filesOf(s, root, "global");', tests: IDENTITY },
+      { id: "mode-global-layers", file: "src/core/identity/identity.ts", find: 'if (agent !== null && mode === "override") {', replace: 'if (agent !== null && mode !== "off") {', tests: IDENTITY },
+      { id: "mode-folder-override", file: "src/core/identity/identity.ts", find: 'return agentDirPresent(s.config.paths.identity, agent) ? "override" : "global";', replace: 'return "global";', tests: IDENTITY },
     ],
   },
   {
     rule: "PUT for an agent forced to off or global by config is 409",
     mutants: [
-      { id: "409-off", file: "src/core/identity.ts", find: 'if (forced === "off" || forced === "global") {', replace: 'if (forced === "global") {', tests: IDENTITY },
-      { id: "409-global", file: "src/core/identity.ts", find: 'if (forced === "off" || forced === "global") {', replace: 'if (forced === "off") {', tests: IDENTITY },
+      { id: "409-off", file: "src/core/identity/identity.ts", find: 'if (forced === "off" || forced === "global") {', replace: 'if (forced === "global") {', tests: IDENTITY },
+      { id: "409-global", file: "src/core/identity/identity.ts", find: 'if (forced === "off" || forced === "global") {', replace: 'if (forced === "off") {', tests: IDENTITY },
     ],
   },
   {
     rule: "identity PUT is all or nothing: one bad name writes nothing",
     mutants: [
-      { id: "identity-partial-names", file: "src/core/identity.ts", find: "if (badNames.length > 0) {", replace: "if (badNames.length === entries.length) {", tests: IDENTITY },
-      { id: "identity-no-rollback", file: "src/core/identity-write.ts", find: "    rollBack(dir, entries);\n", replace: "\n", tests: IDENTITY_WRITE },
+      { id: "identity-partial-names", file: "src/core/identity/identity.ts", find: "if (badNames.length > 0) {", replace: "if (badNames.length === entries.length) {", tests: IDENTITY },
+      { id: "identity-no-rollback", file: "src/core/identity/write.ts", find: "    rollBack(dir, entries);\n", replace: "\n", tests: IDENTITY_WRITE },
     ],
   },
   {
     rule: "no identity path escapes the identity folder (symlinks resolved)",
     mutants: [
-      { id: "inside-dotdot", file: "src/core/identity-files.ts", find: 'return rel === "" || (rel !== ".." && !rel.startsWith(`..${sep}`) && !isAbsolute(rel));', replace: "return true;", tests: [...IDENTITY, ...IDENTITY_WRITE] },
+      { id: "inside-dotdot", file: "src/core/identity/files.ts", find: 'return rel === "" || (rel !== ".." && !rel.startsWith(`..${sep}`) && !isAbsolute(rel));', replace: "return true;", tests: [...IDENTITY, ...IDENTITY_WRITE] },
     ],
   },
   // --- redaction ---
   {
     rule: "secrets are redacted by our rules and the secretlint preset",
     mutants: [
-      { id: "redact-own-skipped", file: "src/core/redact.ts", find: "const own = redactOwn(input);", replace: "const own = { text: input, count: 0 };", tests: REDACT },
-      { id: "redact-preset-skipped", file: "src/core/redact.ts", find: "const preset = await redactPreset(own.text);", replace: "const preset = { text: own.text, count: 0 };", tests: REDACT },
+      { id: "redact-own-skipped", file: "src/core/secrets/redact.ts", find: "const own = redactOwn(input);", replace: "const own = { text: input, count: 0 };", tests: REDACT },
+      { id: "redact-preset-skipped", file: "src/core/secrets/redact.ts", find: "const preset = await redactPreset(own.text);", replace: "const preset = { text: own.text, count: 0 };", tests: REDACT },
     ],
   },
   {
     rule: "a role that is not a speaker name is replaced whole",
-    mutants: [{ id: "role-not-redacted", file: "src/core/distill.ts", find: 'return { text: "[REDACTED:role]", count: 1 };', replace: "return { text: role, count: 0 };", tests: DISTILL_REDACT }],
+    mutants: [{ id: "role-not-redacted", file: "src/core/distill/distill.ts", find: 'return { text: "[REDACTED:role]", count: 1 };', replace: "return { text: role, count: 0 };", tests: DISTILL_REDACT }],
   },
   {
     rule: "fragments the model returns are redacted again before storing",
-    mutants: [{ id: "fragment-not-redacted", file: "src/core/distill.ts", find: "    const r = await redactSecrets(f.content);\n", replace: "    const r = { text: f.content, count: 0 };\n", tests: DISTILL_REDACT }],
+    mutants: [{ id: "fragment-not-redacted", file: "src/core/distill/distill.ts", find: "    const r = await redactSecrets(f.content);\n", replace: "    const r = { text: f.content, count: 0 };\n", tests: DISTILL_REDACT }],
   },
   // --- distill transaction ---
   {
     rule: "a distill writes its memories and segment row in one transaction",
     mutants: [
-      { id: "distill-no-segment-row", file: "src/core/distill.ts", find: 's.store.sqlite.run("INSERT INTO segments(key, session_id, memory_count, created_at) VALUES (?, ?, ?, ?)", [req.segmentKey, req.sessionId, written.ids.length, s.now()]);', replace: "", tests: DISTILL },
+      { id: "distill-no-segment-row", file: "src/core/distill/distill.ts", find: 's.store.sqlite.run("INSERT INTO segments(key, session_id, memory_count, created_at) VALUES (?, ?, ?, ?)", [req.segmentKey, req.sessionId, written.ids.length, s.now()]);', replace: "", tests: DISTILL },
     ],
   },
   {
     rule: "at most 40 memories are taken from one model reply, the first 40",
     mutants: [
       { id: "max-memories-per-chunk", file: "src/core/tuning.ts", find: "export const DISTILL_MAX_MEMORIES_PER_CHUNK = 40;", replace: "export const DISTILL_MAX_MEMORIES_PER_CHUNK = 400;", tests: ["test/http/distill-content.test.ts"] },
-      { id: "last-40", file: "src/core/distill-model.ts", find: "list.slice(0, DISTILL_MAX_MEMORIES_PER_CHUNK).forEach(", replace: "list.slice(-DISTILL_MAX_MEMORIES_PER_CHUNK).forEach(", tests: ["test/http/distill-content.test.ts"] },
+      { id: "last-40", file: "src/core/distill/model.ts", find: "list.slice(0, DISTILL_MAX_MEMORIES_PER_CHUNK).forEach(", replace: "list.slice(-DISTILL_MAX_MEMORIES_PER_CHUNK).forEach(", tests: ["test/http/distill-content.test.ts"] },
     ],
   },
   // --- FTS ---
   {
     rule: "search terms are quoted, so no user text forms FTS5 syntax",
-    mutants: [{ id: "fts-unquoted", file: "src/core/search.ts", find: 'return terms.length ? terms.map((t) => `"${t}"`).join(" OR ") : null;', replace: 'return terms.length ? terms.join(" OR ") : null;', tests: SEARCH }],
+    mutants: [{ id: "fts-unquoted", file: "src/core/search/search.ts", find: 'return terms.length ? terms.map((t) => `"${t}"`).join(" OR ") : null;', replace: 'return terms.length ? terms.join(" OR ") : null;', tests: SEARCH }],
   },
 ];

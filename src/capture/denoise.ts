@@ -1,5 +1,5 @@
 import { CAPTURE_MESSAGE_MAX_CHARS, CAPTURE_TOOL_ERROR_CHARS, CAPTURE_TOOL_INPUT_CHARS, CAPTURE_TOOL_OUTPUT_CHARS } from "../core/tuning";
-import { redactOwn } from "../core/redact";
+import { redactOwn } from "../core/secrets";
 import type { Part } from "./transcript";
 
 export interface Message {

@@ -1,9 +1,9 @@
 import { existsSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { loadConfig } from "../config";
-import { openStore } from "../db";
+import { openStore } from "../store/sqlite";
 import { stderrLogger } from "../core/log";
-import { backupTo, defaultBackupName, exportAll, importAll } from "../core/portability";
+import { backupTo, defaultBackupName, exportAll, importAll } from "../core/memories";
 import { createServices } from "../core/services";
 import { loadEmbedder } from "../embed";
 import { AppError } from "../errors";

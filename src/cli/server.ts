@@ -1,9 +1,9 @@
 import { loadConfig } from "../config";
 import { stderrLogger } from "../core/log";
 import { downloadModel, ReembedQueue, startupEmbedder } from "../core/embedder-startup";
-import { startNightlySchedule } from "../core/scheduler";
+import { startNightlySchedule } from "../core/nightly";
 import { createServices } from "../core/services";
-import { storageFailure } from "../db/storage-errors";
+import { storageFailure } from "../store/sqlite/storage-errors";
 import { createApp, MAX_BODY_BYTES } from "../http/app";
 import { closeAll as closeMcpSessions } from "../mcp";
 import { removeRuntimeFile, runtimeFile, writeRuntimeFile } from "../runtime-file";

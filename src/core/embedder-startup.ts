@@ -1,6 +1,6 @@
-import { ensureCalibration } from "./calibration";
+import { ensureCalibration } from "./search";
 import { FallbackEmbedder, loadEmbedder, modelSource, type EmbedderOptions, type Embedder } from "../embed";
-import { runReembed } from "./reembed";
+import { runReembed } from "./memories";
 import type { Services } from "./services";
 
 /**

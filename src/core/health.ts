@@ -1,7 +1,7 @@
 import { statSync } from "node:fs";
 import { VERSION } from "../version";
 import type { EmbedderLoad, Services } from "./services";
-import { getMeta } from "../db";
+import { getMeta } from "../store/sqlite";
 import type { LlmClient } from "../llm/client";
 
 export interface Health {

@@ -1,10 +1,10 @@
 import type { Config } from "../config";
-import { openStore, type Store } from "../db";
+import { openStore, type Store } from "../store/sqlite";
 import type { Embedder } from "../embed/types";
 import type { Logger } from "./log";
-import { recoverIdentity } from "./identity-write";
-import { saveIndex, startIndex, syncIndex, type IndexState } from "./index-sync";
-import { VectorIndex } from "./vector-index";
+import { recoverIdentity } from "./identity";
+import { saveIndex, startIndex, syncIndex, type IndexState } from "./search";
+import { VectorIndex } from "./search";
 
 /** A model being fetched in the background while another embedder serves (see cli/server.ts). */
 export interface EmbedderLoad {

@@ -420,7 +420,7 @@ export const LIST_PREVIEW_CHARS = 240;
 export const LIST_SEARCH_POOL = MAX_LIMIT;
 
 /**
- * Secret redaction (src/core/secret-rules.ts): least Shannon entropy (bits per
+ * Secret redaction (src/core/secrets/rules.ts): least Shannon entropy (bits per
  * character) of a mixed-case-and-digit string of 16+ characters shortly after
  * a word like secret, key, token or password, and of a bare 40-character
  * AWS-style secret with '+' or '/'. Measured on the secret corpus and 11,653
@@ -437,7 +437,7 @@ export const REDACT_BARE_SECRET_MIN_ENTROPY = 4;
 /** GET /health/llm (memsvc doctor): a local model answers a 20-token request in well under a second; a cold one may need to load first. */
 export const LLM_PROBE_TIMEOUT_MS = 15_000;
 
-/* ---- Embedder-dependent similarity thresholds (src/core/calibration.ts) ---- */
+/* ---- Embedder-dependent similarity thresholds (src/core/search/calibration.ts) ---- */
 
 export type ThresholdName = "vectorMin" | "link" | "distillMerge" | "distillContext" | "nightlyMerge" | "recall" | "recallGlobal" | "topicUnrelated" | "topicRelated";
 

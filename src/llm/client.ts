@@ -1,6 +1,6 @@
 import OpenAI from "openai";
 import type { Config } from "../config";
-import { redactSecrets } from "../core/redact";
+import { redactSecrets } from "../core/secrets";
 import { unavailable } from "../errors";
 import { extractJson } from "./json";
 

@@ -1,8 +1,8 @@
-import { staleNote, type AnchorView } from "../core/anchors";
-import type { HistoryView } from "../core/history";
-import type { LearningView } from "../core/learnings";
+import { staleNote, type AnchorView } from "../core/memories";
+import type { HistoryView } from "../core/memories";
+import type { LearningView } from "../core/nightly";
 import { citation, type MemoryView, type UpdateResult } from "../core/memories";
-import type { RecentHit } from "../core/recent";
+import type { RecentHit } from "../core/search";
 import type { SearchResult } from "../core/search";
 import { AppError } from "../errors";
 

@@ -1,5 +1,5 @@
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { memoryInstructions } from "../core/memory-instructions";
+import { memoryInstructions } from "../core/recall";
 import type { Services } from "../core/services";
 import { VERSION } from "../version";
 import { registerTools } from "./tools";

@@ -3,7 +3,7 @@ import { Database } from "bun:sqlite";
 import { prepareSqlite, sqliteVecLibrary } from "../../src/platform/natives";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { addLink } from "../../src/core/links";
+import { addLink } from "../../src/core/graph";
 import { fetchMemory, ingestMemory } from "../../src/core/memories";
 import { BUN, childEnv, freePort, run, startProcess, tempHome, type Running } from "../helpers/process";
 import { makeServices } from "../helpers/services";

@@ -4,10 +4,10 @@
  * Memories go through the real insert path (tags, triggers), uses through
  * fetchMemory, showings through the same SQL as the recall index.
  */
-import { addLink } from "../../src/core/links";
+import { addLink } from "../../src/core/graph";
 import { deleteMemory, fetchMemory, insertMemoryRows } from "../../src/core/memories";
-import type { MemoryType } from "../../src/core/memory-types";
-import type { NightlyDigest } from "../../src/core/nightly-types";
+import type { MemoryType } from "../../src/core/memories";
+import type { NightlyDigest } from "../../src/core/nightly";
 import type { Services } from "../../src/core/services";
 
 export const DAY = 86_400_000;
@@ -49,7 +49,7 @@ const SPECS: Spec[] = [
 const WORDS = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet", "kilo", "lima", "mike"];
 
 function show(s: Services, id: string, when: number): void {
-  // What the recall index does for one memory in one index (src/core/recall.ts markShown).
+  // What the recall index does for one memory in one index (src/core/recall/recall.ts markShown).
   s.store.sqlite.run("UPDATE memories SET shown_count = shown_count + 1, last_shown_at = ?1, refreshed_at = max(refreshed_at, ?1) WHERE id = ?2", [when, id]);
   s.store.sqlite.run("INSERT INTO memory_events(memory_id, kind, at) VALUES (?, 'shown', ?)", [id, when]);
 }

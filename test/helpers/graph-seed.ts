@@ -1,6 +1,6 @@
-import { addLink } from "../../src/core/links";
+import { addLink } from "../../src/core/graph";
 import { insertMemoryRows, type NewMemory } from "../../src/core/memories";
-import { normalizeMemoryType } from "../../src/core/memory-types";
+import { normalizeMemoryType } from "../../src/core/memories";
 import type { Services } from "../../src/core/services";
 
 export interface SeedMemory {

@@ -1,4 +1,4 @@
-import { openStore } from "../../src/db";
+import { openStore } from "../../src/store/sqlite";
 
 export interface StoreCheck {
   memories: number;

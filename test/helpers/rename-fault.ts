@@ -17,7 +17,7 @@ fs.renameSync = ((from: string, to: string) => {
   if (calls === failAt) throw Object.assign(new Error("EIO: i/o error, rename (simulated)"), { code: "EIO" });
   return real(from, to);
 }) as typeof fs.renameSync;
-const { writeSections } = await import("../../src/core/identity-write");
+const { writeSections } = await import("../../src/core/identity/write");
 try {
   writeSections(dir, dir, [
     ["alpha", "new alpha"],

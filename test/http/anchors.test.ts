@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { memoriesReply } from "../helpers/fake-llm";
 import { distillHarness, TRANSCRIPT } from "../helpers/distill-server";
-import { exportAll, importAll } from "../../src/core/portability";
+import { exportAll, importAll } from "../../src/core/memories";
 import { memoryText } from "../../src/mcp/format";
 import { makeServices, TEST_TOKEN } from "../helpers/services";
 import { planTranscript, segmentAnchors } from "../../src/capture/run";

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { exportAll, importAll } from "../../src/core/portability";
+import { exportAll, importAll } from "../../src/core/memories";
 import { MEMORY_HISTORY_MAX } from "../../src/core/tuning";
 import { makeServices } from "../helpers/services";
 import { postJson, startServer, type TestServer } from "../helpers/server";

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { addLink } from "../../src/core/links";
+import { addLink } from "../../src/core/graph";
 import { ingestMemory } from "../../src/core/memories";
 import { byLabel, drive, type DriverResult, type DriverStep } from "../helpers/mcp";
 import { startServer, type TestServer } from "../helpers/server";

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { account } from "../../src/core/account";
+import { account } from "../../src/core/analytics";
 import { dashboardData } from "../../src/core/analytics";
 import { deleteMemory, updateMemory } from "../../src/core/memories";
 import { DAY, EXPECTED, NOW, TODAY, movableClock, seedDashboard } from "../helpers/dashboard-seed";
@@ -156,7 +156,7 @@ describe("account", () => {
 
 describe("migration 0003 on a store written before it", () => {
   test("fills memory_primary_domain from the tags already stored", async () => {
-    const { openStore } = await import("../../src/db");
+    const { openStore } = await import("../../src/store/sqlite");
     s = makeServices();
     const { home, db: file } = s.config.paths;
     await s.close();

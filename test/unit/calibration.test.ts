@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { calibrationDue, ensureCalibration, thresholds, type Thresholds } from "../../src/core/calibration";
+import { calibrationDue, ensureCalibration, thresholds, type Thresholds } from "../../src/core/search";
 import { insertMemoryRows } from "../../src/core/memories";
 import { recallIndex } from "../../src/core/recall";
 import { OnnxEmbedder } from "../../src/embed";

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { domainIndex, domainLift, renderDomainIndex } from "../../src/core/domains";
+import { domainIndex, domainLift, renderDomainIndex } from "../../src/core/analytics";
 import { ingestMemory } from "../../src/core/memories";
 import { makeServices, type TestServices } from "../helpers/services";
 

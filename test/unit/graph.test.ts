@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { graphQuery, hubs, neighbors, path } from "../../src/core/graph";
-import { exportGraph } from "../../src/core/graph-export";
-import { hubsText, neighborsText, pathText } from "../../src/core/graph-text";
-import { addLink } from "../../src/core/links";
+import { exportGraph } from "../../src/core/graph";
+import { hubsText, neighborsText, pathText } from "../../src/core/graph";
+import { addLink } from "../../src/core/graph";
 import { deleteMemory, resolveMemory } from "../../src/core/memories";
 import { GRAPH_PATH_MAX_HOPS } from "../../src/core/tuning";
 import { AppError } from "../../src/errors";

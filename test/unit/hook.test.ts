@@ -54,7 +54,7 @@ describe("against a real server", () => {
     expect(r.code).toBe(0);
     expect(r.out).toContain("### style\n\nPrefer small pull requests with one concern each.");
     expect(r.out).toContain("## Learnings");
-    // The identifier arrives whole, in a code span (src/core/inline-md.ts).
+    // The identifier arrives whole, in a code span (src/core/identity/inline-md.ts).
     expect(r.out).toContain("with `lock_timeout` = 5s so they fail fast");
   });
 

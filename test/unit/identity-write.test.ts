@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { existsSync, linkSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { recoverFolder, recoverIdentity, writeSections } from "../../src/core/identity-write";
+import { recoverFolder, recoverIdentity, writeSections } from "../../src/core/identity";
 import { BUN, run } from "../helpers/process";
 
 /**

@@ -87,7 +87,7 @@ test("an index file that disagrees with the database is ignored", async () => {
   const dbFile = first.store.file;
   await first.close();
   // A row vanishes behind the log's back (as a restored backup would look).
-  const { openStore } = await import("../../src/db");
+  const { openStore } = await import("../../src/store/sqlite");
   const db = openStore(dbFile);
   db.sqlite.run("DROP TRIGGER vector_changes_delete");
   db.sqlite.run("DELETE FROM memories WHERE seq = 3");

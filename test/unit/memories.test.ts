@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { countSession, deleteMemory, fetchMemory, ingestMemory, resolveMemory, updateMemory } from "../../src/core/memories";
-import { addLink } from "../../src/core/links";
-import { effectiveStrength } from "../../src/core/strength";
+import { addLink } from "../../src/core/graph";
+import { effectiveStrength } from "../../src/core/memories";
 import { DECAY_HALF_LIFE_DAYS, USE_BOOST } from "../../src/core/tuning";
 import { makeServices, type TestServices } from "../helpers/services";
 

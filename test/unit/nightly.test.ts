@@ -2,9 +2,9 @@ import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test
 import { hostname } from "node:os";
 import { fetchMemory, ingestMemory } from "../../src/core/memories";
 import { recallIndex } from "../../src/core/recall";
-import { effectiveStrength } from "../../src/core/strength";
+import { effectiveStrength } from "../../src/core/memories";
 import { daysToRun, latestDigests, NightlyInterrupted, runNightly, type NightlyProgress } from "../../src/core/nightly";
-import { runScheduledNightly, startNightlySchedule } from "../../src/core/scheduler";
+import { runScheduledNightly, startNightlySchedule } from "../../src/core/nightly";
 import { PRUNE_MIN_AGE_DAYS } from "../../src/core/tuning";
 import { ConfigError } from "../../src/errors";
 import { startFakeLlm, type FakeLlm } from "../helpers/fake-llm";

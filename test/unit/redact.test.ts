@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { redact, redactOwn, redactSecrets } from "../../src/core/redact";
+import { redact, redactOwn, redactSecrets } from "../../src/core/secrets";
 import { LEARNINGS_SYSTEM_PROMPT } from "../../src/llm/learnings-prompt";
 import { DISTILL_SYSTEM_PROMPT } from "../../src/llm/prompts";
 import { CORPUS, NEAR_MISSES } from "../fixtures/secrets/corpus";

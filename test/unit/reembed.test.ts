@@ -1,7 +1,7 @@
 import { expect, test } from "bun:test";
-import { getMeta } from "../../src/db";
+import { getMeta } from "../../src/store/sqlite";
 import { ingestMemory } from "../../src/core/memories";
-import { runReembed } from "../../src/core/reembed";
+import { runReembed } from "../../src/core/memories";
 import { search } from "../../src/core/search";
 import { hashEmbed } from "../../src/embed/fallback";
 import type { EmbedKind, Embedder } from "../../src/embed/types";

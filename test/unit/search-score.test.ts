@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { ingestMemory } from "../../src/core/memories";
 import { search } from "../../src/core/search";
-import { absoluteRelevance, parseMinScore } from "../../src/core/search-score";
+import { absoluteRelevance, parseMinScore } from "../../src/core/search";
 import { AppError } from "../../src/errors";
 import { makeServices, type TestServices } from "../helpers/services";
 

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { ingestMemory } from "../../src/core/memories";
-import { addLink } from "../../src/core/links";
-import { recent } from "../../src/core/recent";
+import { addLink } from "../../src/core/graph";
+import { recent } from "../../src/core/search";
 import { ftsExpression, search } from "../../src/core/search";
 import { makeServices, type TestServices } from "../helpers/services";
 
@@ -160,7 +160,7 @@ describe("recent", () => {
 
 describe("recent at scale", () => {
   test("the threshold search returns exactly what scoring every row returns", async () => {
-    const { fromCandidates, scoreAll } = await import("../../src/core/recent");
+    const { fromCandidates, scoreAll } = await import("../../src/core/search/recent");
     const now = Date.UTC(2026, 5, 1);
     s = makeServices({ now: () => now });
     // 4,000 memories over a year, with varied strength and links, written directly (fast).

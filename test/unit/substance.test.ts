@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { substanceGate, substanceReason } from "../../src/core/substance";
+import { substanceGate, substanceReason } from "../../src/core/distill";
 
 describe("substance gate", () => {
   const dropped: [string, string][] = [

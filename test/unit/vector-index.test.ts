@@ -1,6 +1,6 @@
 import { expect, test } from "bun:test";
-import { int8Kernel, KERNEL_DIMS } from "../../src/core/int8-kernel";
-import { VectorIndex } from "../../src/core/vector-index";
+import { int8Kernel, KERNEL_DIMS } from "../../src/core/search";
+import { VectorIndex } from "../../src/core/search";
 
 function rng(seed: number) {
   return () => {

@@ -3,7 +3,7 @@ import chartJs from "../../../node_modules/chart.js/dist/chart.umd.min.js" with 
 import appJs from "../../../assets/dashboard/app.js" with { type: "file" };
 import indexHtml from "../../../assets/dashboard/index.html" with { type: "file" };
 import styleCss from "../../../assets/dashboard/style.css" with { type: "file" };
-import { account } from "../../core/account";
+import { account } from "../../core/analytics";
 import { dashboardData } from "../../core/analytics";
 import type { Services } from "../../core/services";
 import { notFound } from "../../errors";

@@ -1,8 +1,8 @@
 import { Elysia } from "elysia";
-import { anchorsForRepo, markStale } from "../../core/anchors";
+import { anchorsForRepo, markStale } from "../../core/memories";
 import { deleteMemory, fetchMemory, ingestMemory, updateMemory } from "../../core/memories";
-import { memoryHistory, restoreVersion } from "../../core/history";
-import { recent } from "../../core/recent";
+import { memoryHistory, restoreVersion } from "../../core/memories";
+import { recent } from "../../core/search";
 import { search } from "../../core/search";
 import type { Services } from "../../core/services";
 import { invalid } from "../../errors";

@@ -1,6 +1,6 @@
 import { Elysia } from "elysia";
-import { domainIndex } from "../../core/domains";
-import { learnings } from "../../core/learnings";
+import { domainIndex } from "../../core/analytics";
+import { learnings } from "../../core/nightly";
 import { recallIndex } from "../../core/recall";
 import type { Services } from "../../core/services";
 import { objectBody, queryParams } from "../body";

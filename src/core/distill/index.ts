@@ -1,0 +1,3 @@
+// What other parts of memsvc use from distill/: explicit named exports only.
+export { distill } from "./distill";
+export { substanceGate, substanceReason } from "./substance";

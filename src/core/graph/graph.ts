@@ -1,0 +1,202 @@
+import { invalid } from "../../errors";
+import { exportGraph, type GraphExport } from "./export";
+import { GRAPH_COLUMNS_SQL, graphMemories, parseTagName, toGraphMemory, type GraphMemory, type GraphRow } from "./nodes";
+import { normalizeRelationship } from "./links";
+import { resolveMemory, toView, type MemoryView } from "../memories";
+import { parseLimit } from "../search";
+import type { Services } from "../services";
+import { DEFAULT_DOMAIN, tagsOf, type Tag } from "../memories";
+import { GRAPH_DEFAULT_LIMIT, GRAPH_PATH_MAX_HOPS, GRAPH_PATH_MAX_VISITED, GRAPH_PREVIEW_CHARS, MAX_LIMIT } from "../tuning";
+
+export type { GraphMemory } from "./nodes";
+
+/** One stored link as seen from the memory asked about: "out" = it points at the neighbour. */
+export interface NeighborLink {
+  relationship: string;
+  direction: "out" | "in";
+  weight: number;
+}
+
+export interface Neighbor extends GraphMemory {
+  /** Strongest link weight to this neighbour (the sort key). */
+  weight: number;
+  /** Every link between the two memories, strongest first. */
+  relationships: NeighborLink[];
+}
+
+export interface NeighborsResult {
+  /** The memory asked about, in full (content included), with its domain tags. */
+  memory: MemoryView & { domain: string; tags: Tag[] };
+  relationship: string | null;
+  /** Neighbours matching the relationship filter, before the limit. */
+  total: number;
+  count: number;
+  neighbors: Neighbor[];
+}
+
+/** Full memory plus its domain tags; does not mark the memory used (only GET /memory does). */
+function centre(s: Services, rawId: unknown, field = "id"): NeighborsResult["memory"] {
+  const row = resolveMemory(s, rawId, field);
+  const tags = tagsOf(s, [row.id]).get(row.id) ?? [];
+  return { ...toView(row, s.now()), domain: tags[0]?.tag ?? DEFAULT_DOMAIN, tags };
+}
+
+function parseRelationship(value: unknown): string | null {
+  if (value === undefined || value === null || value === "") return null;
+  if (typeof value !== "string") throw invalid("relationship must be a string");
+  if (value.length > 100) throw invalid("relationship is longer than 100 characters");
+  return normalizeRelationship(value);
+}
+
+/** Memories linked to one memory (either direction), strongest link first. */
+export function neighbors(s: Services, input: { id: unknown; limit?: unknown; relationship?: unknown }): NeighborsResult {
+  const memory = centre(s, input.id);
+  const limit = parseLimit(input.limit, GRAPH_DEFAULT_LIMIT, MAX_LIMIT);
+  const relationship = parseRelationship(input.relationship);
+  const links = s.store.sqlite
+    .query<{ other: string; relationship: string; weight: number; direction: "out" | "in" }, { id: string; rel: string | null }>(
+      `SELECT to_id AS other, relationship, weight, 'out' AS direction FROM links WHERE from_id = :id AND (:rel IS NULL OR relationship = :rel)
+       UNION ALL
+       SELECT from_id AS other, relationship, weight, 'in' AS direction FROM links WHERE to_id = :id AND (:rel IS NULL OR relationship = :rel)
+       ORDER BY weight DESC`,
+    )
+    .all({ id: memory.id, rel: relationship });
+  const byOther = new Map<string, NeighborLink[]>();
+  for (const l of links) {
+    const list = byOther.get(l.other) ?? [];
+    list.push({ relationship: l.relationship, direction: l.direction, weight: Math.round(l.weight * 1000) / 1000 });
+    byOther.set(l.other, list);
+  }
+  const found = graphMemories(s, [...byOther.keys()]);
+  const all: Neighbor[] = [];
+  for (const [other, rels] of byOther) {
+    const m = found.get(other);
+    if (m) all.push({ ...m, weight: rels[0].weight, relationships: rels });
+  }
+  all.sort((a, b) => b.weight - a.weight || b.effective_strength - a.effective_strength || a.id.localeCompare(b.id));
+  const list = all.slice(0, limit);
+  return { memory, relationship, total: all.length, count: list.length, neighbors: list };
+}
+
+export interface HubsResult {
+  domain: string | null;
+  count: number;
+  /** Most-linked first; `connections` is the hub's link count. Memories without links are never hubs. */
+  hubs: GraphMemory[];
+}
+
+/** The most highly connected memories, optionally within one primary domain. */
+export function hubs(s: Services, input: { limit?: unknown; domain?: unknown } = {}): HubsResult {
+  const limit = parseLimit(input.limit, GRAPH_DEFAULT_LIMIT, MAX_LIMIT);
+  const domain = parseTagName(input.domain, "domain");
+  const rows = s.store.sqlite
+    .query<GraphRow, { now: number; preview: number; domain: string | null; limit: number }>(
+      `SELECT * FROM (SELECT ${GRAPH_COLUMNS_SQL} FROM memories m WHERE m.link_count > 0)
+        WHERE (:domain IS NULL OR domain = :domain)
+        ORDER BY link_count DESC, eff DESC, seq LIMIT :limit`,
+    )
+    .all({ now: s.now(), preview: GRAPH_PREVIEW_CHARS, domain, limit });
+  const list = rows.map(toGraphMemory);
+  return { domain, count: list.length, hubs: list };
+}
+
+/** A stored link on a path; links[i] joins path[i] and path[i + 1] (from/to keep the stored direction). */
+export interface PathLink {
+  from_id: string;
+  to_id: string;
+  relationship: string;
+  weight: number;
+}
+
+export interface PathResult {
+  from: string;
+  to: string;
+  found: boolean;
+  /** Number of links on the path; null when none was found. */
+  hops: number | null;
+  path: GraphMemory[];
+  links: PathLink[];
+  /** Why nothing was found (present only when found is false). */
+  message?: string;
+}
+
+/**
+ * Shortest path (fewest links, either direction) by breadth-first search,
+ * one SQL query per level. Gives up after GRAPH_PATH_MAX_HOPS hops or
+ * GRAPH_PATH_MAX_VISITED memories: "no path" is an answer, not an error.
+ */
+export function path(s: Services, input: { id: unknown; target_id: unknown }): PathResult {
+  const from = resolveMemory(s, input.id, "id").id;
+  const to = resolveMemory(s, input.target_id, "target_id").id;
+  const parent = new Map<string, PathLink | null>([[from, null]]);
+  const level = s.store.sqlite.query<PathLink & { node: string; other: string }, { frontier: string }>(
+    `SELECT from_id AS node, to_id AS other, from_id, to_id, relationship, weight FROM links WHERE from_id IN (SELECT value FROM json_each(:frontier))
+     UNION ALL
+     SELECT to_id AS node, from_id AS other, from_id, to_id, relationship, weight FROM links WHERE to_id IN (SELECT value FROM json_each(:frontier))
+     ORDER BY weight DESC`,
+  );
+  let frontier = [from];
+  let depth = 0;
+  let capped = false;
+  while (!parent.has(to) && frontier.length > 0 && depth < GRAPH_PATH_MAX_HOPS && !capped) {
+    const next: string[] = [];
+    for (const l of level.all({ frontier: JSON.stringify(frontier) })) {
+      if (parent.has(l.other)) continue;
+      parent.set(l.other, { from_id: l.from_id, to_id: l.to_id, relationship: l.relationship, weight: Math.round(l.weight * 1000) / 1000 });
+      next.push(l.other);
+      if (parent.size >= GRAPH_PATH_MAX_VISITED) capped = true;
+    }
+    frontier = next;
+    depth++;
+  }
+  if (!parent.has(to)) {
+    const why = capped
+      ? `the search stopped after reaching ${GRAPH_PATH_MAX_VISITED} memories`
+      : frontier.length === 0
+        ? "they are not connected"
+        : `none within ${GRAPH_PATH_MAX_HOPS} links`;
+    return { from, to, found: false, hops: null, path: [], links: [], message: `no link path from ${from.slice(0, 8)} to ${to.slice(0, 8)}: ${why}` };
+  }
+  const ids = [to];
+  const links: PathLink[] = [];
+  for (let step = parent.get(to); step; step = parent.get(ids[0])) {
+    links.unshift(step);
+    ids.unshift(step.from_id === ids[0] ? step.to_id : step.from_id);
+  }
+  const found = graphMemories(s, ids);
+  return { from, to, found: true, hops: links.length, path: ids.map((id) => found.get(id)!), links };
+}
+
+export const GRAPH_OPS = ["neighbors", "hubs", "path", "export"] as const;
+export type GraphOp = (typeof GRAPH_OPS)[number];
+
+const PARAMS: Record<GraphOp, readonly string[]> = {
+  neighbors: ["id", "limit", "relationship"],
+  hubs: ["limit", "domain"],
+  path: ["id", "target_id"],
+  export: ["domain", "type", "tag", "minStrength", "limit"],
+};
+
+/**
+ * GET /graph: validates `op` and its parameters, then runs it. An unknown
+ * parameter is a 400 too, so a misspelt filter (min_strength) is never
+ * silently ignored.
+ */
+export function graphQuery(s: Services, q: Record<string, string | undefined>): NeighborsResult | HubsResult | PathResult | GraphExport {
+  const op = q.op;
+  if (!op) throw invalid(`op is required: one of ${GRAPH_OPS.join(", ")}`);
+  if (!(GRAPH_OPS as readonly string[]).includes(op)) throw invalid(`unknown op "${op.slice(0, 40)}": use one of ${GRAPH_OPS.join(", ")}`);
+  const allowed = PARAMS[op as GraphOp];
+  const unknown = Object.keys(q).filter((k) => k !== "op" && !allowed.includes(k));
+  if (unknown.length) throw invalid(`unknown parameter ${unknown.map((k) => `"${k.slice(0, 40)}"`).join(", ")} for op=${op}; accepted: ${allowed.join(", ")}`);
+  switch (op as GraphOp) {
+    case "neighbors":
+      return neighbors(s, { id: q.id, limit: q.limit, relationship: q.relationship });
+    case "hubs":
+      return hubs(s, { limit: q.limit, domain: q.domain });
+    case "path":
+      return path(s, { id: q.id, target_id: q.target_id });
+    case "export":
+      return exportGraph(s, { domain: q.domain, type: q.type, tag: q.tag, minStrength: q.minStrength, limit: q.limit });
+  }
+}

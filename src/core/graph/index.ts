@@ -1,0 +1,5 @@
+// What other parts of memsvc use from graph/: explicit named exports only.
+export { exportGraph } from "./export";
+export { graphQuery, hubs, neighbors, path } from "./graph";
+export { addLink, linkToNearest } from "./links";
+export { hubsText, neighborsText, pathText } from "./text";

@@ -1,0 +1,283 @@
+import { invalid } from "../../errors";
+import { isoTime } from "../dates";
+import type { Services } from "../services";
+import { ANCHOR_MAX_PATH_CHARS, ANCHOR_MAX_PATHS, STALE_NOTE_PATHS } from "../tuning";
+
+/**
+ * Anchors: the code a memory is about (repository, branch, commit, paths),
+ * sent by capture with /distill (or by a client with /ingest), and the
+ * staleness marks clients send after checking them against git. The server
+ * never sees source code: only paths, commit ids and counts.
+ */
+
+/** An anchor as /distill and /ingest accept it (`anchors`). */
+export interface AnchorInput {
+  repo: string;
+  branch: string | null;
+  commit: string;
+  paths: string[];
+}
+
+/** Why a memory may be outdated. */
+export const STALE_REASONS = ["changed", "missing", "commit-unknown", "repo-deleted"] as const;
+export type StaleReason = (typeof STALE_REASONS)[number];
+
+export interface StaleMark {
+  reason: StaleReason;
+  /** Anchored paths that differ between the anchor's commit and HEAD (deleted ones included). */
+  changed_paths: string[];
+  /** Anchored paths that no longer exist in the working tree. */
+  missing_paths: string[];
+  /** Commits since the anchor's commit that touched a changed path. */
+  commits: number;
+  /** Commit date (ISO) of the newest of them, or null. */
+  last_change: string | null;
+  /** The HEAD the client compared against, when it had one. */
+  head: string | null;
+  /** When the server received the mark (ISO). */
+  checked_at: string;
+}
+
+export interface AnchorView {
+  repo: string;
+  branch: string | null;
+  commit: string;
+  paths: string[];
+  anchored_at: string;
+  stale?: StaleMark;
+}
+
+const MAX_REPO_CHARS = 500;
+const MAX_BRANCH_CHARS = 250;
+const COMMIT = /^[0-9a-f]{7,64}$/;
+
+/**
+ * A repository-relative path, or a 400: no absolute path, no `..` segment,
+ * no control characters. Backslashes become slashes, `./` segments go.
+ */
+export function normalizeAnchorPath(raw: unknown, where: string): string {
+  if (typeof raw !== "string") throw invalid(`${where} must be a string`);
+  if (raw.length > ANCHOR_MAX_PATH_CHARS) throw invalid(`${where} is longer than ${ANCHOR_MAX_PATH_CHARS} characters`);
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0000-\u001f\u007f]/.test(raw)) throw invalid(`${where} holds control characters`);
+  const p = raw.replace(/\\/g, "/");
+  if (p.startsWith("/") || /^[A-Za-z]:/.test(p)) throw invalid(`${where} must be relative to the repository root, got ${JSON.stringify(raw)}`);
+  const segments = p.split("/").filter((seg) => seg !== "" && seg !== ".");
+  if (segments.includes("..")) throw invalid(`${where} must not contain "..", got ${JSON.stringify(raw)}`);
+  if (segments.length === 0) throw invalid(`${where} is empty`);
+  return segments.join("/");
+}
+
+const text = (v: unknown, where: string, max: number, required: boolean): string | null => {
+  if (v === undefined || v === null || v === "") {
+    if (required) throw invalid(`${where} is required`);
+    return null;
+  }
+  if (typeof v !== "string") throw invalid(`${where} must be a string`);
+  const t = v.trim();
+  if (t.length > max) throw invalid(`${where} is longer than ${max} characters`);
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0000-\u001f\u007f]/.test(t)) throw invalid(`${where} holds control characters`);
+  if (!t && required) throw invalid(`${where} is required`);
+  return t || null;
+};
+
+/** The optional `anchors` field of /distill and /ingest: null when absent, else validated (400 naming the field). */
+export function parseAnchors(v: unknown): AnchorInput | null {
+  if (v === undefined || v === null) return null;
+  if (typeof v !== "object" || Array.isArray(v)) throw invalid("anchors must be an object {repo, branch, commit, paths}");
+  const a = v as Record<string, unknown>;
+  const unknown = Object.keys(a).filter((k) => !["repo", "branch", "commit", "paths"].includes(k));
+  if (unknown.length) throw invalid(`anchors: unknown field(s) ${unknown.join(", ")}: the object is {repo, branch, commit, paths}`);
+  const repo = text(a.repo, "anchors.repo", MAX_REPO_CHARS, true)!;
+  // A URL with credentials must never be stored (capture strips them; a hand-made request may not).
+  if (/^[a-z][a-z0-9+.-]*:\/\/[^/]*@/i.test(repo)) throw invalid("anchors.repo must not carry credentials (user@ or user:token@ in the URL)");
+  const branch = text(a.branch, "anchors.branch", MAX_BRANCH_CHARS, false);
+  const commit = text(a.commit, "anchors.commit", 64, true)!.toLowerCase();
+  if (!COMMIT.test(commit)) throw invalid("anchors.commit must be a git commit id (7 to 64 hex digits)");
+  if (!Array.isArray(a.paths)) throw invalid("anchors.paths must be an array of repository-relative paths");
+  if (a.paths.length === 0) throw invalid("anchors.paths must name at least one path");
+  if (a.paths.length > ANCHOR_MAX_PATHS) throw invalid(`anchors.paths holds ${a.paths.length} paths; the limit is ${ANCHOR_MAX_PATHS}`);
+  const paths = [...new Set(a.paths.map((p, i) => normalizeAnchorPath(p, `anchors.paths[${i}]`)))];
+  return { repo, branch, commit, paths };
+}
+
+/**
+ * Attaches the anchor to memories, inside the caller's transaction. A memory
+ * already anchored in the repository (a merge into an older memory) moves to
+ * the new commit and keeps its older paths after the new ones, within the
+ * bound; its stale mark goes, since the session just worked on that code.
+ */
+export function writeAnchors(s: Services, ids: readonly string[], a: AnchorInput, now: number): void {
+  const old = s.store.sqlite.query<{ paths: string }, [string, string]>("SELECT paths FROM memory_anchors WHERE memory_id = ? AND repo = ?");
+  const upsert = s.store.sqlite.prepare(
+    `INSERT INTO memory_anchors(memory_id, repo, branch, commit_id, paths, anchored_at, stale, stale_at) VALUES (?, ?, ?, ?, ?, ?, NULL, NULL)
+     ON CONFLICT(memory_id, repo) DO UPDATE SET branch = excluded.branch, commit_id = excluded.commit_id, paths = excluded.paths,
+       anchored_at = excluded.anchored_at, stale = NULL, stale_at = NULL`,
+  );
+  for (const id of new Set(ids)) {
+    const prev = old.get(id, a.repo);
+    const earlier = prev ? (JSON.parse(prev.paths) as string[]) : [];
+    const paths = [...new Set([...a.paths, ...earlier])].slice(0, ANCHOR_MAX_PATHS);
+    upsert.run(id, a.repo, a.branch, a.commit, JSON.stringify(paths), now);
+  }
+}
+
+interface AnchorRow {
+  memory_id: string;
+  repo: string;
+  branch: string | null;
+  commit_id: string;
+  paths: string;
+  anchored_at: number;
+  stale: string | null;
+}
+
+const viewOf = (r: AnchorRow): AnchorView => {
+  const v: AnchorView = { repo: r.repo, branch: r.branch, commit: r.commit_id, paths: JSON.parse(r.paths), anchored_at: isoTime(r.anchored_at) };
+  if (r.stale) v.stale = JSON.parse(r.stale);
+  return v;
+};
+
+/** Anchors of these memories, by memory id (memories without any are absent). */
+export function anchorsOf(s: Services, ids: readonly string[]): Map<string, AnchorView[]> {
+  const out = new Map<string, AnchorView[]>();
+  if (ids.length === 0) return out;
+  const rows = s.store.sqlite
+    .query<AnchorRow, [string]>("SELECT * FROM memory_anchors WHERE memory_id IN (SELECT value FROM json_each(?)) ORDER BY memory_id, anchored_at DESC, repo")
+    .all(JSON.stringify([...new Set(ids)]));
+  for (const r of rows) out.set(r.memory_id, [...(out.get(r.memory_id) ?? []), viewOf(r)]);
+  return out;
+}
+
+/** The stale mark of each marked memory (the first marked anchor's), by memory id. */
+export function staleOf(s: Services, ids: readonly string[]): Map<string, StaleMark> {
+  const out = new Map<string, StaleMark>();
+  if (ids.length === 0) return out;
+  const rows = s.store.sqlite
+    .query<{ memory_id: string; stale: string }, [string]>(
+      "SELECT memory_id, stale FROM memory_anchors WHERE stale IS NOT NULL AND memory_id IN (SELECT value FROM json_each(?)) ORDER BY stale_at DESC",
+    )
+    .all(JSON.stringify([...new Set(ids)]));
+  for (const r of rows) if (!out.has(r.memory_id)) out.set(r.memory_id, JSON.parse(r.stale));
+  return out;
+}
+
+const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+
+/** One line, no newline: `src/db.ts changed in 3 commits since`, `src/a.ts no longer exists`... */
+export function staleNote(m: StaleMark): string {
+  const name = (list: string[]) => {
+    const shown = list.slice(0, STALE_NOTE_PATHS).join(", ");
+    return list.length > STALE_NOTE_PATHS ? `${shown} and ${list.length - STALE_NOTE_PATHS} more` : shown;
+  };
+  switch (m.reason) {
+    case "repo-deleted":
+      return "its repository is gone";
+    case "commit-unknown":
+      return "the repository was rewritten (its commit is unknown)";
+    case "missing":
+      return `${name(m.missing_paths)} no longer exist${m.missing_paths.length === 1 ? "s" : ""}`;
+    case "changed":
+      return `${name(m.changed_paths)} changed${m.commits > 0 ? ` in ${plural(m.commits, "commit")}` : ""} since`;
+  }
+}
+
+/** GET /anchors?repo=: what a client needs to check this repository's anchors (no content). */
+export function anchorsForRepo(s: Services, rawRepo: unknown): { repo: string; count: number; anchors: { id: string; commit: string; paths: string[]; stale: boolean }[] } {
+  const repo = text(rawRepo, "repo", MAX_REPO_CHARS, true)!;
+  const anchors = s.store.sqlite
+    .query<{ memory_id: string; commit_id: string; paths: string; stale: string | null }, [string]>(
+      "SELECT memory_id, commit_id, paths, stale FROM memory_anchors WHERE repo = ? ORDER BY anchored_at, memory_id",
+    )
+    .all(repo)
+    .map((r) => ({ id: r.memory_id, commit: r.commit_id, paths: JSON.parse(r.paths) as string[], stale: r.stale !== null }));
+  return { repo, count: anchors.length, anchors };
+}
+
+const MAX_MARKS = 10_000;
+
+const count = (v: unknown, where: string): number => {
+  if (v === undefined || v === null) return 0;
+  if (typeof v !== "number" || !Number.isInteger(v) || v < 0) throw invalid(`${where} must be a whole number >= 0`);
+  return v;
+};
+
+const pathList = (v: unknown, where: string): string[] => {
+  if (v === undefined || v === null) return [];
+  if (!Array.isArray(v)) throw invalid(`${where} must be an array of paths`);
+  if (v.length > ANCHOR_MAX_PATHS) throw invalid(`${where} holds more than ${ANCHOR_MAX_PATHS} paths`);
+  return [...new Set(v.map((p, i) => normalizeAnchorPath(p, `${where}[${i}]`)))];
+};
+
+/**
+ * POST /memory/stale: `{repo, head?, marks: [{id, reason, changed_paths,
+ * missing_paths, commits, last_change}], fresh: [id]}`. A mark replaces the
+ * anchor's previous one; `fresh` clears marks (the files are as they were at
+ * the anchor's commit again). Ids without an anchor in `repo` are counted as
+ * unknown, not an error: a memory may have been deleted meanwhile. One
+ * transaction: all or nothing.
+ */
+export function markStale(s: Services, body: Record<string, unknown>): { repo: string; marked: number; cleared: number; unknown: number } {
+  const allowed = ["repo", "head", "marks", "fresh"];
+  const extra = Object.keys(body).filter((k) => !allowed.includes(k));
+  if (extra.length) throw invalid(`unknown field(s) ${extra.join(", ")}: the body is {repo, head, marks, fresh}`);
+  const repo = text(body.repo, "repo", MAX_REPO_CHARS, true)!;
+  const head = text(body.head, "head", 64, false)?.toLowerCase() ?? null;
+  if (head !== null && !COMMIT.test(head)) throw invalid("head must be a git commit id (7 to 64 hex digits)");
+  const marksIn = body.marks ?? [];
+  const freshIn = body.fresh ?? [];
+  if (!Array.isArray(marksIn)) throw invalid("marks must be an array");
+  if (!Array.isArray(freshIn)) throw invalid("fresh must be an array of memory ids");
+  if (marksIn.length + freshIn.length > MAX_MARKS) throw invalid(`at most ${MAX_MARKS} marks and fresh ids per request`);
+  const checkedAt = isoTime(s.now());
+  const marks = marksIn.map((raw, i) => {
+    const where = `marks[${i}]`;
+    if (!raw || typeof raw !== "object" || Array.isArray(raw)) throw invalid(`${where} must be an object`);
+    const m = raw as Record<string, unknown>;
+    const id = text(m.id, `${where}.id`, 64, true)!;
+    if (!(STALE_REASONS as readonly string[]).includes(m.reason as string)) throw invalid(`${where}.reason must be one of ${STALE_REASONS.join(", ")}`);
+    let last: string | null = null;
+    if (m.last_change !== undefined && m.last_change !== null) {
+      if (typeof m.last_change !== "string" || !Number.isFinite(Date.parse(m.last_change))) throw invalid(`${where}.last_change must be an ISO date`);
+      last = new Date(Date.parse(m.last_change)).toISOString();
+    }
+    const mark: StaleMark = {
+      reason: m.reason as StaleReason,
+      changed_paths: pathList(m.changed_paths, `${where}.changed_paths`),
+      missing_paths: pathList(m.missing_paths, `${where}.missing_paths`),
+      commits: count(m.commits, `${where}.commits`),
+      last_change: last,
+      head,
+      checked_at: checkedAt,
+    };
+    if (mark.reason === "changed" && mark.changed_paths.length === 0) throw invalid(`${where}: reason "changed" needs changed_paths`);
+    if (mark.reason === "missing" && mark.missing_paths.length === 0) throw invalid(`${where}: reason "missing" needs missing_paths`);
+    return { id, mark };
+  });
+  const fresh = freshIn.map((v, i) => text(v, `fresh[${i}]`, 64, true)!);
+  const now = s.now();
+  return s.store.sqlite.transaction(() => {
+    let marked = 0;
+    let cleared = 0;
+    let unknown = 0;
+    const set = s.store.sqlite.prepare("UPDATE memory_anchors SET stale = ?, stale_at = ? WHERE memory_id = ? AND repo = ?");
+    for (const { id, mark } of marks) {
+      const n = set.run(JSON.stringify(mark), now, id, repo).changes;
+      if (n > 0) marked++;
+      else unknown++;
+    }
+    const clear = s.store.sqlite.prepare("UPDATE memory_anchors SET stale = NULL, stale_at = NULL WHERE memory_id = ? AND repo = ? AND stale IS NOT NULL");
+    const exists = s.store.sqlite.query<{ n: number }, [string, string]>("SELECT count(*) AS n FROM memory_anchors WHERE memory_id = ? AND repo = ?");
+    for (const id of fresh) {
+      if (exists.get(id, repo)!.n === 0) unknown++;
+      else if (clear.run(id, repo).changes > 0) cleared++;
+    }
+    return { repo, marked, cleared, unknown };
+  })();
+}
+
+/** Export rows (portability), every column as is. */
+export function anchorRecords(s: Services["store"]): Iterable<Record<string, unknown>> {
+  return s.sqlite.query<Record<string, unknown>, []>("SELECT memory_id, repo, branch, commit_id, paths, anchored_at, stale, stale_at FROM memory_anchors ORDER BY memory_id, repo").iterate();
+}

@@ -1,0 +1,63 @@
+import { anchorsOf } from "./anchors";
+import { citation, resolveMemory, toView, type MemoryView } from "./memories";
+import type { Services } from "../services";
+import { round3 } from "./strength";
+import { DEFAULT_DOMAIN, tagsOf } from "./tags";
+
+/** Longest link preview in the detail view. */
+const LINK_PREVIEW_CHARS = 160;
+/** Links shown per memory; linking keeps a handful per memory, hubs can hold hundreds. */
+const MAX_DETAIL_LINKS = 100;
+
+export interface LinkedMemory {
+  id: string;
+  short_id: string;
+  preview: string;
+  memory_type: string;
+  relationship: string;
+  weight: number;
+  /** "out": this memory links to it; "in": it links to this memory. */
+  direction: "out" | "in";
+}
+
+export interface MemoryDetail {
+  memory: MemoryView;
+  citation: string;
+  domain: string;
+  tags: { tag: string; weight: number }[];
+  links: LinkedMemory[];
+}
+
+/**
+ * GET /memories/detail: everything the browser's detail view shows. Unlike
+ * GET /memory (an agent fetching a memory to use it), a person looking at it
+ * does not count as a use: nothing is written, strength is unchanged.
+ */
+export function memoryDetail(s: Services, rawId: unknown): MemoryDetail {
+  const row = resolveMemory(s, rawId);
+  const tags = (tagsOf(s, [row.id]).get(row.id) ?? []).map((t) => ({ tag: t.tag, weight: round3(t.weight) }));
+  const links = s.store.sqlite
+    .query<{ id: string; head: string; len: number; memory_type: string; relationship: string; weight: number; direction: "out" | "in" }, [string, number, number]>(
+      `SELECT * FROM (
+         SELECT m.id AS id, substr(m.content, 1, ?2) AS head, length(m.content) AS len, m.memory_type AS memory_type, l.relationship AS relationship, l.weight AS weight, 'out' AS direction
+           FROM links l JOIN memories m ON m.id = l.to_id WHERE l.from_id = ?1
+         UNION ALL
+         SELECT m.id, substr(m.content, 1, ?2), length(m.content), m.memory_type, l.relationship, l.weight, 'in'
+           FROM links l JOIN memories m ON m.id = l.from_id WHERE l.to_id = ?1)
+       ORDER BY weight DESC, id LIMIT ?3`,
+    )
+    .all(row.id, LINK_PREVIEW_CHARS, MAX_DETAIL_LINKS)
+    .map((l) => ({
+      id: l.id,
+      short_id: l.id.slice(0, 8),
+      preview: l.len > LINK_PREVIEW_CHARS ? `${l.head.replace(/\s+/g, " ").trim()}…` : l.head.replace(/\s+/g, " ").trim(),
+      memory_type: l.memory_type,
+      relationship: l.relationship,
+      weight: round3(l.weight),
+      direction: l.direction,
+    }));
+  const memory = toView(row, s.now());
+  const anchors = anchorsOf(s, [row.id]).get(row.id);
+  if (anchors) memory.anchors = anchors;
+  return { memory, citation: citation(row), domain: tags[0]?.tag ?? DEFAULT_DOMAIN, tags, links };
+}

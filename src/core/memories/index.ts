@@ -1,0 +1,16 @@
+// What other parts of memsvc use from memories/: explicit named exports only.
+export { anchorsForRepo, markStale, parseAnchors, staleNote, staleOf, writeAnchors } from "./anchors";
+export type { AnchorInput, AnchorView, StaleMark } from "./anchors";
+export { memoryDetail } from "./detail";
+export { absorbHistory, currentSnapshot, memoryHistory, recordVersion, restoreVersion } from "./history";
+export type { HistoryView } from "./history";
+export { countSelection, deleteSelection, listFacets, listMemories } from "./list";
+export { citation, countSession, deleteMemory, fetchMemory, ingestMemory, insertMemoryRows, resolveMemory, rowsBySeq, toView, updateMemory } from "./memories";
+export type { MemoryView, NewMemory, UpdateResult } from "./memories";
+export { backupTo, defaultBackupName, exportAll, importAll } from "./portability";
+export { runReembed } from "./reembed";
+export { effectiveStrength, effectiveStrengthSql, round3 } from "./strength";
+export { DEFAULT_DOMAIN, MAX_TAGS, normalizeTag, tagsOf } from "./tags";
+export type { Tag } from "./tags";
+export { MEMORY_TYPES, normalizeMemoryType } from "./types";
+export type { MemoryType } from "./types";

@@ -1,0 +1,334 @@
+import { eq, sql } from "drizzle-orm";
+import { memories, memoryEvents, type MemoryRow } from "../../store/sqlite";
+import { AppError, conflict, invalid, notFound } from "../../errors";
+import { isoDate, isoTime, parseSessionDate } from "../dates";
+import { normalizeMemoryType, type MemoryType } from "./types";
+import type { Services } from "../services";
+import { redact } from "../secrets";
+import { effectiveStrength, round3, strengthenedOnUse } from "./strength";
+import { currentSnapshot, recordVersion } from "./history";
+import { linkToNearest } from "../graph";
+import { deriveTags, writeTags } from "./tags";
+import { INITIAL_STRENGTH } from "../tuning";
+import { anchorsOf, parseAnchors, writeAnchors, type AnchorView } from "./anchors";
+
+/** Longest memory content accepted; distilled memories are a few hundred characters. */
+export const MAX_CONTENT_CHARS = 100_000;
+
+/** The public shape of a memory (REST and MCP). */
+export interface MemoryView {
+  id: string;
+  short_id: string;
+  content: string;
+  memory_type: string;
+  project: string | null;
+  source_agent: string;
+  source_agent_id?: string;
+  source_domain?: string;
+  source_session?: string;
+  created_at: string;
+  updated_at: string;
+  strength: number;
+  effective_strength: number;
+  connections: number;
+  shown_count: number;
+  used_count: number;
+  last_shown_at: string | null;
+  last_used_at: string | null;
+  /** The code the memory is about, with any stale mark: GET /memory and memsvc_get only. */
+  anchors?: AnchorView[];
+}
+
+export function toView(row: MemoryRow, now: number): MemoryView {
+  const view: MemoryView = {
+    id: row.id,
+    short_id: row.id.slice(0, 8),
+    content: row.content,
+    memory_type: row.memoryType,
+    project: row.project,
+    source_agent: row.sourceAgent,
+    created_at: isoTime(row.createdAt),
+    updated_at: isoTime(row.updatedAt),
+    strength: round3(row.strength),
+    effective_strength: round3(effectiveStrength(row.strength, row.refreshedAt, now)),
+    connections: row.linkCount,
+    shown_count: row.shownCount,
+    used_count: row.usedCount,
+    last_shown_at: row.lastShownAt === null ? null : isoTime(row.lastShownAt),
+    last_used_at: row.lastUsedAt === null ? null : isoTime(row.lastUsedAt),
+  };
+  if (row.sourceAgentId) view.source_agent_id = row.sourceAgentId;
+  if (row.sourceDomain) view.source_domain = row.sourceDomain;
+  if (row.sourceSession) view.source_session = row.sourceSession;
+  return view;
+}
+
+export function citation(row: Pick<MemoryRow, "id" | "createdAt" | "sourceAgent">): string {
+  return `(memory ${row.id.slice(0, 8)}, ${isoDate(row.createdAt)}, from ${row.sourceAgent})`;
+}
+
+export interface NewMemory {
+  content: string;
+  memoryType: MemoryType;
+  project: string | null;
+  sourceAgent: string;
+  sourceAgentId?: string | null;
+  sourceDomain?: string | null;
+  sourceSession?: string | null;
+  privacy?: string;
+  createdAt: number;
+  /** Domain tags named by the language model, strongest first. */
+  tags?: readonly string[];
+}
+
+/**
+ * Inserts memories with their vectors, domain tags and similarity links
+ * inside the caller's transaction. The FTS row follows by trigger; the
+ * in-memory index is updated by the caller once the transaction has committed.
+ */
+export function insertMemoryRows(s: Services, items: NewMemory[], vectors: Float32Array[]): { id: string; seq: number }[] {
+  const now = s.now();
+  const insertVec = s.store.sqlite.query("INSERT INTO memory_vec(rowid, embedding) VALUES (?, ?)");
+  return items.map((m, i) => {
+    const id = crypto.randomUUID();
+    const row = s.store.orm
+      .insert(memories)
+      .values({
+        id,
+        content: m.content,
+        memoryType: m.memoryType,
+        project: m.project,
+        sourceAgent: m.sourceAgent,
+        sourceAgentId: m.sourceAgentId ?? null,
+        sourceDomain: m.sourceDomain ?? null,
+        sourceSession: m.sourceSession ?? null,
+        privacy: m.privacy ?? "WORK",
+        createdAt: m.createdAt,
+        updatedAt: now,
+        refreshedAt: Math.max(m.createdAt, now),
+        strength: INITIAL_STRENGTH,
+      })
+      .returning({ seq: memories.seq })
+      .get();
+    insertVec.run(BigInt(row.seq), vectors[i]);
+    writeTags(s, id, deriveTags(m.project, m.tags));
+    // The index does not hold this batch yet: links go to existing memories only.
+    linkToNearest(s, id, vectors[i], m.project);
+    return { id, seq: row.seq };
+  });
+}
+
+export interface IngestInput {
+  content: unknown;
+  source_agent?: unknown;
+  project?: unknown;
+  memory_type?: unknown;
+  privacy?: unknown;
+  source_session?: unknown;
+  session_date?: unknown;
+  /** Optional: the code the memory is about (see core/memories/anchors.ts). */
+  anchors?: unknown;
+}
+
+export type IngestResult = { id: string; message: string } | { id: null; skipped: true; existing_count: number };
+
+const optionalString = (v: unknown, field: string, max = 200): string | null => {
+  if (v === undefined || v === null) return null;
+  if (typeof v !== "string") throw invalid(`${field} must be a string`);
+  const t = v.trim();
+  if (t.length > max) throw invalid(`${field} is longer than ${max} characters`);
+  return t.length ? t : null;
+};
+
+export function requireContent(v: unknown, field = "content"): string {
+  if (typeof v !== "string") throw invalid(`${field} is required and must be a string`);
+  const t = v.trim();
+  // Control and format characters alone (NUL, zero-width...) are no content either.
+  if (!t.replace(/[\p{Cc}\p{Cf}\s]/gu, "")) throw invalid(`${field} must not be empty`);
+  if (t.length > MAX_CONTENT_CHARS) throw invalid(`${field} is longer than ${MAX_CONTENT_CHARS} characters`);
+  return t;
+}
+
+/** POST /ingest and memsvc_ingest: one pre-distilled memory, deduplicated on source_session. */
+export async function ingestMemory(s: Services, input: IngestInput | Record<string, unknown>): Promise<IngestResult> {
+  const content = await redact(requireContent(input.content));
+  const memoryType = input.memory_type === undefined || input.memory_type === null ? "experience" : normalizeMemoryType(input.memory_type);
+  const project = optionalString(input.project, "project");
+  const sourceAgent = optionalString(input.source_agent, "source_agent") ?? "unknown";
+  const session = optionalString(input.source_session, "source_session", 500);
+  const privacy = optionalString(input.privacy, "privacy", 20)?.toUpperCase() ?? "WORK";
+  if (!["PUBLIC", "WORK", "PERSONAL", "SENSITIVE"].includes(privacy)) throw invalid("privacy must be PUBLIC, WORK, PERSONAL or SENSITIVE");
+  const createdAt = input.session_date === undefined || input.session_date === null ? s.now() : parseSessionDate(input.session_date);
+  const anchors = parseAnchors((input as IngestInput).anchors);
+  const existing = session ? countSession(s, session) : 0;
+  if (existing > 0) return { id: null, skipped: true, existing_count: existing };
+  return s.track(
+    (async () => {
+      const [vector] = await s.embedder.embed([content], "document");
+      // Checked again inside the transaction: a concurrent ingest of the same
+      // session may have committed while we were embedding.
+      const result = s.store.sqlite.transaction((): { skipped: number } | { row: { id: string; seq: number } } => {
+        const again = session ? countSession(s, session) : 0;
+        if (again > 0) return { skipped: again };
+        const [row] = insertMemoryRows(s, [{ content, memoryType, project, sourceAgent, sourceSession: session, privacy, createdAt }], [vector]);
+        if (anchors) writeAnchors(s, [row.id], anchors, s.now());
+        return { row };
+      })();
+      if ("skipped" in result) return { id: null, skipped: true, existing_count: result.skipped } satisfies IngestResult;
+      s.index.upsert(result.row.seq, vector, project);
+      return { id: result.row.id, message: `Stored memory ${result.row.id.slice(0, 8)} (${memoryType}).` } satisfies IngestResult;
+    })(),
+  );
+}
+
+export function countSession(s: Services, session: string): number {
+  return s.store.sqlite.query<{ n: number }, [string]>("SELECT count(*) AS n FROM memories WHERE source_session = ?").get(session)!.n;
+}
+
+const FULL_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** Full UUID or a unique prefix of at least 8 characters; 400 / 404 / 409 otherwise. */
+export function resolveMemory(s: Services, rawId: unknown, field = "id"): MemoryRow {
+  if (rawId === undefined || rawId === null || rawId === "") throw invalid(`${field} is required`);
+  if (typeof rawId !== "string") throw invalid(`${field} must be a string`);
+  const id = rawId.trim().toLowerCase();
+  if (FULL_ID.test(id)) {
+    const row = s.store.orm.select().from(memories).where(eq(memories.id, id)).get();
+    if (!row) throw notFound(`no memory with id ${id}`);
+    return row;
+  }
+  if (!/^[0-9a-f-]{8,36}$/.test(id)) throw invalid(`${field} must be a memory UUID or its first 8 (or more) characters`);
+  const rows = s.store.orm
+    .select()
+    .from(memories)
+    .where(sql`${memories.id} >= ${id} AND ${memories.id} < ${`${id}~`}`)
+    .limit(11)
+    .all();
+  if (rows.length === 0) throw notFound(`no memory with id prefix ${id}`);
+  if (rows.length > 1) {
+    throw conflict(`id prefix ${id} matches several memories; use more characters or the full id`, {
+      candidates: rows.slice(0, 10).map((r) => ({ id: r.id, preview: r.content.slice(0, 80) })),
+    });
+  }
+  return rows[0];
+}
+
+/** GET /memory and memsvc_get: the memory, its citation; marks it used and strengthens it. */
+export function fetchMemory(s: Services, rawId: unknown): { memory: MemoryView; citation: string } {
+  const row = resolveMemory(s, rawId);
+  const now = s.now();
+  const updated = s.store.sqlite.transaction(() => {
+    const r = s.store.orm
+      .update(memories)
+      .set({
+        usedCount: sql`${memories.usedCount} + 1`,
+        lastUsedAt: now,
+        refreshedAt: now,
+        strength: strengthenedOnUse(row.strength),
+      })
+      .where(eq(memories.id, row.id))
+      .returning()
+      .get();
+    s.store.orm.insert(memoryEvents).values({ memoryId: row.id, kind: "used", at: now }).run();
+    return r;
+  })();
+  if (!updated) throw notFound(`no memory with id ${row.id}`);
+  const memory = toView(updated, now);
+  const anchors = anchorsOf(s, [row.id]).get(row.id);
+  if (anchors) memory.anchors = anchors;
+  return { memory, citation: citation(updated) };
+}
+
+export interface UpdateInput {
+  id: unknown;
+  content?: unknown;
+  project?: unknown;
+  memory_type?: unknown;
+}
+
+export interface UpdateResult {
+  memory: MemoryView;
+  changes: Record<string, { before: string | null; after: string | null }>;
+}
+
+/**
+ * PATCH /memory and memsvc_update: changed fields before/after; content
+ * changes re-embed. What a change replaces is kept as a version (history.ts),
+ * in the same transaction.
+ */
+export async function updateMemory(s: Services, input: UpdateInput, reason: "update" | "restore" = "update"): Promise<UpdateResult> {
+  const row = resolveMemory(s, input.id);
+  const next: { content?: string; project?: string | null; memoryType?: string } = {};
+  if (input.content !== undefined) next.content = await redact(requireContent(input.content));
+  if (input.project !== undefined) next.project = input.project === null ? null : optionalString(input.project, "project");
+  if (input.memory_type !== undefined) next.memoryType = normalizeMemoryType(input.memory_type);
+  if (Object.keys(next).length === 0) throw invalid("nothing to update: give content, project or memory_type");
+  const changes: UpdateResult["changes"] = {};
+  if (next.content !== undefined && next.content !== row.content) changes.content = { before: row.content, after: next.content };
+  if (next.project !== undefined && next.project !== row.project) changes.project = { before: row.project, after: next.project };
+  if (next.memoryType !== undefined && next.memoryType !== row.memoryType) changes.memory_type = { before: row.memoryType, after: next.memoryType };
+  return s.track(
+    (async () => {
+      const vector = changes.content ? (await s.embedder.embed([next.content!], "document"))[0] : null;
+      const now = s.now();
+      const updated = s.store.sqlite.transaction(() => {
+        // Read again inside the transaction: another update may have committed while we embedded.
+        const prior = Object.keys(changes).length ? currentSnapshot(s, row.id) : null;
+        if (prior) recordVersion(s, row.id, prior, reason, null, now);
+        const r = s.store.orm
+          .update(memories)
+          .set({ ...next, updatedAt: Object.keys(changes).length ? now : row.updatedAt })
+          .where(eq(memories.id, row.id))
+          .returning()
+          .get();
+        if (!r) throw notFound(`memory ${row.id} was deleted meanwhile`);
+        if (vector) s.store.sqlite.prepare("UPDATE memory_vec SET embedding = ? WHERE rowid = ?").run(vector, BigInt(r.seq));
+        if (changes.project) {
+          // The project is the strongest domain tag; keep the others.
+          const others = s.store.sqlite.query<{ tag: string }, [string]>("SELECT tag FROM memory_tags WHERE memory_id = ? ORDER BY weight DESC").all(r.id).map((t) => t.tag).filter((t) => t !== row.project);
+          writeTags(s, r.id, deriveTags(r.project, others));
+        }
+        return r;
+      })();
+      if (vector) s.index.upsert(updated.seq, vector, updated.project);
+      else if (changes.project) s.index.regroup(updated.seq, updated.project);
+      return { memory: toView(updated, now), changes };
+    })(),
+  );
+}
+
+/** DELETE /memory and memsvc_delete: the memory, its vector, FTS row and links, at once. */
+export function deleteMemory(s: Services, rawId: unknown): { deleted: true; id: string; preview: string; links_removed: number } {
+  const row = resolveMemory(s, rawId);
+  const linksRemoved = s.store.sqlite.transaction(() => deleteRows(s, [row]))();
+  s.index.remove(row.seq);
+  return { deleted: true, id: row.id, preview: row.content.length > 200 ? `${row.content.slice(0, 200)}…` : row.content, links_removed: linksRemoved };
+}
+
+/**
+ * Deletes memories inside the caller's transaction; returns the links removed.
+ * Links, tags, the FTS row and the vector go with each (foreign keys and
+ * triggers). The caller removes the seqs from the in-memory index after commit.
+ */
+export function deleteRows(s: Services, rows: readonly { id: string }[]): number {
+  const ids = JSON.stringify(rows.map((r) => r.id));
+  const n = s.store.sqlite
+    .query<{ n: number }, [string, string]>("SELECT count(*) AS n FROM links WHERE from_id IN (SELECT value FROM json_each(?)) OR to_id IN (SELECT value FROM json_each(?))")
+    .get(ids, ids)!.n;
+  s.store.sqlite.query<unknown, [string]>("DELETE FROM memories WHERE id IN (SELECT value FROM json_each(?))").run(ids);
+  return n;
+}
+
+export function rowsBySeq(s: Services, seqs: number[]): Map<number, MemoryRow> {
+  const out = new Map<number, MemoryRow>();
+  if (seqs.length === 0) return out;
+  const rows = s.store.orm
+    .select()
+    .from(memories)
+    .where(sql`${memories.seq} IN (SELECT value FROM json_each(${JSON.stringify(seqs)}))`)
+    .all();
+  for (const r of rows) out.set(r.seq, r);
+  return out;
+}
+
+export { AppError };

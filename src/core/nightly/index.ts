@@ -1,0 +1,6 @@
+// What other parts of memsvc use from nightly/: explicit named exports only.
+export { learnings, listLearnings, renderLearnings } from "./learnings";
+export type { LearningView } from "./learnings";
+export { NightlyInterrupted, daysToRun, defaultDay, latestDigests, owedDays, parseDay, runNightly } from "./nightly";
+export type { NightlyDigest, NightlyProgress } from "./nightly";
+export { runScheduledNightly, startNightlySchedule } from "./scheduler";

@@ -1,0 +1,171 @@
+import type { LlmClient } from "../../llm/client";
+import { LEARNINGS_PROMPT_OVERHEAD, learningsMessages } from "../../llm/learnings-prompt";
+import { isoDate } from "../dates";
+import { addLink } from "../graph";
+import { insertMemoryRows, type NewMemory } from "../memories";
+import { redact } from "../secrets";
+import type { NightlyCursor, RunContext } from "./types";
+import { MAX_TAGS } from "../memories";
+import { NIGHTLY_CHUNK_MAX_MEMORIES, NIGHTLY_MAX_LEARNINGS_PER_CALL, NIGHTLY_MEMORY_MAX_CHARS, NIGHTLY_MIN_LEARNING_CHARS } from "../tuning";
+import { counted } from "../text";
+
+/** How an owed learn step is paid back, in the digest and the CLI. */
+export const OWED_HINT = "the next nightly run with a language model configured writes them";
+
+interface DayRow {
+  seq: number;
+  id: string;
+  content: string;
+  memory_type: string;
+  project: string | null;
+  pkey: string;
+  created_at: number;
+}
+
+/** The day's memories: created or updated in [start, end), learnings excluded (no learnings of learnings). */
+const DAY_FILTER = `memory_type != 'learnings'
+  AND ((created_at >= :start AND created_at < :end) OR (updated_at >= :start AND updated_at < :end))`;
+
+export function countDay(ctx: RunContext, after: NightlyCursor["learn"] = ["", 0]): number {
+  return ctx.s.store.sqlite
+    .query<{ n: number }, { start: number; end: number; key: string; seq: number }>(`SELECT count(*) AS n FROM memories WHERE ${DAY_FILTER} AND (coalesce(project, ''), seq) > (:key, :seq)`)
+    .get({ start: ctx.start, end: ctx.end, key: after[0], seq: after[1] })!.n;
+}
+
+/** The next batch for one model call: one project, within the context budget, in (project, seq) order. */
+function nextChunk(ctx: RunContext, after: [string, number]): DayRow[] {
+  const rows = ctx.s.store.sqlite
+    .query<DayRow, { start: number; end: number; key: string; seq: number; limit: number }>(
+      `SELECT seq, id, content, memory_type, project, coalesce(project, '') AS pkey, created_at FROM memories
+        WHERE ${DAY_FILTER} AND (coalesce(project, ''), seq) > (:key, :seq)
+        ORDER BY pkey, seq LIMIT :limit`,
+    )
+    .all({ start: ctx.start, end: ctx.end, key: after[0], seq: after[1], limit: NIGHTLY_CHUNK_MAX_MEMORIES });
+  const budget = Math.max(2000, ctx.s.config.llm.contextChars - LEARNINGS_PROMPT_OVERHEAD);
+  const chunk: DayRow[] = [];
+  let used = 0;
+  for (const r of rows) {
+    const cost = Math.min(r.content.length, NIGHTLY_MEMORY_MAX_CHARS) + 60;
+    if (chunk.length > 0 && (r.pkey !== chunk[0].pkey || used + cost > budget)) break;
+    chunk.push(r);
+    used += cost;
+  }
+  return chunk;
+}
+
+interface Learning {
+  content: string;
+  sources: DayRow[];
+  tags: string[];
+}
+
+/** The model's answer → grounded learnings; anything without a valid source is rejected. */
+export function parseLearnings(answer: unknown, chunk: readonly DayRow[]): { items: Learning[]; rejected: number } {
+  const list = Array.isArray(answer) ? answer : answer && typeof answer === "object" ? (answer as Record<string, unknown>).learnings : null;
+  if (!Array.isArray(list)) return { items: [], rejected: 0 };
+  const items: Learning[] = [];
+  let rejected = 0;
+  for (const raw of list) {
+    const entry = raw && typeof raw === "object" ? (raw as Record<string, unknown>) : {};
+    const content = typeof entry.content === "string" ? entry.content.trim() : "";
+    const sources = new Map<string, DayRow>();
+    for (const ref of Array.isArray(entry.sources) ? entry.sources : []) {
+      const row = resolveSource(ref, chunk);
+      if (row) sources.set(row.id, row);
+    }
+    if (content.length < NIGHTLY_MIN_LEARNING_CHARS || sources.size === 0 || items.length >= NIGHTLY_MAX_LEARNINGS_PER_CALL) {
+      rejected++;
+      continue;
+    }
+    const tags = (Array.isArray(entry.tags) ? entry.tags : []).filter((t): t is string => typeof t === "string").slice(0, MAX_TAGS);
+    items.push({ content: content.slice(0, 4000), sources: [...sources.values()], tags });
+  }
+  return { items, rejected };
+}
+
+/** A source is a 1-based number from the prompt ("3", "[3]", "#3") or an id prefix of a listed memory. */
+function resolveSource(ref: unknown, chunk: readonly DayRow[]): DayRow | null {
+  const text = typeof ref === "number" ? String(ref) : typeof ref === "string" ? ref.trim().toLowerCase() : "";
+  const n = /^\[?#?(\d{1,4})\]?$/.exec(text);
+  if (n) return chunk[Number(n[1]) - 1] ?? null;
+  if (/^[0-9a-f-]{4,36}$/.test(text)) return chunk.find((r) => r.id.startsWith(text)) ?? null;
+  return null;
+}
+
+/**
+ * Asks the model for learnings, one call per chunk of the day's memories;
+ * each chunk's learnings, their derived_from links and the cursor commit
+ * together, so a crash never stores a chunk twice or skips one.
+ */
+export async function learnStep(ctx: RunContext, llm: LlmClient | null): Promise<void> {
+  const { s, digest } = ctx;
+  const max = digest.max_model_calls;
+  if (ctx.cursor.learn === undefined && digest.considered === 0) digest.considered = countDay(ctx);
+  const stop = (reason: string, state: "done" | "incomplete" | "skipped") => {
+    const left = countDay(ctx, ctx.cursor.learn);
+    if (left > 0) digest.skipped.push({ step: "learn", reason, memories: left });
+    digest.steps.learn = left > 0 ? state : "done";
+    s.store.sqlite.transaction(() => ctx.save())();
+  };
+  // Owed, not skipped: the day stays partial, and the next run with a model (the schedule, or
+  // `memsvc nightly`) writes its learnings; marking it consolidated would lose them for good.
+  if (!llm) return stop(`no language model configured (llm.baseURL and llm.model): learnings owed; ${OWED_HINT}`, "incomplete");
+  if (ctx.dryRun) return planLearn(ctx);
+  for (;;) {
+    ctx.checkpoint();
+    const after = ctx.cursor.learn ?? ["", 0];
+    const chunk = nextChunk(ctx, after);
+    if (chunk.length === 0) return stop("", "done");
+    if (digest.model_calls >= max) return stop(`model call cap reached (nightly.maxModelCalls = ${max})`, "done");
+    const project = chunk[0].project;
+    ctx.progress("learn", `asking ${llm.label} about ${counted(chunk.length, "memory", "memories")} of ${project ?? "(no project)"}`, digest.read, digest.considered);
+    let answer: unknown;
+    // Memories stored before redaction covered every route may still hold a secret: none goes to the model.
+    const shown = await Promise.all(chunk.map(async (r) => ({ shortId: r.id.slice(0, 8), memoryType: r.memory_type, date: isoDate(r.created_at), content: await redact(r.content.slice(0, NIGHTLY_MEMORY_MAX_CHARS)) })));
+    try {
+      answer = await llm.chatJson(learningsMessages(ctx.day, project, shown), { signal: ctx.signal });
+    } catch (e) {
+      ctx.checkpoint();
+      digest.model_calls++;
+      digest.errors.push((e as Error).message);
+      return stop(`the language model failed: ${(e as Error).message}; run again to resume`, "incomplete");
+    }
+    digest.model_calls++;
+    const { items, rejected } = parseLearnings(answer, chunk);
+    for (const l of items) l.content = await redact(l.content);
+    const vectors = items.length ? await s.embedder.embed(items.map((l) => l.content), "document") : [];
+    const now = s.now();
+    const rows: NewMemory[] = items.map((l) => ({ content: l.content, memoryType: "learnings", project, sourceAgent: "nightly", sourceSession: `nightly:${ctx.day}`, createdAt: now, tags: l.tags }));
+    const inserted = s.store.sqlite.transaction(() => {
+      const out = insertMemoryRows(s, rows, vectors);
+      out.forEach((r, i) => items[i].sources.forEach((src) => addLink(s, r.id, src.id, "derived_from", 1)));
+      const last = chunk[chunk.length - 1];
+      ctx.cursor.learn = [last.pkey, last.seq];
+      digest.read += chunk.length;
+      digest.written += out.length;
+      digest.rejected += rejected;
+      digest.learnings.push(...out.map((r) => r.id.slice(0, 8)).slice(0, Math.max(0, 50 - digest.learnings.length)));
+      ctx.save();
+      return out;
+    })();
+    inserted.forEach((r, i) => s.index.upsert(r.seq, vectors[i], project));
+    ctx.progress("learn", `${digest.read}/${counted(digest.considered, "memory", "memories")} read, ${counted(digest.written, "learning")} written, ${digest.model_calls}/${counted(max, "model call")}`, digest.read, digest.considered);
+  }
+}
+
+/** Dry run: how many memories and calls the learn step would take. */
+function planLearn(ctx: RunContext): void {
+  let after: [string, number] = ctx.cursor.learn ?? ["", 0];
+  for (;;) {
+    const chunk = nextChunk(ctx, after);
+    if (chunk.length === 0) break;
+    if (ctx.digest.model_calls >= ctx.digest.max_model_calls) {
+      ctx.digest.skipped.push({ step: "learn", reason: `model call cap reached (nightly.maxModelCalls = ${ctx.digest.max_model_calls})`, memories: countDay(ctx, after) });
+      break;
+    }
+    ctx.digest.model_calls++;
+    ctx.digest.read += chunk.length;
+    after = [chunk[chunk.length - 1].pkey, chunk[chunk.length - 1].seq];
+  }
+  ctx.digest.steps.learn = "done";
+}

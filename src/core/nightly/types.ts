@@ -1,0 +1,103 @@
+import type { Services } from "../services";
+
+export type StepName = "learn" | "merge" | "decay" | "prune";
+export type StepState = "pending" | "done" | "incomplete" | "skipped";
+export const STEPS: readonly StepName[] = ["learn", "merge", "decay", "prune"];
+
+/** What one nightly run did; stored as JSON in nightly_runs.digest (the dashboard shows it). */
+export interface NightlyDigest {
+  run_id: number | null;
+  day: string;
+  /** "running", "done", "partial" (learnings owed: no model configured, or it failed; a rerun with a model resumes), or "dry-run". */
+  status: "running" | "done" | "partial" | "dry-run";
+  forced: boolean;
+  started_at: string;
+  finished_at: string | null;
+  /** The language model used, or null in recall-only operation. */
+  model: string | null;
+  /** Memories of the day (created or updated in it, learnings excluded). */
+  considered: number;
+  /** ...of which were read by the model. */
+  read: number;
+  /** Learnings written, and their short ids (first 50). */
+  written: number;
+  learnings: string[];
+  /** Learnings the model proposed that were unusable (no valid source, too short, over the per-call cap). */
+  rejected: number;
+  merged: number;
+  merges: { kept: string; dropped: string }[];
+  /** Memories deleted by pruning. */
+  dropped: number;
+  /** Ignored memories whose strength was lowered. */
+  decayed: number;
+  /** Recall sessions idle past their time-to-live, forgotten. */
+  sessions_expired: number;
+  /** Fragments /distill's substance gate rejected since the last run, by reason; written to the log, then forgotten. */
+  dropped_fragments: { count: number; by_reason: Record<string, number> };
+  model_calls: number;
+  max_model_calls: number;
+  /** Work left undone, and why (no model, call cap, model failure). */
+  skipped: { step: StepName; reason: string; memories?: number }[];
+  errors: string[];
+  steps: Record<StepName, StepState>;
+  resumed: number;
+}
+
+/** Per-step progress, persisted in the same transaction as the step's work. */
+export interface NightlyCursor {
+  /** Last (project key, seq) of the day's memories handed to the model. */
+  learn?: [string, number];
+  /** Last seq examined for near-duplicates. */
+  merge?: number;
+}
+
+export interface NightlyProgress {
+  day: string;
+  step: StepName;
+  message: string;
+  done?: number;
+  total?: number;
+}
+
+export interface NightlyOptions {
+  /** UTC day "YYYY-MM-DD"; default yesterday (UTC). */
+  day?: string;
+  /** Run again even when the day was already consolidated. */
+  force?: boolean;
+  /** Report what would be done; write nothing. */
+  dryRun?: boolean;
+  /** Stops the run between units of work; it resumes on the next run for that day. */
+  signal?: AbortSignal;
+  progress?: (event: NightlyProgress) => void;
+}
+
+export interface NightlyOutcome {
+  /** false when nothing ran (already done, or another process is running it). */
+  ran: boolean;
+  message: string;
+  digest: NightlyDigest | null;
+}
+
+/** Everything a step needs; `save` persists cursor and digest (call it inside the step's transaction). */
+export interface RunContext {
+  s: Services;
+  day: string;
+  /** The day in epoch ms, [start, end). */
+  start: number;
+  end: number;
+  digest: NightlyDigest;
+  cursor: NightlyCursor;
+  dryRun: boolean;
+  signal?: AbortSignal;
+  progress(step: StepName, message: string, done?: number, total?: number): void;
+  save(): void;
+  /** Throws NightlyInterrupted when the run was asked to stop. */
+  checkpoint(): void;
+}
+
+export class NightlyInterrupted extends Error {
+  constructor(day: string) {
+    super(`nightly run for ${day} interrupted; the next run for that day resumes it`);
+    this.name = "NightlyInterrupted";
+  }
+}

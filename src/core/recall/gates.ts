@@ -1,0 +1,208 @@
+import { thresholds } from "../search";
+import { idfOf, promptTerms, rareTermsExpression, weighTerms, type PromptTerm } from "./terms";
+import { blendedVector, type TopicBlend } from "./topic";
+import { bm25Candidates } from "../search";
+import type { Services } from "../services";
+import { effectiveStrength } from "../memories";
+import { keywords, stem } from "../text";
+import {
+  RECALL_CANDIDATES,
+  RECALL_GLOBAL_CANDIDATES,
+  RECALL_GLOBAL_COVERAGE,
+  RECALL_GLOBAL_RANK_FACTOR,
+  RECALL_LINE_COVERAGE,
+  RECALL_MAX_LINES,
+  RECALL_MIN_COVERAGE,
+  RECALL_MIN_EVIDENCE,
+  STALE_RANK_FACTOR,
+  STRENGTH_WEIGHT,
+} from "../tuning";
+import { staleOf, type StaleMark } from "../memories";
+
+/** A memory the recall index might list, with the evidence the gates look at. */
+export interface RecallCandidate {
+  seq: number;
+  id: string;
+  content: string;
+  memoryType: string;
+  project: string | null;
+  createdAt: number;
+  /** Cosine similarity to the query (prompt blended with the session topic), when the vector retriever found it. */
+  similarity: number | null;
+  /** 0-based BM25 rank, when the keyword retriever found it. */
+  bm25Rank: number | null;
+  /** Distinct query keywords (stemmed) that occur in the memory. */
+  overlap: number;
+  /** ...of which words of the prompt itself (not only of the session topic). */
+  promptOverlap: number;
+  /** IDF weight of the query words it holds, in units of a word found in one memory. */
+  evidence: number;
+  /** Share of the query's IDF weight it holds, in [0, 1]. */
+  coverage: number;
+  /** A memory of no project (or another one) recalled for a project: held to the stricter gate. */
+  global: boolean;
+  /** Order among those that pass: evidence (plus similarity) times effective strength. */
+  score: number;
+  /** A client's mark that the code it is anchored to changed (see anchors.ts). */
+  stale: StaleMark | null;
+}
+
+interface Row {
+  seq: number;
+  id: string;
+  content: string;
+  memory_type: string;
+  project: string | null;
+  created_at: number;
+  strength: number;
+  refreshed_at: number;
+}
+
+/**
+ * A query word with its weight: its IDF, times the topic's weight for words
+ * only the topic brings. `share` is what it adds to the coverage (a share of
+ * the prompt's own weight): the topic's words together add at most the
+ * topic's weight, so a rich topic cannot stand in for the prompt.
+ */
+interface WeightedTerm extends PromptTerm {
+  weight: number;
+  share: number;
+  fromPrompt: boolean;
+}
+
+/** The prompt's words, plus the session topic's words weighted by how much the topic counts now. */
+export function queryTerms(s: Services, prompt: string, blend: TopicBlend | null): WeightedTerm[] {
+  const own = promptTerms(s, prompt).map((t) => ({ ...t, weight: t.idf, share: t.idf, fromPrompt: true }));
+  if (!blend || blend.weight === 0) return own;
+  const have = new Set(own.map((t) => t.stem));
+  const topicWords = Object.keys(blend.topic.terms).filter((w) => !have.has(stem(w)));
+  const extra = weighTerms(s, topicWords)
+    .map((t) => ({ ...t, weight: t.idf * blend.weight * (blend.topic.terms[t.term] ?? 0), share: 0, fromPrompt: false }))
+    .filter((t) => t.weight > 0);
+  const ownTotal = own.reduce((a, t) => a + t.weight, 0);
+  const extraTotal = extra.reduce((a, t) => a + t.weight, 0);
+  const scale = extraTotal > 0 ? Math.min(1, (blend.weight * Math.max(ownTotal, 1)) / extraTotal) : 0;
+  for (const t of extra) t.share = t.weight * scale;
+  return [...own, ...extra];
+}
+
+function matchOf(content: string, terms: readonly WeightedTerm[]): { overlap: number; promptOverlap: number; weight: number; share: number } {
+  const byStem = new Map(terms.map((t) => [t.stem, t]));
+  const found = new Set<string>();
+  for (const w of keywords(content)) {
+    const st = stem(w);
+    if (byStem.has(st)) found.add(st);
+    if (found.size === byStem.size) break;
+  }
+  let weight = 0;
+  let share = 0;
+  let promptOverlap = 0;
+  for (const st of found) {
+    const t = byStem.get(st)!;
+    weight += t.weight;
+    share += t.share;
+    if (t.fromPrompt) promptOverlap++;
+  }
+  return { overlap: found.size, promptOverlap, weight, share };
+}
+
+/**
+ * Every candidate both retrievers bring, with its evidence, before any gate
+ * (the bench tunes the gates on this). With a project, retrieval runs inside
+ * it, and project-less memories (knowledge that holds everywhere) compete
+ * under a stricter gate and rank after the project's own; other projects'
+ * memories never appear: their ports, paths and commands would mislead.
+ */
+export function scoreCandidates(s: Services, prompt: string, promptVector: Float32Array, project: string | null, blend: TopicBlend | null = null): RecallCandidate[] {
+  const vector = blendedVector(promptVector, blend);
+  const terms = queryTerms(s, prompt, blend);
+  const found = new Map<number, { similarity: number | null; bm25Rank: number | null }>();
+  const note = (seq: number) => {
+    let c = found.get(seq);
+    if (!c) found.set(seq, (c = { similarity: null, bm25Rank: null }));
+    return c;
+  };
+  for (const h of s.index.search(vector, RECALL_CANDIDATES, project)) note(h.seq).similarity = h.similarity;
+  // "" is the index's group of project-less memories.
+  if (project !== null) for (const h of s.index.search(vector, RECALL_GLOBAL_CANDIDATES, "")) note(h.seq).similarity = h.similarity;
+  const expr = rareTermsExpression(s, terms);
+  if (expr) bm25Candidates(s, expr, project, RECALL_CANDIDATES).forEach((seq, i) => (note(seq).bm25Rank = i));
+  if (found.size === 0) return [];
+  const rows = s.store.sqlite
+    .query<Row, [string]>(
+      "SELECT seq, id, content, memory_type, project, created_at, strength, refreshed_at FROM memories WHERE seq IN (SELECT value FROM json_each(?))",
+    )
+    .all(JSON.stringify([...found.keys()]));
+  // Coverage is of the prompt's own weight: topic words can add to it, never dilute it.
+  const total = terms.reduce((a, t) => a + (t.fromPrompt ? t.share : 0), 0);
+  // The unit of evidence: the weight of a word found in a single memory.
+  const unit = idfOf(1, Math.max(1, s.index.size));
+  const now = s.now();
+  const stale = staleOf(s, rows.map((r) => r.id));
+  return rows.map((r) => {
+    const c = found.get(r.seq)!;
+    const m = matchOf(r.content, terms);
+    const eff = Math.min(1, effectiveStrength(r.strength, r.refreshed_at, now));
+    const global = project !== null && r.project !== project;
+    const evidence = m.weight / unit;
+    // Similarity only breaks ties: on LoCoMo-dev, evidence alone ordered lines best (sim weight 1: -1 point).
+    const relevance = evidence + 0.1 * (c.similarity ?? 0);
+    return {
+      seq: r.seq,
+      id: r.id,
+      content: r.content,
+      memoryType: r.memory_type,
+      project: r.project,
+      createdAt: r.created_at,
+      similarity: c.similarity,
+      bm25Rank: c.bm25Rank,
+      overlap: m.overlap,
+      promptOverlap: m.promptOverlap,
+      evidence,
+      coverage: total > 0 ? Math.min(1, m.share / total) : 0,
+      global,
+      score: relevance * (1 - STRENGTH_WEIGHT + STRENGTH_WEIGHT * eff) * (global ? RECALL_GLOBAL_RANK_FACTOR : 1) * (stale.has(r.id) ? STALE_RANK_FACTOR : 1),
+      stale: stale.get(r.id) ?? null,
+    };
+  });
+}
+
+/**
+ * Whether a candidate may be a line of the block. Precision over recall: a
+ * line costs the agent attention on every prompt. It must hold a word of the
+ * prompt itself (the topic alone does not recall) and a fair share of the
+ * query's weight; a project-less memory recalled for a project must also be
+ * found by the vectors above the calibrated global similarity.
+ */
+export function passesLineGate(c: RecallCandidate, t: { recallGlobal: number }): boolean {
+  if (c.promptOverlap === 0) return false;
+  if (c.global) return c.coverage >= RECALL_GLOBAL_COVERAGE && c.evidence >= RECALL_MIN_EVIDENCE && (c.similarity ?? -1) >= t.recallGlobal;
+  return c.coverage >= RECALL_LINE_COVERAGE;
+}
+
+/**
+ * Whether the best line is strong enough for a block at all: it holds a large
+ * share of the query's weight, words that together say as much as one word
+ * found in a single memory, and the vectors agree above the calibrated floor.
+ */
+export function passesBlockGate(c: RecallCandidate, t: { recall: number; recallGlobal: number }): boolean {
+  if (!passesLineGate(c, t) || c.coverage < RECALL_MIN_COVERAGE || c.evidence < RECALL_MIN_EVIDENCE) return false;
+  return (c.similarity ?? -1) >= t.recall;
+}
+
+/** The memories the index lists: gated, not recently shown in the session, best first; none unless one passes the block gate. */
+export function recallCandidates(
+  s: Services,
+  prompt: string,
+  vector: Float32Array,
+  project: string | null,
+  suppressed: ReadonlySet<string>,
+  blend: TopicBlend | null = null,
+): RecallCandidate[] {
+  const t = thresholds(s);
+  const lines = scoreCandidates(s, prompt, vector, project, blend)
+    .filter((c) => !suppressed.has(c.id) && passesLineGate(c, t))
+    .sort((a, b) => b.score - a.score);
+  if (!lines.some((c) => passesBlockGate(c, t))) return [];
+  return lines.slice(0, RECALL_MAX_LINES);
+}

@@ -1,0 +1,170 @@
+import { getMeta } from "../../store/sqlite";
+import type { Services } from "../services";
+import {
+  CALIBRATION_MIN_MEMORIES,
+  CALIBRATION_NEAREST_SAMPLE,
+  CALIBRATION_POSITIONS,
+  CALIBRATION_RANDOM_SAMPLE,
+  CALIBRATION_REGROW_FACTOR,
+  THRESHOLD_DEFAULTS,
+  type ThresholdName,
+} from "../tuning";
+
+/**
+ * Embedder-dependent thresholds from the store's own similarity spread.
+ *
+ * Cosine values mean different things in different vector spaces (bge puts
+ * unrelated texts near 0.45, the hashing fallback near 0), and the weights of
+ * a user's model cannot be tuned here. So every similarity threshold is kept
+ * as a *position* on a scale of four anchors measured on the store itself —
+ * the median and 99th percentile of random memory pairs, the median
+ * similarity of a memory to its nearest neighbour, and 1 — and mapped into
+ * whatever space the active embedder has (piecewise linear between anchors).
+ * The positions were read off the fallback's defaults on LoCoMo-dev (see
+ * tuning.ts), so a calibrated fallback reproduces its tuned constants and a
+ * new model gets the same relative strictness.
+ */
+
+export type Thresholds = Record<ThresholdName, number> & { source: "calibrated" | "default"; embedderId: string };
+
+export interface CalibrationStats {
+  random: { p50: number; p90: number; p99: number };
+  nearest: { p10: number; p50: number; p90: number };
+  pairs: number;
+  samples: number;
+}
+
+const cache = new WeakMap<Services, Thresholds>();
+
+/** The anchors of the scale: increasing, or the calibration is unusable. */
+export function anchorsOf(c: CalibrationStats): number[] | null {
+  const a = [c.random.p50, c.random.p99, c.nearest.p50, 1];
+  for (let i = 1; i < a.length; i++) if (!(a[i] > a[i - 1] + 1e-3)) return null;
+  return a;
+}
+
+/** A position (0 = random median, 1 = random p99, 2 = nearest median, 3 = identical) as a cosine. */
+export function cosineAt(anchors: readonly number[], position: number): number {
+  const i = Math.min(anchors.length - 2, Math.max(0, Math.floor(position)));
+  return anchors[i] + (position - i) * (anchors[i + 1] - anchors[i]);
+}
+
+/** The inverse of cosineAt (how tuning.ts's positions were derived). */
+export function positionOf(anchors: readonly number[], cosine: number): number {
+  let i = 0;
+  while (i < anchors.length - 2 && cosine > anchors[i + 1]) i++;
+  return i + (cosine - anchors[i]) / (anchors[i + 1] - anchors[i]);
+}
+
+export function thresholdsFrom(kind: "onnx" | "fallback", embedderId: string, stats: CalibrationStats | null): Thresholds {
+  const anchors = stats ? anchorsOf(stats) : null;
+  if (!anchors) return { ...THRESHOLD_DEFAULTS[kind], source: "default", embedderId };
+  const out = { source: "calibrated", embedderId } as Thresholds;
+  for (const name of Object.keys(CALIBRATION_POSITIONS) as ThresholdName[]) {
+    out[name] = Math.round(Math.min(0.995, cosineAt(anchors, CALIBRATION_POSITIONS[name])) * 1000) / 1000;
+  }
+  return out;
+}
+
+function storedStats(s: Services): { memories: number; stats: CalibrationStats } | null {
+  const row = s.store.sqlite
+    .query<{ memories: number; stats: string }, [string]>("SELECT memories, stats FROM embedder_calibration WHERE embedder_id = ?")
+    .get(s.embedder.id);
+  if (!row) return null;
+  try {
+    return { memories: row.memories, stats: JSON.parse(row.stats) as CalibrationStats };
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The thresholds in force: from the active embedder's calibration on this
+ * store, else the documented defaults of its kind. Cached in memory: the hot
+ * path reads a field, never the database.
+ */
+export function thresholds(s: Services): Thresholds {
+  const hit = cache.get(s);
+  if (hit && hit.embedderId === s.embedder.id) return hit;
+  const t = thresholdsFrom(s.embedder.kind, s.embedder.id, storedStats(s)?.stats ?? null);
+  cache.set(s, t);
+  return t;
+}
+
+const quantile = (sorted: Float64Array, q: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.round(q * (sorted.length - 1))))];
+
+function dot(a: Float32Array, b: Float32Array): number {
+  let d = 0;
+  for (let i = 0; i < a.length; i++) d += a[i] * b[i];
+  return d;
+}
+
+/**
+ * Measures the store: cosines of random pairs among a sample of stored
+ * vectors, and each sampled memory's similarity to its nearest other memory
+ * (the in-memory index, so the same approximation search uses). Yields
+ * between batches: it runs beside live traffic.
+ */
+export async function measure(s: Services): Promise<CalibrationStats | null> {
+  const cursor = getMeta(s.store, "reembed_cursor");
+  const upTo = cursor === null ? Number.MAX_SAFE_INTEGER : Number(cursor);
+  const rows = s.store.sqlite
+    .query<{ seq: number; embedding: Uint8Array }, [number, number]>(
+      "SELECT rowid AS seq, embedding FROM memory_vec WHERE rowid IN (SELECT seq FROM memories WHERE seq <= ? ORDER BY random() LIMIT ?)",
+    )
+    .all(upTo, CALIBRATION_RANDOM_SAMPLE);
+  if (rows.length < Math.min(CALIBRATION_MIN_MEMORIES, CALIBRATION_RANDOM_SAMPLE)) return null;
+  const vectors = rows.map((r) => new Float32Array(r.embedding.buffer.slice(r.embedding.byteOffset, r.embedding.byteOffset + r.embedding.byteLength)));
+  const pairs: number[] = [];
+  for (let i = 0; i < vectors.length; i++) {
+    for (let j = i + 1; j < vectors.length; j++) pairs.push(dot(vectors[i], vectors[j]));
+    if (i % 50 === 49) await new Promise((r) => setImmediate(r));
+  }
+  const nearest: number[] = [];
+  for (let i = 0; i < Math.min(CALIBRATION_NEAREST_SAMPLE, rows.length); i++) {
+    // Exact duplicates say nothing about the spread of distinct memories.
+    const hit = s.index.search(vectors[i], 4).find((h) => h.seq !== rows[i].seq && h.similarity < 0.999);
+    if (hit) nearest.push(hit.similarity);
+    if (i % 20 === 19) await new Promise((r) => setImmediate(r));
+  }
+  if (nearest.length === 0) return null;
+  const rs = Float64Array.from(pairs).sort();
+  const ns = Float64Array.from(nearest).sort();
+  const r3 = (x: number) => Math.round(x * 1000) / 1000;
+  return {
+    random: { p50: r3(quantile(rs, 0.5)), p90: r3(quantile(rs, 0.9)), p99: r3(quantile(rs, 0.99)) },
+    nearest: { p10: r3(quantile(ns, 0.1)), p50: r3(quantile(ns, 0.5)), p90: r3(quantile(ns, 0.9)) },
+    pairs: pairs.length,
+    samples: nearest.length,
+  };
+}
+
+/** Whether the active embedder needs (re)measuring: never measured, or the store grew well past its measure. */
+export function calibrationDue(s: Services): boolean {
+  if (getMeta(s.store, "reembed_cursor") !== null) return false;
+  const count = s.index.size;
+  if (count < CALIBRATION_MIN_MEMORIES) return false;
+  const stored = storedStats(s);
+  return stored === null || count >= stored.memories * CALIBRATION_REGROW_FACTOR;
+}
+
+/**
+ * Calibrates the active embedder when due (at start, after a re-embed, by
+ * the nightly job); off the hot path. Returns the thresholds now in force.
+ */
+export async function ensureCalibration(s: Services, force = false): Promise<Thresholds> {
+  if (!force && !calibrationDue(s)) return thresholds(s);
+  const stats = await measure(s);
+  if (!stats) return thresholds(s);
+  const count = s.index.size;
+  s.store.sqlite.run(
+    `INSERT INTO embedder_calibration(embedder_id, memories, computed_at, stats) VALUES (?1, ?2, ?3, ?4)
+     ON CONFLICT(embedder_id) DO UPDATE SET memories = excluded.memories, computed_at = excluded.computed_at, stats = excluded.stats`,
+    [s.embedder.id, count, s.now(), JSON.stringify(stats)],
+  );
+  cache.delete(s);
+  const t = thresholds(s);
+  if (t.source === "calibrated") s.log("info", `calibrated ${s.embedder.id} on ${count} memories: random pairs p50 ${stats.random.p50} p99 ${stats.random.p99}, nearest p50 ${stats.nearest.p50}`);
+  else s.log("warn", `calibration of ${s.embedder.id} gave no usable spread; keeping the ${s.embedder.kind} defaults`);
+  return t;
+}

@@ -1,0 +1,254 @@
+import { getMeta, setMeta } from "../../store/sqlite";
+import { indexFileOf, readIndexFile, saveIndexFile, type SavedIndex } from "./index-file";
+import type { Services } from "../services";
+import { INDEX_BACKGROUND_ABOVE, INDEX_LOAD_CHUNK, VECTOR_CHANGES_KEEP } from "../tuning";
+import type { VectorIndex } from "./vector-index";
+
+/** Where the in-memory index stands against the database. */
+export interface IndexState {
+  status: "loading" | "ready";
+  /** Vectors loaded so far / to load, while loading. */
+  loaded: number;
+  total: number;
+  /** Last vector_changes row applied. */
+  cursor: number;
+  /** PRAGMA data_version at the last check: it moves only when another connection commits. */
+  dataVersion: number;
+  /** Resolves once the index holds every vector. */
+  ready: Promise<void>;
+  /** Set at shutdown: a background load stops at its next step. */
+  stop?: boolean;
+  /** Stores with more vectors load in the background and keep an index file. */
+  backgroundAbove: number;
+}
+
+type VecRow = { seq: number; embedding: Uint8Array | null; project: string | null };
+
+const asVector = (b: Uint8Array) => new Float32Array(b.buffer, b.byteOffset, b.byteLength / 4);
+
+/** Rows past a pending re-embed cursor are of the old vector space: BM25 finds them until it passes. */
+function reembedLimit(s: Services): number {
+  const cursor = getMeta(s.store, "reembed_cursor");
+  return cursor === null ? Number.MAX_SAFE_INTEGER : Number(cursor);
+}
+
+const maxChange = (s: Services) => s.store.sqlite.query<{ n: number | null }, []>("SELECT max(id) AS n FROM vector_changes").get()!.n ?? 0;
+const dataVersion = (s: Services) => s.store.sqlite.query<{ data_version: number }, []>("PRAGMA data_version").get()!.data_version;
+
+/**
+ * Fills the index from vec0. Small stores load before this returns; large
+ * ones load in chunks between requests, so the server listens at once and
+ * answers searches BM25-only (health says `index: loading`) until done.
+ */
+export function startIndex(s: Services, backgroundAbove = INDEX_BACKGROUND_ABOVE): IndexState {
+  let resolve!: () => void;
+  const ready = new Promise<void>((r) => (resolve = r));
+  const state: IndexState = { status: "loading", loaded: 0, total: 0, cursor: 0, dataVersion: dataVersion(s), ready, backgroundAbove };
+  const finish = () => {
+    s.index.loading = false;
+    state.status = "ready";
+    resolve();
+  };
+  const stored = claimVectorSpace(s);
+  if (stored === null) {
+    // A different vector space: the re-embed job fills the index as it goes.
+    state.cursor = maxChange(s);
+    finish();
+    return state;
+  }
+  if (stored <= backgroundAbove) {
+    state.cursor = maxChange(s);
+    const load = fromVec0(s, state);
+    while (load());
+    finish();
+    return state;
+  }
+  // Large stores: after the server listens, from the saved file if it is usable, else from vec0.
+  s.index.loading = true;
+  s.log("info", `loading ${stored} vectors into the index in the background; search is BM25-only until done`);
+  const started = performance.now();
+  let load: (() => boolean) | null = null;
+  let saved: SavedIndex | null = null;
+  const loop = () => {
+    try {
+      if (state.stop) return finish();
+      if (!load) {
+        if (saved && fromIndexFile(s, state, stored, saved)) {
+          pruneChanges(s, state.cursor);
+          s.log("info", `vector index ready from its file: ${s.index.size} vectors in ${Math.round(performance.now() - started)} ms`);
+          return finish();
+        }
+        saved = null;
+        state.cursor = maxChange(s);
+        pruneChanges(s, state.cursor);
+        load = fromVec0(s, state);
+      }
+      if (load()) {
+        setImmediate(loop);
+        return;
+      }
+      s.log("info", `vector index ready: ${s.index.size} vectors in ${Math.round(performance.now() - started)} ms`);
+      finish();
+      // Saved at once, so the next start reads one file even if this process is killed.
+      saveIndex(s, state);
+    } catch (e) {
+      // A closed database (shutdown mid-load) ends the load; searches stay BM25-only.
+      s.log("warn", `vector index load stopped: ${(e as Error).message}`);
+      finish();
+    }
+  };
+  void readIndexFile(indexFileOf(s.store.file)).then(
+    (file) => {
+      saved = file;
+      setImmediate(loop);
+    },
+    () => setImmediate(loop),
+  );
+  return state;
+}
+
+/**
+ * One streamed scan of vec0 (its rowid range queries scan the whole table, so
+ * no paging by seq), consumed INDEX_LOAD_CHUNK rows per call; false when done.
+ * Rows written meanwhile are in the change log past state.cursor and replayed.
+ */
+function fromVec0(s: Services, state: IndexState): () => boolean {
+  const upTo = reembedLimit(s);
+  state.total = s.store.sqlite.query<{ n: number }, [number]>("SELECT count(*) AS n FROM memory_vec WHERE rowid <= ?").get(upTo)!.n;
+  const rows = s.store.sqlite
+    .query<VecRow, [number]>("SELECT v.rowid AS seq, v.embedding AS embedding, m.project AS project FROM memory_vec v JOIN memories m ON m.seq = v.rowid WHERE v.rowid <= ?")
+    .iterate(upTo);
+  return () => {
+    for (let n = 0; n < INDEX_LOAD_CHUNK; n++) {
+      const next = rows.next();
+      if (next.done) return false;
+      const r = next.value;
+      if (r.embedding) s.index.upsert(r.seq, asVector(r.embedding), r.project);
+      state.loaded++;
+    }
+    return true;
+  };
+}
+
+/** Records the active embedder; the number of memories, or null when stored vectors are of another embedder (a re-embed is owed). */
+function claimVectorSpace(s: Services): number | null {
+  const recorded = getMeta(s.store, "embedder_id");
+  const count = s.store.sqlite.query<{ n: number }, []>("SELECT count(*) AS n FROM memories").get()!.n;
+  if (recorded === null || (count === 0 && recorded !== s.embedder.id)) {
+    setMeta(s.store, "embedder_id", s.embedder.id);
+    return count;
+  }
+  if (recorded === s.embedder.id) return count;
+  s.store.sqlite.transaction(() => {
+    setMeta(s.store, "embedder_id", s.embedder.id);
+    setMeta(s.store, "reembed_cursor", "0");
+  })();
+  s.log("warn", `stored vectors came from ${recorded}; re-embedding them with ${s.embedder.id} in the background`);
+  return null;
+}
+
+/**
+ * Restores the index from the file saved next to the database when it is of
+ * this embedder and the change log still reaches back to it, replays the log
+ * past it, and keeps it only if it then holds exactly the stored vectors.
+ */
+function fromIndexFile(s: Services, state: IndexState, stored: number, saved: SavedIndex): boolean {
+  if (getMeta(s.store, "reembed_cursor") !== null) return false;
+  if (saved.header.embedder !== s.embedder.id) return false;
+  const newest = maxChange(s);
+  const oldest = s.store.sqlite.query<{ n: number | null }, []>("SELECT min(id) AS n FROM vector_changes").get()!.n ?? 0;
+  const cursor = saved.header.cursor;
+  // Far behind (e.g. a bulk import since): one vec0 scan beats replaying that many changes.
+  if (cursor > newest || (cursor < newest && oldest > cursor + 1) || newest - cursor > state.backgroundAbove) return false;
+  s.index.restore(saved.snap);
+  state.cursor = cursor;
+  state.dataVersion = -1;
+  syncIndex(s, state);
+  stored = s.store.sqlite.query<{ n: number }, []>("SELECT count(*) AS n FROM memories").get()!.n;
+  if (s.index.size === stored) {
+    state.loaded = state.total = stored;
+    return true;
+  }
+  s.log("warn", `the saved vector index holds ${s.index.size} vectors, the database ${stored}; loading from the database`);
+  s.index.clear();
+  return false;
+}
+
+/** Writes the index file for large stores (small ones load from vec0 in milliseconds). */
+export function saveIndex(s: Services, state: IndexState): void {
+  if (state.status !== "ready" || state.stop || s.index.size <= state.backgroundAbove || getMeta(s.store, "reembed_cursor") !== null) return;
+  try {
+    syncIndex(s, state);
+    saveIndexFile(indexFileOf(s.store.file), s.index, s.embedder.id, state.cursor);
+  } catch (e) {
+    // Only a cache: the next start loads from vec0 instead.
+    s.log("warn", `could not save the vector index: ${(e as Error).message}`);
+  }
+}
+
+function pruneChanges(s: Services, cursor: number): void {
+  try {
+    s.store.sqlite.run("DELETE FROM vector_changes WHERE id <= ?", [cursor - VECTOR_CHANGES_KEEP]);
+  } catch {
+    /* a read-only or busy store keeps its log; pruning is housekeeping */
+  }
+}
+
+/**
+ * Brings the index up to date with writes of other connections. Called before
+ * every vector search: when PRAGMA data_version has not moved (no other
+ * connection committed), every logged change is this process's own, already
+ * applied, and the cursor just advances. Otherwise the changed rows are read
+ * back and applied (insert, update, delete, project move).
+ */
+export function syncIndex(s: Services, state: IndexState): void {
+  // Inside a caller's write transaction its own rows are not committed yet: the next search catches up.
+  if (s.store.sqlite.inTransaction) return;
+  // One read transaction: the change log and data_version describe the same snapshot.
+  s.store.sqlite.transaction(() => catchUp(s, state))();
+}
+
+function catchUp(s: Services, state: IndexState): void {
+  const newest = maxChange(s);
+  const dv = dataVersion(s);
+  if (dv === state.dataVersion) {
+    state.cursor = newest;
+    return;
+  }
+  state.dataVersion = dv;
+  if (newest === state.cursor) return;
+  const oldest = s.store.sqlite.query<{ n: number | null }, []>("SELECT min(id) AS n FROM vector_changes").get()!.n ?? 0;
+  if (oldest > state.cursor + 1) {
+    // Pruned past our cursor: the log cannot say what changed.
+    s.log("warn", "vector index fell behind the change log; reloading it");
+    reloadAll(s, s.index, state);
+    return;
+  }
+  const changed = s.store.sqlite.query<{ seq: number }, [number, number]>("SELECT DISTINCT seq FROM vector_changes WHERE id > ? AND id <= ?").all(state.cursor, newest);
+  const upTo = reembedLimit(s);
+  const read = s.store.sqlite.query<VecRow, [string]>(
+    "SELECT m.seq AS seq, v.embedding AS embedding, m.project AS project FROM memories m LEFT JOIN memory_vec v ON v.rowid = m.seq WHERE m.seq IN (SELECT value FROM json_each(?))",
+  );
+  // In slices: a bulk import elsewhere must not hold every vector in memory at once.
+  for (let at = 0; at < changed.length; at += INDEX_LOAD_CHUNK) {
+    const slice = changed.slice(at, at + INDEX_LOAD_CHUNK);
+    const found = new Map(read.all(JSON.stringify(slice.map((c) => c.seq))).map((r) => [r.seq, r]));
+    for (const { seq } of slice) {
+      const r = found.get(seq);
+      if (r?.embedding && seq <= upTo) s.index.upsert(seq, asVector(r.embedding), r.project);
+      else if (!r) s.index.remove(seq);
+      else if (s.index.has(seq)) s.index.regroup(seq, r.project);
+    }
+  }
+  state.cursor = newest;
+}
+
+function reloadAll(s: Services, index: VectorIndex, state: IndexState): void {
+  index.clear();
+  state.cursor = maxChange(s);
+  const upTo = reembedLimit(s);
+  const rows = s.store.sqlite
+    .query<VecRow, [number]>("SELECT v.rowid AS seq, v.embedding AS embedding, m.project AS project FROM memory_vec v JOIN memories m ON m.seq = v.rowid WHERE v.rowid <= ?")
+    .iterate(upTo);
+  for (const r of rows) if (r.embedding) index.upsert(r.seq, asVector(r.embedding), r.project);
+}

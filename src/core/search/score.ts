@@ -1,0 +1,104 @@
+import { invalid } from "../../errors";
+import { documentFrequency } from "./search";
+import type { Services } from "../services";
+import { keywords, stem } from "../text";
+import { QUERY_MAX_CHARS, QUERY_MAX_TERMS, SCORE_CONTENT_CHARS, SCORE_COSINE_BASELINE, SCORE_COSINE_FULL, SCORE_VECTOR_WEIGHT } from "../tuning";
+
+/**
+ * What a search score means, independent of the other results: how much of
+ * what the query asks for this memory holds. Rank fusion (RRF) only orders
+ * one answer (its best hit always reads 1, however weak); this is absolute,
+ * so a score of one query compares with a score of another and `min_score`
+ * can cut the weak ones.
+ *
+ * - Lexical coverage: the share of the query's informative words (stop
+ *   words dropped, stemmed), each weighted by its IDF over the whole store,
+ *   that the memory contains. A memory sharing only "main" with a six-word
+ *   question covers a small share of it; one holding every rare word covers
+ *   nearly all.
+ * - Semantic evidence: the cosine similarity to the query above the level
+ *   unrelated texts reach with this embedder (SCORE_COSINE_BASELINE), scaled
+ *   so a close paraphrase reaches 1 (SCORE_COSINE_FULL), weighted by how
+ *   much the embedder adds beyond the words (SCORE_VECTOR_WEIGHT: the
+ *   hashing fallback's vectors only repeat the words).
+ * - Relevance combines the two as independent evidence (noisy OR), so either
+ *   alone can make a memory relevant and both together more so.
+ */
+
+/** The query's informative words, their IDF weights and one pattern finding them in text. */
+export interface QueryTerms {
+  stems: string[];
+  weights: number[];
+  total: number;
+  /** Finds words starting with a query stem; each hit is then checked by stemming it. */
+  pattern: RegExp | null;
+}
+
+const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+
+export function queryTerms(s: Services, query: string): QueryTerms {
+  const terms = [...new Set(keywords(query.slice(0, QUERY_MAX_CHARS)))].slice(0, QUERY_MAX_TERMS);
+  const n = s.index.size;
+  // Counting stops at half the store, as bm25Expression's does (the same cache answers both):
+  // a word in half the store weighs ln(2) already, little against a rare word's ln(n).
+  const cap = Math.floor(n / 2) + 1;
+  const byStem = new Map<string, number>();
+  for (const t of terms) {
+    const w = Math.log((n + 1) / (documentFrequency(s, t, cap) + 0.5));
+    const st = stem(t);
+    byStem.set(st, Math.max(byStem.get(st) ?? 0, Math.max(w, 0.05)));
+  }
+  const stems = [...byStem.keys()];
+  const weights = [...byStem.values()];
+  const total = weights.reduce((a, b) => a + b, 0);
+  const pattern = stems.length ? new RegExp(`(?<![\\p{L}\\p{N}])(?:${stems.map(escape).join("|")})[\\p{L}\\p{N}]*`, "giu") : null;
+  return { stems, weights, total, pattern };
+}
+
+/** IDF-weighted share of the query's words present in `text`, in [0, 1]. */
+export function coverage(q: QueryTerms, text: string): number {
+  if (!q.pattern || q.total === 0) return 0;
+  const found = new Set<string>();
+  for (const m of text.matchAll(q.pattern)) {
+    const st = stem(m[0].toLowerCase());
+    if (q.stems.includes(st)) found.add(st);
+    if (found.size === q.stems.length) break;
+  }
+  let sum = 0;
+  q.stems.forEach((st, i) => {
+    if (found.has(st)) sum += q.weights[i];
+  });
+  return sum / q.total;
+}
+
+/** Cosine similarity turned into evidence of relevance in [0, 1] for this embedder. */
+export function semantic(kind: "onnx" | "fallback", cosine: number | undefined): number {
+  if (cosine === undefined) return 0;
+  const base = SCORE_COSINE_BASELINE[kind];
+  return Math.min(1, Math.max(0, (cosine - base) / (SCORE_COSINE_FULL[kind] - base)));
+}
+
+/** Absolute relevance in [0, 1] from lexical coverage and semantic evidence. */
+export function absoluteRelevance(kind: "onnx" | "fallback", lexical: number, cosine: number | undefined): number {
+  return 1 - (1 - lexical) * (1 - SCORE_VECTOR_WEIGHT[kind] * semantic(kind, cosine));
+}
+
+/** Relevance of each candidate (by seq), reading only the first SCORE_CONTENT_CHARS of its content. */
+export function relevanceBySeq(s: Services, query: string, seqs: readonly number[], cosine: ReadonlyMap<number, number>): Map<number, number> {
+  const out = new Map<number, number>();
+  if (seqs.length === 0) return out;
+  const q = queryTerms(s, query);
+  const rows = s.store.sqlite
+    .query<{ seq: number; text: string }, [number, string]>("SELECT seq, substr(content, 1, ?) AS text FROM memories WHERE seq IN (SELECT value FROM json_each(?))")
+    .all(SCORE_CONTENT_CHARS, JSON.stringify(seqs));
+  for (const r of rows) out.set(r.seq, absoluteRelevance(s.embedder.kind, coverage(q, r.text), cosine.get(r.seq)));
+  return out;
+}
+
+/** `min_score` of /search and memsvc_search: a number in [0, 1], or absent. */
+export function parseMinScore(value: unknown): number | null {
+  if (value === undefined || value === null || value === "") return null;
+  const n = typeof value === "number" ? value : typeof value === "string" && /^\s*(\d+(\.\d*)?|\.\d+)\s*$/.test(value) ? Number(value) : Number.NaN;
+  if (!Number.isFinite(n) || n < 0 || n > 1) throw invalid("min_score must be a number from 0 to 1");
+  return n;
+}

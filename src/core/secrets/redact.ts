@@ -1,0 +1,101 @@
+/**
+ * Secret redaction. Everything that leaves for the language model passes
+ * here (at the route, and again in the model client as a last line of
+ * defence), and so does every memory before it is stored.
+ *
+ * Two rule sets: our own (secret-rules.ts: service tokens by prefix, URL,
+ * command-line, .netrc, connection-string, registry, kubeconfig and
+ * assignment patterns that keep the key name), then secretlint's maintained
+ * recommended preset (@secretlint/secretlint-rule-preset-recommend, MIT) on
+ * what is left. Replacements are stable markers: `[REDACTED:<kind>]`.
+ *
+ * Why secretlint and not gitleaks: gitleaks' rules live in a Go binary and its
+ * TOML config, and its npm wrappers download that binary at install time
+ * (impossible offline and inside our compiled binary); secretlint's preset is
+ * plain JavaScript that bundles into `bun build --compile` and scans 1 MB in
+ * a few tens of milliseconds. Our own rules carry the service prefixes and
+ * context patterns it lacks.
+ */
+import { lintSource } from "@secretlint/core";
+import { rules as recommended } from "@secretlint/secretlint-rule-preset-recommend";
+import { OWN_RULES } from "./rules";
+
+export interface Redaction {
+  text: string;
+  /** How many secrets were replaced (for logs; never the secrets). */
+  count: number;
+}
+
+export const mark = (kind: string) => `[REDACTED:${kind}]`;
+const MARKER = "[REDACTED:";
+
+// The preset's comment filter is left out: a "secretlint-disable" line in a
+// transcript must not switch redaction off.
+const SECRETLINT: Parameters<typeof lintSource>[0]["options"]["config"] = {
+  rules: recommended.filter((r) => !r.meta.id.endsWith("filter-comments")).map((rule) => ({ id: rule.meta.id, rule, options: {} })),
+};
+
+/** Our own rules only: synchronous, for the capture client's first pass (the server runs both sets). */
+export function redactOwn(input: string): Redaction {
+  let text = input;
+  let count = 0;
+  for (const rule of OWN_RULES) {
+    rule.pattern.lastIndex = 0;
+    text = text.replace(rule.pattern, (...args) => {
+      const match = args[0] as string;
+      const groups = args[args.length - 1] as Record<string, string | undefined> | string;
+      const value = rule.group && typeof groups === "object" ? groups[rule.group] : undefined;
+      if (rule.group) {
+        if (value === undefined || value.startsWith(MARKER)) return match;
+        if (rule.accept && !rule.accept(value, match)) return match;
+        count++;
+        // The secret is the last occurrence of the group's text inside the match (the key name comes first).
+        const at = match.lastIndexOf(value);
+        return `${match.slice(0, at)}${mark(rule.kind)}${match.slice(at + value.length)}`;
+      }
+      if (match.includes(MARKER) || (rule.accept && !rule.accept(match, match))) return match;
+      count++;
+      return mark(rule.kind);
+    });
+  }
+  return { text, count };
+}
+
+/** Secretlint's recommended preset; ranges that already hold one of our markers are left as they are. */
+async function redactPreset(input: string): Promise<Redaction> {
+  const result = await lintSource({
+    source: { content: input, filePath: "transcript.txt", ext: ".txt", contentType: "text" },
+    options: { config: SECRETLINT, noPhysicFilePath: true },
+  });
+  const ranges = result.messages
+    .map((m) => ({ start: m.range[0], end: m.range[1], kind: markerKind(m.messageId, m.ruleId) }))
+    .filter((r) => r.end > r.start && !input.slice(r.start, r.end).includes(MARKER))
+    .sort((a, b) => a.start - b.start || b.end - a.end);
+  let text = "";
+  let at = 0;
+  let count = 0;
+  for (const r of ranges) {
+    if (r.start < at) continue; // inside one already replaced
+    text += input.slice(at, r.start) + mark(r.kind);
+    at = r.end;
+    count++;
+  }
+  return { text: text + input.slice(at), count };
+}
+
+function markerKind(messageId: string | undefined, ruleId: string): string {
+  const raw = messageId && messageId !== "undefined" ? messageId : ruleId.replace(/^@secretlint\/secretlint-rule-/, "");
+  return raw.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-|-$/g, "") || "secret";
+}
+
+/** Replaces every secret found by both rule sets; the count is safe to log. */
+export async function redactSecrets(input: string): Promise<Redaction> {
+  if (input.length === 0) return { text: input, count: 0 };
+  const own = redactOwn(input);
+  const preset = await redactPreset(own.text);
+  return { text: preset.text, count: own.count + preset.count };
+}
+
+export async function redact(input: string): Promise<string> {
+  return (await redactSecrets(input)).text;
+}
