@@ -1,5 +1,7 @@
 import type { Config } from "../config";
 import { openStore, type Store } from "../store/sqlite";
+import { sqliteStorage } from "../store/sqlite/storage";
+import type { Storage } from "./storage";
 import type { Embedder } from "../embed/types";
 import type { Logger } from "./log";
 import { recoverIdentity } from "./identity";
@@ -18,7 +20,10 @@ export interface EmbedderLoad {
 /** Everything core functions need, built once per process and passed explicitly. */
 export interface Services {
   readonly config: Config;
+  /** The SQLite handle, while core moves to `storage` (issue 17): new code uses `storage`. */
   readonly store: Store;
+  /** The database behind every capability, whatever the engine (src/core/storage.ts). */
+  readonly storage: Storage;
   /** Replaced once, by useEmbedder, when a downloaded model takes over from the fallback. */
   readonly embedder: Embedder;
   /** Replaced together with the embedder: it only ever holds vectors of the active embedder's space. */
@@ -59,9 +64,11 @@ export function createServices(config: Config, opts: ServiceOptions): Services {
   let index_ = new VectorIndex();
   // Set by attachIndex() right after the object exists (startIndex needs the services).
   let state = undefined as unknown as IndexState;
+  const storage = sqliteStorage(store);
   const services: Services = {
     config,
     store,
+    storage,
     get embedder() {
       return embedder;
     },

@@ -4,3 +4,4 @@ export { agentView, getIdentity, globalView, identityForClient, identityMarkdown
 export type { AgentIdentityView, IdentityView } from "./identity";
 export { inlineMarkdown } from "./inline-md";
 export { recoverFolder, recoverIdentity, writeSections } from "./write";
+export type { IdentityStore } from "./store";

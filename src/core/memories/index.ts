@@ -14,3 +14,4 @@ export { DEFAULT_DOMAIN, MAX_TAGS, normalizeTag, tagsOf } from "./tags";
 export type { Tag } from "./tags";
 export { MEMORY_TYPES, normalizeMemoryType } from "./types";
 export type { MemoryType } from "./types";
+export type { MemoriesStore } from "./store";

@@ -4,3 +4,4 @@ export type { LearningView } from "./learnings";
 export { NightlyInterrupted, daysToRun, defaultDay, latestDigests, owedDays, parseDay, runNightly } from "./nightly";
 export type { NightlyDigest, NightlyProgress } from "./nightly";
 export { runScheduledNightly, startNightlySchedule } from "./scheduler";
+export type { NightlyStore } from "./store";

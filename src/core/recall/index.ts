@@ -6,3 +6,4 @@ export { expireRecallSessions } from "./sessions";
 export { promptTerms } from "./terms";
 export { blendTopic, nextTopic } from "./topic";
 export type { SessionTopic } from "./topic";
+export type { RecallStore } from "./store";

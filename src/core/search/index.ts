@@ -10,3 +10,4 @@ export { absoluteRelevance, parseMinScore } from "./score";
 export { bm25Candidates, bm25Expression, documentFrequency, ftsExpression, parseLimit, parseProject, parseQuery, rank, search } from "./search";
 export type { SearchResult } from "./search";
 export { VectorIndex } from "./vector-index";
+export type { SearchStore } from "./store";

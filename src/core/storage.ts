@@ -1,0 +1,29 @@
+import type { MemoriesStore } from "./memories";
+import type { SearchStore } from "./search";
+import type { RecallStore } from "./recall";
+import type { GraphStore } from "./graph";
+import type { IdentityStore } from "./identity";
+import type { DistillStore } from "./distill";
+import type { NightlyStore } from "./nightly";
+import type { AnalyticsStore } from "./analytics";
+
+/**
+ * Everything core asks of a database, grouped by capability. One object per
+ * engine: src/store/sqlite/ (the default, one embedded file) and
+ * src/store/postgres/ (PostgreSQL with pgvector, for teams). No core file
+ * holds engine-specific SQL; it lives in the engine's folder.
+ */
+export interface Storage {
+  readonly engine: "sqlite" | "postgres";
+  /** Where the data lives, safe to log: a file path, or a URL without its password. */
+  readonly location: string;
+  readonly memories: MemoriesStore;
+  readonly search: SearchStore;
+  readonly recall: RecallStore;
+  readonly graph: GraphStore;
+  readonly identity: IdentityStore;
+  readonly distill: DistillStore;
+  readonly nightly: NightlyStore;
+  readonly analytics: AnalyticsStore;
+  close(): Promise<void>;
+}

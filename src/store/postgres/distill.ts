@@ -1,0 +1,7 @@
+import type { DistillStore } from "../../core/distill";
+import type { PgHandle } from "./open";
+
+/** distill/ on PostgreSQL. */
+export function pgDistill(_h: PgHandle): DistillStore {
+  return {};
+}

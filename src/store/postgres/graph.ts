@@ -1,0 +1,7 @@
+import type { GraphStore } from "../../core/graph";
+import type { PgHandle } from "./open";
+
+/** graph/ on PostgreSQL. */
+export function pgGraph(_h: PgHandle): GraphStore {
+  return {};
+}

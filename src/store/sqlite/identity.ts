@@ -1,0 +1,7 @@
+import type { IdentityStore } from "../../core/identity";
+import type { Store as SqliteHandle } from "./open";
+
+/** identity/ on SQLite. */
+export function sqliteIdentity(_h: SqliteHandle): IdentityStore {
+  return {};
+}
