@@ -25,5 +25,12 @@ export interface Storage {
   readonly distill: DistillStore;
   readonly nightly: NightlyStore;
   readonly analytics: AnalyticsStore;
+  /**
+   * Runs `fn` in one transaction: everything it writes through `tx` lands
+   * together or not at all (an exception rolls back). Inside, `tx` is the
+   * storage to use; `tx.transaction` joins the same transaction. Keep `fn` to
+   * storage calls and computation: no network, no model, no embedding.
+   */
+  transaction<T>(fn: (tx: Storage) => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }

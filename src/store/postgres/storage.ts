@@ -22,6 +22,9 @@ export function pgStorage(h: PgHandle): Storage {
     distill: pgDistill(h),
     nightly: pgNightly(h),
     analytics: pgAnalytics(h),
+    async transaction(_fn) {
+      throw new Error("the PostgreSQL engine is not built yet");
+    },
     async close() {
       await h.close();
     },

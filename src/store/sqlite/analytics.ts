@@ -1,5 +1,5 @@
 import type { AnalyticsStore } from "../../core/analytics";
-import type { Store as SqliteHandle } from "./open";
+import type { SqliteHandle } from "./storage";
 
 /** analytics/ on SQLite. */
 export function sqliteAnalytics(_h: SqliteHandle): AnalyticsStore {

@@ -1,5 +1,5 @@
 import type { DistillStore } from "../../core/distill";
-import type { Store as SqliteHandle } from "./open";
+import type { SqliteHandle } from "./storage";
 
 /** distill/ on SQLite. */
 export function sqliteDistill(_h: SqliteHandle): DistillStore {

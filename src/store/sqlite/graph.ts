@@ -1,5 +1,5 @@
 import type { GraphStore } from "../../core/graph";
-import type { Store as SqliteHandle } from "./open";
+import type { SqliteHandle } from "./storage";
 
 /** graph/ on SQLite. */
 export function sqliteGraph(_h: SqliteHandle): GraphStore {

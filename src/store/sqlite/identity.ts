@@ -1,5 +1,5 @@
 import type { IdentityStore } from "../../core/identity";
-import type { Store as SqliteHandle } from "./open";
+import type { SqliteHandle } from "./storage";
 
 /** identity/ on SQLite. */
 export function sqliteIdentity(_h: SqliteHandle): IdentityStore {

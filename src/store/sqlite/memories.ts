@@ -1,5 +1,5 @@
 import type { MemoriesStore } from "../../core/memories";
-import type { Store as SqliteHandle } from "./open";
+import type { SqliteHandle } from "./storage";
 
 /** memories/ on SQLite. */
 export function sqliteMemories(_h: SqliteHandle): MemoriesStore {

@@ -1,5 +1,5 @@
 import type { NightlyStore } from "../../core/nightly";
-import type { Store as SqliteHandle } from "./open";
+import type { SqliteHandle } from "./storage";
 
 /** nightly/ on SQLite. */
 export function sqliteNightly(_h: SqliteHandle): NightlyStore {

@@ -1,5 +1,5 @@
 import type { RecallStore } from "../../core/recall";
-import type { Store as SqliteHandle } from "./open";
+import type { SqliteHandle } from "./storage";
 
 /** recall/ on SQLite. */
 export function sqliteRecall(_h: SqliteHandle): RecallStore {

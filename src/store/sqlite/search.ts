@@ -1,5 +1,5 @@
 import type { SearchStore } from "../../core/search";
-import type { Store as SqliteHandle } from "./open";
+import type { SqliteHandle } from "./storage";
 
 /** search/ on SQLite. */
 export function sqliteSearch(_h: SqliteHandle): SearchStore {

@@ -1,5 +1,6 @@
 import type { Storage } from "../../core/storage";
-import type { Store as SqliteHandle } from "./open";
+import type { Store } from "./open";
+import { WriteLock } from "./write-lock";
 import { sqliteMemories } from "./memories";
 import { sqliteSearch } from "./search";
 import { sqliteRecall } from "./recall";
@@ -9,21 +10,54 @@ import { sqliteDistill } from "./distill";
 import { sqliteNightly } from "./nightly";
 import { sqliteAnalytics } from "./analytics";
 
+/**
+ * What each capability's SQLite store works with: the connection, and `write`,
+ * which every write goes through (see write-lock.ts). Inside a transaction
+ * `write` runs at once: the transaction holds the lock.
+ */
+export interface SqliteHandle extends Store {
+  write<T>(fn: () => T): Promise<T>;
+  readonly inTransaction: boolean;
+}
+
 /** The sqlite engine behind every capability's store interface. */
-export function sqliteStorage(h: SqliteHandle): Storage {
-  return {
-    engine: "sqlite",
-    location: h.file,
-    memories: sqliteMemories(h),
-    search: sqliteSearch(h),
-    recall: sqliteRecall(h),
-    graph: sqliteGraph(h),
-    identity: sqliteIdentity(h),
-    distill: sqliteDistill(h),
-    nightly: sqliteNightly(h),
-    analytics: sqliteAnalytics(h),
-    async close() {
-      h.close();
-    },
-  };
+export function sqliteStorage(store: Store): Storage {
+  const lock = new WriteLock();
+  const outside: SqliteHandle = { ...store, sqlite: store.sqlite, orm: store.orm, file: store.file, close: () => store.close(), write: (fn) => lock.hold(fn), inTransaction: false };
+  const inside: SqliteHandle = { ...outside, write: async (fn) => fn(), inTransaction: true };
+  const txStorage = build(inside, null);
+  return build(outside, lock);
+
+  function build(h: SqliteHandle, lock: WriteLock | null): Storage {
+    const self: Storage = {
+      engine: "sqlite",
+      location: h.file,
+      memories: sqliteMemories(h),
+      search: sqliteSearch(h),
+      recall: sqliteRecall(h),
+      graph: sqliteGraph(h),
+      identity: sqliteIdentity(h),
+      distill: sqliteDistill(h),
+      nightly: sqliteNightly(h),
+      analytics: sqliteAnalytics(h),
+      async transaction(fn) {
+        if (!lock) return fn(self);
+        return lock.hold(async () => {
+          store.sqlite.run("BEGIN IMMEDIATE");
+          try {
+            const out = await fn(txStorage);
+            store.sqlite.run("COMMIT");
+            return out;
+          } catch (e) {
+            if (store.sqlite.inTransaction) store.sqlite.run("ROLLBACK");
+            throw e;
+          }
+        });
+      },
+      async close() {
+        h.close();
+      },
+    };
+    return self;
+  }
 }
