@@ -4,5 +4,4 @@
  * Every method is async (PostgreSQL answers over the network); writes that belong
  * together are one method, so each engine runs them in one transaction.
  */
-// eslint-disable-next-line @typescript-eslint/no-empty-interface
 export interface IdentityStore {}

@@ -1,6 +1,7 @@
 import type { Storage } from "../../core/storage";
 import type { PgHandle } from "./open";
 import { pgMemories } from "./memories";
+import { pgMemoriesBulk } from "./memories-bulk";
 import { pgSearch } from "./search";
 import { pgRecall } from "./recall";
 import { pgGraph } from "./graph";
@@ -14,7 +15,7 @@ export function pgStorage(h: PgHandle): Storage {
   return {
     engine: "postgres",
     location: h.location,
-    memories: pgMemories(h),
+    memories: { ...pgMemories(h), ...pgMemoriesBulk(h) },
     search: pgSearch(h),
     recall: pgRecall(h),
     graph: pgGraph(h),

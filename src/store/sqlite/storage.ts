@@ -2,6 +2,7 @@ import type { Storage } from "../../core/storage";
 import type { Store } from "./open";
 import { WriteLock } from "./write-lock";
 import { sqliteMemories } from "./memories";
+import { sqliteMemoriesBulk } from "./memories-bulk";
 import { sqliteSearch } from "./search";
 import { sqliteRecall } from "./recall";
 import { sqliteGraph } from "./graph";
@@ -32,7 +33,7 @@ export function sqliteStorage(store: Store): Storage {
     const self: Storage = {
       engine: "sqlite",
       location: h.file,
-      memories: sqliteMemories(h),
+      memories: { ...sqliteMemories(h), ...sqliteMemoriesBulk(h) },
       search: sqliteSearch(h),
       recall: sqliteRecall(h),
       graph: sqliteGraph(h),

@@ -1,0 +1,7 @@
+import type { MemoriesBulkStore } from "../../core/memories/store-bulk";
+import type { SqliteHandle } from "./storage";
+
+/** The bulk side of memories/ on SQLite. */
+export function sqliteMemoriesBulk(_h: SqliteHandle): MemoriesBulkStore {
+  return {};
+}
