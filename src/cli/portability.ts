@@ -2,6 +2,7 @@ import { existsSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { loadConfig } from "../config";
 import { openStore } from "../store/sqlite";
+import { sqliteStorage } from "../store/sqlite/storage";
 import { stderrLogger } from "../core/log";
 import { backupTo, defaultBackupName, exportAll, importAll } from "../core/memories";
 import { createServices } from "../core/services";
@@ -36,12 +37,12 @@ export async function runExport(argv: string[]): Promise<number> {
   const config = loadConfig();
   if (!existsSync(config.paths.db)) throw new UsageError(`no database at ${config.paths.db}`);
   const file = resolve(values.out ?? `memsvc-export-${new Date().toISOString().slice(0, 10)}.jsonl`);
-  const store = openStore(config.paths.db);
+  const storage = sqliteStorage(openStore(config.paths.db));
   try {
-    const r = await exportAll(store, config.paths.identity, file, { vectors: values.vectors === true });
+    const r = await exportAll(storage, config.paths.identity, file, { vectors: values.vectors === true });
     console.log(`exported ${counted(r.memories, "memory", "memories")}, ${counted(r.links, "link")}, ${counted(r.identity_sections, "identity section")}${r.vectors ? " with vectors" : ""} to ${r.file}`);
   } finally {
-    store.close();
+    await storage.close();
   }
   return 0;
 }
@@ -76,10 +77,10 @@ export async function runBackup(argv: string[]): Promise<number> {
   if (!existsSync(config.paths.db)) throw new UsageError(`no database at ${config.paths.db}`);
   const file = resolve(values.out ?? defaultBackupName(config.home));
   ensurePrivateDir(dirname(file));
-  const store = openStore(config.paths.db);
+  const storage = sqliteStorage(openStore(config.paths.db));
   try {
-    const r = backupTo(store, file);
-    console.log(`backup written: ${r.file} (${Math.round(r.bytes / 1024)} KB)`);
+    const r = await backupTo(storage, config.paths.identity, file);
+    console.log(`backup written: ${r.file} (${Math.round(r.bytes / 1024)} KB${r.kind === "export" ? ", a logical export: restore with memsvc import" : ""})`);
     return 0;
   } catch (e) {
     if (e instanceof AppError) {
@@ -88,7 +89,7 @@ export async function runBackup(argv: string[]): Promise<number> {
     }
     throw e;
   } finally {
-    store.close();
+    await storage.close();
   }
 }
 
