@@ -62,7 +62,14 @@ export async function exportAll(storage: Storage, identityRoot: string, file: st
   const fd = openSync(file, "w", PRIVATE_FILE_MODE);
   fchmodSync(fd, PRIVATE_FILE_MODE);
   const out = createWriteStream("", { fd });
-  const write = (record: unknown) => new Promise<void>((resolve, reject) => (out.write(`${JSON.stringify(record)}\n`) ? resolve() : out.once("drain", resolve).once("error", reject)));
+  const write = (record: unknown) =>
+    new Promise<void>((resolve, reject) => {
+      if (out.write(`${JSON.stringify(record)}\n`)) return resolve();
+      // Both listeners go once either fires: a long export waits for drain thousands of times.
+      const onDrain = () => (out.off("error", onError), resolve());
+      const onError = (e: Error) => (out.off("drain", onDrain), reject(e));
+      out.once("drain", onDrain).once("error", onError);
+    });
   let memories = 0;
   let links = 0;
   let sections = 0;
