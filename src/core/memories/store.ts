@@ -106,6 +106,12 @@ export interface MemoriesStore extends MemoriesBulkStore {
   insertMemories(rows: readonly NewMemoryRow[]): Promise<number[]>;
   /** How many memories came from this source session (ingest dedup). */
   countSession(session: string): Promise<number>;
+  /**
+   * countSession inside a transaction, holding the session until it ends: two
+   * servers ingesting one session at once cannot both count 0 (SQLite: the
+   * write lock already serialises; PostgreSQL: an advisory transaction lock).
+   */
+  claimSession(session: string): Promise<number>;
   memoryById(id: string): Promise<MemoryRow | null>;
   /** Memories whose id starts with `prefix` (lower-case hex), at most `limit`. */
   memoriesByIdPrefix(prefix: string, limit: number): Promise<MemoryRow[]>;

@@ -85,6 +85,11 @@ export function sqliteMemories(h: SqliteHandle): MemoriesStore {
       return db.query<{ n: number }, [string]>("SELECT count(*) AS n FROM memories WHERE source_session = ?").get(session)!.n;
     },
 
+    async claimSession(session) {
+      // Called inside Storage.transaction, which holds the write lock (BEGIN IMMEDIATE): no other writer can interleave.
+      return db.query<{ n: number }, [string]>("SELECT count(*) AS n FROM memories WHERE source_session = ?").get(session)!.n;
+    },
+
     async memoryById(id) {
       return orm.select().from(memories).where(eq(memories.id, id)).get() ?? null;
     },
