@@ -168,7 +168,7 @@ function toItem(r: Row, score?: number): ListItem {
  */
 async function searchMatches(s: Services, f: ListFilters, now: number): Promise<{ seq: number; score: number }[]> {
   const [vector] = await s.embedder.embed([f.query!], "query");
-  const hits = rank(s, f.query!, vector, LIST_SEARCH_POOL, f.project).results;
+  const hits = (await rank(s, f.query!, vector, LIST_SEARCH_POOL, f.project)).results;
   if (hits.length === 0) return [];
   const seqById = new Map((await s.storage.memories.filterIds(hits.map((h) => h.id), f, now)).map((r) => [r.id, r.seq]));
   const out: { seq: number; score: number }[] = [];

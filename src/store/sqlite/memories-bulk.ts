@@ -1,6 +1,6 @@
 import type { Statement } from "bun:sqlite";
 import type { ExportRow, FullMemory, ListFilterSpec, ListPageRequest, ListRow, MemoriesBulkStore, MigrateChunk, MigrateTable } from "../../core/memories/store-bulk";
-import { effectiveStrengthSql } from "../../core/memories/strength";
+import { effectiveStrengthSql } from "./strength";
 import { DEFAULT_DOMAIN } from "../../core/memories/tags";
 import { invalid } from "../../errors";
 import { getMeta, setMeta } from "./open";
