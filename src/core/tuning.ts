@@ -565,9 +565,10 @@ export const STALE_NOTE_PATHS = 2;
 export const STALE_HOOK_BUDGET_MS = 1200;
 /**
  * Rows per `memsvc migrate` batch (one target transaction each, the cursor
- * stored with it). Measured on PGlite over TCP with 10k memories (bench
- * figures in the README's migrate section): 500 keeps a batch well under a
- * second while the per-transaction round trips stop mattering; an interrupted
- * run repeats at most one batch's reads.
+ * stored with it). bench/migrate.ts, 10k memories into PGlite over TCP on the
+ * shared 2-core machine (load 7-17): 25-185 s at every size tried (100, 250,
+ * 500, 1000), noise larger than any difference between sizes, so not tuned
+ * on speed. 500 keeps a batch to ~9k bind parameters per statement (limit
+ * 65535) and an interrupted run loses at most one batch of work.
  */
 export const MIGRATE_BATCH = 500;

@@ -207,7 +207,7 @@ export async function importAll(s: Services, file: string, progress: (line: stri
       stale: r.stale ?? null,
       stale_at: r.stale_at ?? null,
     })),
-  });
+  }, s.embedder.id);
   memories.forEach((m, i) => s.index.upsert(seqs[i], vectors[i], m.project));
   const root = s.config.paths.identity;
   const byScope = new Map<string, [string, string][]>();

@@ -172,8 +172,12 @@ export interface MemoriesBulkStore {
   embedderState(): Promise<EmbedderState>;
   /** Hands every record to `emit` from one consistent snapshot (a server may write meanwhile). */
   exportRows(opts: { vectors: boolean }, emit: (row: ExportRow) => Promise<void>): Promise<void>;
-  /** Writes an export into an empty store in one transaction; returns the new seqs (in input order) and the links added. */
-  importRows(data: ImportData): Promise<{ seqs: number[]; links: number }>;
+  /**
+   * Writes an export into an empty store in one transaction; returns the new
+   * seqs (in input order) and the links added. `embedderId` names the vectors'
+   * space: recorded as the store's when it has none yet.
+   */
+  importRows(data: ImportData, embedderId: string): Promise<{ seqs: number[]; links: number }>;
   /** A physical copy of the database into `file` (an empty private file); false when the engine has none (PostgreSQL: use a logical export). */
   copyTo(file: string): Promise<boolean>;
 

@@ -1,5 +1,6 @@
 import { and, asc, desc, eq, inArray, isNotNull, like, or, sql } from "drizzle-orm";
 import type { AnchorRow, MemoriesStore, MemoryRow, VersionRow } from "../../core/memories";
+import type { MemoriesBulkStore } from "../../core/memories/store-bulk";
 import type { PgHandle } from "./open";
 
 /**
@@ -8,7 +9,7 @@ import type { PgHandle } from "./open";
  * drizzle cannot say compactly). Multi-statement writes run in one
  * transaction: the caller's when the handle is bound to one, else their own.
  */
-export function pgMemories(h: PgHandle): MemoriesStore {
+export function pgMemories(h: PgHandle): Omit<MemoriesStore, keyof MemoriesBulkStore> {
   const t = h.t;
   const m = t.memories;
   // Every column but the generated full-text vector: rows leave as MemoryRow.

@@ -242,7 +242,7 @@ export function sqliteMemoriesBulk(h: SqliteHandle): MemoriesBulkStore {
       });
     },
 
-    async importRows(data) {
+    async importRows(data, embedderId) {
       return h.write(() =>
         db.transaction(() => {
           if (q<{ n: number }>("SELECT count(*) AS n FROM memories").get()!.n > 0) throw invalid(`the database at ${h.file} already holds memories; import into an empty store`);
@@ -254,6 +254,7 @@ export function sqliteMemoriesBulk(h: SqliteHandle): MemoriesBulkStore {
             ...data.history.map((history) => ({ kind: "history" as const, history })),
             ...data.anchors.map((anchor) => ({ kind: "anchor" as const, anchor })),
           ];
+          if (getMeta(h, "embedder_id") === null) setMeta(h, "embedder_id", embedderId);
           return insertAll(rows, false);
         })(),
       );
