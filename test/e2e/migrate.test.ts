@@ -35,7 +35,9 @@ test(
     const home = tempHome();
     const corpus = join(home, "corpus.jsonl");
     const counts = writeCorpus(corpus, N);
-    const im = await run([BUN, "src/main.ts", "import", corpus], childEnv(home), ROOT, 300_000);
+    // The laptop side is SQLite whichever engine the suite runs on.
+    const env = childEnv(home, { MEMSVC_STORAGE: "sqlite" });
+    const im = await run([BUN, "src/main.ts", "import", corpus], env, ROOT, 300_000);
     expect(im.code).toBe(0);
     expect(im.stdout).toContain(`imported ${N} memories (${N} vectors reused`);
     mkdirSync(join(home, "identity", "agents", "bot-1"), { recursive: true });
@@ -43,7 +45,6 @@ test(
     writeFileSync(join(home, "identity", "agents", "bot-1", "style.md"), "Terse.");
     const url = pg.url;
     const schema = "migrate_e2e";
-    const env = childEnv(home);
     const args = [BUN, "src/main.ts", "migrate", "--to", url, "--schema", schema, "--batch", "250"];
 
     // First run: killed (SIGKILL, no chance to clean up) once a third of the memories are in.
@@ -151,16 +152,17 @@ test("on PostgreSQL, backup is a logical export that memsvc import restores into
 
 test("migrate refuses a bad URL or schema with a clear message and never prints a password", async () => {
   const home = tempHome();
-  const bad = await run([BUN, "src/main.ts", "migrate", "--to", "mysql://u:secret-pw@host/db"], childEnv(home));
+  const env = childEnv(home, { MEMSVC_STORAGE: "sqlite" });
+  const bad = await run([BUN, "src/main.ts", "migrate", "--to", "mysql://u:secret-pw@host/db"], env);
   expect(bad.code).not.toBe(0);
   expect(bad.stderr).toContain("postgres://");
   expect(bad.stderr + bad.stdout).not.toContain("secret-pw");
-  const schema = await run([BUN, "src/main.ts", "migrate", "--to", "postgres://u:secret-pw@127.0.0.1:1/db", "--schema", "Bad-Name"], childEnv(home));
+  const schema = await run([BUN, "src/main.ts", "migrate", "--to", "postgres://u:secret-pw@127.0.0.1:1/db", "--schema", "Bad-Name"], env);
   expect(schema.code).not.toBe(0);
   expect(schema.stderr).toContain("--schema");
   writeCorpus(join(home, "small.jsonl"), 5);
-  expect((await run([BUN, "src/main.ts", "import", join(home, "small.jsonl")], childEnv(home))).code).toBe(0);
-  const down = await run([BUN, "src/main.ts", "migrate", "--to", "postgres://u:secret-pw@127.0.0.1:1/db"], childEnv(home), ROOT, 60_000);
+  expect((await run([BUN, "src/main.ts", "import", join(home, "small.jsonl")], env)).code).toBe(0);
+  const down = await run([BUN, "src/main.ts", "migrate", "--to", "postgres://u:secret-pw@127.0.0.1:1/db"], env, ROOT, 60_000);
   expect(down.code).toBe(1);
   expect(down.stderr).toMatch(/cannot reach PostgreSQL/);
   expect(down.stderr + down.stdout).not.toContain("secret-pw");

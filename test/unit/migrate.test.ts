@@ -5,16 +5,18 @@ import { join } from "node:path";
 import { exportAll, importAll } from "../../src/core/memories";
 import { migrateStore } from "../../src/core/memories/migrate";
 import { writeCorpus } from "../helpers/memory-corpus";
+import { dbRows } from "../helpers/engine";
 import { makeServices } from "../helpers/services";
 
 const dir = () => mkdtempSync(join(tmpdir(), "memsvc-migrate-"));
-/** An export without its time stamp: what must be equal between two stores holding the same data. */
-const exported = (file: string) => readFileSync(file, "utf8").replace(/"exported_at":"[^"]*",/, "");
+/** An export without its time stamp, lines sorted: what must be equal between two stores holding the same data (row order within a kind is the engine's). */
+const exported = (file: string) => readFileSync(file, "utf8").replace(/"exported_at":"[^"]*",/, "").split("\n").sort().join("\n");
 
 test("migrate copies a store batch by batch; an interrupted run resumes from the target's cursor and ends identical; a re-run is a no-op", async () => {
   const corpus = join(dir(), "corpus.jsonl");
   const counts = writeCorpus(corpus, 1200);
-  const source = makeServices();
+  // The source is a laptop's SQLite store; the target is the suite's engine (SQLite, or PostgreSQL under MEMSVC_TEST_ENGINE=postgres).
+  const source = makeServices({ config: { storage: "sqlite" }, env: { MEMSVC_STORAGE: "sqlite" } });
   const target = makeServices();
   try {
     expect((await importAll(source, corpus)).memories).toBe(1200);
@@ -36,7 +38,7 @@ test("migrate copies a store batch by batch; an interrupted run resumes from the
     expect(await target.storage.memories.countMemories()).toBe(400);
     expect(JSON.parse((await target.storage.memories.migrateCursor())!)).toMatchObject({ table: "memories", after: 400, complete: false });
     // Another source is refused while the target holds this migration.
-    const other = makeServices();
+    const other = makeServices({ config: { storage: "sqlite" }, env: { MEMSVC_STORAGE: "sqlite" } });
     await expect(migrateStore(other.storage, target.storage, { sourceId: other.storage.location })).rejects.toThrow(/holds a migration from/);
     await other.close();
 
@@ -52,11 +54,11 @@ test("migrate copies a store batch by batch; an interrupted run resumes from the
     await exportAll(target.storage, target.config.paths.identity, b, { vectors: true });
     expect(exported(b)).toBe(exported(a));
     // seq order and values survive (the list's keyset paging and the vector index key on them).
-    const seqs = (s: typeof source) => s.store.sqlite.query<{ seq: number; id: string }, []>("SELECT seq, id FROM memories ORDER BY seq").all();
-    expect(seqs(target)).toEqual(seqs(source));
+    const seqs = (s: typeof source) => dbRows(s, "SELECT seq, id FROM memories ORDER BY seq");
+    expect(await seqs(target)).toEqual(await seqs(source));
     // link_count is derived (triggers), and agrees.
-    const linkCounts = (s: typeof source) => s.store.sqlite.query("SELECT id, link_count FROM memories ORDER BY seq").all();
-    expect(linkCounts(target)).toEqual(linkCounts(source));
+    const linkCounts = (s: typeof source) => dbRows(s, "SELECT id, link_count FROM memories ORDER BY seq");
+    expect(await linkCounts(target)).toEqual(await linkCounts(source));
   } finally {
     await source.close();
     await target.close();
@@ -66,7 +68,7 @@ test("migrate copies a store batch by batch; an interrupted run resumes from the
 test("migrate refuses a target that holds memories it did not copy", async () => {
   const corpus = join(dir(), "corpus.jsonl");
   writeCorpus(corpus, 20);
-  const source = makeServices();
+  const source = makeServices({ config: { storage: "sqlite" }, env: { MEMSVC_STORAGE: "sqlite" } });
   const target = makeServices();
   try {
     await importAll(source, corpus);

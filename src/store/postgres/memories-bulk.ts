@@ -468,7 +468,8 @@ export function pgMemoriesBulk(h: PgHandle): MemoriesBulkStore {
       const rows = await h.orm
         .select({ seq: m.seq })
         .from(m)
-        .where(and(gte(m.seq, from), lte(m.seq, to)));
+        .where(and(gte(m.seq, from), lte(m.seq, to)))
+        .orderBy(asc(m.seq));
       return rows.map((r) => r.seq);
     },
 
