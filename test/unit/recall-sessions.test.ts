@@ -53,12 +53,42 @@ describe("recall session state stays bounded", () => {
     }
     await prompt("a"); // a is now the most recent
     s.store.sqlite.run("INSERT INTO recall_shown(session_id, memory_id, turn) VALUES ('b', 'm1', 1), ('a', 'm2', 1)");
-    expect(expireRecallSessions(s, { max: 3, dryRun: true })).toBe(2);
+    expect(await expireRecallSessions(s, { max: 3, dryRun: true })).toBe(2);
     expect(sessions()).toHaveLength(5);
-    expect(expireRecallSessions(s, { max: 3 })).toBe(2);
+    expect(await expireRecallSessions(s, { max: 3 })).toBe(2);
     expect(sessions()).toEqual(["a", "d", "e"]);
     const shown = s.store.sqlite.query<{ session_id: string }, []>("SELECT session_id FROM recall_shown").all();
     expect(shown).toEqual([{ session_id: "a" }]);
   });
+});
 
+describe("concurrent prompts of one session (several servers over one database)", () => {
+  const expiry = (now: number) => ({ idleBefore: now - 14 * DAY, oneTurnIdleBefore: now - DAY, max: 100 });
+
+  test("a memory claimed by a later turn is not claimed by an earlier one still running, and the reverse", async () => {
+    const { s, clock } = setup();
+    const rs = s.storage.recall;
+    const a = await rs.beginTurn("s", clock.t, 30, expiry(clock.t));
+    const b = await rs.beginTurn("s", clock.t, 30, expiry(clock.t));
+    expect([a.turn, b.turn]).toEqual([1, 2]);
+    // Both read the state before either finished: neither sees the other's picks.
+    expect([a.suppressed, b.suppressed]).toEqual([[], []]);
+    const end = (turn: number, picks: string[]) => rs.finishTurn({ sessionId: "s", turn, now: clock.t, window: 30, topic: "{}", picks });
+    expect(await end(b.turn, ["m1", "m2"])).toEqual(["m1", "m2"]);
+    expect(await end(a.turn, ["m3", "m2", "m1"])).toEqual(["m3"]);
+    const c = await rs.beginTurn("s", clock.t, 30, expiry(clock.t));
+    expect([c.turn, [...c.suppressed].sort()]).toEqual([3, ["m1", "m2", "m3"]]);
+    expect(c.topic).toBe("{}");
+  });
+
+  test("past the window a memory is claimed again", async () => {
+    const { s, clock } = setup();
+    const rs = s.storage.recall;
+    const first = await rs.beginTurn("s", clock.t, 2, expiry(clock.t));
+    expect(await rs.finishTurn({ sessionId: "s", turn: first.turn, now: clock.t, window: 2, topic: "{}", picks: ["m1"] })).toEqual(["m1"]);
+    expect((await rs.beginTurn("s", clock.t, 2, expiry(clock.t))).suppressed).toEqual(["m1"]);
+    const third = await rs.beginTurn("s", clock.t, 2, expiry(clock.t));
+    expect(third).toMatchObject({ turn: 3, suppressed: [] });
+    expect(await rs.finishTurn({ sessionId: "s", turn: third.turn, now: clock.t, window: 2, topic: "{}", picks: ["m1"] })).toEqual(["m1"]);
+  });
 });

@@ -117,6 +117,17 @@ describe("dynamics", () => {
     expect(row(s, pg).shown_count).toBe(3);
   });
 
+  test("two prompts of one session at once get distinct turns and list a memory once", async () => {
+    const s = services();
+    const ids = await seed(s);
+    const pg = ids.get("The staging Postgres")!;
+    const both = (await Promise.all([1, 2].map(() => recallIndex(s, { session_id: "s1", prompt: POSTGRES, project: "infra" })))) as { shown: string[]; turn: number }[];
+    expect(both.map((r) => r.turn).sort()).toEqual([1, 2]);
+    expect(both.flatMap((r) => r.shown)).toEqual([pg]);
+    expect(row(s, pg).shown_count).toBe(1);
+    expect(events(s, pg, "shown")).toBe(1);
+  });
+
   test("short prompts count as turns of the window", async () => {
     const s = services();
     const ids = await seed(s);

@@ -176,7 +176,7 @@ export function decayStep(ctx: RunContext): void {
  * Deletes what has faded for good (see PRUNE_* in tuning.ts), in batches that
  * each commit with the digest, and forgets recall sessions idle past their TTL.
  */
-export function pruneStep(ctx: RunContext): void {
+export async function pruneStep(ctx: RunContext): Promise<void> {
   const { s, digest } = ctx;
   const params = { now: s.now(), floor: PRUNE_STRENGTH_FLOOR, before: s.now() - PRUNE_MIN_AGE_DAYS * DAY_MS };
   const candidates = s.store.sqlite.query<{ id: string }, typeof params & { limit: number }>(
@@ -185,7 +185,7 @@ export function pruneStep(ctx: RunContext): void {
   );
   if (ctx.dryRun) {
     digest.dropped = candidates.all({ ...params, limit: PRUNE_MAX_PER_RUN }).length;
-    digest.sessions_expired = expireRecallSessions(s, { dryRun: true });
+    digest.sessions_expired = await expireRecallSessions(s, { dryRun: true });
     reportDroppedFragments(ctx, false);
     digest.steps.prune = "done";
     ctx.progress("prune", pruneDone(ctx));
@@ -202,8 +202,9 @@ export function pruneStep(ctx: RunContext): void {
     })();
     ctx.progress("prune", `${digest.dropped} faded memories deleted`);
   }
+  const expired = await expireRecallSessions(s);
   s.store.sqlite.transaction(() => {
-    digest.sessions_expired += expireRecallSessions(s);
+    digest.sessions_expired += expired;
     reportDroppedFragments(ctx, true);
     digest.steps.prune = "done";
     ctx.save();
