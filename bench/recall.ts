@@ -27,6 +27,7 @@ import { recallCandidates } from "../src/core/recall";
 import { promptTerms } from "../src/core/recall";
 import { blendTopic, nextTopic, type SessionTopic } from "../src/core/recall";
 import { createServices, type Services } from "../src/core/services";
+import { withStorage } from "../src/core/storage";
 import { FallbackEmbedder, loadEmbedder, type Embedder } from "../src/embed";
 import { hashEmbed } from "../src/embed/fallback";
 import { NoteGenerator } from "./lib/corpus";
@@ -130,13 +131,13 @@ async function relevance(embedder: Embedder): Promise<Record<string, unknown>> {
     for (let i = 0; i < memories.length; i += 200) {
       const batch = memories.slice(i, i + 200);
       const vectors = await embedder.embed(batch.map((m) => m.content), "document");
-      const rows = s.store.sqlite.transaction(() =>
+      const rows = await s.storage.transaction((tx) =>
         insertMemoryRows(
-          s,
+          withStorage(s, tx),
           batch.map((m) => ({ content: m.content, memoryType: "experience" as const, project: m.project, sourceAgent: "locomo", createdAt: Date.parse(m.session_date) })),
           vectors,
         ),
-      )();
+      );
       rows.forEach((r, j) => {
         keyOf.set(r.id, `${batch[j].project}#${batch[j].key}`);
         s.index.upsert(r.seq, vectors[j], batch[j].project);

@@ -194,7 +194,7 @@ export async function runNightly(s: Services, opts: NightlyOptions = {}): Promis
       if (digest.steps[step] !== "pending") continue;
       ctx.progress(step, "starting");
       if (step === "learn") await learnStep(ctx, llm);
-      else if (step === "merge") mergeStep(ctx);
+      else if (step === "merge") await mergeStep(ctx);
       else if (step === "decay") decayStep(ctx);
       else await pruneStep(ctx);
     }
