@@ -187,7 +187,7 @@ export async function pruneStep(ctx: RunContext): Promise<void> {
   );
   if (ctx.dryRun) {
     digest.dropped = candidates.all({ ...params, limit: PRUNE_MAX_PER_RUN }).length;
-    digest.sessions_expired = expireRecallSessions(s, { dryRun: true });
+    digest.sessions_expired = await expireRecallSessions(s, { dryRun: true });
     reportDroppedFragments(ctx, false);
     digest.steps.prune = "done";
     ctx.progress("prune", pruneDone(ctx));
@@ -204,8 +204,9 @@ export async function pruneStep(ctx: RunContext): Promise<void> {
     });
     ctx.progress("prune", `${digest.dropped} faded memories deleted`);
   }
+  const expired = await expireRecallSessions(s);
   s.store.sqlite.transaction(() => {
-    digest.sessions_expired += expireRecallSessions(s);
+    digest.sessions_expired += expired;
     reportDroppedFragments(ctx, true);
     digest.steps.prune = "done";
     ctx.save();
