@@ -1,7 +1,7 @@
 import type { IdentityStore } from "../../core/identity";
 import type { PgHandle } from "./open";
 
-/** identity/ on PostgreSQL. */
+/** identity/ on PostgreSQL: placeholder until the engine base lands (sections stay files until then). */
 export function pgIdentity(_h: PgHandle): IdentityStore {
-  return {};
+  return { sections: null };
 }
