@@ -9,6 +9,7 @@ import { planFragments, writePlan } from "./store-segments";
 import { countSession } from "../memories";
 import { redactSecrets } from "../secrets";
 import type { Services } from "../services";
+import { withStorage } from "../storage";
 import { substanceGate, substanceReason, type Dropped } from "./substance";
 import {
   DISTILL_ANSWER_SHARE,
@@ -217,6 +218,7 @@ async function run(s: Services, req: DistillRequest, llm: LlmClient): Promise<Di
 
   const preview = dropped.map((d) => ({ content: d.content.length > DISTILL_DROPPED_PREVIEW_CHARS ? `${d.content.slice(0, DISTILL_DROPPED_PREVIEW_CHARS)}…` : d.content, reason: d.reason }));
   const outcome = await s.storage.transaction(async (tx) => {
+    const ts = withStorage(s, tx);
     // Another server (or process) sharing the database may have stored this
     // segment while the model ran. The key is claimed first, by its unique
     // constraint: of two transactions claiming it at once exactly one wins and
@@ -227,11 +229,11 @@ async function run(s: Services, req: DistillRequest, llm: LlmClient): Promise<Di
         return { skipped: (await tx.distill.segmentCount(req.segmentKey)) ?? 0 } as const;
       }
     } else {
-      const again = await dedupHit(s, req);
+      const again = await dedupHit(ts, req);
       if (again !== null) return { skipped: again } as const;
     }
-    const written = await writePlan(s, tx, gate.kept, plans, { ...req, sourceSession: req.sessionId }, shown);
-    if (req.anchors) await writeAnchors(s, written.ids, req.anchors, s.now());
+    const written = await writePlan(ts, gate.kept, plans, { ...req, sourceSession: req.sessionId }, shown);
+    if (req.anchors) await writeAnchors(ts, written.ids, req.anchors, s.now());
     // Kept for the nightly log; a trivial transcript is raw session text and is not.
     if (!trivial) await tx.distill.recordDropped(s.now(), preview);
     if (req.segmentKey) await tx.distill.setSegmentCount(req.segmentKey, written.ids.length);

@@ -4,7 +4,6 @@ import { addLink } from "../graph";
 import { insertMemoryRows, type NewMemory } from "../memories";
 import type { Fragment } from "./model";
 import type { Services } from "../services";
-import type { Storage } from "../storage";
 import { keywords, stem } from "../text";
 import {
   DISTILL_MERGE_BOOST,
@@ -125,14 +124,13 @@ async function nearestInProject(s: Services, v: Float32Array, project: string | 
 }
 
 /**
- * Writes the plan inside the caller's transaction (`tx`): new memories
- * (vectors, tags, nearest links), strengthened or updated near-duplicates, and
- * the links the model named. Returns what the in-memory index must learn after
- * commit.
+ * Writes the plan inside the caller's transaction (`s` is `withStorage(s, tx)`):
+ * new memories (vectors, tags, nearest links), strengthened or updated
+ * near-duplicates, and the links the model named. Returns what the in-memory
+ * index must learn after commit.
  */
 export async function writePlan(
   s: Services,
-  tx: Storage,
   kept: readonly Fragment[],
   plans: readonly Plan[],
   prov: Provenance,
@@ -149,7 +147,7 @@ export async function writePlan(
   for (const [i, p] of plans.entries()) {
     if (p.kind === "insert") inserts.push(i);
     if (p.kind !== "merge") continue;
-    const row = await tx.distill.mergeTarget(p.targetId);
+    const row = await s.storage.distill.mergeTarget(p.targetId);
     if (!row) {
       inserts.push(i);
       continue;
@@ -159,10 +157,10 @@ export async function writePlan(
       // The restated or corrected text replaces the old one: keep the old as a version.
       const prior = await currentSnapshot(s, p.targetId);
       if (prior && prior.content !== p.content) await recordVersion(s, p.targetId, prior, "distill", null, now);
-      await tx.distill.rewrite(row.seq, p.content, p.vector, strength, now);
+      await s.storage.distill.rewrite(row.seq, p.content, p.vector, strength, now);
       indexUpdates.push({ seq: row.seq, vector: p.vector });
     } else {
-      await tx.distill.strengthen(row.seq, strength, now);
+      await s.storage.distill.strengthen(row.seq, strength, now);
     }
     finalId[i] = p.targetId;
     merged++;
@@ -208,7 +206,7 @@ export async function writePlan(
       const to = typeof rel.to === "number" ? (() => {
         const j = byPosition.get(`${kept[i].chunk}:${rel.to}`);
         return j === undefined ? null : finalId[j];
-      })() : await resolveExisting(tx, rel.to, shown);
+      })() : await resolveExisting(s, rel.to, shown);
       if (!to || to === from) continue;
       await addLink(s, from, to, rel.type, DISTILL_MODEL_LINK_WEIGHT);
       links++;
@@ -219,9 +217,9 @@ export async function writePlan(
 }
 
 /** A short or full id the model named: one it was shown, else a unique prefix; null otherwise. */
-async function resolveExisting(tx: Storage, ref: string, shown: ReadonlyMap<string, string>): Promise<string | null> {
+async function resolveExisting(s: Services, ref: string, shown: ReadonlyMap<string, string>): Promise<string | null> {
   const direct = shown.get(ref.slice(0, 8));
   if (direct && direct.startsWith(ref)) return direct;
-  const ids = await tx.distill.idsWithPrefix(ref, 2);
+  const ids = await s.storage.distill.idsWithPrefix(ref, 2);
   return ids.length === 1 ? ids[0] : null;
 }
