@@ -27,6 +27,12 @@ export interface Storage {
   readonly nightly: NightlyStore;
   readonly analytics: AnalyticsStore;
   /**
+   * Resolves once the database is usable: at once for SQLite; on PostgreSQL
+   * the first connect and migration (every store method awaits it too, so
+   * calling it is only needed to fail fast, as `memsvc server` does).
+   */
+  ready(): Promise<void>;
+  /**
    * Runs `fn` in one transaction: everything it writes through `tx` lands
    * together or not at all (an exception rolls back). Inside, `tx` is the
    * storage to use; `tx.transaction` joins the same transaction. Keep `fn` to

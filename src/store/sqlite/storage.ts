@@ -41,6 +41,7 @@ export function sqliteStorage(store: Store): Storage {
       distill: sqliteDistill(h),
       nightly: sqliteNightly(h),
       analytics: sqliteAnalytics(h),
+      async ready() {},
       async transaction(fn) {
         if (!lock) return fn(self);
         return lock.hold(async () => {
