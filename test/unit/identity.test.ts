@@ -8,7 +8,12 @@ import { isValidName } from "../../src/core/identity";
 import { memoryInstructions } from "../../src/core/recall";
 import { IDENTITY_SECTION_MAX_BYTES } from "../../src/core/tuning";
 import { VERSION } from "../../src/version";
+import { onPostgres } from "../helpers/engine";
 import { makeServices, type TestServices, type TestServicesOptions } from "../helpers/services";
+
+// These tests look at (or set up) the identity folder on disk: on PostgreSQL the
+// sections live in identity_sections instead (test/http/identity.test.ts covers both engines).
+const onFiles = test.skipIf(onPostgres);
 
 const open: TestServices[] = [];
 function services(opts: TestServicesOptions = {}): TestServices {
@@ -65,7 +70,7 @@ describe("GET", () => {
     expect(v.agents).toEqual({});
   });
 
-  test("the memory section is product-owned, versioned, overrides memory.md and disappears when disabled", async () => {
+  onFiles("the memory section is product-owned, versioned, overrides memory.md and disappears when disabled [identity files: on PostgreSQL sections live in the database]", async () => {
     const on = services();
     mkdirSync(id(on), { recursive: true });
     writeFileSync(join(id(on), "memory.md"), "user text that must not show");
@@ -84,7 +89,7 @@ describe("GET", () => {
     expect((await globalView(off)).sections).toEqual({ soul: "# Soul" });
   });
 
-  test("sections come back exactly as on disk; updated_at is the newest mtime; odd files are skipped with a warning", async () => {
+  onFiles("sections come back exactly as on disk; updated_at is the newest mtime; odd files are skipped with a warning [identity files: on PostgreSQL sections live in the database]", async () => {
     const s = services();
     mkdirSync(id(s), { recursive: true });
     writeFileSync(join(id(s), "soul.md"), "I am *careful*.\n");
@@ -110,7 +115,7 @@ describe("GET", () => {
 });
 
 describe("PUT", () => {
-  test("partial upsert: named sections are written, others untouched, success body reports them", async () => {
+  onFiles("partial upsert: named sections are written, others untouched, success body reports them [identity files: on PostgreSQL sections live in the database]", async () => {
     const s = services();
     await put(s, { soul: "one", tools: "two" });
     const r = await put(s, { tools: "two, edited" });
@@ -158,7 +163,7 @@ describe("PUT", () => {
     expect(existsSync(id(s))).toBe(false);
   });
 
-  test("when the Nth file cannot be replaced, the earlier files of the same PUT are rolled back", async () => {
+  onFiles("when the Nth file cannot be replaced, the earlier files of the same PUT are rolled back [identity files: on PostgreSQL sections live in the database]", async () => {
     const s = services();
     await put(s, { alpha: "old alpha" });
     mkdirSync(join(id(s), "beta.md")); // a directory where beta's file should go
@@ -169,7 +174,7 @@ describe("PUT", () => {
     expect(snapshot(id(s))).toEqual(before); // alpha restored, aardvark removed, no temp or backup left
   });
 
-  test("writes leave no temp files and replace a section file atomically", async () => {
+  onFiles("writes leave no temp files and replace a section file atomically [identity files: on PostgreSQL sections live in the database]", async () => {
     const s = services();
     await put(s, { soul: "v1".repeat(5000) });
     const file = join(id(s), "soul.md");
@@ -203,7 +208,7 @@ describe("symlinks never lead outside the identity folder", () => {
     expect((await globalView(s)).sections.leak).toBe("replaced");
   });
 
-  test("an agent folder (or agents/ itself) linking outside is ignored and refused for writing", async () => {
+  onFiles("an agent folder (or agents/ itself) linking outside is ignored and refused for writing [identity files: on PostgreSQL sections live in the database]", async () => {
     const s = services();
     const outside = mkdtempSync(join(tmpdir(), "memsvc-outside-"));
     writeFileSync(join(outside, "soul.md"), "foreign");
@@ -237,14 +242,14 @@ describe("agent scopes", () => {
     return s;
   }
 
-  test("mode: identityAgents first, then the agent's folder, then global", async () => {
+  onFiles("mode: identityAgents first, then the agent's folder, then global [identity files: on PostgreSQL sections live in the database]", async () => {
     const s = await withAgents();
     expect((await knownAgents(s))).toEqual({ coder: "override", custom: "override", plain: "global", quiet: "off" });
     expect((await resolveMode(s, "stranger"))).toBe("global");
     expect((await globalView(s)).agents).toEqual((await knownAgents(s)));
   });
 
-  test("override merges the agent's files over the global ones and reports origins", async () => {
+  onFiles("override merges the agent's files over the global ones and reports origins [identity files: on PostgreSQL sections live in the database]", async () => {
     const s = await withAgents();
     const v = await agentView(s, "coder");
     expect(v.agent).toBe("coder");
@@ -269,7 +274,7 @@ describe("agent scopes", () => {
     expect(quiet.clients).toEqual(["claude-code"]);
   });
 
-  test("PUT with an agent writes to its folder, creating it and switching it to override", async () => {
+  onFiles("PUT with an agent writes to its folder, creating it and switching it to override [identity files: on PostgreSQL sections live in the database]", async () => {
     const s = await withAgents();
     const r = await put(s, { soul: "newbie soul" }, "newbie");
     expect(r).toMatchObject({ ok: true, written: ["soul"], agent: "newbie", mode: "override" });
