@@ -1,12 +1,14 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { memoriesReply, startFakeLlm, type FakeLlm } from "../helpers/fake-llm";
 import { DISTILL_TIMEOUT_MS, TRANSCRIPT } from "../helpers/distill-server";
+import { dbRows, onSqlite } from "../helpers/engine";
 import { postJson, startServer, type TestServer } from "../helpers/server";
 
-// Two servers, each with its own Services (connection, in-memory index,
-// per-process key locks), over one database: here one SQLite file. Their
-// per-process locks cannot see each other, so only the segment key's unique
-// constraint can keep a segment from being stored twice.
+// Two servers, each with its own Services (connection or pool, per-process
+// key locks), over one database: one SQLite file (the same home), or one
+// PostgreSQL schema (two homes). Their per-process locks cannot see each
+// other, so only the segment key's unique constraint can keep a segment from
+// being stored twice.
 let fake: FakeLlm;
 let a: TestServer;
 let b: TestServer;
@@ -15,7 +17,7 @@ beforeAll(async () => {
   fake = startFakeLlm();
   const llm = { baseURL: fake.baseURL, model: "fake-distiller", timeoutMs: DISTILL_TIMEOUT_MS * 4, contextChars: 8000 };
   a = await startServer({ config: { llm } });
-  b = await startServer({ home: a.services.config.home, config: { llm } });
+  b = onSqlite ? await startServer({ home: a.services.config.home, config: { llm } }) : await startServer({ config: { llm }, env: { MEMSVC_DATABASE_SCHEMA: a.services.config.database.schema } });
 });
 
 afterAll(async () => {
@@ -24,7 +26,7 @@ afterAll(async () => {
   await fake?.stop();
 });
 
-const count = (table: string) => a.services.store.sqlite.query<{ n: number }, []>(`SELECT count(*) AS n FROM ${table}`).get()!.n;
+const count = async (table: string) => (await dbRows<{ n: number }>(a.services, `SELECT count(*) AS n FROM ${table}`))[0].n;
 
 describe("/distill over one database from two servers", () => {
   test("the same segment posted to both at once is stored once; the other answers as a duplicate with the stored count", async () => {
@@ -44,8 +46,8 @@ describe("/distill over one database from two servers", () => {
     expect(answers.map((x) => x.status)).toEqual([200, 201]);
     expect(answers[1].body.distilled).toBe(2);
     expect(answers[0].body).toEqual({ skipped: true, existing_count: 2 });
-    expect(count("memories")).toBe(2);
-    expect(count("segments")).toBe(1);
+    expect(await count("memories")).toBe(2);
+    expect(await count("segments")).toBe(1);
     // A later post to either server is a plain dedup hit, without a model call.
     const before = fake.requests.length;
     const again = await postJson(`${b.url}/distill`, body);
@@ -62,7 +64,7 @@ describe("/distill over one database from two servers", () => {
       postJson(`${b.url}/distill`, { text: `${TRANSCRIPT} seg-b`, session_id: "two-segs", segment_id: "b" }),
     ]);
     expect([ra.status, rb.status]).toEqual([201, 201]);
-    expect(a.services.store.sqlite.query<{ key: string }, []>("SELECT key FROM segments WHERE session_id = 'two-segs' ORDER BY key").all().map((r) => r.key)).toEqual([
+    expect((await dbRows<{ key: string }>(a.services, "SELECT key FROM segments WHERE session_id = 'two-segs' ORDER BY key")).map((r) => r.key)).toEqual([
       "two-segs#a",
       "two-segs#b",
     ]);
