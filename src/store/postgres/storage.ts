@@ -1,3 +1,4 @@
+import { eq } from "drizzle-orm";
 import type { Storage } from "../../core/storage";
 import type { PgHandle } from "./open";
 import { pgMemories } from "./memories";
@@ -34,6 +35,27 @@ export function pgStorage(h: PgHandle): Storage {
       distill: g(pgDistill(hh)),
       nightly: g(pgNightly(hh)),
       analytics: g(pgAnalytics(hh)),
+      meta: g({
+        async get(key: string) {
+          const [row] = await hh.orm.select({ value: hh.t.meta.value }).from(hh.t.meta).where(eq(hh.t.meta.key, key));
+          return row?.value ?? null;
+        },
+        async set(key: string, value: string) {
+          await hh.orm.insert(hh.t.meta).values({ key, value }).onConflictDoUpdate({ target: hh.t.meta.key, set: { value } });
+        },
+      }),
+      async stats() {
+        await hh.ready();
+        const [row] = await hh.sql.unsafe(
+          `SELECT (SELECT count(*) FROM ${hh.schema}.memories)::float8 AS memories,
+                  (SELECT count(*) FROM ${hh.schema}.links)::float8 AS links,
+                  (SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c
+                     JOIN pg_namespace n ON n.oid = c.relnamespace
+                    WHERE n.nspname = $1 AND c.relkind IN ('r', 'm'))::float8 AS bytes`,
+          [hh.schema],
+        );
+        return { memories: row.memories, links: row.links, bytes: row.bytes };
+      },
       ready: () => hh.ready(),
       async transaction(fn) {
         if (hh.inTransaction) return fn(self);

@@ -13,6 +13,7 @@ import { onPostgres, testDatabaseUrl, dbRows, numberPlaceholders } from "../../h
 import { pgliteUrl, startPglite, type PgliteProcess } from "../../helpers/pglite";
 import { PGLITE_PASSWORD } from "../../helpers/pglite-server";
 import { makeServices } from "../../helpers/services";
+import { BUN, childEnv, freePort, ROOT, run, startProcess, tempHome } from "../../helpers/process";
 
 // The PostgreSQL engine's base, against a real PostgreSQL (PGlite with
 // pgvector, over TCP): runs in the sqlite suite too, starting its own PGlite.
@@ -304,6 +305,24 @@ describe("storage", () => {
     }
   });
 
+  for (const engine of ["sqlite", "postgres"] as const) {
+    test(`meta and stats on ${engine}`, async () => {
+      const s = makeServices({ config: engine === "sqlite" ? { storage: "sqlite" } : { storage: "postgres", database_url: url, database_schema: freshSchema() } });
+      try {
+        expect(await s.storage.meta.get("test_key")).toBeNull();
+        await s.storage.meta.set("test_key", "one");
+        await s.storage.meta.set("test_key", "two");
+        expect(await s.storage.meta.get("test_key")).toBe("two");
+        expect(await dbRows(s, "SELECT value FROM meta WHERE key = ?", ["test_key"])).toEqual([{ value: "two" }]);
+        const stats = await s.storage.stats();
+        expect(stats).toMatchObject({ memories: 0, links: 0 });
+        expect(stats.bytes).toBeGreaterThan(0);
+      } finally {
+        await s.close();
+      }
+    });
+  }
+
   test("dbRows speaks to SQLite the same way", async () => {
     const s = makeServices({ config: { storage: "sqlite" } });
     try {
@@ -369,3 +388,30 @@ function closedPort(): Promise<number> {
     });
   });
 }
+
+describe("memsvc server on postgres", () => {
+  test("an unreachable database stops start-up with one line, password hidden", async () => {
+    const home = tempHome();
+    const port = await closedPort();
+    const r = await run([BUN, "src/main.ts", "server", "--port", String(await freePort()), "--database-url", `postgres://memsvc:${PGLITE_PASSWORD}@127.0.0.1:${port}/team`], childEnv(home, { MEMSVC_STORAGE: "postgres" }), ROOT, 60_000);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`memsvc server: cannot reach PostgreSQL at postgres://memsvc:***@127.0.0.1:${port}/team`);
+    expect(r.stderr + r.stdout).not.toContain(PGLITE_PASSWORD);
+  }, 90_000);
+
+  test("starts on a reachable database and /health answers from it, password hidden", async () => {
+    const home = tempHome();
+    const port = await freePort();
+    const server = await startProcess([BUN, "src/main.ts", "server", "--port", String(port)], childEnv(home, { MEMSVC_STORAGE: "postgres", MEMSVC_DATABASE_URL: url, MEMSVC_DATABASE_SCHEMA: freshSchema() }), port, ROOT, 60_000);
+    try {
+      const h = (await (await fetch(`${server.url}/health`)).json()) as Record<string, unknown>;
+      expect(h).toMatchObject({ status: "ok", memories: 0, links: 0 });
+      expect(JSON.stringify(h)).not.toContain(PGLITE_PASSWORD);
+      expect(server.stderr()).toMatch(/listening on http:\/\/127\.0\.0\.1:\d+ \(home .*, postgres postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:\d+\/postgres,/);
+      expect(server.stderr()).not.toContain(PGLITE_PASSWORD);
+    } finally {
+      server.proc.kill("SIGTERM");
+      await server.proc.exited;
+    }
+  }, 90_000);
+});
