@@ -126,8 +126,8 @@ export function registerTools(server: McpServer, s: Services): void {
     days: count("days", `Look-back in days (default ${LEARNINGS_DEFAULT_DAYS}).`, LEARNINGS_MAX_DAYS),
     project: optText("project", "Project name; that project's learnings plus the global ones."),
   };
-  const learningsRun = (a: { days?: number; project?: string }) => {
-    const list = listLearnings(s, { days: a.days, project: a.project });
+  const learningsRun = async (a: { days?: number; project?: string }) => {
+    const list = await listLearnings(s, { days: a.days, project: a.project });
     return learningsText(list, parseLimit(a.days, LEARNINGS_DEFAULT_DAYS, LEARNINGS_MAX_DAYS, "days"), parseProject(a.project));
   };
   const learningsAbout = `Actionable lessons drawn nightly from past successes and failures (learnings-type memories), strongest first. Use it at the start of a task to avoid repeating mistakes. Returns each learning with its short id, content, project, date, strength, tags and the memories it came from, for the last \`days\` days (default ${LEARNINGS_DEFAULT_DAYS}). ${CITE}`;

@@ -3,7 +3,7 @@ import { hostname } from "node:os";
 import { fetchMemory, ingestMemory } from "../../src/core/memories";
 import { recallIndex } from "../../src/core/recall";
 import { effectiveStrength } from "../../src/core/memories";
-import { daysToRun, latestDigests, NightlyInterrupted, runNightly, type NightlyProgress } from "../../src/core/nightly";
+import { daysToRun, latestDigests, NightlyInterrupted, NightlyLeaseLost, runNightly, type NightlyProgress } from "../../src/core/nightly";
 import { runScheduledNightly, startNightlySchedule } from "../../src/core/nightly";
 import { PRUNE_MIN_AGE_DAYS } from "../../src/core/tuning";
 import { ConfigError } from "../../src/errors";
@@ -66,7 +66,7 @@ describe("consolidation with a model", () => {
     expect(sources).toEqual([failed, fixed].sort());
     expect(q<{ tag: string }>(s, "SELECT tag FROM memory_tags WHERE memory_id = ? ORDER BY weight DESC", learning.id).map((t) => t.tag)).toEqual(["shop", "migrations"]);
     expect(out.digest).toMatchObject({ day: DAY, status: "done", considered: 2, read: 2, written: 1, rejected: 2, model_calls: 1, skipped: [], learnings: [learning.id.slice(0, 8)] });
-    expect(latestDigests(s, 5)).toEqual([{ ...out.digest!, run_id: expect.any(Number) }]);
+    expect(await latestDigests(s, 5)).toEqual([{ ...out.digest!, run_id: expect.any(Number) }]);
   });
 
   test("no secret of a stored memory reaches the model, and a learning echoing one is stored redacted", async () => {
@@ -102,7 +102,7 @@ describe("consolidation with a model", () => {
     // The identical learning of the forced run was merged into the first one.
     expect(learningsOf(s).length).toBe(1);
     expect(forced.digest!.merged).toBe(1);
-    expect(latestDigests(s, 10).length).toBe(2);
+    expect((await latestDigests(s, 10)).length).toBe(2);
   });
 
   test("model calls are capped per run; the rest is reported as skipped", async () => {
@@ -173,6 +173,72 @@ describe("consolidation with a model", () => {
     clock += 60 * 60_000;
     s.store.sqlite.run("UPDATE nightly_runs SET digest = ?", [JSON.stringify({ steps: { learn: "pending", merge: "pending", decay: "pending", prune: "pending" }, skipped: [], errors: [], learnings: [], merges: [], resumed: 0, considered: 0, read: 0, written: 0, rejected: 0, merged: 0, dropped: 0, decayed: 0, sessions_expired: 0, model_calls: 0, max_model_calls: 40, day: DAY })]);
     expect((await runNightly(s, { day: DAY })).digest).toMatchObject({ status: "done", resumed: 1 });
+  });
+});
+
+describe("several servers over one database", () => {
+  /** A second server over the same database: its own Services, connection, owner and scheduler state. */
+  function secondServer(first: TestServices): TestServices {
+    const s = makeServices({ home: first.config.home, now: () => clock, config: { llm: { baseURL: fake.baseURL, model: "fake-model", timeoutMs: 5000 }, nightly: { enabled: true } } });
+    open.push(s);
+    return s;
+  }
+  const waitFor = async (what: () => boolean) => {
+    for (let i = 0; i < 200 && !what(); i++) await Bun.sleep(25);
+    expect(what()).toBe(true);
+  };
+
+  test("two servers start the same night at once: one runs it, the other finds it in progress", async () => {
+    const a = services();
+    const b = secondServer(a);
+    await add(a, "The deploy failed because the migration locked the orders table.");
+    let open!: () => void;
+    const gate = new Promise((r) => (open = () => r(null)));
+    fake.script({ wait: gate, then: { json: { learnings: [{ content: LESSON, sources: [1] }] } } });
+    const first = [runNightly(a, { day: DAY }), runNightly(b, { day: DAY })];
+    // Whoever won asks the model; the other has answered by then.
+    await waitFor(() => fake.requests.length === 1);
+    const loser = await Promise.race(first.map((p) => p.then((o) => (o.ran ? null : o))));
+    open();
+    const outcomes = await Promise.all(first);
+    expect(outcomes.filter((o) => o.ran)).toHaveLength(1);
+    expect(loser?.message).toContain("is in progress");
+    expect(fake.requests.length).toBe(1);
+    expect(q<{ day: string; status: string }>(a, "SELECT day, status FROM nightly_runs")).toEqual([{ day: DAY, status: "done" }]);
+    expect(learningsOf(a)).toHaveLength(1);
+    // Both schedules fire (one after the other: two SQLite connections in one
+    // process would wait on each other's lock): the catch-up days run once.
+    await runScheduledNightly(a);
+    await runScheduledNightly(b);
+    expect([...a.logs, ...b.logs].filter((l) => l.level === "error")).toEqual([]);
+    expect(q<{ n: number; days: number }>(a, "SELECT count(*) AS n, count(DISTINCT day) AS days FROM nightly_runs")[0]).toEqual({ n: 3, days: 3 });
+  });
+
+  test("the owner goes silent mid-run: another server takes over from the cursor, the day completes once, and the old owner's late write is refused", async () => {
+    const a = services();
+    for (const p of ["a", "b", "c"]) await add(a, `Project ${p}: the release failed because the changelog step ran before the version bump.`, `proj-${p}`);
+    const lesson = (project: string) => ({ json: { learnings: [{ content: `In ${project}, bump the version before generating the changelog, or the release fails.`, sources: [1] }] } });
+    fake.fallback = (req) => lesson(/Project: (proj-\w)/.exec(req.body.messages[1].content)![1]);
+    let release!: () => void;
+    const gate = new Promise((r) => (release = () => r(null)));
+    // Server a learns proj-a, then hangs on proj-b (its answer arrives only after b has finished the day).
+    fake.script(lesson("proj-a"), { wait: gate, then: lesson("proj-b") });
+    const stalled = runNightly(a, { day: DAY });
+    await waitFor(() => fake.requests.length === 2);
+    const b = secondServer(a);
+    const early = await runNightly(b, { day: DAY });
+    expect(early).toMatchObject({ ran: false, message: expect.stringContaining("is in progress") });
+    // Silent past the lease (its heartbeat stopped with the clock): b takes over where a stopped.
+    clock += 16 * 60_000;
+    const out = await runNightly(b, { day: DAY });
+    expect(out.digest).toMatchObject({ status: "done", resumed: 1, written: 3, read: 3 });
+    release();
+    await expect(stalled).rejects.toBeInstanceOf(NightlyLeaseLost);
+    // proj-b learned once (by b): a's late answer was rolled back with its refused progress.
+    expect(learningsOf(a).map((l) => l.project)).toEqual(["proj-a", "proj-b", "proj-c"]);
+    expect(fake.requests.length).toBe(4);
+    expect(q<{ status: string }>(a, "SELECT status FROM nightly_runs")).toEqual([{ status: "done" }]);
+    expect((await runNightly(a, { day: DAY })).message).toContain("already consolidated");
   });
 });
 
@@ -247,16 +313,16 @@ describe("without a model, and the non-model steps", () => {
     expect(empty.digest).toMatchObject({ status: "done", considered: 0 });
     // The schedule without a model does not chase owed days beyond its catch-up window...
     clock += 10 * DAY_MS;
-    expect(daysToRun(s)).not.toContain(DAY);
+    expect(await daysToRun(s)).not.toContain(DAY);
     // ...but with one it does, and pays the debt.
     Object.assign(s.config.llm, { baseURL: fake.baseURL, model: "fake-model", timeoutMs: 5000 });
-    expect(daysToRun(s)[0]).toBe(DAY);
+    expect((await daysToRun(s))[0]).toBe(DAY);
     fake.script({ json: { learnings: [{ content: LESSON, sources: [1] }] } });
     await runScheduledNightly(s);
-    const last = latestDigests(s, 20).find((d) => d.day === DAY)!;
+    const last = (await latestDigests(s, 20)).find((d) => d.day === DAY)!;
     expect(last).toMatchObject({ status: "done", written: 1, model: expect.stringContaining("fake-model"), resumed: 2 });
     expect(learningsOf(s)).toHaveLength(1);
-    expect(daysToRun(s)).not.toContain(DAY);
+    expect(await daysToRun(s)).not.toContain(DAY);
   });
 
   test("dry run reports and writes nothing", async () => {
@@ -297,7 +363,7 @@ describe("schedule", () => {
       { day: "2026-03-09", status: "done" },
       { day: "2026-03-10", status: "done" },
     ]);
-    expect(latestDigests(s, 3).find((d) => d.day === "2026-03-08")!.considered).toBe(1);
+    expect((await latestDigests(s, 3)).find((d) => d.day === "2026-03-08")!.considered).toBe(1);
     await runScheduledNightly(s);
     expect(q<{ n: number }>(s, "SELECT count(*) AS n FROM nightly_runs")[0].n).toBe(3);
   });

@@ -47,11 +47,12 @@ export interface DashboardData {
  * JS: ~45 ms at 100k memories and 300k events (bench/dashboard.ts). Daily
  * series cover the last `days` UTC days, today included.
  */
-export function dashboardData(s: Services, input: { days?: unknown } = {}): DashboardData {
+export async function dashboardData(s: Services, input: { days?: unknown } = {}): Promise<DashboardData> {
   const days = parseLimit(input.days, DASHBOARD_DEFAULT_DAYS, DASHBOARD_MAX_DAYS, "days");
   const now = s.now();
   const end = Math.floor(now / DAY_MS) * DAY_MS + DAY_MS;
   const window: Window = { days, start: end - days * DAY_MS, end };
+  const nightly = await latestDigests(s, DASHBOARD_DIGESTS);
   // One read transaction: every figure describes the same moment, even while captures write.
   return s.store.sqlite.transaction(() => ({
     generated_at: isoTime(now),
@@ -60,7 +61,7 @@ export function dashboardData(s: Services, input: { days?: unknown } = {}): Dash
     growth: growthSeries(s, window),
     domains: domainComposition(s),
     recall: recallAdoption(s, window),
-    nightly: latestDigests(s, DASHBOARD_DIGESTS),
+    nightly,
     account: account(s).account,
   }))();
 }
