@@ -20,8 +20,12 @@ import {
 const DAY_MS = 86_400_000;
 const BATCH = 100;
 
-/** Owners' core functions called inside a nightly transaction write through it (`tx`), not around it. */
-export const within = (s: Services, tx: Storage): Services => ({ ...s, storage: tx });
+/**
+ * Owners' core functions called inside a nightly transaction write through it
+ * (`tx`), not around it. A view, not a copy: spreading would read every getter
+ * of `s` (some throw on an engine that lacks them).
+ */
+export const within = (s: Services, tx: Storage): Services => Object.create(s, { storage: { value: tx, enumerable: true } }) as Services;
 
 const dot = (a: Float32Array, b: Float32Array) => {
   let d = 0;
@@ -50,7 +54,8 @@ export async function mergeStep(ctx: RunContext): Promise<void> {
       if (gone.has(row.seq) || digest.merged >= MERGE_MAX_PER_RUN) continue;
       const vec = await store.vectorOf(row.seq);
       if (!vec) continue;
-      const near = s.index.search(vec, 4, row.project ?? "").filter((h) => h.seq !== row.seq && !gone.has(h.seq) && h.similarity >= threshold - 0.02);
+      const hits = store.nearest ? await store.nearest(row.seq, 4, row.project) : s.index.search(vec, 4, row.project ?? "");
+      const near = hits.filter((h) => h.seq !== row.seq && !gone.has(h.seq) && h.similarity >= threshold - 0.02);
       if (near.length === 0) continue;
       const now = s.now();
       for (const other of await store.mergeRowsBySeq(near.map((h) => h.seq))) {

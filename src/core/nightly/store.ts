@@ -101,6 +101,12 @@ export interface NightlyStore {
   /** Memories created or updated in [start, end) or from `session`, with seq > afterSeq, in seq order. */
   mergeCandidates(start: number, end: number, session: string, afterSeq: number, limit: number): Promise<NightlyMergeRow[]>;
   mergeRowsBySeq(seqs: readonly number[]): Promise<NightlyMergeRow[]>;
+  /**
+   * The `k` memories nearest to memory `seq` in its project (cosine), on an
+   * engine that searches vectors in the database (PostgreSQL: pgvector).
+   * Absent on SQLite: core asks the server's in-memory index instead.
+   */
+  nearest?(seq: number, k: number, project: string | null): Promise<{ seq: number; similarity: number }[]>;
   /** The stored float vector of a memory (the index holds an int8 copy). */
   vectorOf(seq: number): Promise<Float32Array | null>;
   /**
