@@ -6,7 +6,7 @@ import { insertMemoryRows, type NewMemory } from "../memories";
 import { redact } from "../secrets";
 import type { NightlyCursor, RunContext } from "./types";
 import type { NightlyDayRow } from "./store";
-import { within } from "./maintain";
+import { withStorage } from "../storage";
 import { MAX_TAGS } from "../memories";
 import { NIGHTLY_CHUNK_MAX_MEMORIES, NIGHTLY_MAX_LEARNINGS_PER_CALL, NIGHTLY_MEMORY_MAX_CHARS, NIGHTLY_MIN_LEARNING_CHARS } from "../tuning";
 import { counted } from "../text";
@@ -123,8 +123,8 @@ export async function learnStep(ctx: RunContext, llm: LlmClient | null): Promise
     const before = { cursor: ctx.cursor.learn, read: digest.read, written: digest.written, rejected: digest.rejected, learnings: digest.learnings.length };
     const inserted = await s.storage
       .transaction(async (tx) => {
-        const out = await insertMemoryRows(within(s, tx), rows, vectors);
-        for (const [i, r] of out.entries()) for (const src of items[i].sources) await addLink(within(s, tx), r.id, src.id, "derived_from", 1);
+        const out = await insertMemoryRows(withStorage(s, tx), rows, vectors);
+        for (const [i, r] of out.entries()) for (const src of items[i].sources) await addLink(withStorage(s, tx), r.id, src.id, "derived_from", 1);
         const last = chunk[chunk.length - 1];
         ctx.cursor.learn = [last.pkey, last.seq];
         digest.read += chunk.length;

@@ -2,8 +2,7 @@ import { absorbHistory, deleteMemory, effectiveStrength } from "../memories";
 import { thresholds } from "../search";
 import type { NightlyMergeRow } from "./store";
 import type { RunContext } from "./types";
-import type { Services } from "../services";
-import type { Storage } from "../storage";
+import { withStorage, type Storage } from "../storage";
 import { counted } from "../text";
 import { expireRecallSessions } from "../recall";
 import {
@@ -19,13 +18,6 @@ import {
 
 const DAY_MS = 86_400_000;
 const BATCH = 100;
-
-/**
- * Owners' core functions called inside a nightly transaction write through it
- * (`tx`), not around it. A view, not a copy: spreading would read every getter
- * of `s` (some throw on an engine that lacks them).
- */
-export const within = (s: Services, tx: Storage): Services => Object.create(s, { storage: { value: tx, enumerable: true } }) as Services;
 
 const dot = (a: Float32Array, b: Float32Array) => {
   let d = 0;
@@ -99,8 +91,8 @@ async function mergePair(ctx: RunContext, keep: NightlyMergeRow, drop: NightlyMe
     await s.storage.transaction(async (tx) => {
       await tx.nightly.foldInto(keep.id, drop.id, MAX_STRENGTH);
       // The dropped text (and its own earlier versions) stay reachable as versions of the survivor.
-      await absorbHistory(within(s, tx), keep.id, drop.id);
-      await deleteMemory(within(s, tx), drop.id);
+      await absorbHistory(withStorage(s, tx), keep.id, drop.id);
+      await deleteMemory(withStorage(s, tx), drop.id);
       await ctx.save(tx);
     });
   } catch (e) {
@@ -153,7 +145,7 @@ export async function pruneStep(ctx: RunContext): Promise<void> {
     const batch = await s.storage.nightly.pruneCandidates({ ...params, limit: Math.min(BATCH, PRUNE_MAX_PER_RUN - digest.dropped) });
     if (batch.length === 0) break;
     await s.storage.transaction(async (tx) => {
-      for (const r of batch) await deleteMemory(within(s, tx), r.id);
+      for (const r of batch) await deleteMemory(withStorage(s, tx), r.id);
       digest.dropped += batch.length;
       try {
         await ctx.save(tx);
@@ -165,7 +157,7 @@ export async function pruneStep(ctx: RunContext): Promise<void> {
     ctx.progress("prune", `${digest.dropped} faded memories deleted`);
   }
   await s.storage.transaction(async (tx) => {
-    digest.sessions_expired += await expireRecallSessions(within(s, tx));
+    digest.sessions_expired += await expireRecallSessions(withStorage(s, tx));
     await reportDroppedFragments(ctx, tx);
     digest.steps.prune = "done";
     await ctx.save(tx);
