@@ -2,7 +2,7 @@ import type { LlmClient } from "../../llm/client";
 import { LEARNINGS_PROMPT_OVERHEAD, learningsMessages } from "../../llm/learnings-prompt";
 import { isoDate } from "../dates";
 import { addLink } from "../graph";
-import { insertMemoryRows, type NewMemory } from "../memories";
+import { insertMemoryRows, liveIndex, type NewMemory } from "../memories";
 import { redact } from "../secrets";
 import type { NightlyCursor, RunContext } from "./types";
 import type { NightlyDayRow } from "./store";
@@ -141,7 +141,9 @@ export async function learnStep(ctx: RunContext, llm: LlmClient | null): Promise
         digest.learnings.length = before.learnings;
         throw e;
       });
-    inserted.forEach((r, i) => s.index.upsert(r.seq, vectors[i], project));
+    // On an engine that searches vectors in the database there is no in-memory index to update.
+    const index = liveIndex(s);
+    if (index) inserted.forEach((r, i) => index.upsert(r.seq, vectors[i], project));
     ctx.progress("learn", `${digest.read}/${counted(digest.considered, "memory", "memories")} read, ${counted(digest.written, "learning")} written, ${digest.model_calls}/${counted(max, "model call")}`, digest.read, digest.considered);
   }
 }

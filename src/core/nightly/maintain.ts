@@ -100,7 +100,6 @@ async function mergePair(ctx: RunContext, keep: NightlyMergeRow, drop: NightlyMe
     ctx.digest.merges = ctx.digest.merges.filter((m) => m.dropped !== drop.id.slice(0, 8));
     throw e;
   }
-  s.index.remove(drop.seq);
 }
 
 /**
