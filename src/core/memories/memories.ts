@@ -116,6 +116,16 @@ export async function insertMemoryRows(s: Services, items: NewMemory[], vectors:
   return out;
 }
 
+/**
+ * The in-memory vector index to keep in step after a commit, or null where
+ * vector search is the database's own (PostgreSQL: pgvector, shared by every
+ * server; its mirror's count refreshes by itself) and nothing in memory must
+ * hold vectors.
+ */
+export function liveIndex(s: Services): Services["index"] | null {
+  return s.storage.engine === "sqlite" ? s.index : null;
+}
+
 export interface IngestInput {
   content: unknown;
   source_agent?: unknown;
@@ -174,7 +184,7 @@ export async function ingestMemory(s: Services, input: IngestInput | Record<stri
         return { row };
       });
       if ("skipped" in result) return { id: null, skipped: true, existing_count: result.skipped } satisfies IngestResult;
-      s.index.upsert(result.row.seq, vector, project);
+      liveIndex(s)?.upsert(result.row.seq, vector, project);
       return { id: result.row.id, message: `Stored memory ${result.row.id.slice(0, 8)} (${memoryType}).` } satisfies IngestResult;
     })(),
   );
@@ -266,8 +276,8 @@ export async function updateMemory(s: Services, input: UpdateInput, reason: "upd
         }
         return r;
       });
-      if (vector) s.index.upsert(updated.seq, vector, updated.project);
-      else if (changes.project) s.index.regroup(updated.seq, updated.project);
+      if (vector) liveIndex(s)?.upsert(updated.seq, vector, updated.project);
+      else if (changes.project) liveIndex(s)?.regroup(updated.seq, updated.project);
       return { memory: toView(updated, now), changes };
     })(),
   );
@@ -277,7 +287,7 @@ export async function updateMemory(s: Services, input: UpdateInput, reason: "upd
 export async function deleteMemory(s: Services, rawId: unknown): Promise<{ deleted: true; id: string; preview: string; links_removed: number }> {
   const row = await resolveMemory(s, rawId);
   const linksRemoved = await deleteRows(s, [row]);
-  s.index.remove(row.seq);
+  liveIndex(s)?.remove(row.seq);
   return { deleted: true, id: row.id, preview: row.content.length > 200 ? `${row.content.slice(0, 200)}…` : row.content, links_removed: linksRemoved };
 }
 
