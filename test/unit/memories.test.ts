@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { countSession, deleteMemory, fetchMemory, ingestMemory, resolveMemory, updateMemory } from "../../src/core/memories";
-import { addLink } from "../../src/core/graph";
 import { effectiveStrength } from "../../src/core/memories";
 import { DECAY_HALF_LIFE_DAYS, USE_BOOST } from "../../src/core/tuning";
+import { dbRow, dbRows, onPostgres, onSqlite } from "../helpers/engine";
 import { makeServices, type TestServices } from "../helpers/services";
 
 let s: TestServices;
@@ -16,24 +16,34 @@ async function ingest(content: string, extra: Record<string, unknown> = {}) {
   return r.id;
 }
 
-const rowCounts = () =>
-  s.store.sqlite
-    .query<{ m: number; f: number; v: number; l: number; t: number }, []>(
-      "SELECT (SELECT count(*) FROM memories) m, (SELECT count(*) FROM memories_fts) f, (SELECT count(*) FROM memory_vec) v, (SELECT count(*) FROM links) l, (SELECT count(*) FROM memory_tags) t",
-    )
-    .get()!;
+// Full text: SQLite's FTS5 table, PostgreSQL's generated tsvector column.
+const FTS_ROWS = onPostgres ? "(SELECT count(*) FROM memories WHERE fts IS NOT NULL)" : "(SELECT count(*) FROM memories_fts)";
+const rowCounts = async () =>
+  (await dbRow<{ m: number; f: number; v: number; l: number; t: number }>(
+    s,
+    `SELECT (SELECT count(*) FROM memories) m, ${FTS_ROWS} f, (SELECT count(*) FROM memory_vec) v, (SELECT count(*) FROM links) l, (SELECT count(*) FROM memory_tags) t`,
+  ))!;
+const ftsMatches = async (word: string) =>
+  (await dbRow<{ n: number }>(s, onPostgres ? "SELECT count(*) n FROM memories WHERE fts @@ to_tsquery('english', ?)" : "SELECT count(*) n FROM memories_fts WHERE memories_fts MATCH ?", [word]))!.n;
+/** The stored vector, comparable across reads (a BLOB on SQLite, pgvector's text on PostgreSQL). */
+const storedVector = async () => {
+  const e = (await dbRow<{ e: unknown }>(s, "SELECT embedding e FROM memory_vec"))!.e;
+  return e instanceof Uint8Array ? Buffer.from(e).toString("hex") : String(e);
+};
+// The in-memory vector index exists on SQLite only (PostgreSQL searches with pgvector).
+const indexSize = (n: number) => (onSqlite ? n : 0);
 
 describe("ingest", () => {
   test("stores content, type, project, provenance and one FTS row and one vector", async () => {
     s = makeServices();
     const id = await ingest("Use pnpm, not npm, in the web repo", { project: "web", memory_type: "decisions", source_agent: "laptop" });
-    const row = resolveMemory(s, id);
+    const row = await resolveMemory(s, id);
     expect(row.memoryType).toBe("decisions");
     expect(row.project).toBe("web");
     expect(row.sourceAgent).toBe("laptop");
     expect(row.privacy).toBe("WORK");
-    expect(rowCounts()).toMatchObject({ m: 1, f: 1, v: 1 });
-    expect(s.index.size).toBe(1);
+    expect(await rowCounts()).toMatchObject({ m: 1, f: 1, v: 1 });
+    expect(s.index.size).toBe(indexSize(1));
   });
 
   test("legacy memory types map to the current ones; default is experience", async () => {
@@ -41,9 +51,9 @@ describe("ingest", () => {
     const map: Record<string, string> = { episode: "experience", lesson: "learnings", fact: "knowledge", decision: "decisions", KNOWLEDGE: "knowledge" };
     for (const [legacy, current] of Object.entries(map)) {
       const id = await ingest(`memory typed ${legacy} number ${Math.random()}`, { memory_type: legacy });
-      expect(resolveMemory(s, id).memoryType).toBe(current);
+      expect((await resolveMemory(s, id)).memoryType).toBe(current);
     }
-    expect(resolveMemory(s, await ingest("no type given here")).memoryType).toBe("experience");
+    expect((await resolveMemory(s, await ingest("no type given here"))).memoryType).toBe("experience");
   });
 
   test("rejects bad input with a message naming the field, writing nothing", async () => {
@@ -67,7 +77,7 @@ describe("ingest", () => {
       expect(err?.code).toBe("invalid");
       expect(err.message).toMatch(field);
     }
-    expect(rowCounts().m).toBe(0);
+    expect((await rowCounts()).m).toBe(0);
   });
 
   test("dedups on source_session, also under concurrency", async () => {
@@ -76,13 +86,13 @@ describe("ingest", () => {
     expect(results.filter((r) => r.id !== null)).toHaveLength(1);
     const skipped = results.find((r) => r.id === null);
     expect(skipped).toMatchObject({ id: null, skipped: true, existing_count: 1 });
-    expect(countSession(s, "sess-1")).toBe(1);
+    expect(await countSession(s, "sess-1")).toBe(1);
   });
 
   test("session_date becomes created_at", async () => {
     s = makeServices();
     const id = await ingest("dated memory", { session_date: "2025-03-04" });
-    expect(new Date(resolveMemory(s, id).createdAt).toISOString()).toBe("2025-03-04T00:00:00.000Z");
+    expect(new Date((await resolveMemory(s, id)).createdAt).toISOString()).toBe("2025-03-04T00:00:00.000Z");
   });
 });
 
@@ -90,21 +100,20 @@ describe("ids", () => {
   test("full id, 8-char prefix, unknown, too short, ambiguous", async () => {
     s = makeServices();
     const id = await ingest("prefix target");
-    expect(resolveMemory(s, id).id).toBe(id);
-    expect(resolveMemory(s, id.slice(0, 8).toUpperCase()).id).toBe(id);
-    expect(() => resolveMemory(s, "00000000")).toThrow(/no memory/);
-    expect(() => resolveMemory(s, id.slice(0, 7))).toThrow(/8/);
-    expect(() => resolveMemory(s, "'; DROP TABLE memories; --")).toThrow(/UUID/);
-    // Two memories sharing a prefix: force one by rewriting an id.
-    const other = await ingest("prefix twin");
+    expect((await resolveMemory(s, id)).id).toBe(id);
+    expect((await resolveMemory(s, id.slice(0, 8).toUpperCase())).id).toBe(id);
+    await expect(resolveMemory(s, "00000000")).rejects.toThrow(/no memory/);
+    await expect(resolveMemory(s, id.slice(0, 7))).rejects.toThrow(/8/);
+    await expect(resolveMemory(s, "'; DROP TABLE memories; --")).rejects.toThrow(/UUID/);
+    // Two memories sharing a prefix: store one with a chosen id.
     const twin = `${id.slice(0, 8)}-ffff-4fff-bfff-ffffffffffff`;
-    s.store.sqlite.run("PRAGMA foreign_keys = OFF");
-    s.store.sqlite.run("UPDATE memories SET id = ? WHERE id = ?", [twin, other]);
-    s.store.sqlite.run("UPDATE memory_tags SET memory_id = ? WHERE memory_id = ?", [twin, other]);
-    s.store.sqlite.run("PRAGMA foreign_keys = ON");
+    const [vector] = await s.embedder.embed(["prefix twin"], "document");
+    await s.storage.memories.insertMemories([
+      { id: twin, content: "prefix twin", memoryType: "knowledge", project: null, sourceAgent: "test", sourceAgentId: null, sourceDomain: null, sourceSession: null, privacy: "WORK", createdAt: s.now(), updatedAt: s.now(), refreshedAt: s.now(), strength: 1, vector, tags: [] },
+    ]);
     let err: any;
     try {
-      resolveMemory(s, id.slice(0, 8));
+      await resolveMemory(s, id.slice(0, 8));
     } catch (e) {
       err = e;
     }
@@ -117,13 +126,13 @@ describe("fetch marks used and strengthens; citation", () => {
   test("used_count, strength, memory_events, citation format", async () => {
     s = makeServices();
     const id = await ingest("the deploy key lives in vault", { source_agent: "ci-box", session_date: "2026-01-02" });
-    const first = fetchMemory(s, id.slice(0, 8));
+    const first = await fetchMemory(s, id.slice(0, 8));
     expect(first.citation).toBe(`(memory ${id.slice(0, 8)}, 2026-01-02, from ci-box)`);
     expect(first.memory.used_count).toBe(1);
     expect(first.memory.strength).toBeCloseTo(1 + USE_BOOST, 5);
-    const second = fetchMemory(s, id);
+    const second = await fetchMemory(s, id);
     expect(second.memory.used_count).toBe(2);
-    expect(s.store.sqlite.query("SELECT count(*) n FROM memory_events WHERE kind = 'used'").get()).toEqual({ n: 2 });
+    expect(await dbRows(s, "SELECT count(*) n FROM memory_events WHERE kind = 'used'")).toEqual([{ n: 2 }]);
   });
 });
 
@@ -131,15 +140,14 @@ describe("update", () => {
   test("reports before/after, re-embeds on content change, keeps FTS in step", async () => {
     s = makeServices();
     const id = await ingest("redis runs on port 6379", { project: "cache" });
-    const before = s.store.sqlite.query<{ e: Uint8Array }, []>("SELECT embedding e FROM memory_vec").get()!.e.slice();
+    const before = await storedVector();
     const r = await updateMemory(s, { id, content: "valkey replaced redis on port 6380", memory_type: "fact" });
     expect(r.changes.content).toEqual({ before: "redis runs on port 6379", after: "valkey replaced redis on port 6380" });
     expect(r.changes.memory_type).toEqual({ before: "experience", after: "knowledge" });
     expect(r.changes.project).toBeUndefined();
-    const after = s.store.sqlite.query<{ e: Uint8Array }, []>("SELECT embedding e FROM memory_vec").get()!.e;
-    expect(Buffer.from(after).equals(Buffer.from(before))).toBe(false);
-    expect(s.store.sqlite.query("SELECT count(*) n FROM memories_fts WHERE memories_fts MATCH 'valkey'").get()).toEqual({ n: 1 });
-    expect(s.store.sqlite.query("SELECT count(*) n FROM memories_fts WHERE memories_fts MATCH '6379'").get()).toEqual({ n: 0 });
+    expect(await storedVector()).not.toBe(before);
+    expect(await ftsMatches("valkey")).toBe(1);
+    expect(await ftsMatches("6379")).toBe(0);
   });
 
   test("nothing to update and bad fields are 400", async () => {
@@ -157,24 +165,21 @@ describe("delete", () => {
     const a = await ingest("alpha service owns the queue", { project: "p" });
     const b = await ingest("beta service reads the queue", { project: "p" });
     const c = await ingest("gamma unrelated note about lunch", { project: "p" });
-    s.store.sqlite.transaction(() => {
-      addLink(s, a, b, "depends_on", 0.9);
-      addLink(s, c, a, "mentions", 0.5);
-    })();
-    const links = rowCounts().l;
+    const link = "INSERT INTO links(from_id, to_id, relationship, weight, created_at) VALUES (?, ?, ?, ?, 1)";
+    await dbRows(s, link, [a, b, "depends_on", 0.9]);
+    await dbRows(s, link, [c, a, "mentions", 0.5]);
+    const links = (await rowCounts()).l;
     expect(links).toBeGreaterThanOrEqual(2);
-    const r = deleteMemory(s, a);
+    const r = await deleteMemory(s, a);
     expect(r.preview).toContain("alpha");
-    expect(rowCounts()).toMatchObject({ m: 2, f: 2, v: 2 });
-    expect(s.store.sqlite.query("SELECT count(*) n FROM links WHERE from_id = ? OR to_id = ?").get(a, a)).toEqual({ n: 0 });
-    expect(s.store.sqlite.query("SELECT count(*) n FROM memory_tags WHERE memory_id = ?").get(a)).toEqual({ n: 0 });
-    expect(s.index.size).toBe(2);
+    expect(await rowCounts()).toMatchObject({ m: 2, f: 2, v: 2 });
+    expect(await dbRows(s, "SELECT count(*) n FROM links WHERE from_id = ? OR to_id = ?", [a, a])).toEqual([{ n: 0 }]);
+    expect(await dbRows(s, "SELECT count(*) n FROM memory_tags WHERE memory_id = ?", [a])).toEqual([{ n: 0 }]);
+    expect(s.index.size).toBe(indexSize(2));
     // link_count of the other ends went down with the links.
-    const linkCounts = s.store.sqlite.query<{ link_count: number; n: number }, []>(
-      "SELECT m.link_count, (SELECT count(*) FROM links l WHERE l.from_id = m.id OR l.to_id = m.id) n FROM memories m",
-    ).all();
+    const linkCounts = await dbRows<{ link_count: number; n: number }>(s, "SELECT m.link_count, (SELECT count(*) FROM links l WHERE l.from_id = m.id OR l.to_id = m.id) n FROM memories m");
     for (const r of linkCounts) expect(r.link_count).toBe(r.n);
-    expect(() => deleteMemory(s, a)).toThrow(/no memory/);
+    await expect(deleteMemory(s, a)).rejects.toThrow(/no memory/);
   });
 });
 
@@ -211,7 +216,7 @@ describe("session dedup under concurrency", () => {
       release();
       const results = await Promise.all([a, b]);
       expect(results.filter((r) => "skipped" in r && r.skipped).length).toBe(1);
-      expect(countSession(own, "race")).toBe(1);
+      expect(await countSession(own, "race")).toBe(1);
     } finally {
       await own.close();
     }
