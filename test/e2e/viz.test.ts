@@ -38,7 +38,7 @@ beforeAll(async () => {
   }));
   const links: SeedLink[] = [];
   for (let i = 1; i < N; i++) links.push([`m${i}`, `m${Math.floor(i / 3)}`, i % 2 ? "related" : "caused_by", 0.5 + (i % 5) / 10]);
-  ids = seedGraph(srv.services, memories, links);
+  ids = await seedGraph(srv.services, memories, links);
   browser = await launchBrowser();
 }, SLOW);
 afterAll(async () => {
@@ -390,7 +390,7 @@ describe("/viz from a non-localhost address", () => {
   test.skipIf(!hasChromium)("a server bound to 127.0.0.2: ?token= loads the graph", async () => {
     const other = await startServer({ hostname: "127.0.0.2" });
     try {
-      seedGraph(other.services, [{ key: "x", content: "only memory here" }]);
+      await seedGraph(other.services, [{ key: "x", content: "only memory here" }]);
       const base = `http://127.0.0.2:${other.port}`;
       const { page, context, seen } = await open(`${base}/viz?token=${other.token}`);
       await waitFor(page, () => (window as any).__vizState?.ready);

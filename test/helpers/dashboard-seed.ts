@@ -100,10 +100,10 @@ export async function seedDashboard(s: Services, clock: ReturnType<typeof movabl
   // Memory m12 has no tag at all (a bulk import can leave one so); the dashboard counts it as "general".
   s.store.sqlite.run("DELETE FROM memory_tags WHERE memory_id = ?", [ids.m12]);
   s.store.sqlite.run("DELETE FROM links");
-  addLink(s, ids.m1, ids.m2, "related", 0.8);
-  addLink(s, ids.m6, ids.m1, "derived_from", 0.9);
-  addLink(s, ids.m7, ids.m9, "related", 0.7);
-  addLink(s, ids.m4, ids.m8, "related", 0.6);
+  await addLink(s, s.storage, ids.m1, ids.m2, "related", 0.8);
+  await addLink(s, s.storage, ids.m6, ids.m1, "derived_from", 0.9);
+  await addLink(s, s.storage, ids.m7, ids.m9, "related", 0.7);
+  await addLink(s, s.storage, ids.m4, ids.m8, "related", 0.6);
 
   // 45 days ago (before the window): three showings, two uses; "gone" is deleted afterwards.
   for (const k of ["m1", "m2", "gone"]) show(s, ids[k], at(45));

@@ -24,7 +24,7 @@ const DAY = 86_400_000;
  * Memories with exactly the links given: each gets its own basis vector, so
  * similarity linking (cosine 0 between any two) adds none of its own.
  */
-export function seedGraph(s: Services, memories: SeedMemory[], links: SeedLink[] = []): Record<string, string> {
+export async function seedGraph(s: Services, memories: SeedMemory[], links: SeedLink[] = []): Promise<Record<string, string>> {
   const now = s.now();
   const offset = s.store.sqlite.query<{ n: number }, []>("SELECT count(*) AS n FROM memories").get()!.n;
   const vectors = memories.map((_, i) => {
@@ -49,9 +49,11 @@ export function seedGraph(s: Services, memories: SeedMemory[], links: SeedLink[]
       ids[m.key] = r.id;
       set.run(m.strength ?? 1, now - (m.ageDays ?? 0) * DAY, r.id);
     });
-    for (const [a, b, rel, w] of links) addLink(s, ids[a] ?? a, ids[b] ?? b, rel, w);
     return rows;
   })();
+  await s.storage.transaction(async (tx) => {
+    for (const [a, b, rel, w] of links) await addLink(s, tx, ids[a] ?? a, ids[b] ?? b, rel, w);
+  });
   rows.forEach((r, i) => s.index.upsert(r.seq, vectors[i], items[i].project));
   return ids;
 }

@@ -157,10 +157,10 @@ describe("delete", () => {
     const a = await ingest("alpha service owns the queue", { project: "p" });
     const b = await ingest("beta service reads the queue", { project: "p" });
     const c = await ingest("gamma unrelated note about lunch", { project: "p" });
-    s.store.sqlite.transaction(() => {
-      addLink(s, a, b, "depends_on", 0.9);
-      addLink(s, c, a, "mentions", 0.5);
-    })();
+    await s.storage.transaction(async (tx) => {
+      await addLink(s, tx, a, b, "depends_on", 0.9);
+      await addLink(s, tx, c, a, "mentions", 0.5);
+    });
     const links = rowCounts().l;
     expect(links).toBeGreaterThanOrEqual(2);
     const r = deleteMemory(s, a);

@@ -190,7 +190,7 @@ export function writePlan(
     indexUpdates.push({ seq: r.seq, vector: vectorOf(inserts[k]) });
     const ext = (plans[inserts[k]] as Extract<Plan, { kind: "insert" }>).extends;
     if (ext) {
-      addLink(s, r.id, ext.id, "extends", ext.similarity);
+      addLink(s, s.storage, r.id, ext.id, "extends", ext.similarity);
       links++;
     }
   });
@@ -209,7 +209,7 @@ export function writePlan(
         return j === undefined ? null : finalId[j];
       })() : resolveExisting(s, rel.to, shown);
       if (!to || to === from) continue;
-      addLink(s, from, to, rel.type, DISTILL_MODEL_LINK_WEIGHT);
+      addLink(s, s.storage, from, to, rel.type, DISTILL_MODEL_LINK_WEIGHT);
       links++;
     }
   }

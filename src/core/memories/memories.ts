@@ -113,7 +113,7 @@ export function insertMemoryRows(s: Services, items: NewMemory[], vectors: Float
     insertVec.run(BigInt(row.seq), vectors[i]);
     writeTags(s, id, deriveTags(m.project, m.tags));
     // The index does not hold this batch yet: links go to existing memories only.
-    linkToNearest(s, id, vectors[i], m.project);
+    linkToNearest(s, s.storage, id, vectors[i], m.project);
     return { id, seq: row.seq };
   });
 }

@@ -138,7 +138,7 @@ export async function learnStep(ctx: RunContext, llm: LlmClient | null): Promise
     const rows: NewMemory[] = items.map((l) => ({ content: l.content, memoryType: "learnings", project, sourceAgent: "nightly", sourceSession: `nightly:${ctx.day}`, createdAt: now, tags: l.tags }));
     const inserted = s.store.sqlite.transaction(() => {
       const out = insertMemoryRows(s, rows, vectors);
-      out.forEach((r, i) => items[i].sources.forEach((src) => addLink(s, r.id, src.id, "derived_from", 1)));
+      out.forEach((r, i) => items[i].sources.forEach((src) => addLink(s, s.storage, r.id, src.id, "derived_from", 1)));
       const last = chunk[chunk.length - 1];
       ctx.cursor.learn = [last.pkey, last.seq];
       digest.read += chunk.length;

@@ -1,7 +1,10 @@
 import type { GraphStore } from "../../core/graph";
 import type { PgHandle } from "./open";
 
-/** graph/ on PostgreSQL. */
+/** graph/ on PostgreSQL (placeholder until the engine base lands). */
 export function pgGraph(_h: PgHandle): GraphStore {
-  return {};
+  const notYet = async (): Promise<never> => {
+    throw new Error("the PostgreSQL engine is not built yet");
+  };
+  return { nearestFromIndex: false, addLinks: notYet, linkToNearest: notYet, linksOf: notYet, linksAround: notYet, memories: notYet, hubs: notYet, exportSlice: notYet };
 }
