@@ -21,6 +21,7 @@ import { insertMemoryRows, type NewMemory } from "../src/core/memories";
 import { ftsExpression, rank } from "../src/core/search";
 import { thresholds } from "../src/core/search";
 import { createServices, type Services } from "../src/core/services";
+import { withStorage } from "../src/core/storage";
 import { GRAPH_HOP_DIRECT_FACTOR, GRAPH_HOP_FACTOR, RRF_K, SEARCH_CANDIDATES, VECTOR_RRF_WEIGHT } from "../src/core/tuning";
 import { loadEmbedder, type Embedder } from "../src/embed";
 import { VERSION } from "../src/version";
@@ -53,15 +54,15 @@ async function ingest(s: Services, memories: LocomoMemory[]): Promise<Map<string
       batch.map((m) => m.content),
       "document",
     );
-    s.store.sqlite.transaction(() => {
-      batch.forEach((m, j) => {
+    await s.storage.transaction(async (tx) => {
+      for (const [j, m] of batch.entries()) {
         const item: NewMemory = { content: m.content, memoryType: "experience", project: m.project, sourceAgent: "locomo", createdAt: parseSessionDate(m.session_date) };
-        const [row] = insertMemoryRows(s, [item], [vectors[j]]);
+        const [row] = await insertMemoryRows(withStorage(s, tx), [item], [vectors[j]]);
         // Visible to the next turn's nearest-neighbour links, as after an /ingest commit.
         s.index.upsert(row.seq, vectors[j], m.project);
         keyOf.set(row.id, m.key);
-      });
-    })();
+      }
+    });
   }
   return keyOf;
 }
@@ -84,14 +85,14 @@ async function evaluate(s: Services, queries: LocomoQuery[], keyOf: Map<string, 
       batch.map((q) => q.question),
       "query",
     );
-    batch.forEach((q, j) => {
-      const hits = rank(s, q.question.trim(), vectors[j], K, q.project).results;
+    for (const [j, q] of batch.entries()) {
+      const hits = (await rank(s, q.question.trim(), vectors[j], K, q.project)).results;
       out.hybrid.add(q, hits.map((h) => keyOf.get(h.id)!));
       // The floor: question words (stop words removed) OR-ed, FTS5 porter BM25, nothing else.
       const expr = ftsExpression(q.question);
       out.bm25.add(q, expr ? bm25.all(expr, q.project, K).map((r) => keyBySeq.get(r.seq)!) : []);
       out.vector.add(q, s.index.search(vectors[j], Math.max(K, SEARCH_CANDIDATES), q.project).slice(0, K).map((h) => keyBySeq.get(h.seq)!));
-    });
+    }
   }
   return out;
 }

@@ -24,7 +24,7 @@ export interface RankProfile {
  * Where /search time goes: opens the store like the server does (index
  * loaded from vec0) and times rank() and its parts on the same queries.
  */
-export function profileRank(home: string, queries: Query[]): RankProfile {
+export async function profileRank(home: string, queries: Query[]): Promise<RankProfile> {
   const config = loadConfig({ MEMSVC_HOME: home, MEMSVC_OFFLINE: "1" });
   const t0 = performance.now();
   const s = createServices(config, { embedder: new FallbackEmbedder(), log: silentLogger });
@@ -43,7 +43,7 @@ export function profileRank(home: string, queries: Query[]): RankProfile {
     return v;
   };
   // Warm the page cache, the word counts and the JIT, as the HTTP run did.
-  for (const q of queries) rank(s, q.query, hashEmbed(q.query), DEFAULT_SEARCH_LIMIT, q.project);
+  for (const q of queries) await rank(s, q.query, hashEmbed(q.query), DEFAULT_SEARCH_LIMIT, q.project);
   for (const q of queries) {
     const vector = lap(out.embed, () => hashEmbed(q.query));
     lap(out.bm25, () => {
@@ -51,7 +51,9 @@ export function profileRank(home: string, queries: Query[]): RankProfile {
       if (expr) (q.project ? inProject.all(expr, q.project, SEARCH_CANDIDATES) : all.all(expr, SEARCH_CANDIDATES));
     });
     lap(out.vector, () => s.index.search(vector, SEARCH_CANDIDATES, q.project));
-    lap(out.rank, () => rank(s, q.query, vector, DEFAULT_SEARCH_LIMIT, q.project));
+    const t = performance.now();
+    await rank(s, q.query, vector, DEFAULT_SEARCH_LIMIT, q.project);
+    out.rank.push(performance.now() - t);
     const every = ftsExpression(q.query);
     const used = bm25Expression(s, q.query);
     out.all.push(every ? matching.get(every)!.n : 0);

@@ -129,7 +129,7 @@ async function clickLoneNode(page: Page): Promise<string> {
 }
 
 async function expectDetailShows(page: Page, id: string) {
-  const row = resolveMemory(srv.services, id);
+  const row = await resolveMemory(srv.services, id);
   await waitFor(page, (expected: string) => document.querySelector("#detail .content")?.textContent === expected, row.content);
   expect(await page.locator("#detail").isVisible()).toBe(true);
   expect(await page.locator("#detail .short-id").textContent()).toBe(id.slice(0, 8));
@@ -139,7 +139,7 @@ async function expectDetailShows(page: Page, id: string) {
   await waitFor(page, (n: number) => document.querySelectorAll("#detail .relationships li").length === n, row.linkCount);
   expect(await page.locator("#detail .relationships").textContent()).toMatch(/(related|caused_by) 0\.\d/);
   // Looking at a memory in the graph is not using it.
-  expect(resolveMemory(srv.services, id).usedCount).toBe(0);
+  expect((await resolveMemory(srv.services, id)).usedCount).toBe(0);
 }
 
 describe("/viz in headless Chromium", () => {

@@ -2,6 +2,7 @@ import { addLink } from "../../src/core/graph";
 import { insertMemoryRows, type NewMemory } from "../../src/core/memories";
 import { normalizeMemoryType } from "../../src/core/memories";
 import type { Services } from "../../src/core/services";
+import { withStorage } from "../../src/core/storage";
 
 export interface SeedMemory {
   key: string;
@@ -41,18 +42,16 @@ export async function seedGraph(s: Services, memories: SeedMemory[], links: Seed
     tags: m.tags,
   }));
   const ids: Record<string, string> = {};
-  const rows = s.store.sqlite.transaction(() => {
-    const rows = insertMemoryRows(s, items, vectors);
+  const rows = await s.storage.transaction(async (tx) => {
+    const rows = await insertMemoryRows(withStorage(s, tx), items, vectors);
     const set = s.store.sqlite.prepare("UPDATE memories SET strength = ?, refreshed_at = ? WHERE id = ?");
     rows.forEach((r, i) => {
       const m = memories[i];
       ids[m.key] = r.id;
       set.run(m.strength ?? 1, now - (m.ageDays ?? 0) * DAY, r.id);
     });
+    for (const [a, b, rel, w] of links) await addLink(withStorage(s, tx), ids[a] ?? a, ids[b] ?? b, rel, w);
     return rows;
-  })();
-  await s.storage.transaction(async (tx) => {
-    for (const [a, b, rel, w] of links) await addLink(s, tx, ids[a] ?? a, ids[b] ?? b, rel, w);
   });
   rows.forEach((r, i) => s.index.upsert(r.seq, vectors[i], items[i].project));
   return ids;

@@ -86,7 +86,7 @@ describe("neighbors", () => {
     expect(limited.total).toBe(2);
     expect(limited.count).toBe(1);
     expect(limited.neighbors[0].id).toBe(ids.b);
-    expect(resolveMemory(s, ids.a).usedCount).toBe(0);
+    expect((await resolveMemory(s, ids.a)).usedCount).toBe(0);
     expect((await neighbors(s, { id: ids.g })).neighbors).toEqual([]);
   });
 
@@ -306,11 +306,11 @@ describe("export", () => {
 describe("deleting a memory", () => {
   test("removes its links everywhere: neighbours, hubs, paths, export edges", async () => {
     const ids = await small();
-    expect(resolveMemory(s, ids.b).linkCount).toBe(3);
-    const r = deleteMemory(s, ids.a);
+    expect((await resolveMemory(s, ids.b)).linkCount).toBe(3);
+    const r = await deleteMemory(s, ids.a);
     expect(r.links_removed).toBe(3);
     expect(s.store.sqlite.query<{ n: number }, [string, string]>("SELECT count(*) AS n FROM links WHERE from_id = ? OR to_id = ?").get(ids.a, ids.a)!.n).toBe(0);
-    expect(resolveMemory(s, ids.b).linkCount).toBe(1);
+    expect((await resolveMemory(s, ids.b)).linkCount).toBe(1);
     expect((await neighbors(s, { id: ids.b })).neighbors.map((n) => n.id)).toEqual([ids.c]);
     expect((await neighbors(s, { id: ids.d })).total).toBe(0);
     expect((await path(s, { id: ids.d, target_id: ids.c })).found).toBe(false);
@@ -352,7 +352,7 @@ describe("text renderings for memsvc_graph", () => {
 
 test("addLink between memories feeds the graph at once", async () => {
   const ids = await small();
-  await addLink(s, s.storage, ids.g, ids.e, "Depends On", 0.4);
+  await addLink(s, ids.g, ids.e, "Depends On", 0.4);
   expect((await neighbors(s, { id: ids.g })).neighbors[0]).toMatchObject({ id: ids.e, relationships: [{ relationship: "depends_on", direction: "out", weight: 0.4 }] });
   expect((await path(s, { id: ids.g, target_id: ids.f })).hops).toBe(2);
 });

@@ -36,7 +36,6 @@ export interface NeighborsResult {
 
 /** Full memory plus its domain tags; does not mark the memory used (only GET /memory does). */
 async function centre(s: Services, rawId: unknown, field = "id"): Promise<NeighborsResult["memory"]> {
-  // awaited so these keep working when memories/ makes them async
   const row = await resolveMemory(s, rawId, field);
   const tags = (await tagsOf(s, [row.id])).get(row.id) ?? [];
   return { ...toView(row, s.now()), domain: tags[0]?.tag ?? DEFAULT_DOMAIN, tags };

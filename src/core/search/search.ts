@@ -174,7 +174,7 @@ export async function search(s: Services, input: SearchInput, queryVector?: Floa
   const project = parseProject(input.project);
   const minScore = parseMinScore(input.min_score);
   const vector = queryVector ?? (await s.embedder.embed([query], "query"))[0];
-  return rank(s, query, vector, limit, project, minScore);
+  return await rank(s, query, vector, limit, project, minScore);
 }
 
 /** What ranking needs of a candidate; full rows are read for the returned few only. */
@@ -197,7 +197,7 @@ function scoringRows(s: Services, seqs: number[]): Map<number, ScoringRow> {
 }
 
 /** The synchronous part of search, once the query vector is known (benchmarks time this). */
-export function rank(s: Services, query: string, vector: Float32Array, limit: number, project: string | null, minScore: number | null = null): SearchResult {
+export async function rank(s: Services, query: string, vector: Float32Array, limit: number, project: string | null, minScore: number | null = null): Promise<SearchResult> {
   const now = s.now();
   const fused = new Map<number, Candidate>();
   const add = (seq: number, score: number, via: string) => {
@@ -226,7 +226,7 @@ export function rank(s: Services, query: string, vector: Float32Array, limit: nu
   widenByGraph(s, seeds, rows, fused, project);
 
   const absolute = relevanceBySeq(s, query, [...rows.keys()], cosine);
-  const stale = staleOf(s, [...rows.values()].map((r) => r.id));
+  const stale = await staleOf(s, [...rows.values()].map((r) => r.id));
   const scored: { seq: number; score: number; relevance: number; rank: number }[] = [];
   for (const [seq, c] of fused) {
     const row = rows.get(seq);
@@ -240,7 +240,7 @@ export function rank(s: Services, query: string, vector: Float32Array, limit: nu
   }
   scored.sort((a, b) => b.score - a.score || b.rank - a.rank);
   const top = scored.slice(0, limit);
-  const full = rowsBySeq(s, top.map((h) => h.seq));
+  const full = await rowsBySeq(s, top.map((h) => h.seq));
   const results: SearchHit[] = [];
   for (const h of top) {
     const row = full.get(h.seq);

@@ -24,18 +24,6 @@ type Count = { name: string; n: number };
 export function sqliteGraph(h: SqliteHandle): GraphStore {
   const db = h.sqlite;
 
-  /**
-   * Runs a write so that it joins the transaction it is called in: `tx`'s
-   * handle, or (TRANSITION, while memories/, distill/ and nightly/ still write
-   * inside a synchronous `db.transaction`) the caller's open SQLite
-   * transaction; otherwise behind the write lock. Running at once also makes
-   * a failing statement throw to the caller, rolling its transaction back.
-   */
-  function write<T>(fn: () => T): Promise<T> {
-    if (h.inTransaction || db.inTransaction) return Promise.resolve(fn());
-    return h.write(fn);
-  }
-
   const insertLink = () =>
     db.query<unknown, [string, string, string, number, number]>(
       `INSERT INTO links(from_id, to_id, relationship, weight, created_at) VALUES (?, ?, ?, ?, ?)
@@ -46,14 +34,14 @@ export function sqliteGraph(h: SqliteHandle): GraphStore {
     nearestFromIndex: true,
 
     addLinks(links, now) {
-      return write(() => {
+      return h.write(() => {
         const stmt = insertLink();
         for (const l of links) stmt.run(l.fromId, l.toId, l.relationship, l.weight, now);
       });
     },
 
     linkToNearest({ memoryId, near, now }) {
-      return write(() => {
+      return h.write(() => {
         if (!near || near.length === 0) return 0;
         const ids = db
           .query<{ seq: number; id: string }, [string]>("SELECT seq, id FROM memories WHERE seq IN (SELECT value FROM json_each(?))")
