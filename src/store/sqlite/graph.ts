@@ -1,5 +1,5 @@
 import type { ExportSlice, GraphMemoryRow, GraphStore, LinkAround, LinkOf } from "../../core/graph";
-import { effectiveStrengthSql } from "../../core/memories";
+import { effectiveStrengthSql } from "./strength";
 // Straight from the file: read while modules load (the memories barrel may not be complete yet).
 import { DEFAULT_DOMAIN } from "../../core/memories/tags";
 import type { SqliteHandle } from "./storage";
