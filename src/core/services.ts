@@ -1,6 +1,8 @@
 import type { Config } from "../config";
 import { openStore, type Store } from "../store/sqlite";
 import { sqliteStorage } from "../store/sqlite/storage";
+import { openPostgres } from "../store/postgres/open";
+import { pgStorage } from "../store/postgres/storage";
 import type { Storage } from "./storage";
 import type { Embedder } from "../embed/types";
 import type { Logger } from "./log";
@@ -20,7 +22,11 @@ export interface EmbedderLoad {
 /** Everything core functions need, built once per process and passed explicitly. */
 export interface Services {
   readonly config: Config;
-  /** The SQLite handle, while core moves to `storage` (issue 17): new code uses `storage`. */
+  /**
+   * The SQLite handle, while core moves to `storage` (issue 17): new code uses
+   * `storage`. Under storage "postgres" reading it throws, so code that has
+   * not moved fails loudly instead of writing to a stray SQLite file.
+   */
   readonly store: Store;
   /** The database behind every capability, whatever the engine (src/core/storage.ts). */
   readonly storage: Storage;
@@ -51,23 +57,28 @@ export interface ServiceOptions {
   embedder: Embedder;
   log: Logger;
   now?: () => number;
-  /** Database file; defaults to the home's memsvc.db. */
+  /** Database file (storage "sqlite"); defaults to the home's memsvc.db. */
   dbFile?: string;
   /** Vector count above which the index loads in the background and is saved to a file (tests lower it). */
   indexBackgroundAbove?: number;
 }
 
 export function createServices(config: Config, opts: ServiceOptions): Services {
-  const store = openStore(opts.dbFile ?? config.paths.db);
+  const postgres = config.storage === "postgres";
+  const store = postgres ? null : openStore(opts.dbFile ?? config.paths.db);
+  // Lazy: nothing connects until the first query or storage.ready() (memsvc server awaits it to fail fast).
+  const storage = store ? sqliteStorage(store) : pgStorage(openPostgres({ url: config.database.url!, schema: config.database.schema, pool: config.database.pool }));
   const inflight = new Set<Promise<unknown>>();
   let embedder = opts.embedder;
   let index_ = new VectorIndex();
   // Set by attachIndex() right after the object exists (startIndex needs the services).
   let state = undefined as unknown as IndexState;
-  const storage = sqliteStorage(store);
   const services: Services = {
     config,
-    store,
+    get store(): Store {
+      if (!store) throw new Error(`Services.store (the SQLite handle) does not exist under storage "postgres": the calling code has not moved to the storage interface yet (issue 17)`);
+      return store;
+    },
     storage,
     get embedder() {
       return embedder;
@@ -103,10 +114,10 @@ export function createServices(config: Config, opts: ServiceOptions): Services {
     },
     async close() {
       await services.drain();
-      saveIndex(services, state);
+      if (store) saveIndex(services, state);
       state.stop = true;
       await embedder.close?.();
-      store.close();
+      await storage.close();
     },
   };
   attachIndex();
@@ -115,6 +126,11 @@ export function createServices(config: Config, opts: ServiceOptions): Services {
 
   /** A fresh index for the active embedder, loaded (or loading) and kept in step with other processes' writes. */
   function attachIndex(): void {
+    if (postgres) {
+      // Vector search on PostgreSQL is pgvector's, in the database: no in-memory copy to load, sync or save.
+      state = { status: "ready", loaded: 0, total: 0, cursor: 0, dataVersion: 0, ready: Promise.resolve(), backgroundAbove: opts.indexBackgroundAbove ?? Number.MAX_SAFE_INTEGER };
+      return;
+    }
     const current = startIndex(services, opts.indexBackgroundAbove);
     state = current;
     index_.beforeSearch = () => {
