@@ -265,7 +265,9 @@ describe("export", () => {
   test("limit: default 5000, capped at 10000, truncated says so", async () => {
     fresh();
     const n = 10_005;
-    await seedGraph(s, Array.from({ length: n }, (_, i) => ({ key: `k${i}`, content: `bulk ${i}`, strength: 1 + i / n, project: null })));
+    const all = Array.from({ length: n }, (_, i) => ({ key: `k${i}`, content: `bulk ${i}`, strength: 1 + i / n, project: null }));
+    // In batches: one insert of 10,005 rows is past PostgreSQL's 65,535 bind parameters.
+    for (let i = 0; i < n; i += 2000) await seedGraph(s, all.slice(i, i + 2000));
     const def = (await exportGraph(s, {}));
     expect(def.nodes.length).toBe(5000);
     expect(def.meta).toMatchObject({ matched: n, nodes: 5000, limit: 5000, truncated: true });
