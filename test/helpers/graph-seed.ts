@@ -15,6 +15,8 @@ export interface SeedMemory {
   strength?: number;
   /** Days since the decay clock was last refreshed (0 = now). */
   ageDays?: number;
+  /** Its embedding (default: a basis vector no other seeded memory has). */
+  vector?: Float32Array;
 }
 
 /** [from key, to key, relationship, weight] */
@@ -32,8 +34,11 @@ let basis = 0;
 export async function seedGraph(s: Services, memories: SeedMemory[], links: SeedLink[] = []): Promise<Record<string, string>> {
   const now = s.now();
   const rows: NewMemoryRow[] = memories.map((m) => {
-    const vector = new Float32Array(384);
-    vector[basis++ % 384] = 1;
+    let vector = m.vector;
+    if (!vector) {
+      vector = new Float32Array(384);
+      vector[basis++ % 384] = 1;
+    }
     const project = m.project === undefined ? "proj" : m.project;
     const at = now - (m.ageDays ?? 0) * DAY;
     return {

@@ -2,7 +2,8 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { graphQuery, hubs, neighbors, path } from "../../src/core/graph";
 import { exportGraph } from "../../src/core/graph";
 import { hubsText, neighborsText, pathText } from "../../src/core/graph";
-import { addLink } from "../../src/core/graph";
+import { addLink, linkToNearest } from "../../src/core/graph";
+import { withStorage } from "../../src/core/storage";
 import { deleteMemory, resolveMemory } from "../../src/core/memories";
 import { GRAPH_PATH_MAX_HOPS } from "../../src/core/tuning";
 import { AppError } from "../../src/errors";
@@ -353,4 +354,31 @@ test("addLink between memories feeds the graph at once", async () => {
   await addLink(s, ids.g, ids.e, "Depends On", 0.4);
   expect((await neighbors(s, { id: ids.g })).neighbors[0]).toMatchObject({ id: ids.e, relationships: [{ relationship: "depends_on", direction: "out", weight: 0.4 }] });
   expect((await path(s, { id: ids.g, target_id: ids.f })).hops).toBe(2);
+});
+
+test("linkToNearest links a memory to its nearest others in its project above the floor, never to itself", async () => {
+  fresh();
+  const unit = (pairs: [number, number][]) => {
+    const v = new Float32Array(384);
+    for (const [i, x] of pairs) v[i] = x;
+    return v;
+  };
+  const between = unit([[0, 0.8], [1, 0.6]]);
+  const ids = await seedGraph(s, [
+    { key: "x", project: "p", vector: unit([[0, 1]]) },
+    { key: "y", project: "p", vector: unit([[1, 1]]) },
+    { key: "other", project: "q", vector: unit([[0, 1]]) },
+    { key: "new", project: "p", vector: between },
+  ]);
+  const link = (min: number) => s.storage.transaction((tx) => linkToNearest(withStorage(s, tx), ids.new, between, "p", min));
+  expect(await link(0.7)).toBe(1);
+  let r = await neighbors(s, { id: ids.new });
+  expect(r.neighbors.map((n) => n.id)).toEqual([ids.x]);
+  expect(r.neighbors[0].relationships).toEqual([{ relationship: "related", direction: "out", weight: expect.closeTo(0.8, 1) as unknown as number }]);
+  expect(await link(0.5)).toBe(2);
+  r = await neighbors(s, { id: ids.new });
+  expect(r.neighbors.map((n) => n.id)).toEqual([ids.x, ids.y]);
+  // Linking again re-weights (the stronger weight wins), it does not duplicate.
+  expect((await exportGraph(s, {})).meta.total_links).toBe(2);
+  expect((await resolveMemory(s, ids.x)).linkCount).toBe(1);
 });
