@@ -370,15 +370,17 @@ test("linkToNearest links a memory to its nearest others in its project above th
     { key: "other", project: "q", vector: unit([[0, 1]]) },
     { key: "new", project: "p", vector: between },
   ]);
-  const link = (min: number) => s.storage.transaction((tx) => linkToNearest(withStorage(s, tx), ids.new, between, "p", min));
+  const link = (minSimilarity: number, batch: string[] = []) => s.storage.transaction((tx) => linkToNearest(withStorage(s, tx), ids.new, between, "p", { minSimilarity, batch }));
+  // y (0.6) is below the floor; "other" is in another project; "new" itself is nearest of all.
   expect(await link(0.7)).toBe(1);
-  let r = await neighbors(s, { id: ids.new });
+  const r = await neighbors(s, { id: ids.new });
   expect(r.neighbors.map((n) => n.id)).toEqual([ids.x]);
   expect(r.neighbors[0].relationships).toEqual([{ relationship: "related", direction: "out", weight: expect.closeTo(0.8, 1) as unknown as number }]);
-  expect(await link(0.5)).toBe(2);
-  r = await neighbors(s, { id: ids.new });
-  expect(r.neighbors.map((n) => n.id)).toEqual([ids.x, ids.y]);
+  // The memories written in the same batch are never linked by similarity.
+  expect(await link(0.5, [ids.x])).toBe(1);
+  expect((await neighbors(s, { id: ids.new })).neighbors.map((n) => n.id)).toEqual([ids.x, ids.y]);
   // Linking again re-weights (the stronger weight wins), it does not duplicate.
+  expect(await link(0.5)).toBe(2);
   expect((await exportGraph(s, {})).meta.total_links).toBe(2);
   expect((await resolveMemory(s, ids.x)).linkCount).toBe(1);
 });

@@ -19,11 +19,22 @@ export async function addLink(s: Services, fromId: string, toId: string, relatio
 /**
  * Links a new memory to its closest existing memories ("related", weight =
  * cosine similarity); call it with `withStorage(s, tx)` inside the write's
- * transaction. On SQLite the candidates come from the in-memory index, so call
- * it before the new vector is added there; on PostgreSQL pgvector finds them
- * inside the same transaction.
+ * transaction. `batch`: the memories written with it, never linked by
+ * similarity (as on SQLite, where the in-memory index does not hold them
+ * until commit; on PostgreSQL they are already visible to pgvector). On
+ * SQLite the candidates come from the in-memory index, so call it before the
+ * new vectors are added there; on PostgreSQL pgvector finds them inside the
+ * same transaction.
  */
-export async function linkToNearest(s: Services, memoryId: string, vector: Float32Array, project: string | null, minSimilarity = thresholds(s).link): Promise<number> {
+export async function linkToNearest(
+  s: Services,
+  memoryId: string,
+  vector: Float32Array,
+  project: string | null,
+  opts: { minSimilarity?: number; batch?: readonly string[] } = {},
+): Promise<number> {
+  const minSimilarity = opts.minSimilarity ?? thresholds(s).link;
+  const exclude = [...new Set([memoryId, ...(opts.batch ?? [])])];
   const near = s.storage.graph.nearestFromIndex
     ? s.index
         .search(vector, LINK_MAX_NEAREST, project)
@@ -31,5 +42,5 @@ export async function linkToNearest(s: Services, memoryId: string, vector: Float
         .map((h) => ({ seq: h.seq, similarity: h.similarity }))
     : null;
   if (near && near.length === 0) return 0;
-  return s.storage.graph.linkToNearest({ memoryId, vector, project, limit: LINK_MAX_NEAREST, minSimilarity, near, now: s.now() });
+  return s.storage.graph.linkToNearest({ memoryId, vector, project, limit: LINK_MAX_NEAREST, minSimilarity, exclude, near, now: s.now() });
 }

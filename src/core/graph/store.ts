@@ -52,6 +52,8 @@ export interface NearestLinks {
   /** At most this many links. */
   limit: number;
   minSimilarity: number;
+  /** Never linked: the memory itself and the memories written in the same batch. */
+  exclude: readonly string[];
   /** Candidates from core's index (by seq) when nearestFromIndex; null otherwise. */
   near: { seq: number; similarity: number }[] | null;
   now: number;

@@ -56,7 +56,7 @@ export function pgGraph(h: PgHandle): GraphStore {
         .onConflictDoUpdate({ target: [l.fromId, l.toId, l.relationship], set: { weight: sql`greatest(${l.weight}, excluded.weight)` } });
     },
 
-    async linkToNearest({ memoryId, vector, project, limit, minSimilarity, now }) {
+    async linkToNearest({ memoryId, vector, project, limit, minSimilarity, exclude, now }) {
       // pgvector: cosine distance over the HNSW index, nearest first; the
       // similarity floor applies after the k nearest, as core's index does.
       const s = h.schema;
@@ -65,13 +65,13 @@ export function pgGraph(h: PgHandle): GraphStore {
          SELECT $1, n.id, 'related', least(1, greatest(0, n.sim)), $2 FROM (
            SELECT m.id, 1 - (v.embedding <=> $3::vector) AS sim
              FROM ${s}.memory_vec v JOIN ${s}.memories m ON m.seq = v.seq
-            WHERE m.id <> $1 AND ($4::text IS NULL OR m.project = $4)
+            WHERE m.id <> $1 AND m.id NOT IN (SELECT jsonb_array_elements_text($7::jsonb)) AND ($4::text IS NULL OR m.project = $4)
             ORDER BY v.embedding <=> $3::vector
             LIMIT $5) n
           WHERE n.sim >= $6
          ON CONFLICT (from_id, to_id, relationship) DO UPDATE SET weight = greatest(l.weight, excluded.weight)
          RETURNING 1`,
-        [memoryId, now, `[${Array.from(vector).join(",")}]`, project, limit, minSimilarity],
+        [memoryId, now, `[${Array.from(vector).join(",")}]`, project, limit, minSimilarity, JSON.stringify(exclude)],
       );
       return rows.length;
     },

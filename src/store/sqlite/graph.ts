@@ -40,9 +40,10 @@ export function sqliteGraph(h: SqliteHandle): GraphStore {
       });
     },
 
-    linkToNearest({ memoryId, near, now }) {
+    linkToNearest({ memoryId, exclude, near, now }) {
       return h.write(() => {
         if (!near || near.length === 0) return 0;
+        const skip = new Set(exclude);
         const ids = db
           .query<{ seq: number; id: string }, [string]>("SELECT seq, id FROM memories WHERE seq IN (SELECT value FROM json_each(?))")
           .all(JSON.stringify(near.map((h) => h.seq)));
@@ -51,7 +52,7 @@ export function sqliteGraph(h: SqliteHandle): GraphStore {
         let n = 0;
         for (const h of near) {
           const other = idOf.get(h.seq);
-          if (!other || other === memoryId) continue;
+          if (!other || other === memoryId || skip.has(other)) continue;
           stmt.run(memoryId, other, "related", Math.max(0, Math.min(1, h.similarity)), now);
           n++;
         }
