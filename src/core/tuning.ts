@@ -345,6 +345,12 @@ export const NIGHTLY_CATCHUP_DAYS = 3;
 export const NIGHTLY_OWED_DAYS = 30;
 /** A run whose owner has not reported for this long is taken to be dead and is resumed. */
 export const NIGHTLY_LEASE_MS = 15 * 60_000;
+/**
+ * Heartbeats per lease while a run works: at 4 a run survives three missed
+ * beats (a stalled event loop, a busy database) before another server may
+ * take it over. Not measured: a margin, as leases usually are.
+ */
+export const NIGHTLY_HEARTBEATS_PER_LEASE = 4;
 
 /* ---- Capture client (memsvc capture): local denoising without a model ---- */
 

@@ -250,7 +250,20 @@ export function pgTables(schemaName: string) {
     expiresAt: ms("expires_at").notNull(),
   });
 
+  /** Identity sections (migrations/0002_identity.sql): scope '' is global, else an agent id. */
+  const identitySections = s.table(
+    "identity_sections",
+    {
+      scope: text("scope").notNull(),
+      name: text("name").notNull(),
+      body: text("body").notNull(),
+      updatedAt: ms("updated_at").notNull(),
+    },
+    (t) => [primaryKey({ columns: [t.scope, t.name] })],
+  );
+
   return {
+    identitySections,
     memories,
     memoryVec,
     links,
