@@ -7,6 +7,7 @@ import { withStorage } from "../../src/core/storage";
 import { deleteMemory, resolveMemory } from "../../src/core/memories";
 import { GRAPH_PATH_MAX_HOPS } from "../../src/core/tuning";
 import { AppError } from "../../src/errors";
+import { dbRows } from "../helpers/engine";
 import { seedGraph } from "../helpers/graph-seed";
 import { makeServices, type TestServices } from "../helpers/services";
 
@@ -266,9 +267,14 @@ describe("export", () => {
   test("limit: default 5000, capped at 10000, truncated says so", async () => {
     fresh();
     const n = 10_005;
-    const all = Array.from({ length: n }, (_, i) => ({ key: `k${i}`, content: `bulk ${i}`, strength: 1 + i / n, project: null }));
-    // In batches: one insert of 10,005 rows is past PostgreSQL's 65,535 bind parameters.
-    for (let i = 0; i < n; i += 2000) await seedGraph(s, all.slice(i, i + 2000));
+    // Rows alone (no vectors or tags: the export needs neither), in one statement both engines speak.
+    await dbRows(
+      s,
+      `WITH RECURSIVE k(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM k WHERE i < ?)
+       INSERT INTO memories(id, content, memory_type, created_at, updated_at, refreshed_at, strength)
+       SELECT 'bulk-' || i, 'bulk ' || i, 'knowledge', ?, ?, ?, 1 + 1.0 * i / ? FROM k`,
+      [n - 1, NOW, NOW, NOW, n],
+    );
     const def = (await exportGraph(s, {}));
     expect(def.nodes.length).toBe(5000);
     expect(def.meta).toMatchObject({ matched: n, nodes: 5000, limit: 5000, truncated: true });
