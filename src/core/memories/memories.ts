@@ -110,7 +110,7 @@ export async function insertMemoryRows(s: Services, items: NewMemory[], vectors:
   const out: { id: string; seq: number }[] = [];
   for (let i = 0; i < rows.length; i++) {
     // The index does not hold this batch yet: links go to existing memories only.
-    await linkToNearest(s, rows[i].id, vectors[i], items[i].project);
+    await linkToNearest(s, rows[i].id, vectors[i], items[i].project, { batch: rows.map((r) => r.id) });
     out.push({ id: rows[i].id, seq: seqs[i] });
   }
   return out;
