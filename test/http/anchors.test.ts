@@ -128,7 +128,7 @@ describe("anchors on /distill", () => {
     });
     const dir = mkdtempSync(join(tmpdir(), "memsvc-anchors-export-"));
     const file = join(dir, "out.jsonl");
-    await exportAll(h.srv.services.store, h.srv.services.config.paths.identity, file, { vectors: false });
+    await exportAll(h.srv.services.storage, h.srv.services.config.paths.identity, file, { vectors: false });
     const fresh = makeServices();
     try {
       const r = await importAll(fresh, file);
