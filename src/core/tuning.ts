@@ -569,3 +569,12 @@ export const STALE_NOTE_PATHS = 2;
  * what is left is checked by the next session start or `memsvc stale`.
  */
 export const STALE_HOOK_BUDGET_MS = 1200;
+/**
+ * Rows per `memsvc migrate` batch (one target transaction each, the cursor
+ * stored with it). bench/migrate.ts, 10k memories into PGlite over TCP on the
+ * shared 2-core machine (load 7-17): 25-185 s at every size tried (100, 250,
+ * 500, 1000), noise larger than any difference between sizes, so not tuned
+ * on speed. 500 keeps a batch to ~9k bind parameters per statement (limit
+ * 65535) and an interrupted run loses at most one batch of work.
+ */
+export const MIGRATE_BATCH = 500;

@@ -147,7 +147,7 @@ export function registerTools(server: McpServer, s: Services): void {
     "The map of what memory holds: each knowledge domain with its memory and learnings counts, project groupings and characteristic keywords, then each project with its main domains. Use it to see which topics exist before searching, or to choose a domain for memsvc_graph hubs.",
     {},
     true,
-    () => renderDomainIndex(domainIndex(s)),
+    async () => renderDomainIndex(await domainIndex(s)),
   );
 
   tool(

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, beforeEach } from "bun:test";
 import { startFakeLlm, type FakeLlm } from "./fake-llm";
+import { dbRows } from "./engine";
 import { postJson, startServer, type TestServer } from "./server";
 
 export const DISTILL_TIMEOUT_MS = 1500;
@@ -11,8 +12,9 @@ export interface DistillHarness {
   fake: FakeLlm;
   srv: TestServer;
   post(body: unknown): Promise<Response>;
-  sql<T>(q: string, ...args: any[]): T[];
-  count(table: string): number;
+  /** Rows of one SQL statement both engines speak (`?` placeholders), on the server's store. */
+  sql<T>(q: string, ...args: any[]): Promise<T[]>;
+  count(table: string): Promise<number>;
 }
 
 /**
@@ -22,8 +24,8 @@ export interface DistillHarness {
 export function distillHarness(opts: { timeoutMs?: number } = {}): DistillHarness {
   const h = {
     post: (body: unknown) => postJson(`${h.srv.url}/distill`, body),
-    sql: <T>(q: string, ...args: any[]) => h.srv.services.store.sqlite.query<T, any[]>(q).all(...args),
-    count: (table: string) => h.sql<{ n: number }>(`SELECT count(*) AS n FROM ${table}`)[0].n,
+    sql: <T>(q: string, ...args: any[]) => dbRows<T>(h.srv.services, q, args),
+    count: async (table: string) => (await h.sql<{ n: number }>(`SELECT count(*) AS n FROM ${table}`))[0].n,
   } as DistillHarness;
   beforeAll(async () => {
     h.fake = startFakeLlm();
@@ -33,10 +35,10 @@ export function distillHarness(opts: { timeoutMs?: number } = {}): DistillHarnes
     await h.srv.stop();
     await h.fake.stop();
   });
-  beforeEach(() => {
+  beforeEach(async () => {
     h.fake.reset();
-    h.srv.services.store.sqlite.run("DELETE FROM memories");
-    h.srv.services.store.sqlite.run("DELETE FROM segments");
+    await dbRows(h.srv.services, "DELETE FROM memories");
+    await dbRows(h.srv.services, "DELETE FROM segments");
     for (let seq = 0; seq < 10_000; seq++) h.srv.services.index.remove(seq);
   });
   return h;

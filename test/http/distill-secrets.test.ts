@@ -69,7 +69,7 @@ describe("no secret reaches the model or the store", () => {
     expect(sent).toContain("[REDACTED:");
 
     // The echoing model's memories were stored, with no secret in them, nor anywhere in the file.
-    const stored = h.sql<{ content: string }>("SELECT content FROM memories WHERE source_session = 'all-secrets'");
+    const stored = (await h.sql<{ content: string }>("SELECT content FROM memories WHERE source_session = 'all-secrets'"));
     expect(stored.length).toBeGreaterThan(0);
     const bytes = dbBytes();
     for (const c of CORPUS) {

@@ -1,5 +1,7 @@
 import { and, asc, desc, eq, inArray, isNotNull, like, or, sql } from "drizzle-orm";
 import type { AnchorRow, MemoriesStore, MemoryRow, VersionRow } from "../../core/memories";
+import type { MemoriesBulkStore } from "../../core/memories/store-bulk";
+import type { AnyPgColumn } from "drizzle-orm/pg-core";
 import type { PgHandle } from "./open";
 
 /**
@@ -8,7 +10,10 @@ import type { PgHandle } from "./open";
  * drizzle cannot say compactly). Multi-statement writes run in one
  * transaction: the caller's when the handle is bound to one, else their own.
  */
-export function pgMemories(h: PgHandle): MemoriesStore {
+/** Text ordered by bytes, as SQLite orders it (a database's collation may sort "-" elsewhere). */
+const byte = (col: AnyPgColumn) => sql`${col} COLLATE "C"`;
+
+export function pgMemories(h: PgHandle): Omit<MemoriesStore, keyof MemoriesBulkStore> {
   const t = h.t;
   const m = t.memories;
   // Every column but the generated full-text vector: rows leave as MemoryRow.
@@ -109,7 +114,7 @@ export function pgMemories(h: PgHandle): MemoriesStore {
 
     async memoriesByIdPrefix(prefix, limit) {
       // LIKE, not a range: under a non-C collation "-" does not sort as in SQLite. The prefix is hex and "-" only.
-      return (await h.orm.select(cols).from(m).where(like(m.id, `${prefix}%`)).orderBy(asc(m.id)).limit(limit)) as MemoryRow[];
+      return (await h.orm.select(cols).from(m).where(like(m.id, `${prefix}%`)).orderBy(byte(m.id)).limit(limit)) as MemoryRow[];
     },
 
     async memoriesBySeq(seqs) {
@@ -168,7 +173,7 @@ export function pgMemories(h: PgHandle): MemoriesStore {
         .select({ memoryId: g.memoryId, tag: g.tag, weight: g.weight })
         .from(g)
         .where(inArray(g.memoryId, [...memoryIds]))
-        .orderBy(asc(g.memoryId), desc(g.weight), asc(g.tag));
+        .orderBy(byte(g.memoryId), desc(g.weight), byte(g.tag));
     },
 
     async linksOf(memoryId, previewChars, limit) {
@@ -255,7 +260,7 @@ export function pgMemories(h: PgHandle): MemoriesStore {
           .select()
           .from(a)
           .where(inArray(a.memoryId, [...memoryIds]))
-          .orderBy(asc(a.memoryId), desc(a.anchoredAt), asc(a.repo))
+          .orderBy(byte(a.memoryId), desc(a.anchoredAt), byte(a.repo))
       ).map(anchorOf);
     },
 
@@ -270,7 +275,7 @@ export function pgMemories(h: PgHandle): MemoriesStore {
     },
 
     async repoAnchors(repo) {
-      return (await h.orm.select().from(a).where(eq(a.repo, repo)).orderBy(asc(a.anchoredAt), asc(a.memoryId))).map(anchorOf);
+      return (await h.orm.select().from(a).where(eq(a.repo, repo)).orderBy(asc(a.anchoredAt), byte(a.memoryId))).map(anchorOf);
     },
 
     async markStale(repo, marks, fresh, at) {
