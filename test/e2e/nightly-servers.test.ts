@@ -3,11 +3,13 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { ingestMemory } from "../../src/core/memories";
 import type { NightlyDigest } from "../../src/core/nightly";
+import { engineEnv } from "../helpers/engine";
 import { startFakeLlm, type FakeLlm } from "../helpers/fake-llm";
 import { BUN, childEnv, freePort, startProcess, type Running } from "../helpers/process";
 import { makeServices, type TestServices } from "../helpers/services";
 
-// Two real `memsvc server` processes over one database, each with its own
+// Two real `memsvc server` processes over one database (the SQLite file, or
+// with MEMSVC_TEST_ENGINE=postgres one PGlite database), each with its own
 // nightly schedule firing every second: the night runs once, and when its
 // owner is killed mid-run the other server finishes it from the cursor.
 
@@ -52,7 +54,7 @@ test("two servers schedule the same night: one runs it; killed mid-run, the othe
   fake.script({ wait: new Promise(() => {}), then: lesson("proj-a") });
 
   const ports = [await freePort(), await freePort()];
-  servers.push(...(await Promise.all(ports.map((port) => startProcess([BUN, "src/main.ts", "server", "--port", String(port)], childEnv(home), port, undefined, 60_000)))));
+  servers.push(...(await Promise.all(ports.map((port) => startProcess([BUN, "src/main.ts", "server", "--port", String(port)], childEnv(home, engineEnv(home)), port, undefined, 60_000)))));
   await waitFor(() => fake.requests.length >= 1);
   const running = (await view.storage.nightly.lastRun(yesterday))!;
   expect(running.status).toBe("running");

@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, beforeEach } from "bun:test";
 import { startFakeLlm, type FakeLlm } from "./fake-llm";
-import { dbRows } from "./engine";
+import { existsSync, readFileSync } from "node:fs";
+import type { Services } from "../../src/core/services";
+import { dbRows, onSqlite } from "./engine";
 import { postJson, startServer, type TestServer } from "./server";
 
 export const DISTILL_TIMEOUT_MS = 1500;
@@ -42,4 +44,20 @@ export function distillHarness(opts: { timeoutMs?: number } = {}): DistillHarnes
     for (let seq = 0; seq < 10_000; seq++) h.srv.services.index.remove(seq);
   });
   return h;
+}
+
+/**
+ * Everything the store holds, as text, to assert a secret is nowhere in it:
+ * the SQLite file and its WAL byte for byte (free pages included), or on
+ * PostgreSQL every row of every table of the store's schema.
+ */
+export async function storedText(s: Services): Promise<string> {
+  if (onSqlite) {
+    const file = s.store.file;
+    return ["", "-wal"].map((x) => (existsSync(file + x) ? readFileSync(file + x).toString("latin1") : "")).join("");
+  }
+  const tables = await dbRows<{ t: string }>(s, "SELECT table_name AS t FROM information_schema.tables WHERE table_schema = ?", [s.config.database.schema]);
+  const parts: string[] = [];
+  for (const { t } of tables) parts.push(JSON.stringify(await dbRows(s, `SELECT * FROM ${t}`)));
+  return parts.join("\n");
 }

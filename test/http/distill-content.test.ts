@@ -1,7 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { readFileSync, existsSync } from "node:fs";
 import { memoriesReply } from "../helpers/fake-llm";
-import { distillHarness, TRANSCRIPT } from "../helpers/distill-server";
+import { distillHarness, storedText, TRANSCRIPT } from "../helpers/distill-server";
 import { postJson } from "../helpers/server";
 
 // No test here times the model out: the short default (kept short for distill.test.ts's hang tests)
@@ -62,10 +61,7 @@ describe("raw content and secrets", () => {
   const PW = "hunter2-PLANTED-pw";
   const SENTENCE = "The violet walrus recited quarterly tax tables backwards at midnight";
 
-  const dbBytes = () => {
-    const file = h.srv.services.store.file;
-    return ["", "-wal"].map((x) => (existsSync(file + x) ? readFileSync(file + x).toString("latin1") : "")).join("");
-  };
+  const dbBytes = () => storedText(h.srv.services);
 
   test("planted secrets never reach the model nor the database; an echoed key is redacted", async () => {
     h.fake.script(memoriesReply(`The staging deploy uses the OpenAI key ${KEY} from the .env file of the shop repo.`, "The staging database is reached through pgbouncer on port 6432 with the shop_app user."));
@@ -83,7 +79,7 @@ describe("raw content and secrets", () => {
     expect(sent).toContain(SENTENCE);
     const contents = (await sql<{ content: string }>("SELECT content FROM memories")).map((m) => m.content);
     expect(contents.some((c) => c.includes("[REDACTED:openai-key]"))).toBe(true);
-    const bytes = dbBytes();
+    const bytes = await dbBytes();
     for (const secret of [KEY, GH, AWS, PW]) expect(bytes).not.toContain(secret);
     // The transcript itself is gone: a sentence the model did not echo is nowhere in the file.
     expect(bytes).not.toContain("violet walrus");

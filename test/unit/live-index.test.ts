@@ -2,6 +2,11 @@ import { afterEach, expect, test } from "bun:test";
 import { deleteMemory, ingestMemory, updateMemory } from "../../src/core/memories";
 import { search } from "../../src/core/search";
 import { makeServices, type TestServices } from "../helpers/services";
+import { onPostgres } from "../helpers/engine";
+
+// SQLite only: these test the in-memory vector index kept in step with other
+// connections' writes. On PostgreSQL vector search runs in the database
+// (pgvector), so there is no such index to load, sync or save.
 
 // Two Services on one home are two SQLite connections, exactly as two processes are to SQLite.
 const open: TestServices[] = [];
@@ -16,7 +21,7 @@ const pair = () => {
 };
 const idOf = (r: { id: string | null }) => r.id!;
 
-test("another connection's inserts, edits, project moves and deletes reach this index before its next vector search", async () => {
+test.skipIf(onPostgres)("another connection's inserts, edits, project moves and deletes reach this index before its next vector search", async () => {
   const [server, other] = pair();
   await ingestMemory(server, { content: "The release train for atlas ships every tuesday", project: "atlas" });
   const id = idOf(await ingestMemory(other, { content: "Kafka consumer lag alerts page the on-call after ten minutes", project: "infra" }));
@@ -39,7 +44,7 @@ test("another connection's inserts, edits, project moves and deletes reach this 
   expect(server.index.size).toBe(1);
 });
 
-test("this connection's own writes are not replayed while no other connection writes", async () => {
+test.skipIf(onPostgres)("this connection's own writes are not replayed while no other connection writes", async () => {
   const [server, other] = pair();
   for (let i = 0; i < 5; i++) await ingestMemory(server, { content: `note number ${i} about the billing webhook retries` });
   await search(server, { query: "billing webhook" });
@@ -51,7 +56,7 @@ test("this connection's own writes are not replayed while no other connection wr
   expect(other.indexState.cursor).toBe(cursor);
 });
 
-test("a large store saves its index to a file and the next start restores it, with other writes replayed", async () => {
+test.skipIf(onPostgres)("a large store saves its index to a file and the next start restores it, with other writes replayed", async () => {
   const first = makeServices({ indexBackgroundAbove: 20 });
   open.push(first);
   for (let i = 0; i < 30; i++) await ingestMemory(first, { content: `note ${i}: the payments worker retries webhook ${i} with backoff`, project: i % 2 ? "a" : "b" });
@@ -80,7 +85,7 @@ test("a large store saves its index to a file and the next start restores it, wi
   expect(hits.results.find((r) => r.id === added)?.matched_by).toContain("vector");
 });
 
-test("an index file that disagrees with the database is ignored", async () => {
+test.skipIf(onPostgres)("an index file that disagrees with the database is ignored", async () => {
   const first = makeServices({ indexBackgroundAbove: 5 });
   for (let i = 0; i < 8; i++) await ingestMemory(first, { content: `fact ${i} about the cache layer eviction policy` });
   const home = first.config.home;

@@ -7,6 +7,8 @@ import { isoDate, parseSessionDate } from "../dates";
 import { distillChunks, type Fragment } from "./model";
 import { planFragments, writePlan } from "./store-segments";
 import { countSession } from "../memories";
+// Straight from its file: memories/index.ts does not export it (yet).
+import { liveIndex } from "../memories/memories";
 import { redactSecrets } from "../secrets";
 import type { Services } from "../services";
 import { withStorage } from "../storage";
@@ -240,7 +242,8 @@ async function run(s: Services, req: DistillRequest, llm: LlmClient): Promise<Di
     return written;
   });
   if ("skipped" in outcome) return { skipped: true, existing_count: outcome.skipped };
-  for (const u of outcome.indexUpdates) s.index.upsert(u.seq, u.vector, req.project);
+  const index = liveIndex(s);
+  if (index) for (const u of outcome.indexUpdates) index.upsert(u.seq, u.vector, req.project);
 
   s.log("info", "distilled", {
     session: req.sessionId,

@@ -127,7 +127,11 @@ async function claim(s: Services, day: string, me: string, force: boolean, model
     const now = s.now();
     if (last && last.status === "running" && ownerAlive(s, last, me)) return { kind: "busy", row: last };
     if (last && !force && last.status === "done") return { kind: "done", row: last };
-    if (attempt >= 5 && last) return { kind: "busy", row: last };
+    // Every lost race means another server changed the day meanwhile: after a few, it is theirs.
+    if (attempt >= 5) {
+      if (last) return { kind: "busy", row: last };
+      throw new Error(`nightly run for ${day}: could not start it (the database refused every claim)`);
+    }
     if (last && (!force || last.status === "running")) {
       // A crashed ("running", owner gone) or partial run: pick up where it stopped;
       // forced over a crashed one: start it again in the same row.

@@ -22,7 +22,9 @@ export function pgTables(schemaName: string) {
   const memories = s.table(
     "memories",
     {
-      // Identity, not serial: `memsvc migrate` and import may carry seq values over.
+      // Identity, not serial: `memsvc migrate` and import may carry seq values over;
+      // after inserting explicit values, move the identity past them
+      // (`SELECT setval(pg_get_serial_sequence('<schema>.memories', 'seq'), max(seq)) FROM <schema>.memories`).
       seq: bigint("seq", { mode: "number" }).primaryKey().generatedByDefaultAsIdentity(),
       id: text("id").notNull().unique(),
       content: text("content").notNull(),
