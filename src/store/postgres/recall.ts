@@ -1,15 +1,22 @@
-import { and, asc, count, eq, gt, inArray, lt, lte, or, sql } from "drizzle-orm";
+import { and, asc, count, eq, inArray, lt, lte, or, sql } from "drizzle-orm";
 import type { RecallExpiry, RecallMemoryRow, RecallStore, RecallTurn } from "../../core/recall";
 import type { PgHandle, PgOrm } from "./open";
 
 /**
  * recall/ on PostgreSQL. Several servers answer one session: the turn is one
  * upsert (its row lock orders two prompts of a session), a pick is claimed by
- * a conditional upsert, never a read-then-write.
+ * a conditional upsert, never a read-then-write. The two per-prompt calls
+ * (beginTurn, finishTurn) are one statement each, in raw SQL because drizzle
+ * cannot chain data-modifying CTEs: one round trip each instead of a
+ * transaction of five to seven, and no transaction held open (PGlite's
+ * multiplexer, which tests run on, mixes up other connections' statements
+ * that overlap an open transaction). Expiry after a new session's first
+ * turn is its own statements: a race there only drops a few more sessions.
  */
 export function pgRecall(h: PgHandle): RecallStore {
-  const { recallSessions: rs, recallShown: shown, recallTopics: topics, memories: m, memoryEvents: ev } = h.t;
+  const { recallSessions: rs, recallTopics: topics, memories: m } = h.t;
   type Db = PgOrm;
+  const S = h.schema;
   // One transaction per method; inside storage.transaction the caller's.
   const inTx = <T>(fn: (db: Db) => Promise<T>): Promise<T> => (h.inTransaction ? fn(h.orm) : (h.sql.begin((tx) => fn(h.bind(tx).orm)) as Promise<T>));
 
@@ -26,59 +33,72 @@ export function pgRecall(h: PgHandle): RecallStore {
     return dropped;
   }
 
-  async function advance(db: Db, sessionId: string, now: number, e: RecallExpiry): Promise<number> {
+  // One upsert: two prompts of a session on two servers get distinct turns (the row lock orders them).
+  async function advance(db: Db, sessionId: string, now: number): Promise<number> {
     const [{ turn }] = await db
       .insert(rs)
       .values({ sessionId, turn: 1, updatedAt: now })
       .onConflictDoUpdate({ target: rs.sessionId, set: { turn: sql`${rs.turn} + 1`, updatedAt: now } })
       .returning({ turn: rs.turn });
-    if (turn === 1) await expire(db, e);
     return turn;
   }
 
   return {
-    nextTurn: (sessionId, now, e) => inTx((db) => advance(db, sessionId, now, e)),
+    nextTurn: async (sessionId, now, e) => {
+      const turn = await advance(h.orm, sessionId, now);
+      if (turn === 1) await expire(h.orm, e);
+      return turn;
+    },
 
-    beginTurn: (sessionId, now, window, e) =>
-      inTx(async (tx): Promise<RecallTurn> => {
-        const turn = await advance(tx, sessionId, now, e);
-        const rows = await tx
-          .select({ id: shown.memoryId })
-          .from(shown)
-          .where(and(eq(shown.sessionId, sessionId), gt(shown.turn, turn - window)));
-        const [topic] = await tx.select({ topic: topics.topic }).from(topics).where(eq(topics.sessionId, sessionId));
-        return { turn, suppressed: rows.map((r) => r.id), topic: topic?.topic ?? null };
-      }),
+    beginTurn: async (sessionId, now, window, e) => {
+      // One statement: the upsert's row lock orders the session's prompts, and what it reads is as of its start.
+      const [row] = await h.sql.unsafe(
+        `WITH t AS (
+           INSERT INTO ${S}.recall_sessions AS r (session_id, turn, updated_at) VALUES ($1::text, 1, $2::bigint)
+           ON CONFLICT (session_id) DO UPDATE SET turn = r.turn + 1, updated_at = excluded.updated_at
+           RETURNING turn)
+         SELECT t.turn,
+           (SELECT coalesce(json_agg(memory_id), '[]'::json)::text FROM ${S}.recall_shown WHERE session_id = $1::text AND turn > t.turn - $3::int) AS suppressed,
+           (SELECT topic FROM ${S}.recall_topics WHERE session_id = $1::text) AS topic
+         FROM t`,
+        [sessionId, now, window],
+      );
+      const turn = Number(row.turn);
+      if (turn === 1) await expire(h.orm, e);
+      return { turn, suppressed: JSON.parse(row.suppressed) as string[], topic: (row.topic as string | null) ?? null } satisfies RecallTurn;
+    },
 
     hasTopic: async (sessionId) => (await h.orm.select({ one: sql<number>`1` }).from(topics).where(eq(topics.sessionId, sessionId)).limit(1)).length > 0,
 
-    finishTurn: (end) =>
-      inTx(async (tx) => {
-        await tx
-          .insert(topics)
-          .values({ sessionId: end.sessionId, topic: end.topic })
-          .onConflictDoUpdate({ target: topics.sessionId, set: { topic: end.topic } });
-        const picks = [...new Set(end.picks)];
-        if (picks.length === 0) return [];
-        // A pick another turn of the session showed within the window (a concurrent prompt) is not claimed.
-        const rows = await tx
-          .insert(shown)
-          .values(picks.map((memoryId) => ({ sessionId: end.sessionId, memoryId, turn: end.turn })))
-          .onConflictDoUpdate({ target: [shown.sessionId, shown.memoryId], set: { turn: end.turn }, setWhere: lte(shown.turn, end.turn - end.window) })
-          .returning({ id: shown.memoryId });
-        const claimed = new Set(rows.map((r) => r.id));
-        const ids = picks.filter((id) => claimed.has(id));
-        if (ids.length > 0) {
-          await tx
-            .update(m)
-            .set({ shownCount: sql`${m.shownCount} + 1`, lastShownAt: end.now, refreshedAt: sql`greatest(${m.refreshedAt}, ${end.now})` })
-            .where(inArray(m.id, ids));
-          await tx.insert(ev).values(ids.map((memoryId) => ({ memoryId, kind: "shown", at: end.now })));
-        }
-        // Rows past the window only cost space: drop them while we are here.
-        await tx.delete(shown).where(and(eq(shown.sessionId, end.sessionId), lte(shown.turn, end.turn - end.window)));
-        return ids;
-      }),
+    finishTurn: async (end) => {
+      const picks = [...new Set(end.picks)];
+      // One statement (atomic by itself, one round trip). A pick another turn of the session showed within
+      // the window (a concurrent prompt on this server or another) is not claimed: no update, no row
+      // returned; only claimed picks move counters and get events. The clean-up names what this turn claimed
+      // as spared: sub-statements share one snapshot, so it sees the old row (PostgreSQL would keep the
+      // update anyway; the query should not depend on that).
+      const rows = await h.sql.unsafe(
+        `WITH topic AS (
+           INSERT INTO ${S}.recall_topics (session_id, topic) VALUES ($1::text, $2::text)
+           ON CONFLICT (session_id) DO UPDATE SET topic = excluded.topic),
+         claimed AS (
+           INSERT INTO ${S}.recall_shown AS r (session_id, memory_id, turn)
+             SELECT $1::text, value, $4::int FROM jsonb_array_elements_text($3::jsonb)
+           ON CONFLICT (session_id, memory_id) DO UPDATE SET turn = excluded.turn WHERE r.turn <= $5::int
+           RETURNING memory_id),
+         counted AS (
+           UPDATE ${S}.memories SET shown_count = shown_count + 1, last_shown_at = $6::bigint, refreshed_at = greatest(refreshed_at, $6::bigint)
+           WHERE id IN (SELECT memory_id FROM claimed)),
+         events AS (
+           INSERT INTO ${S}.memory_events (memory_id, kind, at) SELECT memory_id, 'shown', $6::bigint FROM claimed),
+         dropped AS (
+           DELETE FROM ${S}.recall_shown WHERE session_id = $1::text AND turn <= $5::int AND memory_id NOT IN (SELECT memory_id FROM claimed))
+         SELECT memory_id FROM claimed`,
+        [end.sessionId, end.topic, JSON.stringify(picks), end.turn, end.turn - end.window, end.now],
+      );
+      const claimed = new Set((rows as { memory_id: string }[]).map((r) => r.memory_id));
+      return picks.filter((id) => claimed.has(id));
+    },
 
     resetSession: async (sessionId) => {
       // Shown rows and the topic go through the cascade.
