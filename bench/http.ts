@@ -174,7 +174,7 @@ async function main(): Promise<void> {
     }
     result.sizes = sizes;
     log(`profiling rank() in-process at ${current} memories`);
-    result.rank_profile = { memories: current, ...profileRank(home, queries) };
+    result.rank_profile = { memories: current, ...(await profileRank(home, queries)) };
     const last = sizes[String(SIZES[SIZES.length - 1])];
     result.target = {
       ...TARGET,

@@ -18,7 +18,8 @@ import { DEFAULT_EMBED_MODEL, homeDir, loadConfig } from "../src/config";
 import { parseSessionDate } from "../src/core/dates";
 import { silentLogger } from "../src/core/log";
 import { insertMemoryRows, type NewMemory } from "../src/core/memories";
-import { ftsExpression, rank } from "../src/core/search";
+import { rank } from "../src/core/search";
+import { ftsExpression } from "../src/store/sqlite/search-fts";
 import { thresholds } from "../src/core/search";
 import { createServices, type Services } from "../src/core/services";
 import { GRAPH_HOP_DIRECT_FACTOR, GRAPH_HOP_FACTOR, RRF_K, SEARCH_CANDIDATES, VECTOR_RRF_WEIGHT } from "../src/core/tuning";
@@ -84,14 +85,14 @@ async function evaluate(s: Services, queries: LocomoQuery[], keyOf: Map<string, 
       batch.map((q) => q.question),
       "query",
     );
-    batch.forEach((q, j) => {
-      const hits = rank(s, q.question.trim(), vectors[j], K, q.project).results;
+    for (const [j, q] of batch.entries()) {
+      const hits = (await rank(s, q.question.trim(), vectors[j], K, q.project)).results;
       out.hybrid.add(q, hits.map((h) => keyOf.get(h.id)!));
       // The floor: question words (stop words removed) OR-ed, FTS5 porter BM25, nothing else.
       const expr = ftsExpression(q.question);
       out.bm25.add(q, expr ? bm25.all(expr, q.project, K).map((r) => keyBySeq.get(r.seq)!) : []);
-      out.vector.add(q, s.index.search(vectors[j], Math.max(K, SEARCH_CANDIDATES), q.project).slice(0, K).map((h) => keyBySeq.get(h.seq)!));
-    });
+      out.vector.add(q, (await s.storage.search.nearest(vectors[j], Math.max(K, SEARCH_CANDIDATES), q.project)).slice(0, K).map((h) => keyBySeq.get(h.seq)!));
+    }
   }
   return out;
 }

@@ -78,10 +78,10 @@ describe("calibration of embedder thresholds", () => {
     for (const m of models) {
       const s = m.s!;
       expect(thresholds(s)).toMatchObject({ source: "default", ...THRESHOLD_DEFAULTS.onnx });
-      expect(calibrationDue(s)).toBe(true);
+      expect(await calibrationDue(s)).toBe(true);
       m.t = await ensureCalibration(s);
       expect(m.t.source).toBe("calibrated");
-      expect(calibrationDue(s)).toBe(false);
+      expect(await calibrationDue(s)).toBe(false);
       const row = s.store.sqlite.query<{ embedder_id: string; memories: number }, []>("SELECT embedder_id, memories FROM embedder_calibration").get();
       expect(row).toEqual({ embedder_id: s.embedder.id, memories: 241 });
     }
@@ -123,10 +123,10 @@ describe("calibration of embedder thresholds", () => {
   test("a store that grew well past its measure is due again; a new embedder id has no calibration", async () => {
     const s = models[0].s!;
     s.store.sqlite.run("UPDATE embedder_calibration SET memories = 100");
-    expect(calibrationDue(s)).toBe(true);
+    expect(await calibrationDue(s)).toBe(true);
     await ensureCalibration(s);
-    expect(calibrationDue(s)).toBe(false);
+    expect(await calibrationDue(s)).toBe(false);
     s.store.sqlite.run("UPDATE embedder_calibration SET embedder_id = 'onnx:other:q8'");
-    expect(calibrationDue(s)).toBe(true);
+    expect(await calibrationDue(s)).toBe(true);
   });
 });

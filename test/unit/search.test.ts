@@ -2,7 +2,8 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { ingestMemory } from "../../src/core/memories";
 import { addLink } from "../../src/core/graph";
 import { recent } from "../../src/core/search";
-import { ftsExpression, search } from "../../src/core/search";
+import { queryKeywords, search } from "../../src/core/search";
+import { ftsExpression } from "../../src/store/sqlite/search-fts";
 import { makeServices, type TestServices } from "../helpers/services";
 
 let s: TestServices;
@@ -83,7 +84,9 @@ describe("search", () => {
     expect(s.store.sqlite.query("SELECT count(*) n FROM memories").get()).toEqual({ n: CORPUS.length });
   });
 
-  test("ftsExpression quotes words only", () => {
+  test("full text gets words only: no query syntax reaches the engine", () => {
+    expect(queryKeywords(`deploy" AND * -prod NEAR(x)`)).toEqual(["deploy", "prod", "near"]);
+    expect(queryKeywords("the and of")).toEqual([]);
     expect(ftsExpression(`deploy" AND * -prod NEAR(x)`)).toBe(`"deploy" OR "prod" OR "near"`);
     expect(ftsExpression("the and of")).toBeNull();
   });
@@ -137,7 +140,7 @@ describe("recent", () => {
     const ids = await seed(Array.from({ length: 15 }, (_, i) => [`old note ${i}`, i < 5 ? "p" : "q"] as [string, string]));
     clock = now;
     const [fresh] = await seed([["fresh note from today", "p"]]);
-    const r1 = recent(s, {});
+    const r1 = await recent(s, {});
     expect(r1.results).toHaveLength(12);
     expect(r1.results[0].id).toBe(fresh);
     expect(r1.results[0].score).toBeGreaterThan(r1.results[1].score);
@@ -146,21 +149,23 @@ describe("recent", () => {
     s.store.sqlite.transaction(() => {
       for (const other of ids.slice(0, 4)) addLink(s, ids[7], other, "related", 1);
     })();
-    const r2 = recent(s, { limit: 3 });
+    const r2 = await recent(s, { limit: 3 });
     expect(r2.results.map((h) => h.id)).toContain(ids[7]);
     const links = s.store.sqlite.query<{ n: number }, [string, string]>("SELECT count(*) n FROM links WHERE from_id = ? OR to_id = ?").get(ids[7], ids[7])!.n;
     expect(links).toBeGreaterThanOrEqual(4);
     expect(r2.results.find((h) => h.id === ids[7])!.connections).toBe(links);
-    const onlyP = recent(s, { project: "p", limit: 100 });
+    const onlyP = await recent(s, { project: "p", limit: 100 });
     expect(onlyP.results).toHaveLength(6);
     expect(onlyP.results.every((h) => h.project === "p")).toBe(true);
-    expect(() => recent(s, { limit: "-1" })).toThrow(/limit/);
+    await expect(recent(s, { limit: "-1" })).rejects.toThrow(/limit/);
   });
 });
 
 describe("recent at scale", () => {
   test("the threshold search returns exactly what scoring every row returns", async () => {
-    const { fromCandidates, scoreAll } = await import("../../src/core/search/recent");
+    const { fromCandidates: fast_, scoreAll: all_ } = await import("../../src/store/sqlite/search-recent");
+    const fromCandidates = (x: TestServices, p: { now: number; project: string | null; limit: number }) => fast_(x.store.sqlite, p);
+    const scoreAll = (x: TestServices, p: { now: number; project: string | null; limit: number }) => all_(x.store.sqlite, p);
     const now = Date.UTC(2026, 5, 1);
     s = makeServices({ now: () => now });
     // 4,000 memories over a year, with varied strength and links, written directly (fast).
@@ -184,7 +189,7 @@ describe("recent at scale", () => {
         if (project === "c") expect(fast).toBeNull();
         else if (limit <= 12) expect(fast).not.toBeNull();
         if (fast) expect(fast.map((r) => r.id)).toEqual(scoreAll(s, p).map((r) => r.id));
-        expect(recent(s, { project, limit }).results.map((r) => r.id)).toEqual(scoreAll(s, p).map((r) => r.id));
+        expect((await recent(s, { project, limit })).results.map((r) => r.id)).toEqual(scoreAll(s, p).map((r) => r.id));
       }
     }
   });

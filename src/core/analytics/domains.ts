@@ -1,6 +1,6 @@
 import type { Services } from "../services";
 import { eng as ENGLISH_STOP_WORDS } from "stopword";
-import { documentFrequency } from "../search";
+import { documentFrequencyNow } from "../search";
 import { counted, keywords, stem, STOP_WORDS } from "../text";
 import { isoTime } from "../dates";
 import {
@@ -186,7 +186,7 @@ function addKeywords(s: Services, domains: DomainEntry[], storeSize: number): vo
       .slice(0, DOMAIN_KEYWORD_CANDIDATES)
       .map((c) => {
         const word = [...c.surface.entries()].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))[0][0];
-        const lift = domainLift(c.df, docs.length, documentFrequency(s, word, cap), storeSize);
+        const lift = domainLift(c.df, docs.length, documentFrequencyNow(s, word, cap), storeSize);
         return { word, lift, score: c.df * lift };
       })
       .filter((x) => x.lift >= DOMAIN_KEYWORD_MIN_LIFT)

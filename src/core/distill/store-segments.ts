@@ -81,7 +81,7 @@ export async function planFragments(s: Services, kept: readonly Fragment[], proj
       plans.push({ kind: "same-as", other: twin });
       continue;
     }
-    const hit = nearestInProject(s, v, project, threshold);
+    const hit = await nearestInProject(s, v, project, threshold);
     if (!hit) {
       plans.push({ kind: "insert", vector: v });
       continue;
@@ -111,9 +111,9 @@ export async function planFragments(s: Services, kept: readonly Fragment[], proj
   return plans;
 }
 
-function nearestInProject(s: Services, v: Float32Array, project: string | null, threshold: number): { id: string; content: string; similarity: number } | null {
+async function nearestInProject(s: Services, v: Float32Array, project: string | null, threshold: number): Promise<{ id: string; content: string; similarity: number } | null> {
   // The index groups by project, but a null project means "search every group": filter after.
-  const hits = s.index.search(v, project === null ? 10 : 3, project).filter((h) => h.similarity >= threshold);
+  const hits = (await s.storage.search.nearest(v, project === null ? 10 : 3, project)).filter((h) => h.similarity >= threshold);
   for (const h of hits) {
     const row = s.store.sqlite
       .query<{ id: string; content: string; project: string | null }, [number]>("SELECT id, content, project FROM memories WHERE seq = ?")

@@ -1,5 +1,5 @@
 import type { Services } from "../services";
-import { thresholds } from "../search";
+import { nearestNow, thresholds } from "../search";
 import { LINK_MAX_NEAREST } from "../tuning";
 
 /** Relationship names are short snake_case words ("related", "caused_by", "supersedes"). */
@@ -23,7 +23,7 @@ export function addLink(s: Services, fromId: string, toId: string, relationship:
  * vector is added there, inside the write's transaction.
  */
 export function linkToNearest(s: Services, memoryId: string, vector: Float32Array, project: string | null, minSimilarity = thresholds(s).link): number {
-  const hits = s.index.search(vector, LINK_MAX_NEAREST, project).filter((h) => h.similarity >= minSimilarity);
+  const hits = nearestNow(s, vector, LINK_MAX_NEAREST, project).filter((h) => h.similarity >= minSimilarity);
   if (hits.length === 0) return 0;
   const ids = s.store.sqlite
     .query<{ seq: number; id: string }, [string]>("SELECT seq, id FROM memories WHERE seq IN (SELECT value FROM json_each(?))")

@@ -237,7 +237,7 @@ const KEY_SQL: Record<Exclude<ListSort, "relevance">, string> = { newest: "m.cre
  */
 async function searchMatches(s: Services, f: ListFilters, now: number): Promise<{ seq: number; score: number }[]> {
   const [vector] = await s.embedder.embed([f.query!], "query");
-  const hits = rank(s, f.query!, vector, LIST_SEARCH_POOL, f.project).results;
+  const hits = (await rank(s, f.query!, vector, LIST_SEARCH_POOL, f.project)).results;
   if (hits.length === 0) return [];
   const where = whereOf(f, now);
   const pass = new Set(

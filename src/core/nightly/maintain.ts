@@ -1,5 +1,5 @@
 import { absorbHistory } from "../memories";
-import { thresholds } from "../search";
+import { nearestNow, thresholds } from "../search";
 import { deleteMemory } from "../memories";
 import type { RunContext } from "./types";
 import { effectiveStrengthSql } from "../memories";
@@ -70,7 +70,7 @@ export function mergeStep(ctx: RunContext): void {
         if (gone.has(row.seq) || digest.merged >= MERGE_MAX_PER_RUN) continue;
         const vec = vectorOf(ctx, row.seq);
         if (!vec) continue;
-        const near = s.index.search(vec, 4, row.project ?? "").filter((h) => h.seq !== row.seq && !gone.has(h.seq) && h.similarity >= threshold - 0.02);
+        const near = nearestNow(s, vec, 4, row.project ?? "").filter((h) => h.seq !== row.seq && !gone.has(h.seq) && h.similarity >= threshold - 0.02);
         if (near.length === 0) continue;
         for (const other of bySeq.all({ now: s.now(), seqs: JSON.stringify(near.map((h) => h.seq)) })) {
           if (other.memory_type !== row.memory_type || other.project !== row.project) continue;

@@ -1,7 +1,7 @@
 import { thresholds } from "../search";
-import { idfOf, promptTerms, rareTermsExpression, weighTerms, type PromptTerm } from "./terms";
+import { idfOf, promptTerms, rareTerms, weighTerms, type PromptTerm } from "./terms";
 import { blendedVector, type TopicBlend } from "./topic";
-import { bm25Candidates } from "../search";
+import { fullTextNow, nearestNow } from "../search";
 import type { Services } from "../services";
 import { effectiveStrength } from "../memories";
 import { keywords, stem } from "../text";
@@ -122,11 +122,11 @@ export function scoreCandidates(s: Services, prompt: string, promptVector: Float
     if (!c) found.set(seq, (c = { similarity: null, bm25Rank: null }));
     return c;
   };
-  for (const h of s.index.search(vector, RECALL_CANDIDATES, project)) note(h.seq).similarity = h.similarity;
+  for (const h of nearestNow(s, vector, RECALL_CANDIDATES, project)) note(h.seq).similarity = h.similarity;
   // "" is the index's group of project-less memories.
-  if (project !== null) for (const h of s.index.search(vector, RECALL_GLOBAL_CANDIDATES, "")) note(h.seq).similarity = h.similarity;
-  const expr = rareTermsExpression(s, terms);
-  if (expr) bm25Candidates(s, expr, project, RECALL_CANDIDATES).forEach((seq, i) => (note(seq).bm25Rank = i));
+  if (project !== null) for (const h of nearestNow(s, vector, RECALL_GLOBAL_CANDIDATES, "")) note(h.seq).similarity = h.similarity;
+  const rare = rareTerms(s, terms);
+  if (rare.length) fullTextNow(s, rare, project, RECALL_CANDIDATES, { every: true }).forEach((seq, i) => (note(seq).bm25Rank = i));
   if (found.size === 0) return [];
   const rows = s.store.sqlite
     .query<Row, [string]>(

@@ -1,4 +1,4 @@
-import { documentFrequency } from "../search";
+import { documentFrequencyNow } from "../search";
 import type { Services } from "../services";
 import { keywords, stem } from "../text";
 import { QUERY_MAX_CHARS, QUERY_MAX_TERMS, RECALL_FTS_MAX_DF_MIN, RECALL_FTS_MAX_DF_SHARE, RECALL_FTS_MAX_TERMS, RECALL_IDF_MAX_DF_SHARE } from "../tuning";
@@ -28,24 +28,20 @@ export function weighTerms(s: Services, words: readonly string[]): PromptTerm[] 
   const total = Math.max(1, s.index.size);
   const cap = Math.max(RECALL_FTS_MAX_DF_MIN, Math.floor(total * RECALL_IDF_MAX_DF_SHARE));
   return [...new Set(words)].map((term) => {
-    const df = documentFrequency(s, term, cap + 1);
+    const df = documentFrequencyNow(s, term, cap + 1);
     return { term, stem: stem(term), df, idf: idfOf(Math.min(df, cap), total) };
   });
 }
 
 /**
- * The FTS5 expression for the recall hot path: the rarest keywords only. An
+ * The words full text retrieves by on the recall hot path: the rarest keywords only. An
  * OR of common words ("use", "one", a speaker's name) matches a third of the
  * store, and bm25() must score every match before LIMIT: that was most of
  * the latency. Common words still count in the gates; they just do not
  * retrieve.
  */
-export function rareTermsExpression(s: Services, terms: readonly PromptTerm[]): string | null {
+export function rareTerms(s: Services, terms: readonly PromptTerm[]): string[] {
   const cap = Math.max(RECALL_FTS_MAX_DF_MIN, Math.floor(s.index.size * RECALL_FTS_MAX_DF_SHARE));
   const scored = terms.filter((t) => t.df > 0 && t.df <= cap).sort((a, b) => a.df - b.df);
-  if (scored.length === 0) return null;
-  return scored
-    .slice(0, RECALL_FTS_MAX_TERMS)
-    .map((t) => `"${t.term}"`)
-    .join(" OR ");
+  return scored.slice(0, RECALL_FTS_MAX_TERMS).map((t) => t.term);
 }
