@@ -139,6 +139,20 @@ export const VECTOR_GROUP_SCAN_SHARE = 0.25;
  */
 export const INDEX_BACKGROUND_ABOVE = 10_000;
 /**
+ * PostgreSQL: pgvector HNSW's candidate list per search (`hnsw.ef_search`,
+ * raised to k when k is larger; pgvector's default is 40). Measured with
+ * bench/pg-recall.ts against exact cosine on the same vectors: see the
+ * figures below it in README's PostgreSQL section.
+ */
+export const PG_HNSW_EF_SEARCH = 100;
+/**
+ * PostgreSQL: how old the count of stored vectors may get before a read of
+ * it refreshes it (in the background). It feeds word weights (IDF) and
+ * /health's index_vectors, both of which tolerate a second's lag; counting
+ * on every search would cost a scan of memory_vec each time.
+ */
+export const PG_VECTOR_COUNT_REFRESH_MS = 1000;
+/**
  * Vectors read per background step: ~15 us each from vec0 (200k in ~3 s), so
  * ~7 ms steps between requests. 2000 made every /health during a 30k load
  * take 25-50 ms (measured); the steps' own overhead is negligible either way.
