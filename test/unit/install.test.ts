@@ -10,7 +10,7 @@ const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8"));
 const lock = JSON.parse(readFileSync(join(ROOT, "package-lock.json"), "utf8"));
 const npm = Bun.which("npm");
 
-/** ">=20.19.0" -> "20.19.0": the oldest version the project promises to support. */
+/** ">=22.12.0" -> "22.12.0": the oldest version the project promises to support. */
 function floor(range: string): string {
   const m = /^>=\s*(\d+\.\d+\.\d+)$/.exec(range.trim());
   if (!m) throw new Error(`engines range "${range}" is not of the form >=x.y.z`);
@@ -26,17 +26,11 @@ describe("npm install on the supported Node", () => {
     expect(Bun.semver.satisfies(Bun.version, pkg.engines.bun)).toBe(true);
   });
 
-  // secretlint 13 declares Node >= 22 but only ever runs inside Bun (the server), never under the
-  // user's Node; 12.0.0, the last release declaring Node 20, redacted a long transcript ~20x slower.
-  // npm on Node 20 prints an EBADENGINE notice for the @secretlint packages and nothing else (README).
-  const RUN_ONLY_IN_BUN = ["node_modules/@secretlint/"];
-
-  test("no locked package requires a newer Node than the oldest one we state (but the Bun-only ones named)", () => {
+  test("no locked package requires a newer Node than the oldest one we state", () => {
     const oldest = floor(pkg.engines.node);
     const refusing: string[] = [];
     for (const [path, entry] of Object.entries<any>(lock.packages)) {
       if (path === "" || entry.optional) continue; // optional platform packages are skipped, not warned about
-      if (RUN_ONLY_IN_BUN.some((p) => path.startsWith(p))) continue;
       const wants = entry.engines?.node;
       if (typeof wants === "string" && !Bun.semver.satisfies(oldest, wants)) refusing.push(`${path} (node ${wants})`);
     }
