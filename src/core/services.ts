@@ -26,7 +26,7 @@ export interface Services {
   /** Replaced once, by useEmbedder, when a downloaded model takes over from the fallback. */
   readonly embedder: Embedder;
   /**
-   * The storage engine's vector index as this process sees it (storage.search.index): told of this
+   * The storage engine's vector index as this process sees it (storage.search.vectorIndex.mirror): told of this
    * process's committed writes; restarted empty with the embedder, so it only holds the active space.
    * Searching goes through storage.search.nearest.
    */
@@ -75,7 +75,7 @@ export function createServices(config: Config, opts: ServiceOptions): Services {
       return embedder;
     },
     get index() {
-      return storage.search.index;
+      return storage.search.vectorIndex.mirror;
     },
     get indexState() {
       return state;
@@ -103,7 +103,7 @@ export function createServices(config: Config, opts: ServiceOptions): Services {
     },
     async close() {
       await services.drain();
-      storage.search.closeIndex();
+      storage.search.vectorIndex.close();
       await embedder.close?.();
       store.close();
     },
@@ -114,7 +114,7 @@ export function createServices(config: Config, opts: ServiceOptions): Services {
 
   /** A fresh index for the active embedder, loaded (or loading) by the engine; the embedder's thresholds read meanwhile. */
   function attachIndex(): void {
-    state = storage.search.startIndex({ embedderId: embedder.id, log: opts.log, backgroundAbove: opts.indexBackgroundAbove });
+    state = storage.search.vectorIndex.start({ embedderId: embedder.id, log: opts.log, backgroundAbove: opts.indexBackgroundAbove });
     void loadThresholds(services);
   }
 }

@@ -9,4 +9,4 @@ export { queryKeywords } from "./query";
 export { documentFrequency, documentFrequencyNow, fullTextNow, nearestNow, parseLimit, parseProject, parseQuery, rank, search } from "./search";
 export type { SearchResult } from "./search";
 export { VectorIndex } from "./vector-index";
-export type { IndexState, SearchStore, VectorHit, VectorMirror } from "./store";
+export type { IndexState, SearchStore, VectorHit, VectorIndexControl, VectorMirror } from "./store";

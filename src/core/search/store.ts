@@ -14,17 +14,8 @@ import type { MemoryRow } from "../../store/sqlite";
  * in-process copy needs after this process's own committed writes.
  */
 export interface SearchStore {
-  /** This process's view of the vector index: notified of its own committed writes (a no-op where the database indexes itself). */
-  readonly index: VectorMirror;
-  /**
-   * Starts (or, for a new embedder, restarts empty) the vector index: records
-   * the active embedder, marks stored vectors of another one for re-embedding,
-   * loads what the engine keeps in memory. Returns at once with the state;
-   * `ready` resolves when vector search sees every stored vector.
-   */
-  startIndex(opts: { embedderId: string; log: Logger; backgroundAbove?: number }): IndexState;
-  /** Shutdown: stops a background load and saves what the next start can reuse. */
-  closeIndex(): void;
+  /** The vector index's life cycle and this process's view of it (an object, not methods: synchronous, see VectorIndexControl). */
+  readonly vectorIndex: VectorIndexControl;
   /** The `k` stored vectors closest to `vector` by cosine, optionally in one project ("" = memories without one). */
   nearest(vector: Float32Array, k: number, project?: string | null): Promise<VectorHit[]>;
   /**
@@ -70,6 +61,21 @@ export interface VectorHit {
   seq: number;
   /** Cosine similarity in [-1, 1]. */
   similarity: number;
+}
+
+/** Synchronous on purpose: start-up stays synchronous (createServices), and nothing here waits for the database. */
+export interface VectorIndexControl {
+  /** This process's view of the index, notified of its own committed writes (replaced by `start`). */
+  readonly mirror: VectorMirror;
+  /**
+   * Starts (or, for a new embedder, restarts empty) the vector index: records
+   * the active embedder, marks stored vectors of another one for re-embedding,
+   * loads what the engine keeps in memory. Returns at once with the state;
+   * `ready` resolves when vector search sees every stored vector.
+   */
+  start(opts: { embedderId: string; log: Logger; backgroundAbove?: number }): IndexState;
+  /** Shutdown: stops a background load and saves what the next start can reuse. */
+  close(): void;
 }
 
 /**

@@ -1,7 +1,7 @@
 import type { SQL } from "bun";
 import type { Logger } from "../../core/log";
 import { planCap, planTerms, TermCountCache } from "../../core/search/full-text";
-import type { IndexState, RankedRow, SearchStore, VectorMirror } from "../../core/search/store";
+import type { IndexState, RankedRow, SearchStore, VectorIndexControl, VectorMirror } from "../../core/search/store";
 import {
   DECAY_FLOOR,
   DECAY_HALF_LIFE_DAYS,
@@ -114,10 +114,10 @@ export function pgSearch(handle: PgHandle, opts: { efSearch?: number } = {}): Se
     return terms.store(term, Number(row.n), cap);
   };
 
-  return {
-    index: mirror,
+  const vectorIndex: VectorIndexControl = {
+    mirror,
 
-    startIndex({ embedderId, log: logger }): IndexState {
+    start({ embedderId, log: logger }): IndexState {
       log = logger;
       let resolve!: () => void;
       const state: IndexState = { status: "loading", loaded: 0, total: 0, ready: new Promise<void>((r) => (resolve = r)) };
@@ -136,7 +136,11 @@ export function pgSearch(handle: PgHandle, opts: { efSearch?: number } = {}): Se
       return state;
     },
 
-    closeIndex() {},
+    close() {},
+  };
+
+  return {
+    vectorIndex,
 
     async nearest(vector, k, project) {
       if (k <= 0) return [];

@@ -1,5 +1,5 @@
 import type { Database } from "bun:sqlite";
-import type { IndexState as CoreIndexState, SearchStore } from "../../core/search/store";
+import type { IndexState as CoreIndexState, SearchStore, VectorIndexControl } from "../../core/search/store";
 import { VectorIndex } from "../../core/search/vector-index";
 import { getMeta } from "./open";
 import { bm25Expression, bm25Statements, quoteOr, TermCounts } from "./search-fts";
@@ -52,12 +52,12 @@ export function sqliteSearch(h: SqliteHandle): SearchStore {
   };
   const sync = { nearest: (v: Float32Array, k: number, project?: string | null) => sh.index.search(v, k, project), fullText, documentFrequency: df };
 
-  return {
-    get index() {
+  const vectorIndex: VectorIndexControl = {
+    get mirror() {
       return sh.index;
     },
 
-    startIndex({ embedderId, log, backgroundAbove }): CoreIndexState {
+    start({ embedderId, log, backgroundAbove }): CoreIndexState {
       if (sh.state) sh.state.stop = true;
       // A new embedder's vectors are of another space: the old index goes with it.
       if (sh.ctx) sh.index = new VectorIndex();
@@ -71,11 +71,15 @@ export function sqliteSearch(h: SqliteHandle): SearchStore {
       return state;
     },
 
-    closeIndex() {
+    close() {
       if (!sh.state || !sh.ctx) return;
       saveIndex(sh.ctx, sh.state);
       sh.state.stop = true;
     },
+  };
+
+  return {
+    vectorIndex,
 
     async nearest(vector, k, project) {
       return sh.index.search(vector, k, project);
