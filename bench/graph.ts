@@ -110,14 +110,14 @@ async function overHttp(home: string): Promise<Record<string, unknown>> {
   }
 }
 
-function inProcess(home: string): Record<string, unknown> {
+async function inProcess(home: string): Promise<Record<string, unknown>> {
   const s = createServices(loadConfig({ MEMSVC_HOME: home, MEMSVC_OFFLINE: "1" }), { embedder: new FallbackEmbedder(), log: () => {} });
   try {
-    const time = (fn: () => unknown) => {
+    const time = async (fn: () => unknown) => {
       const samples: number[] = [];
       for (let i = 0; i < RUNS + 1; i++) {
         const t = performance.now();
-        fn();
+        await fn();
         if (i > 0) samples.push(performance.now() - t);
       }
       return summarize(samples);
@@ -125,11 +125,11 @@ function inProcess(home: string): Record<string, unknown> {
     const ids = s.store.sqlite.query<{ id: string }, []>("SELECT id FROM memories ORDER BY seq").all().map((r) => r.id);
     const hub = hubs(s, { limit: 1 }).hubs[0].id;
     return {
-      exportGraph_10000_ms: time(() => exportGraph(s, { limit: 10_000 })),
-      exportGraph_10000_with_json_ms: time(() => JSON.stringify(exportGraph(s, { limit: 10_000 }))),
-      neighbors_of_top_hub_ms: time(() => neighbors(s, { id: hub, limit: 100 })),
-      hubs_ms: time(() => hubs(s, { limit: 10 })),
-      path_first_to_last_ms: time(() => path(s, { id: ids[0], target_id: ids[ids.length - 1] })),
+      exportGraph_10000_ms: await time(() => exportGraph(s, { limit: 10_000 })),
+      exportGraph_10000_with_json_ms: await time(() => JSON.stringify(exportGraph(s, { limit: 10_000 }))),
+      neighbors_of_top_hub_ms: await time(() => neighbors(s, { id: hub, limit: 100 })),
+      hubs_ms: await time(() => hubs(s, { limit: 10 })),
+      path_first_to_last_ms: await time(() => path(s, { id: ids[0], target_id: ids[ids.length - 1] })),
     };
   } finally {
     void s.close();
@@ -145,7 +145,7 @@ async function main(): Promise<void> {
     result.seed = seed(pathsFor(home).db, Date.now());
     result.db_mb = Math.round(statSync(pathsFor(home).db).size / 1024 / 1024);
     log("timing graph operations in-process");
-    result.core = inProcess(home);
+    result.core = await inProcess(home);
     log("timing GET /graph?op=export over HTTP");
     result.http = await overHttp(home);
     const http = result.http as { export_10000: { latency_ms: { p95: number } } };

@@ -22,6 +22,7 @@ import { rank } from "../src/core/search";
 import { ftsExpression } from "../src/store/sqlite/search-fts";
 import { thresholds } from "../src/core/search";
 import { createServices, type Services } from "../src/core/services";
+import { withStorage } from "../src/core/storage";
 import { GRAPH_HOP_DIRECT_FACTOR, GRAPH_HOP_FACTOR, RRF_K, SEARCH_CANDIDATES, VECTOR_RRF_WEIGHT } from "../src/core/tuning";
 import { loadEmbedder, type Embedder } from "../src/embed";
 import { VERSION } from "../src/version";
@@ -54,15 +55,15 @@ async function ingest(s: Services, memories: LocomoMemory[]): Promise<Map<string
       batch.map((m) => m.content),
       "document",
     );
-    s.store.sqlite.transaction(() => {
-      batch.forEach((m, j) => {
+    await s.storage.transaction(async (tx) => {
+      for (const [j, m] of batch.entries()) {
         const item: NewMemory = { content: m.content, memoryType: "experience", project: m.project, sourceAgent: "locomo", createdAt: parseSessionDate(m.session_date) };
-        const [row] = insertMemoryRows(s, [item], [vectors[j]]);
+        const [row] = await insertMemoryRows(withStorage(s, tx), [item], [vectors[j]]);
         // Visible to the next turn's nearest-neighbour links, as after an /ingest commit.
         s.index.upsert(row.seq, vectors[j], m.project);
         keyOf.set(row.id, m.key);
-      });
-    })();
+      }
+    });
   }
   return keyOf;
 }

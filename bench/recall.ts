@@ -27,6 +27,7 @@ import { recallCandidates } from "../src/core/recall";
 import { promptTerms } from "../src/core/recall";
 import { blendTopic, nextTopic, type SessionTopic } from "../src/core/recall";
 import { createServices, type Services } from "../src/core/services";
+import { withStorage } from "../src/core/storage";
 import { FallbackEmbedder, loadEmbedder, type Embedder } from "../src/embed";
 import { hashEmbed } from "../src/embed/fallback";
 import { NoteGenerator } from "./lib/corpus";
@@ -69,18 +70,18 @@ async function latency(): Promise<Record<string, unknown>[]> {
       total = size;
       const s = open(home, new FallbackEmbedder());
       // Warm the page cache and the JIT, in throwaway sessions.
-      for (const [i, p] of prompts.slice(0, 40).entries()) recallWithVector(s, { sessionId: `warm-${i}`, prompt: p.prompt, project: p.project }, p.vector);
+      for (const [i, p] of prompts.slice(0, 40).entries()) await recallWithVector(s, { sessionId: `warm-${i}`, prompt: p.prompt, project: p.project }, p.vector);
       const samples: number[] = [];
       let blocks = 0;
       let lines = 0;
-      prompts.forEach((p, i) => {
+      for (const [i, p] of prompts.entries()) {
         // Sessions of 20 prompts, so suppression and state rows are exercised as in use.
         const t = performance.now();
-        const r = recallWithVector(s, { sessionId: `bench-${size}-${Math.floor(i / 20)}`, prompt: p.prompt, project: p.project }, p.vector);
+        const r = await recallWithVector(s, { sessionId: `bench-${size}-${Math.floor(i / 20)}`, prompt: p.prompt, project: p.project }, p.vector);
         samples.push(performance.now() - t);
         if (r.block) blocks++;
         lines += r.shown.length;
-      });
+      }
       const lat = summarize(samples);
       results.push({ memories: size, prompts: prompts.length, latency_ms: lat, meets_p95_target: lat.p95 < TARGET.p95_ms, block_rate: round(blocks / prompts.length, 3), mean_lines: round(lines / prompts.length, 2) });
       await s.close();
@@ -130,13 +131,13 @@ async function relevance(embedder: Embedder): Promise<Record<string, unknown>> {
     for (let i = 0; i < memories.length; i += 200) {
       const batch = memories.slice(i, i + 200);
       const vectors = await embedder.embed(batch.map((m) => m.content), "document");
-      const rows = s.store.sqlite.transaction(() =>
+      const rows = await s.storage.transaction((tx) =>
         insertMemoryRows(
-          s,
+          withStorage(s, tx),
           batch.map((m) => ({ content: m.content, memoryType: "experience" as const, project: m.project, sourceAgent: "locomo", createdAt: Date.parse(m.session_date) })),
           vectors,
         ),
-      )();
+      );
       rows.forEach((r, j) => {
         keyOf.set(r.id, `${batch[j].project}#${batch[j].key}`);
         s.index.upsert(r.seq, vectors[j], batch[j].project);
@@ -149,7 +150,7 @@ async function relevance(embedder: Embedder): Promise<Record<string, unknown>> {
     let lines = 0;
     for (const q of queries) {
       const [vector] = await embedder.embed([q.question], "query");
-      const picks = recallCandidates(s, q.question, vector, q.project, none);
+      const picks = await recallCandidates(s, q.question, vector, q.project, none);
       const c = (byCategory[q.category] ??= { questions: 0, block: 0, evidence: 0 });
       c.questions++;
       if (picks.length) c.block++;
@@ -169,7 +170,7 @@ async function relevance(embedder: Embedder): Promise<Record<string, unknown>> {
       const [vector] = await embedder.embed([q.question], "query");
       const terms = promptTerms(s, q.question);
       const blend = blendTopic(s, topics.get(q.project) ?? null, vector, terms);
-      const picks = recallCandidates(s, q.question, vector, q.project, none, blend);
+      const picks = await recallCandidates(s, q.question, vector, q.project, none, blend);
       topics.set(q.project, nextTopic(blend, vector, terms));
       sessionQuestions++;
       if (picks.length) sessionBlocks++;
@@ -184,7 +185,7 @@ async function relevance(embedder: Embedder): Promise<Record<string, unknown>> {
         const [vector] = await embedder.embed([prompt], "query");
         const blend = blendTopic(s, topic, vector, promptTerms(s, prompt));
         topicUnrelatedRuns++;
-        if (recallCandidates(s, prompt, vector, project, none, blend).length) topicUnrelatedBlocks++;
+        if ((await recallCandidates(s, prompt, vector, project, none, blend)).length) topicUnrelatedBlocks++;
       }
     }
     const projects = [...new Set(memories.map((m) => m.project)), null];
@@ -194,7 +195,7 @@ async function relevance(embedder: Embedder): Promise<Record<string, unknown>> {
       const [vector] = await embedder.embed([prompt], "query");
       for (const project of projects) {
         unrelatedRuns++;
-        if (recallCandidates(s, prompt, vector, project, none).length) unrelatedBlocks++;
+        if ((await recallCandidates(s, prompt, vector, project, none)).length) unrelatedBlocks++;
       }
     }
     const answerable = Object.entries(byCategory).filter(([cat]) => cat !== "5");

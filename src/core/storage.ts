@@ -1,3 +1,4 @@
+import type { Services } from "./services";
 import type { MemoriesStore } from "./memories";
 import type { SearchStore } from "./search";
 import type { RecallStore } from "./recall";
@@ -33,4 +34,15 @@ export interface Storage {
    */
   transaction<T>(fn: (tx: Storage) => Promise<T>): Promise<T>;
   close(): Promise<void>;
+}
+
+/**
+ * `s` with its storage replaced by an open transaction's `tx`: core functions
+ * take Services, so one called inside `s.storage.transaction(async (tx) => ...)`
+ * is handed `withStorage(s, tx)` and every write it makes joins the
+ * transaction (on SQLite a write through `s.storage` there would wait for the
+ * lock the transaction holds). Everything else is `s`'s own (prototype).
+ */
+export function withStorage(s: Services, tx: Storage): Services {
+  return Object.create(s, { storage: { value: tx, enumerable: true } }) as Services;
 }

@@ -96,7 +96,7 @@ export function registerTools(server: McpServer, s: Services): void {
     `Load one memory in full by id (from a search, recent, recall or learnings result) when its content informs your work. Returns a provenance header (id, type, project, origin agent, date), the full content and the citation to use. Marks the memory as used, which strengthens it: call it for memories you actually rely on. ${CITE}`,
     { id: memoryId() },
     true,
-    (a) => memoryText(fetchMemory(s, a.id)),
+    async (a) => memoryText(await fetchMemory(s, a.id)),
   );
 
   tool(
@@ -126,8 +126,8 @@ export function registerTools(server: McpServer, s: Services): void {
     days: count("days", `Look-back in days (default ${LEARNINGS_DEFAULT_DAYS}).`, LEARNINGS_MAX_DAYS),
     project: optText("project", "Project name; that project's learnings plus the global ones."),
   };
-  const learningsRun = (a: { days?: number; project?: string }) => {
-    const list = listLearnings(s, { days: a.days, project: a.project });
+  const learningsRun = async (a: { days?: number; project?: string }) => {
+    const list = await listLearnings(s, { days: a.days, project: a.project });
     return learningsText(list, parseLimit(a.days, LEARNINGS_DEFAULT_DAYS, LEARNINGS_MAX_DAYS, "days"), parseProject(a.project));
   };
   const learningsAbout = `Actionable lessons drawn nightly from past successes and failures (learnings-type memories), strongest first. Use it at the start of a task to avoid repeating mistakes. Returns each learning with its short id, content, project, date, strength, tags and the memories it came from, for the last \`days\` days (default ${LEARNINGS_DEFAULT_DAYS}). ${CITE}`;
@@ -164,15 +164,15 @@ export function registerTools(server: McpServer, s: Services): void {
       domain: optText("domain", "Only hubs whose primary domain is this (hubs only)."),
     },
     true,
-    (a) => {
+    async (a) => {
       const op = a.operation;
       const misplaced = (["id", "target_id", "limit", "domain"] as const).filter((k) => a[k] !== undefined && !GRAPH_PARAMS[op].includes(k));
       if (misplaced.length) throw invalid(`${misplaced.join(", ")} do${misplaced.length === 1 ? "es" : ""} not apply to operation "${op}"; it takes ${GRAPH_PARAMS[op].join(", ") || "no other parameter"}`);
       if ((op === "neighbors" || op === "path") && a.id === undefined) throw invalid(`operation "${op}" needs id: ${op === "path" ? "the memory the path starts from" : "the memory whose links to list"} (8-character prefix or full UUID)`);
       if (op === "path" && a.target_id === undefined) throw invalid('operation "path" needs target_id: the memory the path ends at (8-character prefix or full UUID)');
-      if (op === "neighbors") return neighborsText(neighbors(s, { id: a.id, limit: a.limit ?? GRAPH_DEFAULT_LIMIT }));
+      if (op === "neighbors") return neighborsText(await neighbors(s, { id: a.id, limit: a.limit ?? GRAPH_DEFAULT_LIMIT }));
       if (op === "hubs") return hubsText(hubs(s, { limit: a.limit ?? GRAPH_DEFAULT_LIMIT, domain: a.domain }));
-      return pathText(path(s, { id: a.id, target_id: a.target_id }));
+      return pathText(await path(s, { id: a.id, target_id: a.target_id }));
     },
   );
 
@@ -194,7 +194,7 @@ export function registerTools(server: McpServer, s: Services): void {
     `Permanently delete a memory that is wrong, duplicated or must not be kept, together with its embedding and all its links. Cannot be undone; prefer memsvc_update to correct one. Returns a confirmation with a preview of the deleted content. ${ID_HELP}`,
     { id: memoryId() },
     false,
-    (a) => deleteText(deleteMemory(s, a.id)),
+    async (a) => deleteText(await deleteMemory(s, a.id)),
   );
 
   tool(
@@ -206,7 +206,7 @@ export function registerTools(server: McpServer, s: Services): void {
     },
     false,
     async (a) => {
-      if (a.restore === undefined) return historyText(memoryHistory(s, a.id));
+      if (a.restore === undefined) return historyText(await memoryHistory(s, a.id));
       const r = await restoreVersion(s, { id: a.id, version: a.restore });
       return `Restored version ${r.restored_version}.\n${updateText(r)}`;
     },

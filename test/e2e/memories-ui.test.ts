@@ -33,7 +33,7 @@ afterAll(async () => {
 });
 beforeEach(async () => {
   srv = await startServer();
-  ids = seedGraph(srv.services, SEED, [
+  ids = await seedGraph(srv.services, SEED, [
     ["m0", "m1", "related", 0.75],
     ["m2", "m0", "caused_by", 0.5],
   ]);

@@ -22,7 +22,7 @@ async function seedHome(): Promise<string> {
     ids.push(r.id!);
   }
   s.store.sqlite.transaction(() => addLink(s, ids[0], ids[5], "depends_on", 0.7))();
-  fetchMemory(s, ids[3]);
+  await fetchMemory(s, ids[3]);
   s.store.sqlite.run("INSERT INTO segments(key, session_id, memory_count, created_at) VALUES ('sess#1', 'sess', 2, 1)");
   const home = s.config.home;
   mkdirSync(join(home, "identity", "agents", "bot-1"), { recursive: true });

@@ -38,7 +38,7 @@ beforeAll(async () => {
   }));
   const links: SeedLink[] = [];
   for (let i = 1; i < N; i++) links.push([`m${i}`, `m${Math.floor(i / 3)}`, i % 2 ? "related" : "caused_by", 0.5 + (i % 5) / 10]);
-  ids = seedGraph(srv.services, memories, links);
+  ids = await seedGraph(srv.services, memories, links);
   browser = await launchBrowser();
 }, SLOW);
 afterAll(async () => {
@@ -129,7 +129,7 @@ async function clickLoneNode(page: Page): Promise<string> {
 }
 
 async function expectDetailShows(page: Page, id: string) {
-  const row = resolveMemory(srv.services, id);
+  const row = await resolveMemory(srv.services, id);
   await waitFor(page, (expected: string) => document.querySelector("#detail .content")?.textContent === expected, row.content);
   expect(await page.locator("#detail").isVisible()).toBe(true);
   expect(await page.locator("#detail .short-id").textContent()).toBe(id.slice(0, 8));
@@ -139,7 +139,7 @@ async function expectDetailShows(page: Page, id: string) {
   await waitFor(page, (n: number) => document.querySelectorAll("#detail .relationships li").length === n, row.linkCount);
   expect(await page.locator("#detail .relationships").textContent()).toMatch(/(related|caused_by) 0\.\d/);
   // Looking at a memory in the graph is not using it.
-  expect(resolveMemory(srv.services, id).usedCount).toBe(0);
+  expect((await resolveMemory(srv.services, id)).usedCount).toBe(0);
 }
 
 describe("/viz in headless Chromium", () => {
@@ -390,7 +390,7 @@ describe("/viz from a non-localhost address", () => {
   test.skipIf(!hasChromium)("a server bound to 127.0.0.2: ?token= loads the graph", async () => {
     const other = await startServer({ hostname: "127.0.0.2" });
     try {
-      seedGraph(other.services, [{ key: "x", content: "only memory here" }]);
+      await seedGraph(other.services, [{ key: "x", content: "only memory here" }]);
       const base = `http://127.0.0.2:${other.port}`;
       const { page, context, seen } = await open(`${base}/viz?token=${other.token}`);
       await waitFor(page, () => (window as any).__vizState?.ready);

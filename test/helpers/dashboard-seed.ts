@@ -9,6 +9,7 @@ import { deleteMemory, fetchMemory, insertMemoryRows } from "../../src/core/memo
 import type { MemoryType } from "../../src/core/memories";
 import type { NightlyDigest } from "../../src/core/nightly";
 import type { Services } from "../../src/core/services";
+import { withStorage } from "../../src/core/storage";
 
 export const DAY = 86_400_000;
 /** The clock of the seeded server: 2026-03-15 12:00 UTC. Day 0 of the 30-day window is 2026-02-14. */
@@ -89,14 +90,14 @@ export async function seedDashboard(s: Services, clock: ReturnType<typeof movabl
   const all = [...SPECS, { key: "gone", createdAt: at(50), type: "knowledge" as MemoryType, project: "gone" }];
   const contents = all.map((m, i) => `${WORDS[i % WORDS.length]} ${m.key} ${"x".repeat(i + 1)} note about ${m.project ?? m.tags?.join(" ") ?? "misc"}`);
   const vectors = await s.embedder.embed(contents, "document");
-  s.store.sqlite.transaction(() => {
-    const rows = insertMemoryRows(
-      s,
+  await s.storage.transaction(async (tx) => {
+    const rows = await insertMemoryRows(
+      withStorage(s, tx),
       all.map((m, i) => ({ content: contents[i], memoryType: m.type, project: m.project, sourceAgent: "seed", createdAt: m.createdAt, tags: m.tags })),
       vectors,
     );
     all.forEach((m, i) => (ids[m.key] = rows[i].id));
-  })();
+  });
   // Memory m12 has no tag at all (a bulk import can leave one so); the dashboard counts it as "general".
   s.store.sqlite.run("DELETE FROM memory_tags WHERE memory_id = ?", [ids.m12]);
   s.store.sqlite.run("DELETE FROM links");
@@ -109,20 +110,20 @@ export async function seedDashboard(s: Services, clock: ReturnType<typeof movabl
   for (const k of ["m1", "m2", "gone"]) show(s, ids[k], at(45));
   for (const k of ["m1", "gone"]) {
     clock.set(at(45, 10));
-    fetchMemory(s, ids[k]);
+    await fetchMemory(s, ids[k]);
   }
   for (const k of ["m1", "m4", "m6", "m7"]) show(s, ids[k], at(10, 23) + 30 * 60_000);
   clock.set(at(10, 23) + 40 * 60_000);
-  fetchMemory(s, ids.m6);
+  await fetchMemory(s, ids.m6);
   for (const k of ["m6", "m7", "m9"]) show(s, ids[k], at(1, 14));
   clock.set(at(1, 15));
-  fetchMemory(s, ids.m6);
-  fetchMemory(s, ids.m7);
+  await fetchMemory(s, ids.m6);
+  await fetchMemory(s, ids.m7);
   for (const k of ["m10", "m6", "m12"]) show(s, ids[k], at(0, 4));
   clock.set(at(0, 5));
-  fetchMemory(s, ids.m10);
+  await fetchMemory(s, ids.m10);
   clock.set(NOW);
-  deleteMemory(s, ids.gone);
+  await deleteMemory(s, ids.gone);
 
   // Eight nightly runs: the dashboard shows the latest seven, newest first.
   for (let n = 1; n <= 8; n++) {

@@ -2,6 +2,7 @@ import { addLink } from "../../src/core/graph";
 import { insertMemoryRows, type NewMemory } from "../../src/core/memories";
 import { normalizeMemoryType } from "../../src/core/memories";
 import type { Services } from "../../src/core/services";
+import { withStorage } from "../../src/core/storage";
 
 export interface SeedMemory {
   key: string;
@@ -24,7 +25,7 @@ const DAY = 86_400_000;
  * Memories with exactly the links given: each gets its own basis vector, so
  * similarity linking (cosine 0 between any two) adds none of its own.
  */
-export function seedGraph(s: Services, memories: SeedMemory[], links: SeedLink[] = []): Record<string, string> {
+export async function seedGraph(s: Services, memories: SeedMemory[], links: SeedLink[] = []): Promise<Record<string, string>> {
   const now = s.now();
   const offset = s.store.sqlite.query<{ n: number }, []>("SELECT count(*) AS n FROM memories").get()!.n;
   const vectors = memories.map((_, i) => {
@@ -41,8 +42,8 @@ export function seedGraph(s: Services, memories: SeedMemory[], links: SeedLink[]
     tags: m.tags,
   }));
   const ids: Record<string, string> = {};
-  const rows = s.store.sqlite.transaction(() => {
-    const rows = insertMemoryRows(s, items, vectors);
+  const rows = await s.storage.transaction(async (tx) => {
+    const rows = await insertMemoryRows(withStorage(s, tx), items, vectors);
     const set = s.store.sqlite.prepare("UPDATE memories SET strength = ?, refreshed_at = ? WHERE id = ?");
     rows.forEach((r, i) => {
       const m = memories[i];
@@ -51,7 +52,7 @@ export function seedGraph(s: Services, memories: SeedMemory[], links: SeedLink[]
     });
     for (const [a, b, rel, w] of links) addLink(s, ids[a] ?? a, ids[b] ?? b, rel, w);
     return rows;
-  })();
+  });
   rows.forEach((r, i) => s.index.upsert(r.seq, vectors[i], items[i].project));
   return ids;
 }

@@ -46,7 +46,7 @@ describe("no secret reaches the model or the store", () => {
     // A memory stored before redaction covered /ingest (written straight to the store).
     const legacyText = `The checkout service deploy pushes to the shop repo with the token ${LEGACY_SECRET} from the staging env file.`;
     const [vector] = await s.embedder.embed([legacyText], "document");
-    const [legacy] = s.store.sqlite.transaction(() => insertMemoryRows(s, [{ content: legacyText, memoryType: "knowledge", project: null, sourceAgent: "old", createdAt: s.now() }], [vector]))();
+    const [legacy] = await insertMemoryRows(s, [{ content: legacyText, memoryType: "knowledge", project: null, sourceAgent: "old", createdAt: s.now() }], [vector]);
     s.index.upsert(legacy.seq, vector, null);
 
     const intro = "The checkout service deploy to staging reads the shop env file; the token and the database password live there.";

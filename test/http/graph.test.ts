@@ -6,7 +6,7 @@ let srv: TestServer;
 let ids: Record<string, string>;
 beforeAll(async () => {
   srv = await startServer();
-  ids = seedGraph(
+  ids = await seedGraph(
     srv.services,
     [
       { key: "a", content: "Alpha: staging database on port 5433", project: "infra" },

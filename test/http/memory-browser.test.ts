@@ -15,7 +15,7 @@ const SEED: SeedMemory[] = [
 
 beforeEach(async () => {
   srv = await startServer();
-  ids = seedGraph(srv.services, SEED, [
+  ids = await seedGraph(srv.services, SEED, [
     ["a", "b", "related", 0.8],
     ["d", "a", "supports", 0.5],
   ]);

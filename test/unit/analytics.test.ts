@@ -67,7 +67,7 @@ describe("dashboardData on a seeded history", () => {
   test("the composition follows tag changes and deletions (kept by triggers)", async () => {
     const { s, ids } = await seeded();
     await updateMemory(s, { id: ids.m9, project: "atlas" }); // its tags become atlas (1) + kafka
-    deleteMemory(s, ids.m1);
+    await deleteMemory(s, ids.m1);
     const d = dashboardData(s).domains;
     expect(d.top.slice(0, 2)).toEqual([
       { domain: "atlas", memories: 3 },

@@ -21,6 +21,16 @@ function fresh() {
 }
 
 /** The error code a call throws (fails the test when it does not throw an AppError). */
+async function codeOfAsync(fn: () => Promise<unknown>): Promise<{ code: string; message: string }> {
+  try {
+    await fn();
+  } catch (e) {
+    if (e instanceof AppError) return { code: e.code, message: e.message };
+    throw e;
+  }
+  throw new Error("expected an AppError");
+}
+
 function codeOf(fn: () => unknown): { code: string; message: string } {
   try {
     fn();
@@ -36,9 +46,9 @@ function codeOf(fn: () => unknown): { code: string; message: string } {
  *   a --fixes(0.5)--> b  (second relationship between the same pair)
  *   e, f: linked only to each other; g: no links at all
  */
-function small() {
+async function small() {
   fresh();
-  return seedGraph(
+  return await seedGraph(
     s,
     [
       { key: "a", content: "Alpha: the staging database runs on port 5433", project: "infra", tags: ["postgres"] },
@@ -60,9 +70,9 @@ function small() {
 }
 
 describe("neighbors", () => {
-  test("lists linked memories in both directions, strongest link first, with every relationship", () => {
-    const ids = small();
-    const r = neighbors(s, { id: ids.b });
+  test("lists linked memories in both directions, strongest link first, with every relationship", async () => {
+    const ids = await small();
+    const r = await neighbors(s, { id: ids.b });
     expect(r.memory.id).toBe(ids.b);
     expect(r.memory.content).toBe("Beta: migrations must run before deploy");
     expect(r.memory.domain).toBe("infra");
@@ -77,32 +87,32 @@ describe("neighbors", () => {
     expect(r.neighbors[1].preview).toBe("Gamma: deploy failed because of a lock");
   });
 
-  test("relationship filter (normalised), limit, 8-char prefix; does not mark the memory used", () => {
-    const ids = small();
-    const r = neighbors(s, { id: ids.a.slice(0, 8), relationship: "Supersedes", limit: "5" });
+  test("relationship filter (normalised), limit, 8-char prefix; does not mark the memory used", async () => {
+    const ids = await small();
+    const r = await neighbors(s, { id: ids.a.slice(0, 8), relationship: "Supersedes", limit: "5" });
     expect(r.relationship).toBe("supersedes");
     expect(r.neighbors.map((n) => n.id)).toEqual([ids.d]);
-    const limited = neighbors(s, { id: ids.a, limit: 1 });
+    const limited = await neighbors(s, { id: ids.a, limit: 1 });
     expect(limited.total).toBe(2);
     expect(limited.count).toBe(1);
     expect(limited.neighbors[0].id).toBe(ids.b);
-    expect(resolveMemory(s, ids.a).usedCount).toBe(0);
-    expect(neighbors(s, { id: ids.g }).neighbors).toEqual([]);
+    expect((await resolveMemory(s, ids.a)).usedCount).toBe(0);
+    expect((await neighbors(s, { id: ids.g })).neighbors).toEqual([]);
   });
 
-  test("missing id, bad limit: 400; unknown id: 404", () => {
-    small();
-    expect(codeOf(() => neighbors(s, { id: undefined })).code).toBe("invalid");
-    expect(codeOf(() => neighbors(s, { id: "00000000-0000-4000-8000-000000000000" })).code).toBe("not_found");
-    for (const limit of ["abc", "0", "-3", "1.5"]) expect(codeOf(() => neighbors(s, { id: resolveAny(), limit })).message).toContain("limit");
+  test("missing id, bad limit: 400; unknown id: 404", async () => {
+    await small();
+    expect((await codeOfAsync(() => neighbors(s, { id: undefined }))).code).toBe("invalid");
+    expect((await codeOfAsync(() => neighbors(s, { id: "00000000-0000-4000-8000-000000000000" }))).code).toBe("not_found");
+    for (const limit of ["abc", "0", "-3", "1.5"]) expect((await codeOfAsync(() => neighbors(s, { id: resolveAny(), limit }))).message).toContain("limit");
   });
 });
 
 const resolveAny = () => s.store.sqlite.query<{ id: string }, []>("SELECT id FROM memories LIMIT 1").get()!.id;
 
 describe("hubs", () => {
-  test("most links first; memories without links are not hubs; domain filters on the primary domain", () => {
-    const ids = small();
+  test("most links first; memories without links are not hubs; domain filters on the primary domain", async () => {
+    const ids = await small();
     const all = hubs(s, {});
     // a: 3 links, b: 3 links, then c, d, e, f with 1; g has none.
     expect(all.hubs.slice(0, 2).map((h) => h.id).sort()).toEqual([ids.a, ids.b].sort());
@@ -118,17 +128,17 @@ describe("hubs", () => {
     expect(hubs(s, { domain: "nowhere" }).hubs).toEqual([]);
   });
 
-  test("bad limit or domain: 400", () => {
-    small();
+  test("bad limit or domain: 400", async () => {
+    await small();
     expect(codeOf(() => hubs(s, { limit: "many" })).code).toBe("invalid");
     expect(codeOf(() => hubs(s, { domain: "---" })).message).toContain("domain");
   });
 });
 
 describe("path", () => {
-  test("shortest path over links in either direction", () => {
-    const ids = small();
-    const r = path(s, { id: ids.d, target_id: ids.c });
+  test("shortest path over links in either direction", async () => {
+    const ids = await small();
+    const r = await path(s, { id: ids.d, target_id: ids.c });
     expect(r.found).toBe(true);
     expect(r.hops).toBe(3);
     expect(r.path.map((m) => m.id)).toEqual([ids.d, ids.a, ids.b, ids.c]);
@@ -136,36 +146,36 @@ describe("path", () => {
     expect(r.links[0]).toMatchObject({ from_id: ids.a, to_id: ids.d });
   });
 
-  test("the same memory is a path of 0 links; disconnected memories give found:false with a message", () => {
-    const ids = small();
-    expect(path(s, { id: ids.a, target_id: ids.a }).hops).toBe(0);
-    const none = path(s, { id: ids.a, target_id: ids.e });
+  test("the same memory is a path of 0 links; disconnected memories give found:false with a message", async () => {
+    const ids = await small();
+    expect((await path(s, { id: ids.a, target_id: ids.a })).hops).toBe(0);
+    const none = await path(s, { id: ids.a, target_id: ids.e });
     expect(none).toMatchObject({ found: false, hops: null, path: [], links: [] });
     expect(none.message).toContain("not connected");
   });
 
-  test("gives up beyond the hop limit", () => {
+  test("gives up beyond the hop limit", async () => {
     fresh();
     const n = GRAPH_PATH_MAX_HOPS + 2;
     const chain = Array.from({ length: n }, (_, i) => ({ key: `m${i}` }));
-    const ids = seedGraph(s, chain, chain.slice(1).map((m, i) => [`m${i}`, m.key, "next", 1] as [string, string, string, number]));
-    expect(path(s, { id: ids.m0, target_id: ids[`m${GRAPH_PATH_MAX_HOPS}`] }).hops).toBe(GRAPH_PATH_MAX_HOPS);
-    const far = path(s, { id: ids.m0, target_id: ids[`m${n - 1}`] });
+    const ids = await seedGraph(s, chain, chain.slice(1).map((m, i) => [`m${i}`, m.key, "next", 1] as [string, string, string, number]));
+    expect((await path(s, { id: ids.m0, target_id: ids[`m${GRAPH_PATH_MAX_HOPS}`] })).hops).toBe(GRAPH_PATH_MAX_HOPS);
+    const far = await path(s, { id: ids.m0, target_id: ids[`m${n - 1}`] });
     expect(far.found).toBe(false);
     expect(far.message).toContain(`within ${GRAPH_PATH_MAX_HOPS} links`);
   });
 
-  test("missing target_id: 400; unknown: 404", () => {
-    const ids = small();
-    expect(codeOf(() => path(s, { id: ids.a, target_id: undefined })).message).toContain("target_id");
-    expect(codeOf(() => path(s, { id: ids.a, target_id: "ffffffff" })).code).toBe("not_found");
+  test("missing target_id: 400; unknown: 404", async () => {
+    const ids = await small();
+    expect((await codeOfAsync(() => path(s, { id: ids.a, target_id: undefined }))).message).toContain("target_id");
+    expect((await codeOfAsync(() => path(s, { id: ids.a, target_id: "ffffffff" }))).code).toBe("not_found");
   });
 });
 
 describe("export", () => {
-  test("nodes ranked by effective strength with tags by weight and primary domain; domains and types counted", () => {
+  test("nodes ranked by effective strength with tags by weight and primary domain; domains and types counted", async () => {
     fresh();
-    const ids = seedGraph(s, [
+    const ids = await seedGraph(s, [
       { key: "old", strength: 3, ageDays: 120, project: "infra", tags: ["postgres", "ops"] },
       { key: "new", strength: 1, ageDays: 0, project: "web" },
       { key: "mid", strength: 2, ageDays: 15, project: null, tags: ["cooking"] },
@@ -189,8 +199,8 @@ describe("export", () => {
     expect(g.meta).toMatchObject({ total_memories: 3, matched: 3, nodes: 3, edges: 0, limit: 5000, truncated: false });
   });
 
-  test("an edge only when both ends are nodes", () => {
-    const ids = small();
+  test("an edge only when both ends are nodes", async () => {
+    const ids = await small();
     const g = exportGraph(s, { domain: "infra" });
     expect(g.nodes.map((n) => n.id).sort()).toEqual([ids.a, ids.b, ids.d].sort());
     // b -> c is left out: c is not a node of this slice.
@@ -209,10 +219,10 @@ describe("export", () => {
     expect(exportGraph(s, {}).edges.length).toBe(5);
   });
 
-  test("small and large slices of a bigger store agree on edges and counts (probe by id vs. full scan)", () => {
+  test("small and large slices of a bigger store agree on edges and counts (probe by id vs. full scan)", async () => {
     fresh();
     const cooking = Array.from({ length: 17 }, (_, i) => ({ key: `k${i}`, project: "cooking" }));
-    const ids = seedGraph(
+    const ids = await seedGraph(
       s,
       [{ key: "a", project: "infra" }, { key: "b", project: "infra" }, { key: "c", project: "infra", tags: ["cooking"] }, ...cooking],
       [
@@ -239,8 +249,8 @@ describe("export", () => {
     expect(small.nodes.find((n) => n.id === ids.c)!.tags.map((t) => t.tag)).toEqual(["infra", "cooking"]);
   });
 
-  test("domain filters on the primary domain, tag on any tag at any weight, type accepts legacy names", () => {
-    const ids = small();
+  test("domain filters on the primary domain, tag on any tag at any weight, type accepts legacy names", async () => {
+    const ids = await small();
     const idsOf = (f: Parameters<typeof exportGraph>[1]) => exportGraph(s, f).nodes.map((n) => n.id).sort();
     expect(idsOf({ domain: "web" })).toEqual([ids.c]);
     expect(idsOf({ tag: "infra" })).toEqual([ids.a, ids.b, ids.c, ids.d].sort());
@@ -252,9 +262,9 @@ describe("export", () => {
     expect(exportGraph(s, { type: "fact" }).meta.filters.type).toBe("knowledge");
   });
 
-  test("minStrength applies to effective strength", () => {
+  test("minStrength applies to effective strength", async () => {
     fresh();
-    const ids = seedGraph(s, [
+    const ids = await seedGraph(s, [
       { key: "fresh", strength: 1 },
       { key: "faded", strength: 1, ageDays: 90 },
     ]);
@@ -263,7 +273,7 @@ describe("export", () => {
     expect(exportGraph(s, { minStrength: "5" }).nodes.length).toBe(0);
   });
 
-  test("limit: default 5000, capped at 10000, truncated says so", () => {
+  test("limit: default 5000, capped at 10000, truncated says so", async () => {
     fresh();
     const n = 10_005;
     const db = s.store.sqlite;
@@ -282,8 +292,8 @@ describe("export", () => {
     expect(exportGraph(s, { limit: 7 }).nodes.length).toBe(7);
   });
 
-  test("bad filters: 400 naming the parameter", () => {
-    small();
+  test("bad filters: 400 naming the parameter", async () => {
+    await small();
     const bad: [Record<string, unknown>, string][] = [
       [{ limit: "abc" }, "limit"],
       [{ limit: "0" }, "limit"],
@@ -304,16 +314,16 @@ describe("export", () => {
 });
 
 describe("deleting a memory", () => {
-  test("removes its links everywhere: neighbours, hubs, paths, export edges", () => {
-    const ids = small();
-    expect(resolveMemory(s, ids.b).linkCount).toBe(3);
-    const r = deleteMemory(s, ids.a);
+  test("removes its links everywhere: neighbours, hubs, paths, export edges", async () => {
+    const ids = await small();
+    expect((await resolveMemory(s, ids.b)).linkCount).toBe(3);
+    const r = await deleteMemory(s, ids.a);
     expect(r.links_removed).toBe(3);
     expect(s.store.sqlite.query<{ n: number }, [string, string]>("SELECT count(*) AS n FROM links WHERE from_id = ? OR to_id = ?").get(ids.a, ids.a)!.n).toBe(0);
-    expect(resolveMemory(s, ids.b).linkCount).toBe(1);
-    expect(neighbors(s, { id: ids.b }).neighbors.map((n) => n.id)).toEqual([ids.c]);
-    expect(neighbors(s, { id: ids.d }).total).toBe(0);
-    expect(path(s, { id: ids.d, target_id: ids.c }).found).toBe(false);
+    expect((await resolveMemory(s, ids.b)).linkCount).toBe(1);
+    expect((await neighbors(s, { id: ids.b })).neighbors.map((n) => n.id)).toEqual([ids.c]);
+    expect((await neighbors(s, { id: ids.d })).total).toBe(0);
+    expect((await path(s, { id: ids.d, target_id: ids.c })).found).toBe(false);
     const g = exportGraph(s, {});
     expect(g.nodes.map((n) => n.id)).not.toContain(ids.a);
     expect(g.edges.length).toBe(2);
@@ -321,12 +331,12 @@ describe("deleting a memory", () => {
 });
 
 describe("graphQuery (GET /graph)", () => {
-  test("dispatches each op; unknown op, missing op and unknown parameters are 400", () => {
-    const ids = small();
-    expect(graphQuery(s, { op: "neighbors", id: ids.a })).toHaveProperty("neighbors");
-    expect(graphQuery(s, { op: "hubs" })).toHaveProperty("hubs");
-    expect(graphQuery(s, { op: "path", id: ids.a, target_id: ids.c })).toMatchObject({ found: true, hops: 2 });
-    expect(graphQuery(s, { op: "export", type: "decision" })).toHaveProperty("meta");
+  test("dispatches each op; unknown op, missing op and unknown parameters are 400", async () => {
+    const ids = await small();
+    expect(await graphQuery(s, { op: "neighbors", id: ids.a })).toHaveProperty("neighbors");
+    expect(await graphQuery(s, { op: "hubs" })).toHaveProperty("hubs");
+    expect(await graphQuery(s, { op: "path", id: ids.a, target_id: ids.c })).toMatchObject({ found: true, hops: 2 });
+    expect(await graphQuery(s, { op: "export", type: "decision" })).toHaveProperty("meta");
     expect(codeOf(() => graphQuery(s, {})).message).toContain("op is required");
     expect(codeOf(() => graphQuery(s, { op: "shortest" })).message).toContain("unknown op");
     expect(codeOf(() => graphQuery(s, { op: "export", min_strength: "1" })).message).toContain("min_strength");
@@ -335,24 +345,24 @@ describe("graphQuery (GET /graph)", () => {
 });
 
 describe("text renderings for memsvc_graph", () => {
-  test("neighbours with relationships, hubs with link counts, the path step by step", () => {
-    const ids = small();
-    const n = neighborsText(neighbors(s, { id: ids.b }));
+  test("neighbours with relationships, hubs with link counts, the path step by step", async () => {
+    const ids = await small();
+    const n = neighborsText(await neighbors(s, { id: ids.b }));
     expect(n).toContain(`Memory ${ids.b.slice(0, 8)}`);
     expect(n).toContain(`- ${ids.a.slice(0, 8)} [← related 0.9; ← fixes 0.5]`);
     expect(n).toContain(`- ${ids.c.slice(0, 8)} [caused_by → 0.7]`);
     expect(hubsText(hubs(s, { domain: "cooking" }))).toMatch(/\b1 link\b(?!s)/);
     expect(hubsText(hubs(s, { domain: "nowhere" }))).toBe('No linked memories in domain "nowhere" yet.');
-    const p = pathText(path(s, { id: ids.c, target_id: ids.a }));
+    const p = pathText(await path(s, { id: ids.c, target_id: ids.a }));
     expect(p).toContain("(2 links)");
     expect(p).toContain("<-- caused_by (0.7) --");
-    expect(pathText(path(s, { id: ids.a, target_id: ids.f }))).toContain("no link path");
+    expect(pathText(await path(s, { id: ids.a, target_id: ids.f }))).toContain("no link path");
   });
 });
 
-test("addLink between memories feeds the graph at once", () => {
-  const ids = small();
+test("addLink between memories feeds the graph at once", async () => {
+  const ids = await small();
   s.store.sqlite.transaction(() => addLink(s, ids.g, ids.e, "Depends On", 0.4))();
-  expect(neighbors(s, { id: ids.g }).neighbors[0]).toMatchObject({ id: ids.e, relationships: [{ relationship: "depends_on", direction: "out", weight: 0.4 }] });
-  expect(path(s, { id: ids.g, target_id: ids.f }).hops).toBe(2);
+  expect((await neighbors(s, { id: ids.g })).neighbors[0]).toMatchObject({ id: ids.e, relationships: [{ relationship: "depends_on", direction: "out", weight: 0.4 }] });
+  expect((await path(s, { id: ids.g, target_id: ids.f })).hops).toBe(2);
 });

@@ -33,7 +33,7 @@ test("another connection's inserts, edits, project moves and deletes reach this 
   expect(hits.results.find((r) => r.id === id)?.matched_by).toContain("vector");
   expect((await search(server, { query: "Redis eviction maxmemory policy", project: "infra" })).results.some((r) => r.id === id)).toBe(false);
 
-  deleteMemory(other, id);
+  await deleteMemory(other, id);
   hits = await search(server, { query: "Redis eviction maxmemory policy" });
   expect(hits.results.some((r) => r.id === id)).toBe(false);
   expect(server.index.size).toBe(1);

@@ -27,7 +27,7 @@ describe("ingest", () => {
   test("stores content, type, project, provenance and one FTS row and one vector", async () => {
     s = makeServices();
     const id = await ingest("Use pnpm, not npm, in the web repo", { project: "web", memory_type: "decisions", source_agent: "laptop" });
-    const row = resolveMemory(s, id);
+    const row = await resolveMemory(s, id);
     expect(row.memoryType).toBe("decisions");
     expect(row.project).toBe("web");
     expect(row.sourceAgent).toBe("laptop");
@@ -41,9 +41,9 @@ describe("ingest", () => {
     const map: Record<string, string> = { episode: "experience", lesson: "learnings", fact: "knowledge", decision: "decisions", KNOWLEDGE: "knowledge" };
     for (const [legacy, current] of Object.entries(map)) {
       const id = await ingest(`memory typed ${legacy} number ${Math.random()}`, { memory_type: legacy });
-      expect(resolveMemory(s, id).memoryType).toBe(current);
+      expect((await resolveMemory(s, id)).memoryType).toBe(current);
     }
-    expect(resolveMemory(s, await ingest("no type given here")).memoryType).toBe("experience");
+    expect((await resolveMemory(s, await ingest("no type given here"))).memoryType).toBe("experience");
   });
 
   test("rejects bad input with a message naming the field, writing nothing", async () => {
@@ -76,13 +76,13 @@ describe("ingest", () => {
     expect(results.filter((r) => r.id !== null)).toHaveLength(1);
     const skipped = results.find((r) => r.id === null);
     expect(skipped).toMatchObject({ id: null, skipped: true, existing_count: 1 });
-    expect(countSession(s, "sess-1")).toBe(1);
+    expect(await countSession(s, "sess-1")).toBe(1);
   });
 
   test("session_date becomes created_at", async () => {
     s = makeServices();
     const id = await ingest("dated memory", { session_date: "2025-03-04" });
-    expect(new Date(resolveMemory(s, id).createdAt).toISOString()).toBe("2025-03-04T00:00:00.000Z");
+    expect(new Date((await resolveMemory(s, id)).createdAt).toISOString()).toBe("2025-03-04T00:00:00.000Z");
   });
 });
 
@@ -90,11 +90,11 @@ describe("ids", () => {
   test("full id, 8-char prefix, unknown, too short, ambiguous", async () => {
     s = makeServices();
     const id = await ingest("prefix target");
-    expect(resolveMemory(s, id).id).toBe(id);
-    expect(resolveMemory(s, id.slice(0, 8).toUpperCase()).id).toBe(id);
-    expect(() => resolveMemory(s, "00000000")).toThrow(/no memory/);
-    expect(() => resolveMemory(s, id.slice(0, 7))).toThrow(/8/);
-    expect(() => resolveMemory(s, "'; DROP TABLE memories; --")).toThrow(/UUID/);
+    expect((await resolveMemory(s, id)).id).toBe(id);
+    expect((await resolveMemory(s, id.slice(0, 8).toUpperCase())).id).toBe(id);
+    await expect(resolveMemory(s, "00000000")).rejects.toThrow(/no memory/);
+    await expect(resolveMemory(s, id.slice(0, 7))).rejects.toThrow(/8/);
+    await expect(resolveMemory(s, "'; DROP TABLE memories; --")).rejects.toThrow(/UUID/);
     // Two memories sharing a prefix: force one by rewriting an id.
     const other = await ingest("prefix twin");
     const twin = `${id.slice(0, 8)}-ffff-4fff-bfff-ffffffffffff`;
@@ -104,7 +104,7 @@ describe("ids", () => {
     s.store.sqlite.run("PRAGMA foreign_keys = ON");
     let err: any;
     try {
-      resolveMemory(s, id.slice(0, 8));
+      await resolveMemory(s, id.slice(0, 8));
     } catch (e) {
       err = e;
     }
@@ -117,11 +117,11 @@ describe("fetch marks used and strengthens; citation", () => {
   test("used_count, strength, memory_events, citation format", async () => {
     s = makeServices();
     const id = await ingest("the deploy key lives in vault", { source_agent: "ci-box", session_date: "2026-01-02" });
-    const first = fetchMemory(s, id.slice(0, 8));
+    const first = await fetchMemory(s, id.slice(0, 8));
     expect(first.citation).toBe(`(memory ${id.slice(0, 8)}, 2026-01-02, from ci-box)`);
     expect(first.memory.used_count).toBe(1);
     expect(first.memory.strength).toBeCloseTo(1 + USE_BOOST, 5);
-    const second = fetchMemory(s, id);
+    const second = await fetchMemory(s, id);
     expect(second.memory.used_count).toBe(2);
     expect(s.store.sqlite.query("SELECT count(*) n FROM memory_events WHERE kind = 'used'").get()).toEqual({ n: 2 });
   });
@@ -163,7 +163,7 @@ describe("delete", () => {
     })();
     const links = rowCounts().l;
     expect(links).toBeGreaterThanOrEqual(2);
-    const r = deleteMemory(s, a);
+    const r = await deleteMemory(s, a);
     expect(r.preview).toContain("alpha");
     expect(rowCounts()).toMatchObject({ m: 2, f: 2, v: 2 });
     expect(s.store.sqlite.query("SELECT count(*) n FROM links WHERE from_id = ? OR to_id = ?").get(a, a)).toEqual({ n: 0 });
@@ -174,7 +174,7 @@ describe("delete", () => {
       "SELECT m.link_count, (SELECT count(*) FROM links l WHERE l.from_id = m.id OR l.to_id = m.id) n FROM memories m",
     ).all();
     for (const r of linkCounts) expect(r.link_count).toBe(r.n);
-    expect(() => deleteMemory(s, a)).toThrow(/no memory/);
+    await expect(deleteMemory(s, a)).rejects.toThrow(/no memory/);
   });
 });
 
@@ -211,7 +211,7 @@ describe("session dedup under concurrency", () => {
       release();
       const results = await Promise.all([a, b]);
       expect(results.filter((r) => "skipped" in r && r.skipped).length).toBe(1);
-      expect(countSession(own, "race")).toBe(1);
+      expect(await countSession(own, "race")).toBe(1);
     } finally {
       await own.close();
     }

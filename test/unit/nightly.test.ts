@@ -397,7 +397,7 @@ describe("decay through real recall and fetch events", () => {
     // One of the often-shown memories is fetched (used) the same day; its strength after the fetch is the baseline.
     const used = often[0];
     clock = Date.parse(`${DAY}T11:00:00Z`);
-    fetchMemory(s, used);
+    await fetchMemory(s, used);
     const before = stats();
     expect(q<{ kind: string }>(s, "SELECT kind FROM memory_events WHERE memory_id = ? ORDER BY at", used).map((e) => e.kind)).toEqual(["shown", "shown", "shown", "used"]);
 

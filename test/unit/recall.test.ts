@@ -141,7 +141,7 @@ describe("dynamics", () => {
     expect(events(s, pg, "used")).toBe(0);
     // Other memories were not shown.
     expect(row(s, ids.get("The React frontend")!).shown_count).toBe(0);
-    fetchMemory(s, pg.slice(0, 8));
+    await fetchMemory(s, pg.slice(0, 8));
     const used = row(s, pg);
     expect(used).toMatchObject({ shown_count: 1, used_count: 1 });
     expect(used.strength).toBeGreaterThan(before.strength);

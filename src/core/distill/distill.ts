@@ -9,6 +9,7 @@ import { planFragments, writePlan } from "./store-segments";
 import { countSession } from "../memories";
 import { redactSecrets } from "../secrets";
 import type { Services } from "../services";
+import { withStorage } from "../storage";
 import { substanceGate, substanceReason, type Dropped } from "./substance";
 import {
   DISTILL_ANSWER_SHARE,
@@ -109,13 +110,13 @@ async function redactRole(raw: string): Promise<{ text: string; count: number }>
 }
 
 /** Dedup rule 1 (segment-exact) or rule 2 (any memory of the session): the count, or null. */
-function dedupHit(s: Services, req: DistillRequest): number | null {
+async function dedupHit(s: Services, req: DistillRequest): Promise<number | null> {
   if (req.segmentKey) {
     const row = s.store.sqlite.query<{ n: number }, [string]>("SELECT memory_count AS n FROM segments WHERE key = ?").get(req.segmentKey);
     return row ? row.n : null;
   }
   if (req.sessionId) {
-    const n = countSession(s, req.sessionId);
+    const n = await countSession(s, req.sessionId);
     return n > 0 ? n : null;
   }
   return null;
@@ -150,7 +151,7 @@ async function withKeyLock<T>(s: Services, key: string | null, work: () => Promi
  */
 export async function distill(s: Services, input: DistillInput, llm: LlmClient | null): Promise<DistillResult> {
   const req = parseDistillInput(input, s.now());
-  const early = dedupHit(s, req);
+  const early = await dedupHit(s, req);
   if (early !== null) return { skipped: true, existing_count: early };
   if (!llm) {
     throw unavailable("no language model is configured, so /distill cannot run: set llm.baseURL and llm.model in config.json (or MEMSVC_LLM_BASE_URL and MEMSVC_LLM_MODEL) and restart");
@@ -162,7 +163,7 @@ export async function distill(s: Services, input: DistillInput, llm: LlmClient |
 async function run(s: Services, req: DistillRequest, llm: LlmClient): Promise<DistillResult> {
   const started = s.now();
   // A concurrent post of the same key may have finished while we waited for the lock.
-  const waited = dedupHit(s, req);
+  const waited = await dedupHit(s, req);
   if (waited !== null) return { skipped: true, existing_count: waited };
 
   let secrets = 0;
@@ -213,19 +214,20 @@ async function run(s: Services, req: DistillRequest, llm: LlmClient): Promise<Di
   const plans = await planFragments(s, gate.kept, req.project);
 
   const preview = dropped.map((d) => ({ content: d.content.length > DISTILL_DROPPED_PREVIEW_CHARS ? `${d.content.slice(0, DISTILL_DROPPED_PREVIEW_CHARS)}…` : d.content, reason: d.reason }));
-  const outcome = s.store.sqlite.transaction(() => {
+  const outcome = await s.storage.transaction(async (tx) => {
+    const ts = withStorage(s, tx);
     // Checked again under the write lock: another process may share the database.
-    const again = dedupHit(s, req);
+    const again = await dedupHit(ts, req);
     if (again !== null) return { skipped: again } as const;
-    const written = writePlan(s, gate.kept, plans, { ...req, sourceSession: req.sessionId }, shown);
-    if (req.anchors) writeAnchors(s, written.ids, req.anchors, s.now());
+    const written = await writePlan(ts, gate.kept, plans, { ...req, sourceSession: req.sessionId }, shown);
+    if (req.anchors) await writeAnchors(ts, written.ids, req.anchors, s.now());
     // Kept for the nightly log; a trivial transcript is raw session text and is not.
     if (!trivial) for (const d of preview) s.store.sqlite.run("INSERT INTO distill_dropped(at, reason, content) VALUES (?, ?, ?)", [s.now(), d.reason, d.content]);
     if (req.segmentKey) {
       s.store.sqlite.run("INSERT INTO segments(key, session_id, memory_count, created_at) VALUES (?, ?, ?, ?)", [req.segmentKey, req.sessionId, written.ids.length, s.now()]);
     }
     return written;
-  })();
+  });
   if ("skipped" in outcome) return { skipped: true, existing_count: outcome.skipped };
   for (const u of outcome.indexUpdates) s.index.upsert(u.seq, u.vector, req.project);
 

@@ -129,13 +129,13 @@ async function nearestInProject(s: Services, v: Float32Array, project: string | 
  * links the model named. Returns what the in-memory index must learn after
  * commit.
  */
-export function writePlan(
+export async function writePlan(
   s: Services,
   kept: readonly Fragment[],
   plans: readonly Plan[],
   prov: Provenance,
   shown: ReadonlyMap<string, string>,
-): StoreOutcome & { indexUpdates: { seq: number; vector: Float32Array }[] } {
+): Promise<StoreOutcome & { indexUpdates: { seq: number; vector: Float32Array }[] }> {
   const now = s.now();
   const finalId: (string | null)[] = new Array(kept.length).fill(null);
   const indexUpdates: { seq: number; vector: Float32Array }[] = [];
@@ -144,19 +144,19 @@ export function writePlan(
 
   // Near-duplicates first; a target deleted meanwhile turns the fragment into a new memory.
   const inserts: number[] = [];
-  plans.forEach((p, i) => {
+  for (const [i, p] of plans.entries()) {
     if (p.kind === "insert") inserts.push(i);
-    if (p.kind !== "merge") return;
+    if (p.kind !== "merge") continue;
     const row = s.store.sqlite.query<{ seq: number; strength: number }, [string]>("SELECT seq, strength FROM memories WHERE id = ?").get(p.targetId);
     if (!row) {
       inserts.push(i);
-      return;
+      continue;
     }
     const strength = Math.min(MAX_STRENGTH, row.strength + DISTILL_MERGE_BOOST);
     if (p.content !== null) {
       // The restated or corrected text replaces the old one: keep the old as a version.
-      const prior = currentSnapshot(s, p.targetId);
-      if (prior && prior.content !== p.content) recordVersion(s, p.targetId, prior, "distill", null, now);
+      const prior = await currentSnapshot(s, p.targetId);
+      if (prior && prior.content !== p.content) await recordVersion(s, p.targetId, prior, "distill", null, now);
       s.store.sqlite.run("UPDATE memories SET content = ?, strength = ?, refreshed_at = ?, updated_at = ? WHERE seq = ?", [p.content, strength, now, now, row.seq]);
       s.store.sqlite.prepare("UPDATE memory_vec SET embedding = ? WHERE rowid = ?").run(p.vector, BigInt(row.seq));
       indexUpdates.push({ seq: row.seq, vector: p.vector });
@@ -165,7 +165,7 @@ export function writePlan(
     }
     finalId[i] = p.targetId;
     merged++;
-  });
+  }
 
   inserts.sort((a, b) => a - b);
   const items: NewMemory[] = inserts.map((i) => ({
@@ -180,7 +180,7 @@ export function writePlan(
     tags: kept[i].tags,
   }));
   const vectorOf = (i: number) => (plans[i] as { vector: Float32Array }).vector;
-  const rows = insertMemoryRows(
+  const rows = await insertMemoryRows(
     s,
     items,
     inserts.map((i) => vectorOf(i)),

@@ -35,9 +35,9 @@ export interface NeighborsResult {
 }
 
 /** Full memory plus its domain tags; does not mark the memory used (only GET /memory does). */
-function centre(s: Services, rawId: unknown, field = "id"): NeighborsResult["memory"] {
-  const row = resolveMemory(s, rawId, field);
-  const tags = tagsOf(s, [row.id]).get(row.id) ?? [];
+async function centre(s: Services, rawId: unknown, field = "id"): Promise<NeighborsResult["memory"]> {
+  const row = await resolveMemory(s, rawId, field);
+  const tags = (await tagsOf(s, [row.id])).get(row.id) ?? [];
   return { ...toView(row, s.now()), domain: tags[0]?.tag ?? DEFAULT_DOMAIN, tags };
 }
 
@@ -49,8 +49,8 @@ function parseRelationship(value: unknown): string | null {
 }
 
 /** Memories linked to one memory (either direction), strongest link first. */
-export function neighbors(s: Services, input: { id: unknown; limit?: unknown; relationship?: unknown }): NeighborsResult {
-  const memory = centre(s, input.id);
+export async function neighbors(s: Services, input: { id: unknown; limit?: unknown; relationship?: unknown }): Promise<NeighborsResult> {
+  const memory = await centre(s, input.id);
   const limit = parseLimit(input.limit, GRAPH_DEFAULT_LIMIT, MAX_LIMIT);
   const relationship = parseRelationship(input.relationship);
   const links = s.store.sqlite
@@ -125,9 +125,9 @@ export interface PathResult {
  * one SQL query per level. Gives up after GRAPH_PATH_MAX_HOPS hops or
  * GRAPH_PATH_MAX_VISITED memories: "no path" is an answer, not an error.
  */
-export function path(s: Services, input: { id: unknown; target_id: unknown }): PathResult {
-  const from = resolveMemory(s, input.id, "id").id;
-  const to = resolveMemory(s, input.target_id, "target_id").id;
+export async function path(s: Services, input: { id: unknown; target_id: unknown }): Promise<PathResult> {
+  const from = (await resolveMemory(s, input.id, "id")).id;
+  const to = (await resolveMemory(s, input.target_id, "target_id")).id;
   const parent = new Map<string, PathLink | null>([[from, null]]);
   const level = s.store.sqlite.query<PathLink & { node: string; other: string }, { frontier: string }>(
     `SELECT from_id AS node, to_id AS other, from_id, to_id, relationship, weight FROM links WHERE from_id IN (SELECT value FROM json_each(:frontier))
@@ -182,7 +182,7 @@ const PARAMS: Record<GraphOp, readonly string[]> = {
  * parameter is a 400 too, so a misspelt filter (min_strength) is never
  * silently ignored.
  */
-export function graphQuery(s: Services, q: Record<string, string | undefined>): NeighborsResult | HubsResult | PathResult | GraphExport {
+export function graphQuery(s: Services, q: Record<string, string | undefined>): Promise<NeighborsResult | PathResult> | HubsResult | GraphExport {
   const op = q.op;
   if (!op) throw invalid(`op is required: one of ${GRAPH_OPS.join(", ")}`);
   if (!(GRAPH_OPS as readonly string[]).includes(op)) throw invalid(`unknown op "${op.slice(0, 40)}": use one of ${GRAPH_OPS.join(", ")}`);

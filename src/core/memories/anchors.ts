@@ -1,6 +1,7 @@
 import { invalid } from "../../errors";
 import { isoTime } from "../dates";
 import type { Services } from "../services";
+import type { AnchorRow } from "./store";
 import { ANCHOR_MAX_PATH_CHARS, ANCHOR_MAX_PATHS, STALE_NOTE_PATHS } from "../tuning";
 
 /**
@@ -103,63 +104,46 @@ export function parseAnchors(v: unknown): AnchorInput | null {
 }
 
 /**
- * Attaches the anchor to memories, inside the caller's transaction. A memory
- * already anchored in the repository (a merge into an older memory) moves to
- * the new commit and keeps its older paths after the new ones, within the
- * bound; its stale mark goes, since the session just worked on that code.
+ * Attaches the anchor to memories (inside the caller's transaction when `s`
+ * is withStorage(s, tx)). A memory already anchored in the repository (a
+ * merge into an older memory) moves to the new commit and keeps its older
+ * paths after the new ones, within the bound; its stale mark goes, since the
+ * session just worked on that code.
  */
-export function writeAnchors(s: Services, ids: readonly string[], a: AnchorInput, now: number): void {
-  const old = s.store.sqlite.query<{ paths: string }, [string, string]>("SELECT paths FROM memory_anchors WHERE memory_id = ? AND repo = ?");
-  const upsert = s.store.sqlite.prepare(
-    `INSERT INTO memory_anchors(memory_id, repo, branch, commit_id, paths, anchored_at, stale, stale_at) VALUES (?, ?, ?, ?, ?, ?, NULL, NULL)
-     ON CONFLICT(memory_id, repo) DO UPDATE SET branch = excluded.branch, commit_id = excluded.commit_id, paths = excluded.paths,
-       anchored_at = excluded.anchored_at, stale = NULL, stale_at = NULL`,
+export async function writeAnchors(s: Services, ids: readonly string[], a: AnchorInput, now: number): Promise<void> {
+  const unique = [...new Set(ids)];
+  const earlier = await s.storage.memories.anchorPaths(unique, a.repo);
+  await s.storage.memories.upsertAnchors(
+    unique.map((memoryId) => ({
+      memoryId,
+      repo: a.repo,
+      branch: a.branch,
+      commit: a.commit,
+      paths: [...new Set([...a.paths, ...(earlier.get(memoryId) ?? [])])].slice(0, ANCHOR_MAX_PATHS),
+      anchoredAt: now,
+    })),
   );
-  for (const id of new Set(ids)) {
-    const prev = old.get(id, a.repo);
-    const earlier = prev ? (JSON.parse(prev.paths) as string[]) : [];
-    const paths = [...new Set([...a.paths, ...earlier])].slice(0, ANCHOR_MAX_PATHS);
-    upsert.run(id, a.repo, a.branch, a.commit, JSON.stringify(paths), now);
-  }
-}
-
-interface AnchorRow {
-  memory_id: string;
-  repo: string;
-  branch: string | null;
-  commit_id: string;
-  paths: string;
-  anchored_at: number;
-  stale: string | null;
 }
 
 const viewOf = (r: AnchorRow): AnchorView => {
-  const v: AnchorView = { repo: r.repo, branch: r.branch, commit: r.commit_id, paths: JSON.parse(r.paths), anchored_at: isoTime(r.anchored_at) };
-  if (r.stale) v.stale = JSON.parse(r.stale);
+  const v: AnchorView = { repo: r.repo, branch: r.branch, commit: r.commit, paths: r.paths, anchored_at: isoTime(r.anchoredAt) };
+  if (r.stale) v.stale = r.stale;
   return v;
 };
 
 /** Anchors of these memories, by memory id (memories without any are absent). */
-export function anchorsOf(s: Services, ids: readonly string[]): Map<string, AnchorView[]> {
+export async function anchorsOf(s: Services, ids: readonly string[]): Promise<Map<string, AnchorView[]>> {
   const out = new Map<string, AnchorView[]>();
   if (ids.length === 0) return out;
-  const rows = s.store.sqlite
-    .query<AnchorRow, [string]>("SELECT * FROM memory_anchors WHERE memory_id IN (SELECT value FROM json_each(?)) ORDER BY memory_id, anchored_at DESC, repo")
-    .all(JSON.stringify([...new Set(ids)]));
-  for (const r of rows) out.set(r.memory_id, [...(out.get(r.memory_id) ?? []), viewOf(r)]);
+  for (const r of await s.storage.memories.anchorsOf([...new Set(ids)])) out.set(r.memoryId, [...(out.get(r.memoryId) ?? []), viewOf(r)]);
   return out;
 }
 
 /** The stale mark of each marked memory (the first marked anchor's), by memory id. */
-export function staleOf(s: Services, ids: readonly string[]): Map<string, StaleMark> {
+export async function staleOf(s: Services, ids: readonly string[]): Promise<Map<string, StaleMark>> {
   const out = new Map<string, StaleMark>();
   if (ids.length === 0) return out;
-  const rows = s.store.sqlite
-    .query<{ memory_id: string; stale: string }, [string]>(
-      "SELECT memory_id, stale FROM memory_anchors WHERE stale IS NOT NULL AND memory_id IN (SELECT value FROM json_each(?)) ORDER BY stale_at DESC",
-    )
-    .all(JSON.stringify([...new Set(ids)]));
-  for (const r of rows) if (!out.has(r.memory_id)) out.set(r.memory_id, JSON.parse(r.stale));
+  for (const r of await s.storage.memories.staleMarks([...new Set(ids)])) if (!out.has(r.memoryId)) out.set(r.memoryId, r.stale);
   return out;
 }
 
@@ -184,14 +168,9 @@ export function staleNote(m: StaleMark): string {
 }
 
 /** GET /anchors?repo=: what a client needs to check this repository's anchors (no content). */
-export function anchorsForRepo(s: Services, rawRepo: unknown): { repo: string; count: number; anchors: { id: string; commit: string; paths: string[]; stale: boolean }[] } {
+export async function anchorsForRepo(s: Services, rawRepo: unknown): Promise<{ repo: string; count: number; anchors: { id: string; commit: string; paths: string[]; stale: boolean }[] }> {
   const repo = text(rawRepo, "repo", MAX_REPO_CHARS, true)!;
-  const anchors = s.store.sqlite
-    .query<{ memory_id: string; commit_id: string; paths: string; stale: string | null }, [string]>(
-      "SELECT memory_id, commit_id, paths, stale FROM memory_anchors WHERE repo = ? ORDER BY anchored_at, memory_id",
-    )
-    .all(repo)
-    .map((r) => ({ id: r.memory_id, commit: r.commit_id, paths: JSON.parse(r.paths) as string[], stale: r.stale !== null }));
+  const anchors = (await s.storage.memories.repoAnchors(repo)).map((r) => ({ id: r.memoryId, commit: r.commit, paths: r.paths, stale: r.stale !== null }));
   return { repo, count: anchors.length, anchors };
 }
 
@@ -218,7 +197,7 @@ const pathList = (v: unknown, where: string): string[] => {
  * unknown, not an error: a memory may have been deleted meanwhile. One
  * transaction: all or nothing.
  */
-export function markStale(s: Services, body: Record<string, unknown>): { repo: string; marked: number; cleared: number; unknown: number } {
+export async function markStale(s: Services, body: Record<string, unknown>): Promise<{ repo: string; marked: number; cleared: number; unknown: number }> {
   const allowed = ["repo", "head", "marks", "fresh"];
   const extra = Object.keys(body).filter((k) => !allowed.includes(k));
   if (extra.length) throw invalid(`unknown field(s) ${extra.join(", ")}: the body is {repo, head, marks, fresh}`);
@@ -257,24 +236,7 @@ export function markStale(s: Services, body: Record<string, unknown>): { repo: s
   });
   const fresh = freshIn.map((v, i) => text(v, `fresh[${i}]`, 64, true)!);
   const now = s.now();
-  return s.store.sqlite.transaction(() => {
-    let marked = 0;
-    let cleared = 0;
-    let unknown = 0;
-    const set = s.store.sqlite.prepare("UPDATE memory_anchors SET stale = ?, stale_at = ? WHERE memory_id = ? AND repo = ?");
-    for (const { id, mark } of marks) {
-      const n = set.run(JSON.stringify(mark), now, id, repo).changes;
-      if (n > 0) marked++;
-      else unknown++;
-    }
-    const clear = s.store.sqlite.prepare("UPDATE memory_anchors SET stale = NULL, stale_at = NULL WHERE memory_id = ? AND repo = ? AND stale IS NOT NULL");
-    const exists = s.store.sqlite.query<{ n: number }, [string, string]>("SELECT count(*) AS n FROM memory_anchors WHERE memory_id = ? AND repo = ?");
-    for (const id of fresh) {
-      if (exists.get(id, repo)!.n === 0) unknown++;
-      else if (clear.run(id, repo).changes > 0) cleared++;
-    }
-    return { repo, marked, cleared, unknown };
-  })();
+  return { repo, ...(await s.storage.memories.markStale(repo, marks, fresh, now)) };
 }
 
 /** Export rows (portability), every column as is. */

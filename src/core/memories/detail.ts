@@ -33,31 +33,21 @@ export interface MemoryDetail {
  * GET /memory (an agent fetching a memory to use it), a person looking at it
  * does not count as a use: nothing is written, strength is unchanged.
  */
-export function memoryDetail(s: Services, rawId: unknown): MemoryDetail {
-  const row = resolveMemory(s, rawId);
-  const tags = (tagsOf(s, [row.id]).get(row.id) ?? []).map((t) => ({ tag: t.tag, weight: round3(t.weight) }));
-  const links = s.store.sqlite
-    .query<{ id: string; head: string; len: number; memory_type: string; relationship: string; weight: number; direction: "out" | "in" }, [string, number, number]>(
-      `SELECT * FROM (
-         SELECT m.id AS id, substr(m.content, 1, ?2) AS head, length(m.content) AS len, m.memory_type AS memory_type, l.relationship AS relationship, l.weight AS weight, 'out' AS direction
-           FROM links l JOIN memories m ON m.id = l.to_id WHERE l.from_id = ?1
-         UNION ALL
-         SELECT m.id, substr(m.content, 1, ?2), length(m.content), m.memory_type, l.relationship, l.weight, 'in'
-           FROM links l JOIN memories m ON m.id = l.from_id WHERE l.to_id = ?1)
-       ORDER BY weight DESC, id LIMIT ?3`,
-    )
-    .all(row.id, LINK_PREVIEW_CHARS, MAX_DETAIL_LINKS)
+export async function memoryDetail(s: Services, rawId: unknown): Promise<MemoryDetail> {
+  const row = await resolveMemory(s, rawId);
+  const tags = ((await tagsOf(s, [row.id])).get(row.id) ?? []).map((t) => ({ tag: t.tag, weight: round3(t.weight) }));
+  const links = (await s.storage.memories.linksOf(row.id, LINK_PREVIEW_CHARS, MAX_DETAIL_LINKS))
     .map((l) => ({
       id: l.id,
       short_id: l.id.slice(0, 8),
-      preview: l.len > LINK_PREVIEW_CHARS ? `${l.head.replace(/\s+/g, " ").trim()}…` : l.head.replace(/\s+/g, " ").trim(),
-      memory_type: l.memory_type,
+      preview: l.length > LINK_PREVIEW_CHARS ? `${l.head.replace(/\s+/g, " ").trim()}…` : l.head.replace(/\s+/g, " ").trim(),
+      memory_type: l.memoryType,
       relationship: l.relationship,
       weight: round3(l.weight),
       direction: l.direction,
     }));
   const memory = toView(row, s.now());
-  const anchors = anchorsOf(s, [row.id]).get(row.id);
+  const anchors = (await anchorsOf(s, [row.id])).get(row.id);
   if (anchors) memory.anchors = anchors;
   return { memory, citation: citation(row), domain: tags[0]?.tag ?? DEFAULT_DOMAIN, tags, links };
 }

@@ -41,47 +41,30 @@ interface Snapshot {
   project: string | null;
 }
 
-/** Keeps `prior` as the memory's next version; call inside the transaction that replaces it. */
-export function recordVersion(s: Services, memoryId: string, prior: Snapshot, reason: HistoryReason, sourceId: string | null = null, at = s.now()): number {
-  const db = s.store.sqlite;
-  const { v } = db.query<{ v: number }, [string]>("SELECT coalesce(max(version), 0) + 1 AS v FROM memory_history WHERE memory_id = ?").get(memoryId)!;
-  db.run("INSERT INTO memory_history(memory_id, version, content, memory_type, project, reason, source_id, replaced_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", [
-    memoryId,
-    v,
-    prior.content,
-    prior.memoryType,
-    prior.project,
-    reason,
-    sourceId,
-    at,
-  ]);
-  db.run("DELETE FROM memory_history WHERE memory_id = ? AND version <= ?", [memoryId, v - MEMORY_HISTORY_MAX]);
-  return v;
+/** Keeps `prior` as the memory's next version; call with withStorage(s, tx) inside the transaction that replaces it. */
+export function recordVersion(s: Services, memoryId: string, prior: Snapshot, reason: HistoryReason, sourceId: string | null = null, at = s.now()): Promise<number> {
+  return s.storage.memories.addVersion(memoryId, { ...prior, reason, sourceId, replacedAt: at }, MEMORY_HISTORY_MAX);
 }
 
 /** The current content of `memoryId` as a snapshot (inside a transaction: what is about to be replaced). */
-export function currentSnapshot(s: Services, memoryId: string): Snapshot | null {
-  const r = s.store.sqlite.query<{ content: string; memory_type: string; project: string | null }, [string]>("SELECT content, memory_type, project FROM memories WHERE id = ?").get(memoryId);
-  return r ? { content: r.content, memoryType: r.memory_type, project: r.project } : null;
+export function currentSnapshot(s: Services, memoryId: string): Promise<Snapshot | null> {
+  return s.storage.memories.snapshot(memoryId);
 }
 
 /**
  * A nightly merge folds `dropId` into `keepId`: the dropped memory's own
  * history moves over (renumbered after the survivor's), then its text is
- * recorded as a version of the survivor. Inside the merge's transaction.
+ * recorded as a version of the survivor. Inside the merge's transaction
+ * (`s` is withStorage(s, tx)).
  */
-export function absorbHistory(s: Services, keepId: string, dropId: string): void {
-  const db = s.store.sqlite;
-  const dropped = currentSnapshot(s, dropId);
+export async function absorbHistory(s: Services, keepId: string, dropId: string): Promise<void> {
+  const dropped = await currentSnapshot(s, dropId);
   if (!dropped) return;
-  const rows = db
-    .query<{ version: number; content: string; memory_type: string; project: string | null; reason: HistoryReason; source_id: string | null; replaced_at: number }, [string]>(
-      "SELECT version, content, memory_type, project, reason, source_id, replaced_at FROM memory_history WHERE memory_id = ? ORDER BY version",
-    )
-    .all(dropId);
-  for (const r of rows) recordVersion(s, keepId, { content: r.content, memoryType: r.memory_type, project: r.project }, r.reason, r.source_id ?? dropId, r.replaced_at);
-  db.run("DELETE FROM memory_history WHERE memory_id = ?", [dropId]);
-  recordVersion(s, keepId, dropped, "nightly-merge", dropId);
+  for (const r of await s.storage.memories.versions(dropId)) {
+    await recordVersion(s, keepId, { content: r.content, memoryType: r.memoryType, project: r.project }, r.reason as HistoryReason, r.sourceId ?? dropId, r.replacedAt);
+  }
+  await s.storage.memories.deleteVersions(dropId);
+  await recordVersion(s, keepId, dropped, "nightly-merge", dropId);
 }
 
 function parseVersion(value: unknown): number {
@@ -91,18 +74,13 @@ function parseVersion(value: unknown): number {
 }
 
 /** GET /memory/history, memsvc_history, `memsvc history`: the memory's current text and its earlier versions. */
-export function memoryHistory(s: Services, rawId: unknown): HistoryView {
-  const row = resolveMemory(s, rawId);
-  const versions = s.store.sqlite
-    .query<{ version: number; content: string; memory_type: string; project: string | null; reason: HistoryReason; source_id: string | null; replaced_at: number }, [string]>(
-      "SELECT version, content, memory_type, project, reason, source_id, replaced_at FROM memory_history WHERE memory_id = ? ORDER BY version DESC",
-    )
-    .all(row.id)
-    .map((v) => {
-      const view: VersionView = { version: v.version, content: v.content, memory_type: v.memory_type, project: v.project, reason: v.reason, replaced_at: isoTime(v.replaced_at) };
-      if (v.source_id) view.source_id = v.source_id;
-      return view;
-    });
+export async function memoryHistory(s: Services, rawId: unknown): Promise<HistoryView> {
+  const row = await resolveMemory(s, rawId);
+  const versions = (await s.storage.memories.versions(row.id)).reverse().map((v) => {
+    const view: VersionView = { version: v.version, content: v.content, memory_type: v.memoryType, project: v.project, reason: v.reason as HistoryReason, replaced_at: isoTime(v.replacedAt) };
+    if (v.sourceId) view.source_id = v.sourceId;
+    return view;
+  });
   return {
     id: row.id,
     short_id: row.id.slice(0, 8),
@@ -117,13 +95,11 @@ export function memoryHistory(s: Services, rawId: unknown): HistoryView {
  * replaces becomes a new version, so a restore can itself be undone.
  */
 export async function restoreVersion(s: Services, input: { id?: unknown; version?: unknown }): Promise<UpdateResult & { restored_version: number }> {
-  const row = resolveMemory(s, input.id);
+  const row = await resolveMemory(s, input.id);
   if (input.version === undefined || input.version === null) throw invalid("version is required (see GET /memory/history)");
   const version = parseVersion(input.version);
-  const v = s.store.sqlite
-    .query<{ content: string; memory_type: string; project: string | null }, [string, number]>("SELECT content, memory_type, project FROM memory_history WHERE memory_id = ? AND version = ?")
-    .get(row.id, version);
+  const v = await s.storage.memories.version(row.id, version);
   if (!v) throw notFound(`memory ${row.id.slice(0, 8)} has no version ${version} (see GET /memory/history?id=${row.id.slice(0, 8)})`);
-  const result = await updateMemory(s, { id: row.id, content: v.content, project: v.project, memory_type: v.memory_type }, "restore");
+  const result = await updateMemory(s, { id: row.id, content: v.content, project: v.project, memory_type: v.memoryType }, "restore");
   return { ...result, restored_version: version };
 }

@@ -1,6 +1,7 @@
 import { conflict, invalid } from "../../errors";
 import { isoTime, parseSessionDate } from "../dates";
 import { deleteRows } from "./memories";
+import { withStorage } from "../storage";
 import { normalizeMemoryType } from "./types";
 import { parseQuery, rank } from "../search";
 import type { Services } from "../services";
@@ -350,11 +351,11 @@ export async function deleteSelection(s: Services, input: BulkDeleteInput): Prom
   // A query's matches need the embedder (async), so they are found first; the
   // filters are applied again inside the transaction, where the count is checked.
   const matched = f.query !== null ? await searchMatches(s, f, now) : null;
-  const done = s.store.sqlite.transaction(() => {
+  const done = await s.storage.transaction(async (tx) => {
     const rows = selection(s, f, now, matched);
     if (rows.length !== confirm) throw conflict(`the selection now holds ${rows.length} memories, not ${confirm}; count again and confirm`, { count: rows.length });
-    return { rows, links: rows.length ? deleteRows(s, rows) : 0 };
-  })();
+    return { rows, links: rows.length ? await deleteRows(withStorage(s, tx), rows) : 0 };
+  });
   for (const r of done.rows) s.index.remove(r.seq);
   return { deleted: done.rows.length, links_removed: done.links };
 }

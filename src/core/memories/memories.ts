@@ -1,5 +1,3 @@
-import { eq, sql } from "drizzle-orm";
-import { memories, memoryEvents, type MemoryRow } from "../../store/sqlite";
 import { AppError, conflict, invalid, notFound } from "../../errors";
 import { isoDate, isoTime, parseSessionDate } from "../dates";
 import { normalizeMemoryType, type MemoryType } from "./types";
@@ -8,9 +6,11 @@ import { redact } from "../secrets";
 import { effectiveStrength, round3, strengthenedOnUse } from "./strength";
 import { currentSnapshot, recordVersion } from "./history";
 import { linkToNearest } from "../graph";
-import { deriveTags, writeTags } from "./tags";
+import { deriveTags, tagsOf, writeTags } from "./tags";
 import { INITIAL_STRENGTH } from "../tuning";
 import { anchorsOf, parseAnchors, writeAnchors, type AnchorView } from "./anchors";
+import { withStorage } from "../storage";
+import type { MemoryRow } from "./store";
 
 /** Longest memory content accepted; distilled memories are a few hundred characters. */
 export const MAX_CONTENT_CHARS = 100_000;
@@ -82,40 +82,47 @@ export interface NewMemory {
 }
 
 /**
- * Inserts memories with their vectors, domain tags and similarity links
- * inside the caller's transaction. The FTS row follows by trigger; the
- * in-memory index is updated by the caller once the transaction has committed.
+ * Inserts memories with their vectors, domain tags and similarity links. Call
+ * it with `withStorage(s, tx)` inside the caller's transaction so the links
+ * land with the rows. The FTS row follows by trigger; the in-memory index is
+ * updated by the caller once the transaction has committed.
  */
-export function insertMemoryRows(s: Services, items: NewMemory[], vectors: Float32Array[]): { id: string; seq: number }[] {
+export async function insertMemoryRows(s: Services, items: NewMemory[], vectors: Float32Array[]): Promise<{ id: string; seq: number }[]> {
   const now = s.now();
-  const insertVec = s.store.sqlite.query("INSERT INTO memory_vec(rowid, embedding) VALUES (?, ?)");
-  return items.map((m, i) => {
-    const id = crypto.randomUUID();
-    const row = s.store.orm
-      .insert(memories)
-      .values({
-        id,
-        content: m.content,
-        memoryType: m.memoryType,
-        project: m.project,
-        sourceAgent: m.sourceAgent,
-        sourceAgentId: m.sourceAgentId ?? null,
-        sourceDomain: m.sourceDomain ?? null,
-        sourceSession: m.sourceSession ?? null,
-        privacy: m.privacy ?? "WORK",
-        createdAt: m.createdAt,
-        updatedAt: now,
-        refreshedAt: Math.max(m.createdAt, now),
-        strength: INITIAL_STRENGTH,
-      })
-      .returning({ seq: memories.seq })
-      .get();
-    insertVec.run(BigInt(row.seq), vectors[i]);
-    writeTags(s, id, deriveTags(m.project, m.tags));
+  const rows = items.map((m, i) => ({
+    id: crypto.randomUUID(),
+    content: m.content,
+    memoryType: m.memoryType,
+    project: m.project,
+    sourceAgent: m.sourceAgent,
+    sourceAgentId: m.sourceAgentId ?? null,
+    sourceDomain: m.sourceDomain ?? null,
+    sourceSession: m.sourceSession ?? null,
+    privacy: m.privacy ?? "WORK",
+    createdAt: m.createdAt,
+    updatedAt: now,
+    refreshedAt: Math.max(m.createdAt, now),
+    strength: INITIAL_STRENGTH,
+    vector: vectors[i],
+    tags: deriveTags(m.project, m.tags),
+  }));
+  const seqs = await s.storage.memories.insertMemories(rows);
+  const out: { id: string; seq: number }[] = [];
+  for (let i = 0; i < rows.length; i++) {
     // The index does not hold this batch yet: links go to existing memories only.
-    linkToNearest(s, id, vectors[i], m.project);
-    return { id, seq: row.seq };
-  });
+    await linkToNearest(s, rows[i].id, vectors[i], items[i].project);
+    out.push({ id: rows[i].id, seq: seqs[i] });
+  }
+  return out;
+}
+
+/**
+ * The in-memory vector index to keep in step after a commit, or null where
+ * vector search is the database's own (PostgreSQL: pgvector, shared by every
+ * server) and nothing in memory must hold vectors.
+ */
+export function liveIndex(s: Services): Services["index"] | null {
+  return s.storage.engine === "sqlite" ? s.index : null;
 }
 
 export interface IngestInput {
@@ -160,50 +167,46 @@ export async function ingestMemory(s: Services, input: IngestInput | Record<stri
   if (!["PUBLIC", "WORK", "PERSONAL", "SENSITIVE"].includes(privacy)) throw invalid("privacy must be PUBLIC, WORK, PERSONAL or SENSITIVE");
   const createdAt = input.session_date === undefined || input.session_date === null ? s.now() : parseSessionDate(input.session_date);
   const anchors = parseAnchors((input as IngestInput).anchors);
-  const existing = session ? countSession(s, session) : 0;
+  const existing = session ? await countSession(s, session) : 0;
   if (existing > 0) return { id: null, skipped: true, existing_count: existing };
   return s.track(
     (async () => {
       const [vector] = await s.embedder.embed([content], "document");
       // Checked again inside the transaction: a concurrent ingest of the same
       // session may have committed while we were embedding.
-      const result = s.store.sqlite.transaction((): { skipped: number } | { row: { id: string; seq: number } } => {
-        const again = session ? countSession(s, session) : 0;
+      const result = await s.storage.transaction(async (tx): Promise<{ skipped: number } | { row: { id: string; seq: number } }> => {
+        const again = session ? await tx.memories.claimSession(session) : 0;
         if (again > 0) return { skipped: again };
-        const [row] = insertMemoryRows(s, [{ content, memoryType, project, sourceAgent, sourceSession: session, privacy, createdAt }], [vector]);
-        if (anchors) writeAnchors(s, [row.id], anchors, s.now());
+        const ts = withStorage(s, tx);
+        const [row] = await insertMemoryRows(ts, [{ content, memoryType, project, sourceAgent, sourceSession: session, privacy, createdAt }], [vector]);
+        if (anchors) await writeAnchors(ts, [row.id], anchors, s.now());
         return { row };
-      })();
+      });
       if ("skipped" in result) return { id: null, skipped: true, existing_count: result.skipped } satisfies IngestResult;
-      s.index.upsert(result.row.seq, vector, project);
+      liveIndex(s)?.upsert(result.row.seq, vector, project);
       return { id: result.row.id, message: `Stored memory ${result.row.id.slice(0, 8)} (${memoryType}).` } satisfies IngestResult;
     })(),
   );
 }
 
-export function countSession(s: Services, session: string): number {
-  return s.store.sqlite.query<{ n: number }, [string]>("SELECT count(*) AS n FROM memories WHERE source_session = ?").get(session)!.n;
+export function countSession(s: Services, session: string): Promise<number> {
+  return s.storage.memories.countSession(session);
 }
 
 const FULL_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /** Full UUID or a unique prefix of at least 8 characters; 400 / 404 / 409 otherwise. */
-export function resolveMemory(s: Services, rawId: unknown, field = "id"): MemoryRow {
+export async function resolveMemory(s: Services, rawId: unknown, field = "id"): Promise<MemoryRow> {
   if (rawId === undefined || rawId === null || rawId === "") throw invalid(`${field} is required`);
   if (typeof rawId !== "string") throw invalid(`${field} must be a string`);
   const id = rawId.trim().toLowerCase();
   if (FULL_ID.test(id)) {
-    const row = s.store.orm.select().from(memories).where(eq(memories.id, id)).get();
+    const row = await s.storage.memories.memoryById(id);
     if (!row) throw notFound(`no memory with id ${id}`);
     return row;
   }
   if (!/^[0-9a-f-]{8,36}$/.test(id)) throw invalid(`${field} must be a memory UUID or its first 8 (or more) characters`);
-  const rows = s.store.orm
-    .select()
-    .from(memories)
-    .where(sql`${memories.id} >= ${id} AND ${memories.id} < ${`${id}~`}`)
-    .limit(11)
-    .all();
+  const rows = await s.storage.memories.memoriesByIdPrefix(id, 11);
   if (rows.length === 0) throw notFound(`no memory with id prefix ${id}`);
   if (rows.length > 1) {
     throw conflict(`id prefix ${id} matches several memories; use more characters or the full id`, {
@@ -214,27 +217,13 @@ export function resolveMemory(s: Services, rawId: unknown, field = "id"): Memory
 }
 
 /** GET /memory and memsvc_get: the memory, its citation; marks it used and strengthens it. */
-export function fetchMemory(s: Services, rawId: unknown): { memory: MemoryView; citation: string } {
-  const row = resolveMemory(s, rawId);
+export async function fetchMemory(s: Services, rawId: unknown): Promise<{ memory: MemoryView; citation: string }> {
+  const row = await resolveMemory(s, rawId);
   const now = s.now();
-  const updated = s.store.sqlite.transaction(() => {
-    const r = s.store.orm
-      .update(memories)
-      .set({
-        usedCount: sql`${memories.usedCount} + 1`,
-        lastUsedAt: now,
-        refreshedAt: now,
-        strength: strengthenedOnUse(row.strength),
-      })
-      .where(eq(memories.id, row.id))
-      .returning()
-      .get();
-    s.store.orm.insert(memoryEvents).values({ memoryId: row.id, kind: "used", at: now }).run();
-    return r;
-  })();
+  const updated = await s.storage.memories.markUsed(row.id, now, strengthenedOnUse(row.strength));
   if (!updated) throw notFound(`no memory with id ${row.id}`);
   const memory = toView(updated, now);
-  const anchors = anchorsOf(s, [row.id]).get(row.id);
+  const anchors = (await anchorsOf(s, [row.id])).get(row.id);
   if (anchors) memory.anchors = anchors;
   return { memory, citation: citation(updated) };
 }
@@ -257,7 +246,7 @@ export interface UpdateResult {
  * in the same transaction.
  */
 export async function updateMemory(s: Services, input: UpdateInput, reason: "update" | "restore" = "update"): Promise<UpdateResult> {
-  const row = resolveMemory(s, input.id);
+  const row = await resolveMemory(s, input.id);
   const next: { content?: string; project?: string | null; memoryType?: string } = {};
   if (input.content !== undefined) next.content = await redact(requireContent(input.content));
   if (input.project !== undefined) next.project = input.project === null ? null : optionalString(input.project, "project");
@@ -271,63 +260,50 @@ export async function updateMemory(s: Services, input: UpdateInput, reason: "upd
     (async () => {
       const vector = changes.content ? (await s.embedder.embed([next.content!], "document"))[0] : null;
       const now = s.now();
-      const updated = s.store.sqlite.transaction(() => {
+      const updated = await s.storage.transaction(async (tx) => {
+        const ts = withStorage(s, tx);
         // Read again inside the transaction: another update may have committed while we embedded.
-        const prior = Object.keys(changes).length ? currentSnapshot(s, row.id) : null;
-        if (prior) recordVersion(s, row.id, prior, reason, null, now);
-        const r = s.store.orm
-          .update(memories)
-          .set({ ...next, updatedAt: Object.keys(changes).length ? now : row.updatedAt })
-          .where(eq(memories.id, row.id))
-          .returning()
-          .get();
+        const prior = Object.keys(changes).length ? await currentSnapshot(ts, row.id) : null;
+        if (prior) await recordVersion(ts, row.id, prior, reason, null, now);
+        const r = await tx.memories.updateMemory(row.id, { ...next, updatedAt: Object.keys(changes).length ? now : row.updatedAt });
         if (!r) throw notFound(`memory ${row.id} was deleted meanwhile`);
-        if (vector) s.store.sqlite.prepare("UPDATE memory_vec SET embedding = ? WHERE rowid = ?").run(vector, BigInt(r.seq));
+        if (vector) await tx.memories.setVector(r.seq, vector);
         if (changes.project) {
           // The project is the strongest domain tag; keep the others.
-          const others = s.store.sqlite.query<{ tag: string }, [string]>("SELECT tag FROM memory_tags WHERE memory_id = ? ORDER BY weight DESC").all(r.id).map((t) => t.tag).filter((t) => t !== row.project);
-          writeTags(s, r.id, deriveTags(r.project, others));
+          const others = (await tagsOf(ts, [r.id])).get(r.id)?.map((t) => t.tag).filter((t) => t !== row.project) ?? [];
+          await writeTags(ts, r.id, deriveTags(r.project, others));
         }
         return r;
-      })();
-      if (vector) s.index.upsert(updated.seq, vector, updated.project);
-      else if (changes.project) s.index.regroup(updated.seq, updated.project);
+      });
+      if (vector) liveIndex(s)?.upsert(updated.seq, vector, updated.project);
+      else if (changes.project) liveIndex(s)?.regroup(updated.seq, updated.project);
       return { memory: toView(updated, now), changes };
     })(),
   );
 }
 
 /** DELETE /memory and memsvc_delete: the memory, its vector, FTS row and links, at once. */
-export function deleteMemory(s: Services, rawId: unknown): { deleted: true; id: string; preview: string; links_removed: number } {
-  const row = resolveMemory(s, rawId);
-  const linksRemoved = s.store.sqlite.transaction(() => deleteRows(s, [row]))();
-  s.index.remove(row.seq);
+export async function deleteMemory(s: Services, rawId: unknown): Promise<{ deleted: true; id: string; preview: string; links_removed: number }> {
+  const row = await resolveMemory(s, rawId);
+  const linksRemoved = await deleteRows(s, [row]);
+  liveIndex(s)?.remove(row.seq);
   return { deleted: true, id: row.id, preview: row.content.length > 200 ? `${row.content.slice(0, 200)}…` : row.content, links_removed: linksRemoved };
 }
 
 /**
- * Deletes memories inside the caller's transaction; returns the links removed.
- * Links, tags, the FTS row and the vector go with each (foreign keys and
- * triggers). The caller removes the seqs from the in-memory index after commit.
+ * Deletes memories (in one transaction; inside the caller's when `s` is
+ * withStorage(s, tx)); returns the links removed. Links, tags, anchors,
+ * versions, the full-text row and the vector go with each. The caller removes
+ * the seqs from the in-memory index after commit.
  */
-export function deleteRows(s: Services, rows: readonly { id: string }[]): number {
-  const ids = JSON.stringify(rows.map((r) => r.id));
-  const n = s.store.sqlite
-    .query<{ n: number }, [string, string]>("SELECT count(*) AS n FROM links WHERE from_id IN (SELECT value FROM json_each(?)) OR to_id IN (SELECT value FROM json_each(?))")
-    .get(ids, ids)!.n;
-  s.store.sqlite.query<unknown, [string]>("DELETE FROM memories WHERE id IN (SELECT value FROM json_each(?))").run(ids);
-  return n;
+export function deleteRows(s: Services, rows: readonly { id: string }[]): Promise<number> {
+  return s.storage.memories.deleteMemories(rows.map((r) => r.id));
 }
 
-export function rowsBySeq(s: Services, seqs: number[]): Map<number, MemoryRow> {
+export async function rowsBySeq(s: Services, seqs: number[]): Promise<Map<number, MemoryRow>> {
   const out = new Map<number, MemoryRow>();
   if (seqs.length === 0) return out;
-  const rows = s.store.orm
-    .select()
-    .from(memories)
-    .where(sql`${memories.seq} IN (SELECT value FROM json_each(${JSON.stringify(seqs)}))`)
-    .all();
-  for (const r of rows) out.set(r.seq, r);
+  for (const r of await s.storage.memories.memoriesBySeq(seqs)) out.set(r.seq, r);
   return out;
 }
 

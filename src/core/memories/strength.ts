@@ -9,10 +9,9 @@ export function effectiveStrength(strength: number, refreshedAt: number, now = D
   return strength * (DECAY_FLOOR + (1 - DECAY_FLOOR) * decay);
 }
 
-/** The same formula as SQL, for rankings computed inside SQLite (`:now` bound). */
-export function effectiveStrengthSql(strength = "strength", refreshedAt = "refreshed_at"): string {
-  return `(${strength} * (${DECAY_FLOOR} + ${1 - DECAY_FLOOR} * pow(0.5, max(0, (:now - ${refreshedAt})) / ${DAY_MS * DECAY_HALF_LIFE_DAYS}.0)))`;
-}
+// The same formula as SQL lives with each engine (src/store/sqlite/strength.ts);
+// re-exported here until every capability's SQL has moved into its engine.
+export { effectiveStrengthSql } from "../../store/sqlite/strength";
 
 export function strengthenedOnUse(strength: number): number {
   return Math.min(MAX_STRENGTH, strength + USE_BOOST);

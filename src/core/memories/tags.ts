@@ -41,26 +41,19 @@ export function deriveTags(project: string | null, modelTags: readonly string[] 
   return out;
 }
 
-/** Replaces the tags of one memory; call inside the write's transaction. */
-export function writeTags(s: Services, memoryId: string, tags: readonly Tag[]): void {
-  s.store.sqlite.run("DELETE FROM memory_tags WHERE memory_id = ?", [memoryId]);
-  const insert = s.store.sqlite.query("INSERT INTO memory_tags(memory_id, tag, weight) VALUES (?, ?, ?)");
-  for (const t of tags) insert.run(memoryId, t.tag, t.weight);
+/** Replaces the tags of one memory; inside a write's transaction, `s` is withStorage(s, tx). */
+export function writeTags(s: Services, memoryId: string, tags: readonly Tag[]): Promise<void> {
+  return s.storage.memories.writeTags(memoryId, tags);
 }
 
 /** Tags of many memories, each list ordered by weight (strongest first). */
-export function tagsOf(s: Services, memoryIds: readonly string[]): Map<string, Tag[]> {
+export async function tagsOf(s: Services, memoryIds: readonly string[]): Promise<Map<string, Tag[]>> {
   const out = new Map<string, Tag[]>();
   if (memoryIds.length === 0) return out;
-  const rows = s.store.sqlite
-    .query<{ memory_id: string; tag: string; weight: number }, [string]>(
-      "SELECT memory_id, tag, weight FROM memory_tags WHERE memory_id IN (SELECT value FROM json_each(?)) ORDER BY memory_id, weight DESC, tag",
-    )
-    .all(JSON.stringify(memoryIds));
-  for (const r of rows) {
-    const list = out.get(r.memory_id) ?? [];
+  for (const r of await s.storage.memories.tagsOf(memoryIds)) {
+    const list = out.get(r.memoryId) ?? [];
     list.push({ tag: r.tag, weight: r.weight });
-    out.set(r.memory_id, list);
+    out.set(r.memoryId, list);
   }
   return out;
 }

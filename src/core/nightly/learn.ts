@@ -1,3 +1,4 @@
+import { withStorage } from "../storage";
 import type { LlmClient } from "../../llm/client";
 import { LEARNINGS_PROMPT_OVERHEAD, learningsMessages } from "../../llm/learnings-prompt";
 import { isoDate } from "../dates";
@@ -136,8 +137,8 @@ export async function learnStep(ctx: RunContext, llm: LlmClient | null): Promise
     const vectors = items.length ? await s.embedder.embed(items.map((l) => l.content), "document") : [];
     const now = s.now();
     const rows: NewMemory[] = items.map((l) => ({ content: l.content, memoryType: "learnings", project, sourceAgent: "nightly", sourceSession: `nightly:${ctx.day}`, createdAt: now, tags: l.tags }));
-    const inserted = s.store.sqlite.transaction(() => {
-      const out = insertMemoryRows(s, rows, vectors);
+    const inserted = await s.storage.transaction(async (tx) => {
+      const out = await insertMemoryRows(withStorage(s, tx), rows, vectors);
       out.forEach((r, i) => items[i].sources.forEach((src) => addLink(s, r.id, src.id, "derived_from", 1)));
       const last = chunk[chunk.length - 1];
       ctx.cursor.learn = [last.pkey, last.seq];
@@ -147,7 +148,7 @@ export async function learnStep(ctx: RunContext, llm: LlmClient | null): Promise
       digest.learnings.push(...out.map((r) => r.id.slice(0, 8)).slice(0, Math.max(0, 50 - digest.learnings.length)));
       ctx.save();
       return out;
-    })();
+    });
     inserted.forEach((r, i) => s.index.upsert(r.seq, vectors[i], project));
     ctx.progress("learn", `${digest.read}/${counted(digest.considered, "memory", "memories")} read, ${counted(digest.written, "learning")} written, ${digest.model_calls}/${counted(max, "model call")}`, digest.read, digest.considered);
   }

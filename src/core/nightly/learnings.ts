@@ -48,13 +48,13 @@ const INDEX_TOP = 20;
  * (created or updated), strongest first. With a project, that project's
  * learnings plus the project-less (global) ones, which apply everywhere.
  */
-export function listLearnings(s: Services, input: LearningsInput = {}): LearningView[] {
+export function listLearnings(s: Services, input: LearningsInput = {}): Promise<LearningView[]> {
   const days = parseLimit(input.days, LEARNINGS_DEFAULT_DAYS, LEARNINGS_MAX_DAYS, "days");
   const project = parseProject(input.project);
   return selectLearnings(s, days, project);
 }
 
-function selectLearnings(s: Services, days: number, project: string | null): LearningView[] {
+async function selectLearnings(s: Services, days: number, project: string | null): Promise<LearningView[]> {
   const now = s.now();
   const rows = s.store.sqlite
     .query<Record<string, any>, { now: number; since: number; project: string | null; limit: number }>(
@@ -67,7 +67,7 @@ function selectLearnings(s: Services, days: number, project: string | null): Lea
     .map(fromSql);
   if (rows.length === 0) return [];
   const ids = rows.map((r) => r.id);
-  const tags = tagsOf(s, ids);
+  const tags = await tagsOf(s, ids);
   const sources = new Map<string, string[]>();
   for (const l of s.store.sqlite
     .query<{ from_id: string; to_id: string }, [string]>(
@@ -82,10 +82,10 @@ function selectLearnings(s: Services, days: number, project: string | null): Lea
 }
 
 /** GET /learnings and GET /lessons. */
-export function learnings(s: Services, input: LearningsInput = {}): LearningsResult {
+export async function learnings(s: Services, input: LearningsInput = {}): Promise<LearningsResult> {
   const days = parseLimit(input.days, LEARNINGS_DEFAULT_DAYS, LEARNINGS_MAX_DAYS, "days");
   const project = parseProject(input.project);
-  const list = selectLearnings(s, days, project);
+  const list = await selectLearnings(s, days, project);
   const index = memoryIndex(s);
   return { block: renderLearnings(list, { days, project, index }), learnings: list, index, days, project };
 }

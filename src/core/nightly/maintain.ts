@@ -1,3 +1,5 @@
+import type { Services } from "../services";
+import { withStorage } from "../storage";
 import { absorbHistory } from "../memories";
 import { nearestNow, thresholds } from "../search";
 import { deleteMemory } from "../memories";
@@ -49,7 +51,7 @@ const dot = (a: Float32Array, b: Float32Array) => {
  * copy). The stronger one stays and absorbs the other's counters, links,
  * tags and history; the other is deleted the way DELETE /memory does it.
  */
-export function mergeStep(ctx: RunContext): void {
+export async function mergeStep(ctx: RunContext): Promise<void> {
   const { s, digest } = ctx;
   const threshold = thresholds(s).nightlyMerge;
   const select = s.store.sqlite.query<MergeRow, { now: number; start: number; end: number; after: number; session: string; limit: number }>(
@@ -65,7 +67,7 @@ export function mergeStep(ctx: RunContext): void {
     ctx.checkpoint();
     const batch = select.all({ now: s.now(), start: ctx.start, end: ctx.end, after: ctx.cursor.merge ?? 0, session: `nightly:${ctx.day}`, limit: BATCH });
     if (batch.length === 0 || digest.merged >= MERGE_MAX_PER_RUN) break;
-    const work = () => {
+    const work = async (ts: Services) => {
       for (const row of batch) {
         if (gone.has(row.seq) || digest.merged >= MERGE_MAX_PER_RUN) continue;
         const vec = vectorOf(ctx, row.seq);
@@ -77,7 +79,7 @@ export function mergeStep(ctx: RunContext): void {
           const v2 = vectorOf(ctx, other.seq);
           if (!v2 || dot(vec, v2) < threshold) continue;
           const [keep, drop] = stronger(row, other) ? [row, other] : [other, row];
-          if (!ctx.dryRun) mergePair(ctx, keep, drop);
+          if (!ctx.dryRun) await mergePair(ctx, keep, drop, ts);
           gone.add(drop.seq);
           digest.merged++;
           if (digest.merges.length < 50) digest.merges.push({ kept: keep.id.slice(0, 8), dropped: drop.id.slice(0, 8) });
@@ -87,8 +89,8 @@ export function mergeStep(ctx: RunContext): void {
       ctx.cursor.merge = batch[batch.length - 1].seq;
       ctx.save();
     };
-    if (ctx.dryRun) work();
-    else s.store.sqlite.transaction(work)();
+    if (ctx.dryRun) await work(s);
+    else await s.storage.transaction((tx) => work(withStorage(s, tx)));
     ctx.progress("merge", `${digest.merged} near-duplicates merged`, undefined, undefined);
   }
   digest.steps.merge = "done";
@@ -106,7 +108,7 @@ function stronger(a: MergeRow, b: MergeRow): boolean {
  * Folds `drop` into `keep`; inside the caller's transaction. updated_at stays:
  * the content did not change, and the next night must not read it again.
  */
-function mergePair(ctx: RunContext, keep: MergeRow, drop: MergeRow): void {
+async function mergePair(ctx: RunContext, keep: MergeRow, drop: MergeRow, ts: Services): Promise<void> {
   const sql = ctx.s.store.sqlite;
   sql.run(
     `UPDATE memories SET
@@ -141,8 +143,8 @@ function mergePair(ctx: RunContext, keep: MergeRow, drop: MergeRow): void {
   sql.run("UPDATE memory_events SET memory_id = ? WHERE memory_id = ?", [keep.id, drop.id]);
   sql.run("UPDATE OR IGNORE recall_shown SET memory_id = ? WHERE memory_id = ?", [keep.id, drop.id]);
   // The dropped text (and its own earlier versions) stay reachable as versions of the survivor.
-  absorbHistory(ctx.s, keep.id, drop.id);
-  deleteMemory(ctx.s, drop.id);
+  await absorbHistory(ts, keep.id, drop.id);
+  await deleteMemory(ts, drop.id);
 }
 
 /**
@@ -176,7 +178,7 @@ export function decayStep(ctx: RunContext): void {
  * Deletes what has faded for good (see PRUNE_* in tuning.ts), in batches that
  * each commit with the digest, and forgets recall sessions idle past their TTL.
  */
-export function pruneStep(ctx: RunContext): void {
+export async function pruneStep(ctx: RunContext): Promise<void> {
   const { s, digest } = ctx;
   const params = { now: s.now(), floor: PRUNE_STRENGTH_FLOOR, before: s.now() - PRUNE_MIN_AGE_DAYS * DAY_MS };
   const candidates = s.store.sqlite.query<{ id: string }, typeof params & { limit: number }>(
@@ -195,11 +197,11 @@ export function pruneStep(ctx: RunContext): void {
     ctx.checkpoint();
     const batch = candidates.all({ ...params, limit: Math.min(BATCH, PRUNE_MAX_PER_RUN - digest.dropped) });
     if (batch.length === 0) break;
-    s.store.sqlite.transaction(() => {
-      for (const r of batch) deleteMemory(s, r.id);
+    await s.storage.transaction(async (tx) => {
+      for (const r of batch) await deleteMemory(withStorage(s, tx), r.id);
       digest.dropped += batch.length;
       ctx.save();
-    })();
+    });
     ctx.progress("prune", `${digest.dropped} faded memories deleted`);
   }
   s.store.sqlite.transaction(() => {

@@ -194,9 +194,9 @@ export async function runNightly(s: Services, opts: NightlyOptions = {}): Promis
       if (digest.steps[step] !== "pending") continue;
       ctx.progress(step, "starting");
       if (step === "learn") await learnStep(ctx, llm);
-      else if (step === "merge") mergeStep(ctx);
+      else if (step === "merge") await mergeStep(ctx);
       else if (step === "decay") decayStep(ctx);
-      else pruneStep(ctx);
+      else await pruneStep(ctx);
     }
     if (!ctx.dryRun) digest.status = digest.steps.learn === "incomplete" ? "partial" : "done";
     digest.finished_at = isoTime(s.now());

@@ -113,7 +113,7 @@ function matchOf(content: string, terms: readonly WeightedTerm[]): { overlap: nu
  * under a stricter gate and rank after the project's own; other projects'
  * memories never appear: their ports, paths and commands would mislead.
  */
-export function scoreCandidates(s: Services, prompt: string, promptVector: Float32Array, project: string | null, blend: TopicBlend | null = null): RecallCandidate[] {
+export async function scoreCandidates(s: Services, prompt: string, promptVector: Float32Array, project: string | null, blend: TopicBlend | null = null): Promise<RecallCandidate[]> {
   const vector = blendedVector(promptVector, blend);
   const terms = queryTerms(s, prompt, blend);
   const found = new Map<number, { similarity: number | null; bm25Rank: number | null }>();
@@ -138,7 +138,7 @@ export function scoreCandidates(s: Services, prompt: string, promptVector: Float
   // The unit of evidence: the weight of a word found in a single memory.
   const unit = idfOf(1, Math.max(1, s.index.size));
   const now = s.now();
-  const stale = staleOf(s, rows.map((r) => r.id));
+  const stale = await staleOf(s, rows.map((r) => r.id));
   return rows.map((r) => {
     const c = found.get(r.seq)!;
     const m = matchOf(r.content, terms);
@@ -191,16 +191,16 @@ export function passesBlockGate(c: RecallCandidate, t: { recall: number; recallG
 }
 
 /** The memories the index lists: gated, not recently shown in the session, best first; none unless one passes the block gate. */
-export function recallCandidates(
+export async function recallCandidates(
   s: Services,
   prompt: string,
   vector: Float32Array,
   project: string | null,
   suppressed: ReadonlySet<string>,
   blend: TopicBlend | null = null,
-): RecallCandidate[] {
+): Promise<RecallCandidate[]> {
   const t = thresholds(s);
-  const lines = scoreCandidates(s, prompt, vector, project, blend)
+  const lines = (await scoreCandidates(s, prompt, vector, project, blend))
     .filter((c) => !suppressed.has(c.id) && passesLineGate(c, t))
     .sort((a, b) => b.score - a.score);
   if (!lines.some((c) => passesBlockGate(c, t))) return [];

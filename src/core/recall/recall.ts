@@ -1,3 +1,4 @@
+import { withStorage } from "../storage";
 import { invalid } from "../../errors";
 import { staleNote } from "../memories";
 import { isoDate } from "../dates";
@@ -83,8 +84,8 @@ function isFollowUp(s: Services, sessionId: string, prompt: string): boolean {
 }
 
 /** The synchronous part of recallIndex once the prompt vector is known (the bench times this). */
-export function recallWithVector(s: Services, req: RecallRequest, vector: Float32Array): { block: string | null; shown: string[]; turn: number } {
-  return s.store.sqlite.transaction(() => {
+export function recallWithVector(s: Services, req: RecallRequest, vector: Float32Array): Promise<{ block: string | null; shown: string[]; turn: number }> {
+  return s.storage.transaction(async (tx) => {
     const turn = nextTurn(s, req.sessionId);
     const suppressed = new Set(
       s.store.sqlite
@@ -95,12 +96,12 @@ export function recallWithVector(s: Services, req: RecallRequest, vector: Float3
     // The session's running topic informs the query, then takes this prompt in.
     const terms = promptTerms(s, req.prompt);
     const blend = blendTopic(s, loadTopic(s, req.sessionId), vector, terms);
-    const picks = recallCandidates(s, req.prompt, vector, req.project, suppressed, blend);
+    const picks = await recallCandidates(withStorage(s, tx), req.prompt, vector, req.project, suppressed, blend);
     saveTopic(s, req.sessionId, nextTopic(blend, vector, terms));
     if (picks.length === 0) return { block: null, shown: [], turn };
     markShown(s, req.sessionId, turn, picks);
     return { block: renderBlock(picks, req.project), shown: picks.map((p) => p.id), turn };
-  })();
+  });
 }
 
 /**

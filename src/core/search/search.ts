@@ -137,8 +137,7 @@ export async function rank(s: Services, query: string, vector: Float32Array, lim
   const rows = await scoringRows(s, [...fused.keys()]);
   await widenByGraph(s, seeds, rows, fused, project);
 
-  const absolute = await relevanceBySeq(s, query, [...rows.keys()], cosine);
-  const stale = staleOf(s, [...rows.values()].map((r) => r.id));
+  const [absolute, stale] = await Promise.all([relevanceBySeq(s, query, [...rows.keys()], cosine), staleOf(s, [...rows.values()].map((r) => r.id))]);
   const scored: { seq: number; score: number; relevance: number; rank: number }[] = [];
   for (const [seq, c] of fused) {
     const row = rows.get(seq);
@@ -152,7 +151,7 @@ export async function rank(s: Services, query: string, vector: Float32Array, lim
   }
   scored.sort((a, b) => b.score - a.score || b.rank - a.rank);
   const top = scored.slice(0, limit);
-  const full = rowsBySeq(s, top.map((h) => h.seq));
+  const full = await rowsBySeq(s, top.map((h) => h.seq));
   const results: SearchHit[] = [];
   for (const h of top) {
     const row = full.get(h.seq);

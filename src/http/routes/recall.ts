@@ -6,9 +6,9 @@ import type { Services } from "../../core/services";
 import { objectBody, queryParams } from "../body";
 
 export function recallRoutes(s: Services) {
-  const learningsHandler = ({ query }: { query: Record<string, unknown> }) => {
+  const learningsHandler = async ({ query }: { query: Record<string, unknown> }) => {
     const q = queryParams(query);
-    return learnings(s, { days: q.days, project: q.project });
+    return await learnings(s, { days: q.days, project: q.project });
   };
   return new Elysia({ name: "recall" })
     .post("/recall-index", ({ body }) => recallIndex(s, objectBody(body)))

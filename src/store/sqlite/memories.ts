@@ -1,7 +1,291 @@
-import type { MemoriesStore } from "../../core/memories";
+import { eq, sql } from "drizzle-orm";
+import type { AnchorRow, MemoriesStore, MemoryRow, VersionRow } from "../../core/memories";
+import { memories, memoryEvents } from "./schema";
 import type { SqliteHandle } from "./storage";
 
-/** memories/ on SQLite. */
-export function sqliteMemories(_h: SqliteHandle): MemoriesStore {
-  return {};
+interface RawAnchor {
+  memory_id: string;
+  repo: string;
+  branch: string | null;
+  commit_id: string;
+  paths: string;
+  anchored_at: number;
+  stale: string | null;
+}
+
+const anchorOf = (r: RawAnchor): AnchorRow => ({
+  memoryId: r.memory_id,
+  repo: r.repo,
+  branch: r.branch,
+  commit: r.commit_id,
+  paths: JSON.parse(r.paths),
+  anchoredAt: r.anchored_at,
+  stale: r.stale === null ? null : JSON.parse(r.stale),
+});
+
+type RawVersion = { version: number; content: string; memory_type: string; project: string | null; reason: string; source_id: string | null; replaced_at: number };
+const versionOf = (r: RawVersion): VersionRow => ({
+  version: r.version,
+  content: r.content,
+  memoryType: r.memory_type,
+  project: r.project,
+  reason: r.reason,
+  sourceId: r.source_id,
+  replacedAt: r.replaced_at,
+});
+
+// Id lists travel as one JSON parameter (json_each): one statement whatever the list's length.
+const json = (list: readonly unknown[]) => JSON.stringify(list);
+
+/** memories/ on SQLite. `db.query` caches each statement on the connection. */
+export function sqliteMemories(h: SqliteHandle): MemoriesStore {
+  const db = h.sqlite;
+  const orm = h.orm;
+
+  const putTags = (memoryId: string, tags: readonly { tag: string; weight: number }[]) => {
+    db.query("DELETE FROM memory_tags WHERE memory_id = ?").run(memoryId);
+    const insert = db.query("INSERT INTO memory_tags(memory_id, tag, weight) VALUES (?, ?, ?)");
+    for (const t of tags) insert.run(memoryId, t.tag, t.weight);
+  };
+
+  return {
+    async insertMemories(rows) {
+      return h.write(() =>
+        db.transaction(() => {
+          const insertVec = db.query("INSERT INTO memory_vec(rowid, embedding) VALUES (?, ?)");
+          return rows.map((m) => {
+            const { seq } = orm
+              .insert(memories)
+              .values({
+                id: m.id,
+                content: m.content,
+                memoryType: m.memoryType,
+                project: m.project,
+                sourceAgent: m.sourceAgent,
+                sourceAgentId: m.sourceAgentId,
+                sourceDomain: m.sourceDomain,
+                sourceSession: m.sourceSession,
+                privacy: m.privacy,
+                createdAt: m.createdAt,
+                updatedAt: m.updatedAt,
+                refreshedAt: m.refreshedAt,
+                strength: m.strength,
+              })
+              .returning({ seq: memories.seq })
+              .get();
+            insertVec.run(BigInt(seq), m.vector);
+            putTags(m.id, m.tags);
+            return seq;
+          });
+        })(),
+      );
+    },
+
+    async countSession(session) {
+      return db.query<{ n: number }, [string]>("SELECT count(*) AS n FROM memories WHERE source_session = ?").get(session)!.n;
+    },
+
+    async claimSession(session) {
+      // Called inside Storage.transaction, which holds the write lock (BEGIN IMMEDIATE): no other writer can interleave.
+      return db.query<{ n: number }, [string]>("SELECT count(*) AS n FROM memories WHERE source_session = ?").get(session)!.n;
+    },
+
+    async memoryById(id) {
+      return orm.select().from(memories).where(eq(memories.id, id)).get() ?? null;
+    },
+
+    async memoriesByIdPrefix(prefix, limit) {
+      return orm
+        .select()
+        .from(memories)
+        .where(sql`${memories.id} >= ${prefix} AND ${memories.id} < ${`${prefix}~`}`)
+        .limit(limit)
+        .all();
+    },
+
+    async memoriesBySeq(seqs) {
+      if (seqs.length === 0) return [];
+      return orm
+        .select()
+        .from(memories)
+        .where(sql`${memories.seq} IN (SELECT value FROM json_each(${json(seqs)}))`)
+        .all();
+    },
+
+    async markUsed(id, at, strength) {
+      return h.write(() =>
+        db.transaction((): MemoryRow | null => {
+          const r = orm
+            .update(memories)
+            .set({ usedCount: sql`${memories.usedCount} + 1`, lastUsedAt: at, refreshedAt: at, strength })
+            .where(eq(memories.id, id))
+            .returning()
+            .get();
+          if (!r) return null;
+          orm.insert(memoryEvents).values({ memoryId: id, kind: "used", at }).run();
+          return r;
+        })(),
+      );
+    },
+
+    async updateMemory(id, change) {
+      return h.write(() => orm.update(memories).set(change).where(eq(memories.id, id)).returning().get() ?? null);
+    },
+
+    async setVector(seq, vector) {
+      await h.write(() => db.query("UPDATE memory_vec SET embedding = ? WHERE rowid = ?").run(vector, BigInt(seq)));
+    },
+
+    async deleteMemories(ids) {
+      if (ids.length === 0) return 0;
+      const list = json(ids);
+      // Links, tags, anchors, versions, the FTS row and the vector go with each memory (foreign keys and triggers).
+      return h.write(() =>
+        db.transaction(() => {
+          const n = db
+            .query<{ n: number }, [string, string]>("SELECT count(*) AS n FROM links WHERE from_id IN (SELECT value FROM json_each(?)) OR to_id IN (SELECT value FROM json_each(?))")
+            .get(list, list)!.n;
+          db.query("DELETE FROM memories WHERE id IN (SELECT value FROM json_each(?))").run(list);
+          return n;
+        })(),
+      );
+    },
+
+    async writeTags(memoryId, tags) {
+      await h.write(() => db.transaction(() => putTags(memoryId, tags))());
+    },
+
+    async tagsOf(memoryIds) {
+      if (memoryIds.length === 0) return [];
+      return db
+        .query<{ memoryId: string; tag: string; weight: number }, [string]>(
+          "SELECT memory_id AS memoryId, tag, weight FROM memory_tags WHERE memory_id IN (SELECT value FROM json_each(?)) ORDER BY memory_id, weight DESC, tag",
+        )
+        .all(json(memoryIds));
+    },
+
+    async linksOf(memoryId, previewChars, limit) {
+      return db
+        .query<{ id: string; head: string; length: number; memoryType: string; relationship: string; weight: number; direction: "out" | "in" }, [string, number, number]>(
+          `SELECT * FROM (
+             SELECT m.id AS id, substr(m.content, 1, ?2) AS head, length(m.content) AS length, m.memory_type AS memoryType, l.relationship AS relationship, l.weight AS weight, 'out' AS direction
+               FROM links l JOIN memories m ON m.id = l.to_id WHERE l.from_id = ?1
+             UNION ALL
+             SELECT m.id, substr(m.content, 1, ?2), length(m.content), m.memory_type, l.relationship, l.weight, 'in'
+               FROM links l JOIN memories m ON m.id = l.from_id WHERE l.to_id = ?1)
+           ORDER BY weight DESC, id LIMIT ?3`,
+        )
+        .all(memoryId, previewChars, limit);
+    },
+
+    async snapshot(memoryId) {
+      return db.query<{ content: string; memoryType: string; project: string | null }, [string]>("SELECT content, memory_type AS memoryType, project FROM memories WHERE id = ?").get(memoryId) ?? null;
+    },
+
+    async addVersion(memoryId, v, keep) {
+      return h.write(() =>
+        db.transaction(() => {
+          const { n } = db.query<{ n: number }, [string]>("SELECT coalesce(max(version), 0) + 1 AS n FROM memory_history WHERE memory_id = ?").get(memoryId)!;
+          db.query("INSERT INTO memory_history(memory_id, version, content, memory_type, project, reason, source_id, replaced_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)").run(
+            memoryId,
+            n,
+            v.content,
+            v.memoryType,
+            v.project,
+            v.reason,
+            v.sourceId,
+            v.replacedAt,
+          );
+          db.query("DELETE FROM memory_history WHERE memory_id = ? AND version <= ?").run(memoryId, n - keep);
+          return n;
+        })(),
+      );
+    },
+
+    async versions(memoryId) {
+      return db
+        .query<RawVersion, [string]>("SELECT version, content, memory_type, project, reason, source_id, replaced_at FROM memory_history WHERE memory_id = ? ORDER BY version")
+        .all(memoryId)
+        .map(versionOf);
+    },
+
+    async version(memoryId, version) {
+      const r = db
+        .query<RawVersion, [string, number]>("SELECT version, content, memory_type, project, reason, source_id, replaced_at FROM memory_history WHERE memory_id = ? AND version = ?")
+        .get(memoryId, version);
+      return r ? versionOf(r) : null;
+    },
+
+    async deleteVersions(memoryId) {
+      await h.write(() => db.query("DELETE FROM memory_history WHERE memory_id = ?").run(memoryId));
+    },
+
+    async anchorPaths(memoryIds, repo) {
+      const out = new Map<string, string[]>();
+      if (memoryIds.length === 0) return out;
+      const rows = db
+        .query<{ memory_id: string; paths: string }, [string, string]>("SELECT memory_id, paths FROM memory_anchors WHERE repo = ? AND memory_id IN (SELECT value FROM json_each(?))")
+        .all(repo, json(memoryIds));
+      for (const r of rows) out.set(r.memory_id, JSON.parse(r.paths));
+      return out;
+    },
+
+    async upsertAnchors(rows) {
+      if (rows.length === 0) return;
+      await h.write(() =>
+        db.transaction(() => {
+          const upsert = db.query(
+            `INSERT INTO memory_anchors(memory_id, repo, branch, commit_id, paths, anchored_at, stale, stale_at) VALUES (?, ?, ?, ?, ?, ?, NULL, NULL)
+             ON CONFLICT(memory_id, repo) DO UPDATE SET branch = excluded.branch, commit_id = excluded.commit_id, paths = excluded.paths,
+               anchored_at = excluded.anchored_at, stale = NULL, stale_at = NULL`,
+          );
+          for (const a of rows) upsert.run(a.memoryId, a.repo, a.branch, a.commit, JSON.stringify(a.paths), a.anchoredAt);
+        })(),
+      );
+    },
+
+    async anchorsOf(memoryIds) {
+      if (memoryIds.length === 0) return [];
+      return db
+        .query<RawAnchor, [string]>("SELECT * FROM memory_anchors WHERE memory_id IN (SELECT value FROM json_each(?)) ORDER BY memory_id, anchored_at DESC, repo")
+        .all(json(memoryIds))
+        .map(anchorOf);
+    },
+
+    async staleMarks(memoryIds) {
+      if (memoryIds.length === 0) return [];
+      return db
+        .query<{ memory_id: string; stale: string }, [string]>(
+          "SELECT memory_id, stale FROM memory_anchors WHERE stale IS NOT NULL AND memory_id IN (SELECT value FROM json_each(?)) ORDER BY stale_at DESC",
+        )
+        .all(json(memoryIds))
+        .map((r) => ({ memoryId: r.memory_id, stale: JSON.parse(r.stale) }));
+    },
+
+    async repoAnchors(repo) {
+      return db.query<RawAnchor, [string]>("SELECT * FROM memory_anchors WHERE repo = ? ORDER BY anchored_at, memory_id").all(repo).map(anchorOf);
+    },
+
+    async markStale(repo, marks, fresh, at) {
+      return h.write(() =>
+        db.transaction(() => {
+          let marked = 0;
+          let cleared = 0;
+          let unknown = 0;
+          const set = db.query("UPDATE memory_anchors SET stale = ?, stale_at = ? WHERE memory_id = ? AND repo = ?");
+          for (const { id, mark } of marks) {
+            if (set.run(JSON.stringify(mark), at, id, repo).changes > 0) marked++;
+            else unknown++;
+          }
+          const clear = db.query("UPDATE memory_anchors SET stale = NULL, stale_at = NULL WHERE memory_id = ? AND repo = ? AND stale IS NOT NULL");
+          const exists = db.query<{ n: number }, [string, string]>("SELECT count(*) AS n FROM memory_anchors WHERE memory_id = ? AND repo = ?");
+          for (const id of fresh) {
+            if (exists.get(id, repo)!.n === 0) unknown++;
+            else if (clear.run(id, repo).changes > 0) cleared++;
+          }
+          return { marked, cleared, unknown };
+        })(),
+      );
+    },
+  };
 }
