@@ -105,7 +105,7 @@ async function indexReady(url: string, startMs: number): Promise<number> {
 
 /** The PGlite database process (--engine postgres) and the server environment pointing at it. */
 let pg: { url: string; stop: () => Promise<unknown> } | null = null;
-const serverEnv = (): Record<string, string> => (pg ? { MEMSVC_DATABASE_URL: pg.url } : {});
+const serverEnv = (): Record<string, string> => (pg ? { MEMSVC_STORAGE: "postgres", MEMSVC_DATABASE_URL: pg.url, MEMSVC_DATABASE_SCHEMA: PG_SCHEMA } : {});
 
 async function startPglite(): Promise<void> {
   const proc = Bun.spawn([process.execPath, join(ROOT, "test/helpers/pglite-server.ts"), "--exit-with-stdin"], { cwd: ROOT, stdin: "pipe", stdout: "pipe", stderr: "inherit" });
@@ -123,7 +123,6 @@ async function startPglite(): Promise<void> {
     return proc.exited;
   };
   pg = { url: (JSON.parse(text.split("\n")[0]) as { url: string }).url, stop };
-  writeFileSync(join(home, "config.json"), JSON.stringify({ storage: "postgres", database_schema: PG_SCHEMA }), { mode: 0o600 });
 }
 
 async function seed(count: number, current: number): Promise<SeedResult> {

@@ -3,7 +3,7 @@ import { toView, type MemoryView } from "../memories";
 import { parseLimit, parseProject } from "./search";
 import type { Services } from "../services";
 import { round3 } from "../memories";
-import { DEFAULT_RECENT_LIMIT } from "../tuning";
+import { DEFAULT_RECENT_LIMIT, RECENT_CONNECTION_WEIGHT, RECENT_RECENCY_DAYS, RECENT_RECENCY_WEIGHT, RECENT_STRENGTH_WEIGHT } from "../tuning";
 
 export interface RecentHit extends MemoryView {
   /** Importance: effective strength, connections and recency combined. */
@@ -22,6 +22,20 @@ export async function recent(s: Services, input: { project?: unknown; limit?: un
   const rows = await s.storage.search.recent({ now, project, limit });
   const results = rows.map((row) => ({ ...toView(row, now), score: round3(row.importance) }));
   return { count: results.length, results };
+}
+
+/**
+ * The most importance a row could have whose strength, link count and
+ * creation time are at most these (effective strength never exceeds stored
+ * strength; the other terms are monotone): engines prove a candidate list
+ * holds the exact top when its k-th row beats this.
+ */
+export function importanceBound(strength: number, links: number, createdAt: number, now: number): number {
+  return (
+    RECENT_STRENGTH_WEIGHT * strength +
+    RECENT_CONNECTION_WEIGHT * Math.log(1 + links) +
+    RECENT_RECENCY_WEIGHT * Math.exp(-Math.max(0, now - createdAt) / (RECENT_RECENCY_DAYS * 86_400_000))
+  );
 }
 
 // Raw SELECT * rows carry SQL column names; map them to the drizzle row shape.

@@ -1,12 +1,14 @@
 import type { SQL } from "bun";
 import type { Logger } from "../../core/log";
 import { planCap, planTerms, TermCountCache } from "../../core/search/full-text";
+import { importanceBound } from "../../core/search/recent";
 import type { IndexState, RankedRow, SearchStore, VectorIndexControl, VectorMirror } from "../../core/search/store";
 import {
   DECAY_FLOOR,
   DECAY_HALF_LIFE_DAYS,
   PG_HNSW_EF_SEARCH,
   PG_VECTOR_COUNT_REFRESH_MS,
+  RECENT_CANDIDATES,
   RECENT_CONNECTION_WEIGHT,
   RECENT_RECENCY_DAYS,
   RECENT_RECENCY_WEIGHT,
@@ -233,12 +235,11 @@ export function pgSearch(handle: PgHandle, opts: { efSearch?: number } = {}): Se
     },
 
     async recent(p) {
-      // One ordered scan of the (project's) rows: exact; memories_rank covers the filter.
-      const rows = await q(
+      const rows = (await recentFromCandidates(p)) ?? (await q(
         `SELECT ${ROW_COLUMNS}, ${IMPORTANCE} AS importance FROM ${S}.memories m
           WHERE ($2::text IS NULL OR m.project = $2) ORDER BY importance DESC, m.seq DESC LIMIT $3`,
         [p.now, p.project, p.limit],
-      );
+      ));
       return (rows as RankedRow[]).map((r) => ({ ...r, importance: Number(r.importance) }));
     },
 
@@ -269,6 +270,35 @@ export function pgSearch(handle: PgHandle, opts: { efSearch?: number } = {}): Se
       return (await meta("reembed_cursor")) !== null;
     },
   };
+
+  /**
+   * /recent without scoring every row, as the SQLite engine does it: the top
+   * RECENT_CANDIDATES by strength, link count and creation time (index walks),
+   * scored; exact when the k-th beats what any row outside them could reach
+   * (importanceBound), else null and the caller scores every row.
+   */
+  async function recentFromCandidates(p: { now: number; project: string | null; limit: number }): Promise<unknown[] | null> {
+    const where = p.project === null ? "" : "WHERE project = $2";
+    const lists = await Promise.all(
+      (["strength", "link_count", "created_at"] as const).map(
+        async (column) =>
+          (await q(`SELECT seq::float8 AS seq, ${column}::float8 AS v FROM ${S}.memories ${where} ORDER BY ${column} DESC LIMIT $1`, p.project === null ? [RECENT_CANDIDATES] : [RECENT_CANDIDATES, p.project])) as {
+            seq: number;
+            v: number;
+          }[],
+      ),
+    );
+    if (lists.some((l) => l.length < RECENT_CANDIDATES)) return null;
+    const [strength, links, created] = lists.map((l) => Number(l[l.length - 1].v));
+    const bound = importanceBound(strength, links, created, p.now);
+    const seqs = [...new Set(lists.flat().map((r) => Number(r.seq)))];
+    const top = (await q(
+      `SELECT ${ROW_COLUMNS}, ${IMPORTANCE} AS importance FROM ${S}.memories m WHERE m.seq = ANY($2::bigint[]) ORDER BY importance DESC, m.seq DESC LIMIT $3`,
+      [p.now, seqs, p.limit],
+    )) as { importance: number }[];
+    // Strictly above: an unseen row tying the last one could win the seq tie-break.
+    return top.length === p.limit && Number(top[top.length - 1].importance) > bound ? top : null;
+  }
 
   /**
    * Records the active embedder; stored vectors of another one are marked

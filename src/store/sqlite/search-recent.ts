@@ -1,6 +1,6 @@
 import type { Database } from "bun:sqlite";
 import { effectiveStrengthSql } from "../../core/memories";
-import { fromSql } from "../../core/search/recent";
+import { fromSql, importanceBound } from "../../core/search/recent";
 import type { RankedRow } from "../../core/search/store";
 import { RECENT_CANDIDATES, RECENT_CONNECTION_WEIGHT, RECENT_RECENCY_DAYS, RECENT_RECENCY_WEIGHT, RECENT_STRENGTH_WEIGHT } from "../../core/tuning";
 
@@ -48,11 +48,7 @@ export function fromCandidates(sqlite: Database, p: RecentParams): Raw[] | null 
   // A list shorter than asked holds every row: scoring all of them is as cheap.
   if (lists.some((l) => l.length < RECENT_CANDIDATES)) return null;
   const [strength, links, created] = lists.map((l) => l[l.length - 1].v);
-  // Effective strength never exceeds stored strength; the other terms are monotone.
-  const unseenBound =
-    RECENT_STRENGTH_WEIGHT * strength +
-    RECENT_CONNECTION_WEIGHT * Math.log(1 + links) +
-    RECENT_RECENCY_WEIGHT * Math.exp(-Math.max(0, p.now - created) / (RECENT_RECENCY_DAYS * 86_400_000));
+  const unseenBound = importanceBound(strength, links, created, p.now);
   const seqs = [...new Set(lists.flat().map((r) => r.seq))];
   const top = sqlite
     .query<Raw, { now: number; limit: number; seqs: string }>(
