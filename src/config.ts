@@ -30,8 +30,30 @@ export interface Config {
   readonly embedder: { readonly model: string; readonly hubUrl: string | null };
   readonly nightly: { readonly enabled: boolean; readonly schedule: string; readonly maxModelCalls: number };
   readonly offline: boolean;
+  /** Which engine holds the data: one embedded SQLite file (the default) or PostgreSQL with pgvector. */
+  readonly storage: StorageEngine;
+  /** The PostgreSQL connection (storage "postgres"); url is null under sqlite. */
+  readonly database: DatabaseConfig;
   readonly paths: Paths;
 }
+
+export type StorageEngine = "sqlite" | "postgres";
+
+export interface DatabaseConfig {
+  /** Holds the password: never log it, use `location`. */
+  readonly url: string | null;
+  /** The URL with its password replaced by ***, safe for logs, /health, status and errors. */
+  readonly location: string | null;
+  /** Every table lives in this schema, so several stores can share one database. */
+  readonly schema: string;
+  /** Most connections this process opens. */
+  readonly pool: number;
+}
+
+export const DEFAULT_DATABASE_SCHEMA = "memsvc";
+export const DEFAULT_DATABASE_POOL = 10;
+/** A plain, unquoted PostgreSQL identifier: it is spliced into SQL, so nothing else passes. */
+export const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 
 export interface Paths {
   readonly home: string;
@@ -63,7 +85,7 @@ export function pathsFor(home: string): Paths {
   };
 }
 
-type Kind = "string" | "boolean" | "port" | "posint" | "stringList" | "modes" | "object" | "url";
+type Kind = "string" | "boolean" | "port" | "posint" | "stringList" | "modes" | "object" | "url" | "storage" | "pgurl" | "identifier";
 // Every key config.json may hold, with its shape; anything else is a typo and is refused.
 const SCHEMA: Record<string, Kind> = {
   token: "string",
@@ -82,6 +104,10 @@ const SCHEMA: Record<string, Kind> = {
   llm: "object",
   embedder: "object",
   nightly: "object",
+  storage: "storage",
+  database_url: "pgurl",
+  database_schema: "identifier",
+  database_pool: "posint",
 };
 const NESTED: Record<string, Record<string, Kind>> = {
   llm: { baseURL: "url", apiKey: "string", model: "string", timeoutMs: "posint", contextChars: "posint" },
@@ -101,6 +127,16 @@ function check(file: string, key: string, kind: Kind, value: unknown): void {
       return;
     case "boolean":
       if (typeof value !== "boolean") throw bad("must be true or false");
+      return;
+    case "storage":
+      if (value !== "sqlite" && value !== "postgres") throw bad('must be "sqlite" or "postgres"');
+      return;
+    case "pgurl":
+      // The message never repeats the value: it may hold a password.
+      if (typeof value !== "string" || !isPostgresUrl(value)) throw bad("must be a postgres:// or postgresql:// URL");
+      return;
+    case "identifier":
+      if (typeof value !== "string" || !SCHEMA_NAME.test(value)) throw bad("must be a plain schema name (lower-case letters, digits and _, not starting with a digit, at most 63)");
       return;
     case "port":
       if (!Number.isInteger(value) || (value as number) < 0 || (value as number) > 65535) throw bad("must be an integer port (0-65535)");
@@ -152,6 +188,7 @@ export function readConfigFile(file: string): Record<string, any> {
 export interface Overrides {
   host?: string;
   port?: number;
+  databaseUrl?: string;
 }
 
 /** defaults <- config.json <- environment <- command-line flags. */
@@ -195,9 +232,52 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: Override
       maxModelCalls: file.nightly?.maxModelCalls ?? 40,
     },
     offline: env.MEMSVC_OFFLINE === "1" || env.MEMSVC_OFFLINE === "true",
+    ...storageConfig(paths.config, file, env, flags),
     paths,
   };
   return Object.freeze(config);
+}
+
+function isPostgresUrl(value: string): boolean {
+  if (!/^postgres(ql)?:\/\/\S+$/.test(value)) return false;
+  try {
+    return new URL(value).hostname.length > 0;
+  } catch {
+    return false;
+  }
+}
+
+/** `url` with its password (and any password= parameter) replaced by ***. */
+export function redactDatabaseUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = "***";
+    for (const key of [...u.searchParams.keys()]) if (/pass/i.test(key)) u.searchParams.set(key, "***");
+    return u.toString();
+  } catch {
+    return "(unparseable database URL)";
+  }
+}
+
+/** storage, database_url, database_schema, database_pool: config.json <- env <- flags, checked together. */
+function storageConfig(file: string, json: Record<string, any>, env: NodeJS.ProcessEnv, flags: Overrides): { storage: StorageEngine; database: DatabaseConfig } {
+  const fromEnv = (name: string) => (env[name] !== undefined && env[name] !== "" ? env[name]! : undefined);
+  const storage = fromEnv("MEMSVC_STORAGE") ?? json.storage ?? "sqlite";
+  if (storage !== "sqlite" && storage !== "postgres") throw new ConfigError(`MEMSVC_STORAGE must be "sqlite" or "postgres", got "${storage}"`);
+  const url: string | null = flags.databaseUrl ?? fromEnv("MEMSVC_DATABASE_URL") ?? json.database_url ?? null;
+  if (url !== null && !isPostgresUrl(url)) {
+    const from = flags.databaseUrl !== undefined ? "--database-url" : fromEnv("MEMSVC_DATABASE_URL") !== undefined ? "MEMSVC_DATABASE_URL" : `${file}: key "database_url"`;
+    throw new ConfigError(`${from} must be a postgres:// or postgresql:// URL`);
+  }
+  const schema: string = fromEnv("MEMSVC_DATABASE_SCHEMA") ?? json.database_schema ?? DEFAULT_DATABASE_SCHEMA;
+  if (!SCHEMA_NAME.test(schema)) throw new ConfigError(`MEMSVC_DATABASE_SCHEMA must be a plain schema name (lower-case letters, digits and _, not starting with a digit, at most 63), got "${schema}"`);
+  const poolText = fromEnv("MEMSVC_DATABASE_POOL");
+  if (poolText !== undefined && !/^[1-9]\d{0,3}$/.test(poolText)) throw new ConfigError(`MEMSVC_DATABASE_POOL must be a positive integer, got "${poolText}"`);
+  const pool = poolText !== undefined ? Number(poolText) : (json.database_pool ?? DEFAULT_DATABASE_POOL);
+  if (storage === "postgres" && url === null) {
+    throw new ConfigError(`storage is "postgres" but no database URL is set: set MEMSVC_DATABASE_URL, database_url in ${file}, or memsvc server --database-url`);
+  }
+  return { storage, database: { url, location: url === null ? null : redactDatabaseUrl(url), schema, pool } };
 }
 
 /**

@@ -10,6 +10,17 @@ delete process.env.MEMSVC_LLM_BASE_URL;
 delete process.env.MEMSVC_LLM_API_KEY;
 delete process.env.MEMSVC_LLM_MODEL;
 delete process.env.MEMSVC_URL;
+delete process.env.MEMSVC_STORAGE;
+delete process.env.MEMSVC_DATABASE_URL;
+delete process.env.MEMSVC_DATABASE_SCHEMA;
+delete process.env.MEMSVC_DATABASE_POOL;
+
+// MEMSVC_TEST_ENGINE=postgres: one PGlite database (with pgvector) for this
+// test process; every home the tests make gets a schema in it (test/helpers/engine.ts).
+if (process.env.MEMSVC_TEST_ENGINE === "postgres") {
+  const { startPglite } = await import("./helpers/pglite");
+  process.env.MEMSVC_TEST_DATABASE_URL = (await startPglite()).url;
+}
 
 // On macOS the tests open databases through the SQLite build.ts makes (Bun's
 // system one cannot load sqlite-vec): make it once, like `npm start` does.

@@ -11,7 +11,7 @@ import { VERSION } from "../version";
 import { parseFlags, parsePort, UsageError } from "./args";
 import { ensureHome } from "./init";
 
-export const SERVER_HELP = `memsvc server [--port <int>] [--host <address>]
+export const SERVER_HELP = `memsvc server [--port <int>] [--host <address>] [--database-url <postgres url>]
 
 Starts the memory service (default 127.0.0.1:8787). Creates the service home
 and a bearer token on first start when \`memsvc init\` was not run.
@@ -22,13 +22,20 @@ Environment: MEMSVC_HOME, MEMSVC_LLM_BASE_URL, MEMSVC_LLM_API_KEY,
 MEMSVC_LLM_MODEL, MEMSVC_OFFLINE=1 (never download the embedding model),
 HF_ENDPOINT (model hub mirror; config embedder.hubUrl).
 
+Storage: one SQLite file in the home (the default), or PostgreSQL with
+pgvector for teams: MEMSVC_STORAGE=postgres (config storage) with
+MEMSVC_DATABASE_URL (config database_url, or --database-url),
+MEMSVC_DATABASE_SCHEMA (default memsvc) and MEMSVC_DATABASE_POOL (default 10).
+The server connects and migrates before it listens, and stops with one line
+when the database is unreachable or lacks pgvector.
+
 A model that must be downloaded first is fetched in the background: the
 server answers at once with the offline fallback embedder and switches (and
 re-embeds stored memories) when the model is ready. /health and
 \`memsvc status\` say which embedder is active and whether one is loading.`;
 
 export async function runServer(argv: string[]): Promise<number> {
-  const { values } = parseFlags(argv, { port: { type: "string", short: "p" }, host: { type: "string" } });
+  const { values } = parseFlags(argv, { port: { type: "string", short: "p" }, host: { type: "string" }, "database-url": { type: "string" } });
   if (values.help) {
     console.log(SERVER_HELP);
     return 0;
@@ -38,7 +45,7 @@ export async function runServer(argv: string[]): Promise<number> {
   const log = stderrLogger(process.env.MEMSVC_LOG === "debug" ? "debug" : "info");
   const init = ensureHome();
   if (init.created) log("info", `created ${init.home} with a new bearer token (\`memsvc status\` prints it)`);
-  const config = loadConfig(process.env, { port, host: values.host });
+  const config = loadConfig(process.env, { port, host: values.host, databaseUrl: values["database-url"] });
   const embedderOptions = { home: config.home, model: config.embedder.model, offline: config.offline, hubUrl: config.embedder.hubUrl ?? undefined, log: (line: string) => log("info", line) };
   const { embedder, needsDownload } = await startupEmbedder(embedderOptions);
   let services: ReturnType<typeof createServices>;
@@ -49,6 +56,14 @@ export async function runServer(argv: string[]): Promise<number> {
     const storage = storageFailure(e);
     if (!storage) throw e;
     console.error(`memsvc server: cannot open ${config.paths.db}: ${storage.message}`);
+    return 1;
+  }
+  try {
+    // PostgreSQL connects lazily: connect and migrate now, so a wrong URL or a missing pgvector stops start-up with one line.
+    await services.storage.ready();
+  } catch (e) {
+    await services.close().catch(() => {});
+    console.error(`memsvc server: ${(e as Error).message}`);
     return 1;
   }
   const app = createApp(services);
@@ -62,7 +77,7 @@ export async function runServer(argv: string[]): Promise<number> {
     return 1;
   }
   const bound = app.server!;
-  log("info", `memsvc ${VERSION} listening on http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${bound.port} (home ${config.home}, embedder ${embedder.id})`);
+  log("info", `memsvc ${VERSION} listening on http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${bound.port} (home ${config.home}, ${services.storage.engine} ${services.storage.location}, embedder ${embedder.id})`);
   try {
     writeRuntimeFile(config.home, { pid: process.pid, host: config.host, port: bound.port!, version: VERSION, started_at: new Date().toISOString() });
   } catch (e) {

@@ -1,7 +1,5 @@
-import { statSync } from "node:fs";
 import { VERSION } from "../version";
 import type { EmbedderLoad, Services } from "./services";
-import { getMeta } from "../store/sqlite";
 import type { LlmClient } from "../llm/client";
 
 export interface Health {
@@ -35,24 +33,16 @@ export function llmLabel(s: Services): string {
   return `${provider} ${model}`;
 }
 
-export function health(s: Services): Health {
-  const counts = s.store.sqlite.query<{ m: number; l: number }, []>("SELECT (SELECT count(*) FROM memories) AS m, (SELECT count(*) FROM links) AS l").get()!;
-  let size = 0;
-  for (const suffix of ["", "-wal"]) {
-    try {
-      size += statSync(s.store.file + suffix).size;
-    } catch {
-      /* no WAL yet */
-    }
-  }
+export async function health(s: Services): Promise<Health> {
+  const [stats, reembedCursor] = await Promise.all([s.storage.stats(), s.storage.meta.get("reembed_cursor")]);
   return {
     status: "ok",
     version: VERSION,
-    memories: counts.m,
-    links: counts.l,
-    db_size_kb: Math.round(size / 1024),
+    memories: stats.memories,
+    links: stats.links,
+    db_size_kb: Math.round(stats.bytes / 1024),
     llm: llmLabel(s),
-    embedder: { id: s.embedder.id, kind: s.embedder.kind, description: s.embedder.description, reembedding: getMeta(s.store, "reembed_cursor") !== null, loading: s.embedderLoad },
+    embedder: { id: s.embedder.id, kind: s.embedder.kind, description: s.embedder.description, reembedding: reembedCursor !== null, loading: s.embedderLoad },
     index: s.indexState.status,
     index_vectors: s.index.size,
   };

@@ -1,6 +1,8 @@
 import type { Config } from "../config";
 import { openStore, type Store } from "../store/sqlite";
 import { sqliteStorage } from "../store/sqlite/storage";
+import { openPostgres } from "../store/postgres/open";
+import { pgStorage } from "../store/postgres/storage";
 import type { Storage } from "./storage";
 import type { Embedder } from "../embed/types";
 import type { Logger } from "./log";
@@ -19,7 +21,11 @@ export interface EmbedderLoad {
 /** Everything core functions need, built once per process and passed explicitly. */
 export interface Services {
   readonly config: Config;
-  /** The SQLite handle, while core moves to `storage` (issue 17): new code uses `storage`. */
+  /**
+   * The SQLite handle, while core moves to `storage` (issue 17): new code uses
+   * `storage`. Under storage "postgres" reading it throws, so code that has
+   * not moved fails loudly instead of writing to a stray SQLite file.
+   */
   readonly store: Store;
   /** The database behind every capability, whatever the engine (src/core/storage.ts). */
   readonly storage: Storage;
@@ -54,22 +60,27 @@ export interface ServiceOptions {
   embedder: Embedder;
   log: Logger;
   now?: () => number;
-  /** Database file; defaults to the home's memsvc.db. */
+  /** Database file (storage "sqlite"); defaults to the home's memsvc.db. */
   dbFile?: string;
   /** Vector count above which the index loads in the background and is saved to a file (tests lower it). */
   indexBackgroundAbove?: number;
 }
 
 export function createServices(config: Config, opts: ServiceOptions): Services {
-  const store = openStore(opts.dbFile ?? config.paths.db);
+  const postgres = config.storage === "postgres";
+  const store = postgres ? null : openStore(opts.dbFile ?? config.paths.db);
+  // Lazy: nothing connects until the first query or storage.ready() (memsvc server awaits it to fail fast).
+  const storage = store ? sqliteStorage(store) : pgStorage(openPostgres({ url: config.database.url!, schema: config.database.schema, pool: config.database.pool }));
   const inflight = new Set<Promise<unknown>>();
   let embedder = opts.embedder;
   // Set by attachIndex() right after the object exists.
   let state = undefined as unknown as IndexState;
-  const storage = sqliteStorage(store);
   const services: Services = {
     config,
-    store,
+    get store(): Store {
+      if (!store) throw new Error(`Services.store (the SQLite handle) does not exist under storage "postgres": the calling code has not moved to the storage interface yet (issue 17)`);
+      return store;
+    },
     storage,
     get embedder() {
       return embedder;
@@ -105,7 +116,7 @@ export function createServices(config: Config, opts: ServiceOptions): Services {
       await services.drain();
       storage.search.vectorIndex.close();
       await embedder.close?.();
-      store.close();
+      await storage.close();
     },
   };
   attachIndex();

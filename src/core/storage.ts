@@ -27,6 +27,19 @@ export interface Storage {
   readonly nightly: NightlyStore;
   readonly analytics: AnalyticsStore;
   /**
+   * The meta table: small named values several capabilities share
+   * (schema_version, embedder_id, reembed_cursor, ...).
+   */
+  readonly meta: MetaStore;
+  /** What /health reports about the database. */
+  stats(): Promise<StorageStats>;
+  /**
+   * Resolves once the database is usable: at once for SQLite; on PostgreSQL
+   * the first connect and migration (every store method awaits it too, so
+   * calling it is only needed to fail fast, as `memsvc server` does).
+   */
+  ready(): Promise<void>;
+  /**
    * Runs `fn` in one transaction: everything it writes through `tx` lands
    * together or not at all (an exception rolls back). Inside, `tx` is the
    * storage to use; `tx.transaction` joins the same transaction. Keep `fn` to
@@ -45,4 +58,16 @@ export interface Storage {
  */
 export function withStorage(s: Services, tx: Storage): Services {
   return Object.create(s, { storage: { value: tx, enumerable: true } }) as Services;
+}
+
+export interface MetaStore {
+  get(key: string): Promise<string | null>;
+  set(key: string, value: string): Promise<void>;
+}
+
+export interface StorageStats {
+  memories: number;
+  links: number;
+  /** On-disk size of the store: the SQLite file and its WAL, or the schema's tables and indexes. */
+  bytes: number;
 }

@@ -3,6 +3,7 @@ import { mkdtempSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { engineEnv } from "./engine";
 
 export const ROOT = join(import.meta.dir, "..", "..");
 export const BUN = process.execPath;
@@ -11,11 +12,11 @@ export function tempHome(): string {
   return mkdtempSync(join(tmpdir(), "memsvc-cli-"));
 }
 
-/** Environment for a child memsvc: a given home, offline, no inherited model settings. */
+/** Environment for a child memsvc: a given home, offline, no inherited model settings, the test engine's store. */
 export function childEnv(home: string, extra: Record<string, string> = {}): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith("MEMSVC_")) env[k] = v;
-  return { ...env, MEMSVC_HOME: home, MEMSVC_OFFLINE: "1", MEMSVC_CACHE_DIR: join(home, ".cache"), ...extra };
+  return { ...env, MEMSVC_HOME: home, MEMSVC_OFFLINE: "1", MEMSVC_CACHE_DIR: join(home, ".cache"), ...engineEnv(home), ...extra };
 }
 
 /**

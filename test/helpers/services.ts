@@ -6,6 +6,7 @@ import type { Logger } from "../../src/core/log";
 import { createServices, type Services } from "../../src/core/services";
 import { FallbackEmbedder } from "../../src/embed/fallback";
 import type { Embedder } from "../../src/embed/types";
+import { engineConfig, engineEnv } from "./engine";
 
 export const TEST_TOKEN = "test-token-0123456789abcdef";
 
@@ -24,12 +25,17 @@ export interface TestServices extends Services {
   logs: { level: string; message: string }[];
 }
 
-/** A fresh home in a temp folder with a real SQLite file, a config and the fast offline embedder. */
+/**
+ * A fresh home in a temp folder with a real store (a SQLite file, or with
+ * MEMSVC_TEST_ENGINE=postgres a fresh schema in the test PGlite database), a
+ * config and the fast offline embedder.
+ */
 export function makeServices(opts: TestServicesOptions = {}): TestServices {
   const home = opts.home ?? mkdtempSync(join(tmpdir(), "memsvc-home-"));
   mkdirSync(home, { recursive: true });
-  if (!opts.home || opts.config) writeFileSync(join(home, "config.json"), JSON.stringify({ token: TEST_TOKEN, ...opts.config }));
-  const config: Config = loadConfig({ ...opts.env, MEMSVC_HOME: home, MEMSVC_OFFLINE: "1" });
+  if (!opts.home || opts.config) writeFileSync(join(home, "config.json"), JSON.stringify({ token: TEST_TOKEN, ...engineConfig(home), ...opts.config }));
+  // The environment too: a reused home's config.json may come from elsewhere (memsvc init).
+  const config: Config = loadConfig({ ...engineEnv(home), ...opts.env, MEMSVC_HOME: home, MEMSVC_OFFLINE: "1" });
   const logs: { level: string; message: string }[] = [];
   const log: Logger = (level, message) => logs.push({ level, message });
   const services = createServices(config, { embedder: opts.embedder ?? new FallbackEmbedder(), log, now: opts.now, indexBackgroundAbove: opts.indexBackgroundAbove }) as TestServices;

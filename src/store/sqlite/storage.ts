@@ -1,5 +1,6 @@
+import { statSync } from "node:fs";
 import type { Storage } from "../../core/storage";
-import type { Store } from "./open";
+import { getMeta, setMeta, type Store } from "./open";
 import { WriteLock } from "./write-lock";
 import { sqliteMemories } from "./memories";
 import { sqliteMemoriesBulk } from "./memories-bulk";
@@ -41,6 +42,27 @@ export function sqliteStorage(store: Store): Storage {
       distill: sqliteDistill(h),
       nightly: sqliteNightly(h),
       analytics: sqliteAnalytics(h),
+      meta: {
+        async get(key) {
+          return getMeta(h, key);
+        },
+        async set(key, value) {
+          await h.write(() => setMeta(h, key, value));
+        },
+      },
+      async stats() {
+        const counts = h.sqlite.query<{ m: number; l: number }, []>("SELECT (SELECT count(*) FROM memories) AS m, (SELECT count(*) FROM links) AS l").get()!;
+        let bytes = 0;
+        for (const suffix of ["", "-wal"]) {
+          try {
+            bytes += statSync(h.file + suffix).size;
+          } catch {
+            /* no WAL yet, or :memory: */
+          }
+        }
+        return { memories: counts.m, links: counts.l, bytes };
+      },
+      async ready() {},
       async transaction(fn) {
         if (!lock) return fn(self);
         return lock.hold(async () => {

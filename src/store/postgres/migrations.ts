@@ -1,0 +1,9 @@
+import m0001 from "./migrations/0001_init.sql" with { type: "text" };
+
+/**
+ * Ordered schema migrations, imported as text so they are embedded in the
+ * compiled binary. `__SCHEMA__` stands for the store's schema (validated as a
+ * plain identifier before it is substituted). Append new files named after
+ * their capability; never edit an applied one.
+ */
+export const PG_MIGRATIONS: readonly { version: number; sql: string }[] = [{ version: 1, sql: m0001 }];

@@ -1,0 +1,108 @@
+import { SQL } from "bun";
+import { createHash } from "node:crypto";
+import type { Services } from "../../src/core/services";
+
+/**
+ * Which engine this test run builds its stores on: `MEMSVC_TEST_ENGINE=postgres
+ * bun test ...` runs the suite against PostgreSQL (a PGlite database that
+ * test/preload.ts starts), every home in a schema of its own.
+ */
+export const testEngine: "sqlite" | "postgres" = process.env.MEMSVC_TEST_ENGINE === "postgres" ? "postgres" : "sqlite";
+export const onPostgres = testEngine === "postgres";
+export const onSqlite = !onPostgres;
+
+/** The PGlite URL test/preload.ts started (postgres runs only). */
+export function testDatabaseUrl(): string {
+  const url = process.env.MEMSVC_TEST_DATABASE_URL;
+  if (!url) throw new Error("MEMSVC_TEST_ENGINE=postgres but no MEMSVC_TEST_DATABASE_URL: test/preload.ts starts PGlite and sets it (is bunfig.toml's preload in effect?)");
+  return url;
+}
+
+/**
+ * The schema a home's store lives in: derived from the home's path, so each
+ * fresh home gets a fresh schema and a restarted server (same home) finds its data.
+ */
+export function schemaForHome(home: string): string {
+  return `t_${createHash("sha256").update(home).digest("hex").slice(0, 20)}`;
+}
+
+/** config.json keys that put a home's store on the test engine ({} on sqlite). */
+export function engineConfig(home: string): Record<string, unknown> {
+  if (!onPostgres) return {};
+  return { storage: "postgres", database_url: testDatabaseUrl(), database_schema: schemaForHome(home) };
+}
+
+/** Environment that puts a child memsvc's store on the test engine ({} on sqlite). */
+export function engineEnv(home: string): Record<string, string> {
+  if (!onPostgres) return {};
+  return { MEMSVC_STORAGE: "postgres", MEMSVC_DATABASE_URL: testDatabaseUrl(), MEMSVC_DATABASE_SCHEMA: schemaForHome(home) };
+}
+
+const clients = new Map<string, SQL>();
+function clientFor(url: string): SQL {
+  let c = clients.get(url);
+  if (!c) {
+    c = new SQL({ url, prepare: false, max: 2 });
+    clients.set(url, c);
+  }
+  return c;
+}
+
+/** `?` placeholders (outside quotes) as PostgreSQL's `$1, $2, ...`. */
+export function numberPlaceholders(text: string): string {
+  let n = 0;
+  let out = "";
+  let quote: string | null = null;
+  for (const ch of text) {
+    if (quote) {
+      if (ch === quote) quote = null;
+    } else if (ch === "'" || ch === '"') quote = ch;
+    else if (ch === "?") {
+      out += `$${++n}`;
+      continue;
+    }
+    out += ch;
+  }
+  return out;
+}
+
+const INT8 = 20;
+const NUMERIC = 1700;
+const BOOL = 16;
+
+/**
+ * Runs one SQL statement on whichever engine `s` uses and returns its rows as
+ * plain objects: the engine-neutral way for a test to look into the database
+ * (write it in the SQL both engines speak, with `?` placeholders and
+ * unqualified table names). On PostgreSQL it runs in a transaction with
+ * `SET LOCAL search_path` to the store's schema (safe: PGlite serialises
+ * transactions), and bigint, numeric and boolean values come back as numbers,
+ * as SQLite returns them.
+ */
+export async function dbRows<T = Record<string, any>>(s: Services, text: string, params: unknown[] = []): Promise<T[]> {
+  if (s.config.storage === "sqlite") return s.store.sqlite.query(text).all(...(params as any[])) as T[];
+  await s.storage.ready();
+  const { url, schema } = s.config.database;
+  const rows = await clientFor(url!).begin(async (tx) => {
+    await tx.unsafe(`SET LOCAL search_path TO ${schema}, public`);
+    return tx.unsafe(numberPlaceholders(text), params as any[]);
+  });
+  const columns: { name: string; type: number }[] = (rows as any).columns ?? [];
+  const convert = columns.filter((c) => c.type === INT8 || c.type === NUMERIC || c.type === BOOL);
+  const out: T[] = [];
+  for (const row of rows as Record<string, any>[]) {
+    const copy: Record<string, any> = { ...row };
+    for (const c of convert) {
+      const v = copy[c.name];
+      if (v === null || v === undefined) continue;
+      copy[c.name] = c.type === BOOL ? (v ? 1 : 0) : Number(v);
+    }
+    out.push(copy as T);
+  }
+  return out;
+}
+
+/** The first row of dbRows, or undefined. */
+export async function dbRow<T = Record<string, any>>(s: Services, text: string, params: unknown[] = []): Promise<T | undefined> {
+  return (await dbRows<T>(s, text, params))[0];
+}

@@ -1,0 +1,55 @@
+import { spawn, type Subprocess } from "bun";
+import { join } from "node:path";
+
+const SCRIPT = join(import.meta.dir, "pglite-server.ts");
+
+export interface PgliteProcess {
+  url: string;
+  stop(): void;
+}
+
+/**
+ * Starts test/helpers/pglite-server.ts as a child process and waits for its
+ * URL. Out of process on purpose: a test that blocks its own event loop
+ * (spawnSync of a memsvc command that needs the database) would otherwise
+ * stall the database it waits for. The child exits with this process.
+ */
+export async function startPglite(opts: { vector?: boolean } = {}): Promise<PgliteProcess> {
+  const args = [process.execPath, SCRIPT, "--parent", String(process.pid), ...(opts.vector === false ? ["--no-vector"] : [])];
+  const proc: Subprocess<"ignore", "pipe", "inherit"> = spawn(args, { stdin: "ignore", stdout: "pipe", stderr: "inherit" });
+  const reader = proc.stdout.getReader();
+  const dec = new TextDecoder();
+  let out = "";
+  // Startup takes ~1 s on an idle machine, far longer on a loaded one.
+  const timer = setTimeout(() => proc.kill("SIGKILL"), 120_000);
+  while (!out.includes("\n")) {
+    const next = await reader.read();
+    if (next.done) {
+      clearTimeout(timer);
+      throw new Error(`pglite-server exited (${await proc.exited}) before printing its URL (killed after 120 s if it hung)`);
+    }
+    out += dec.decode(next.value);
+  }
+  clearTimeout(timer);
+  // Nothing more comes on stdout; the pipe must not keep this process alive.
+  await reader.cancel();
+  const { url } = JSON.parse(out.slice(0, out.indexOf("\n"))) as { url: string };
+  const stop = () => {
+    try {
+      proc.kill();
+    } catch {
+      /* gone already */
+    }
+  };
+  process.once("exit", stop);
+  proc.unref();
+  return { url, stop };
+}
+
+let shared: Promise<PgliteProcess> | null = null;
+
+/** The URL of this test process's one PGlite database (with pgvector), started on first use. */
+export async function pgliteUrl(): Promise<string> {
+  shared ??= startPglite();
+  return (await shared).url;
+}
