@@ -2,8 +2,8 @@
  * Recall-index benchmark (`bun bench/recall.ts`). Prints one JSON object
  * (also written to bench/results/):
  *
- * - latency: p50/p95 of the synchronous recall-index path (recallWithVector:
- *   session state, retrieval, gates, marking shown, in one transaction) on a
+ * - latency: p50/p95 of the recall-index path (recallWithVector: session
+ *   state, retrieval, gates, marking shown; the embedding excluded) on a
  *   store seeded straight into SQLite to 10k and then 100k memories; the query
  *   embedding is excluded and timed separately for the active embedder.
  * - relevance: on the LoCoMo dev split (../shared/data/locomo-dev, never
@@ -168,7 +168,7 @@ async function relevance(embedder: Embedder): Promise<Record<string, unknown>> {
     for (const q of queries) {
       if (q.category === 5) continue;
       const [vector] = await embedder.embed([q.question], "query");
-      const terms = promptTerms(s, q.question);
+      const terms = await promptTerms(s, q.question);
       const blend = blendTopic(s, topics.get(q.project) ?? null, vector, terms);
       const picks = await recallCandidates(s, q.question, vector, q.project, none, blend);
       topics.set(q.project, nextTopic(blend, vector, terms));
@@ -183,7 +183,7 @@ async function relevance(embedder: Embedder): Promise<Record<string, unknown>> {
     for (const [project, topic] of topics) {
       for (const prompt of UNRELATED_PROMPTS) {
         const [vector] = await embedder.embed([prompt], "query");
-        const blend = blendTopic(s, topic, vector, promptTerms(s, prompt));
+        const blend = blendTopic(s, topic, vector, await promptTerms(s, prompt));
         topicUnrelatedRuns++;
         if ((await recallCandidates(s, prompt, vector, project, none, blend)).length) topicUnrelatedBlocks++;
       }

@@ -140,7 +140,8 @@ export const RULES: Rule[] = [
     rule: "a memory shown by recall is suppressed for about 30 turns of its session",
     mutants: [
       { id: "suppress-3", file: "src/core/tuning.ts", find: "export const RECALL_SUPPRESS_TURNS = 30;", replace: "export const RECALL_SUPPRESS_TURNS = 3;", tests: RECALL },
-      { id: "suppress-window-query", file: "src/core/recall/recall.ts", find: ".all(req.sessionId, turn - RECALL_SUPPRESS_TURNS)", replace: ".all(req.sessionId, turn - 1)", tests: RECALL },
+      // The claim in finishTurn also holds the window, so the storage test sees this one.
+      { id: "suppress-window-query", file: "src/store/sqlite/recall.ts", find: ".all(sessionId, turn - window)", replace: ".all(sessionId, turn - 1)", tests: [...RECALL, "test/unit/recall-sessions.test.ts"] },
     ],
   },
   {
@@ -148,7 +149,7 @@ export const RULES: Rule[] = [
     mutants: [
       {
         id: "suppress-cross-session",
-        file: "src/core/recall/recall.ts",
+        file: "src/store/sqlite/recall.ts",
         find: '"SELECT memory_id FROM recall_shown WHERE session_id = ? AND turn > ?"',
         replace: '"SELECT memory_id FROM recall_shown WHERE (session_id = ? OR 1) AND turn > ?"',
         tests: RECALL,
@@ -164,7 +165,19 @@ export const RULES: Rule[] = [
   },
   {
     rule: "a skipped short prompt still counts as a turn of the session",
-    mutants: [{ id: "short-prompt-turn", file: "src/core/recall/recall.ts", find: "s.store.sqlite.transaction(() => nextTurn(s, sessionId))();", replace: "", tests: RECALL }],
+    mutants: [{ id: "short-prompt-turn", file: "src/core/recall/recall.ts", find: "await s.storage.recall.nextTurn(sessionId, s.now(), sessionExpiry(s));", replace: "", tests: RECALL }],
+  },
+  {
+    rule: "two prompts of one session at once never list the same memory (a claim, not a read-then-write)",
+    mutants: [
+      {
+        id: "claim-unconditional",
+        file: "src/store/sqlite/recall.ts",
+        find: "WHERE recall_shown.turn <= ?4",
+        replace: "WHERE recall_shown.turn <= ?4 OR 1",
+        tests: [...RECALL, "test/unit/recall-sessions.test.ts"],
+      },
+    ],
   },
   // --- decay and shown/used ---
   {

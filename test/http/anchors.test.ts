@@ -7,6 +7,7 @@ import { memoriesReply } from "../helpers/fake-llm";
 import { distillHarness, TRANSCRIPT } from "../helpers/distill-server";
 import { exportAll, importAll } from "../../src/core/memories";
 import { memoryText } from "../../src/mcp/format";
+import { dbRow, dbRows } from "../helpers/engine";
 import { makeServices, TEST_TOKEN } from "../helpers/services";
 import { planTranscript, segmentAnchors } from "../../src/capture/run";
 import { normalizeRemote, repoInfo } from "../../src/capture/git";
@@ -132,7 +133,7 @@ describe("anchors on /distill", () => {
     try {
       const r = await importAll(fresh, file);
       expect(r.memories).toBe(1);
-      const rows = fresh.store.sqlite.query<any, []>("SELECT memory_id, repo, branch, commit_id, paths, stale FROM memory_anchors").all();
+      const rows = await dbRows<any>(fresh, "SELECT memory_id, repo, branch, commit_id, paths, stale FROM memory_anchors");
       expect(rows.length).toBe(1);
       expect(rows[0]).toMatchObject({ memory_id: ids[0], repo: ANCHORS.repo, branch: "main", commit_id: COMMIT });
       expect(JSON.parse(rows[0].stale)).toMatchObject({ reason: "changed", changed_paths: ["src/db.ts"], commits: 3 });
@@ -144,7 +145,7 @@ describe("anchors on /distill", () => {
     const fresh2 = makeServices();
     try {
       await expect(importAll(fresh2, evil)).rejects.toThrow(/must not contain/);
-      expect(fresh2.store.sqlite.query<{ n: number }, []>("SELECT count(*) n FROM memories").get()!.n).toBe(0);
+      expect((await dbRow<{ n: number }>(fresh2, "SELECT count(*) n FROM memories"))!.n).toBe(0);
     } finally {
       await fresh2.close();
     }

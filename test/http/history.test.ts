@@ -4,6 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { exportAll, importAll } from "../../src/core/memories";
 import { MEMORY_HISTORY_MAX } from "../../src/core/tuning";
+import { dbRow, dbRows } from "../helpers/engine";
+import { storedVector } from "../helpers/stored-vector";
 import { makeServices } from "../helpers/services";
 import { postJson, startServer, type TestServer } from "../helpers/server";
 
@@ -25,7 +27,7 @@ const restore = async (body: unknown) => {
   const res = await postJson(`${srv.url}/memory/restore`, body);
   return { status: res.status, body: (await res.json()) as any };
 };
-const sql = <T>(q: string, ...args: any[]) => srv.services.store.sqlite.query<T, any[]>(q).all(...args);
+const sql = <T>(q: string, ...args: any[]) => dbRows<T>(srv.services, q, args);
 
 describe("GET /memory/history and POST /memory/restore", () => {
   test("PATCH keeps the replaced text; history lists it newest first; restore brings it back and keeps what it replaced", async () => {
@@ -75,16 +77,16 @@ describe("GET /memory/history and POST /memory/restore", () => {
   test("deleting a memory deletes its history", async () => {
     const id = await ingest("A memory that will be forgotten together with its versions.");
     await patch({ id, content: "A memory that will be forgotten, second text." });
-    expect(sql<{ n: number }>("SELECT count(*) AS n FROM memory_history WHERE memory_id = ?", id)[0].n).toBe(1);
+    expect((await sql<{ n: number }>("SELECT count(*) AS n FROM memory_history WHERE memory_id = ?", id))[0].n).toBe(1);
     expect((await fetch(`${srv.url}/memory?id=${id}`, { method: "DELETE" })).status).toBe(200);
-    expect(sql<{ n: number }>("SELECT count(*) AS n FROM memory_history WHERE memory_id = ?", id)[0].n).toBe(0);
+    expect((await sql<{ n: number }>("SELECT count(*) AS n FROM memory_history WHERE memory_id = ?", id))[0].n).toBe(0);
     expect((await history(id)).status).toBe(404);
   });
 
   test("bad requests are 4xx with a message and change nothing", async () => {
     const id = await ingest("Memory for the bad restore requests.");
     await patch({ id, content: "Memory for the bad restore requests, edited." });
-    const before = sql<unknown>("SELECT * FROM memory_history WHERE memory_id = ?", id);
+    const before = await sql<unknown>("SELECT * FROM memory_history WHERE memory_id = ?", id);
     expect((await history("")).status).toBe(400);
     expect((await history("zzzz")).status).toBe(400);
     expect((await history("00000000")).status).toBe(404);
@@ -101,7 +103,7 @@ describe("GET /memory/history and POST /memory/restore", () => {
       expect(r.status).toBe(status);
       expect(r.body.error.message).toMatch(msg);
     }
-    expect(sql<unknown>("SELECT * FROM memory_history WHERE memory_id = ?", id)).toEqual(before);
+    expect(await sql<unknown>("SELECT * FROM memory_history WHERE memory_id = ?", id)).toEqual(before);
   });
 });
 
@@ -119,7 +121,7 @@ describe("export and import", () => {
     const fresh = makeServices();
     try {
       await importAll(fresh, file);
-      const rows = fresh.store.sqlite.query<{ content: string }, [string]>("SELECT content FROM memory_history WHERE memory_id = ?").all(id);
+      const rows = await dbRows<{ content: string }>(fresh, "SELECT content FROM memory_history WHERE memory_id = ?", [id]);
       expect(rows).toEqual([{ content: "Exported memory, first text." }]);
     } finally {
       await fresh.close();
@@ -131,7 +133,7 @@ describe("export and import", () => {
     try {
       const r = await importAll(fresh2, old);
       expect(r.memories).toBe(lines.filter((l) => l.kind === "memory").length);
-      expect(fresh2.store.sqlite.query<{ n: number }, []>("SELECT count(*) AS n FROM memory_history").get()!.n).toBe(0);
+      expect((await dbRow<{ n: number }>(fresh2, "SELECT count(*) AS n FROM memory_history"))!.n).toBe(0);
     } finally {
       await fresh2.close();
     }
@@ -152,15 +154,14 @@ describe("export and import", () => {
     const fresh = makeServices();
     try {
       await importAll(fresh, file);
-      const mem = fresh.store.sqlite.query<{ content: string }, [string]>("SELECT content FROM memories WHERE id = ?").get(id)!;
+      const mem = (await dbRow<{ content: string }>(fresh, "SELECT content FROM memories WHERE id = ?", [id]))!;
       expect(mem.content).toBe("Deploy token [REDACTED:github-token] in CI");
-      const hist = fresh.store.sqlite.query<{ content: string }, [string]>("SELECT content FROM memory_history WHERE memory_id = ?").all(id);
+      const hist = await dbRows<{ content: string }>(fresh, "SELECT content FROM memory_history WHERE memory_id = ?", [id]);
       expect(hist.map((h) => h.content)).toEqual(["Old token [REDACTED:github-token]"]);
       // The exported vector embedded the secret's text: the stored one is the redacted content's.
       const [expected] = await fresh.embedder.embed([mem.content], "document");
-      const seq = fresh.store.sqlite.query<{ seq: number }, [string]>("SELECT seq FROM memories WHERE id = ?").get(id)!.seq;
-      const stored = fresh.store.sqlite.query<{ embedding: Uint8Array }, [number]>("SELECT embedding FROM memory_vec WHERE rowid = ?").get(seq)!.embedding;
-      expect(Array.from(new Float32Array(stored.buffer, stored.byteOffset, 384))).toEqual(Array.from(expected));
+      const seq = (await dbRow<{ seq: number }>(fresh, "SELECT seq FROM memories WHERE id = ?", [id]))!.seq;
+      expect(await storedVector(fresh, seq)).toEqual(Array.from(expected));
     } finally {
       await fresh.close();
     }
@@ -178,7 +179,7 @@ describe("export and import", () => {
       const fresh = makeServices();
       try {
         await expect(importAll(fresh, file)).rejects.toThrow(/history/);
-        expect(fresh.store.sqlite.query<{ n: number }, []>("SELECT count(*) AS n FROM memories").get()!.n).toBe(0);
+        expect((await dbRow<{ n: number }>(fresh, "SELECT count(*) AS n FROM memories"))!.n).toBe(0);
       } finally {
         await fresh.close();
       }

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { dbRow } from "../helpers/engine";
 import { postJson, startServer, type TestServer } from "../helpers/server";
 
 let srv: TestServer;
@@ -26,7 +27,7 @@ describe("POST /ingest", () => {
     ];
     const [a, b] = await Promise.all(sent.map(async (r) => json(await r)));
     expect([a.status, b.status].sort()).toEqual([200, 201]);
-    expect(srv.services.store.sqlite.query<{ n: number }, []>("SELECT count(*) AS n FROM memories WHERE source_session = 's-race'").get()!.n).toBe(1);
+    expect((await dbRow<{ n: number }>(srv.services, "SELECT count(*) AS n FROM memories WHERE source_session = 's-race'"))!.n).toBe(1);
   });
 
   test("201 with id and message; legacy type; dedup answers 200 skipped", async () => {
@@ -105,12 +106,11 @@ describe("GET/PATCH/DELETE /memory", () => {
     expectError(await json(await get("/memory?id=abc")), 400, /8/);
     // A second memory sharing the first 8 characters.
     const twin = `${short}-0000-4000-8000-000000000000`;
-    const other = await json(await postJson(`${srv.url}/ingest`, { content: "Twin prefix memory" }));
-    const db = srv.services.store.sqlite;
-    db.run("PRAGMA foreign_keys = OFF");
-    db.run("UPDATE memories SET id = ? WHERE id = ?", [twin, other.body.id]);
-    db.run("UPDATE memory_tags SET memory_id = ? WHERE memory_id = ?", [twin, other.body.id]);
-    db.run("PRAGMA foreign_keys = ON");
+    const s = srv.services;
+    const [vector] = await s.embedder.embed(["Twin prefix memory"], "document");
+    await s.storage.memories.insertMemories([
+      { id: twin, content: "Twin prefix memory", memoryType: "knowledge", project: null, sourceAgent: "test", sourceAgentId: null, sourceDomain: null, sourceSession: null, privacy: "WORK", createdAt: s.now(), updatedAt: s.now(), refreshedAt: s.now(), strength: 1, vector, tags: [] },
+    ]);
     const amb = await json(await get(`/memory?id=${short}`));
     expectError(amb, 409, /several/);
     expect(amb.body.error.candidates).toHaveLength(2);

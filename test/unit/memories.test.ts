@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { countSession, deleteMemory, fetchMemory, ingestMemory, resolveMemory, updateMemory } from "../../src/core/memories";
-import { addLink } from "../../src/core/graph";
 import { effectiveStrength } from "../../src/core/memories";
 import { DECAY_HALF_LIFE_DAYS, USE_BOOST } from "../../src/core/tuning";
+import { dbRow, dbRows, onPostgres, onSqlite } from "../helpers/engine";
 import { makeServices, type TestServices } from "../helpers/services";
 
 let s: TestServices;
@@ -16,12 +16,22 @@ async function ingest(content: string, extra: Record<string, unknown> = {}) {
   return r.id;
 }
 
-const rowCounts = () =>
-  s.store.sqlite
-    .query<{ m: number; f: number; v: number; l: number; t: number }, []>(
-      "SELECT (SELECT count(*) FROM memories) m, (SELECT count(*) FROM memories_fts) f, (SELECT count(*) FROM memory_vec) v, (SELECT count(*) FROM links) l, (SELECT count(*) FROM memory_tags) t",
-    )
-    .get()!;
+// Full text: SQLite's FTS5 table, PostgreSQL's generated tsvector column.
+const FTS_ROWS = onPostgres ? "(SELECT count(*) FROM memories WHERE fts IS NOT NULL)" : "(SELECT count(*) FROM memories_fts)";
+const rowCounts = async () =>
+  (await dbRow<{ m: number; f: number; v: number; l: number; t: number }>(
+    s,
+    `SELECT (SELECT count(*) FROM memories) m, ${FTS_ROWS} f, (SELECT count(*) FROM memory_vec) v, (SELECT count(*) FROM links) l, (SELECT count(*) FROM memory_tags) t`,
+  ))!;
+const ftsMatches = async (word: string) =>
+  (await dbRow<{ n: number }>(s, onPostgres ? "SELECT count(*) n FROM memories WHERE fts @@ to_tsquery('english', ?)" : "SELECT count(*) n FROM memories_fts WHERE memories_fts MATCH ?", [word]))!.n;
+/** The stored vector, comparable across reads (a BLOB on SQLite, pgvector's text on PostgreSQL). */
+const storedVector = async () => {
+  const e = (await dbRow<{ e: unknown }>(s, "SELECT embedding e FROM memory_vec"))!.e;
+  return e instanceof Uint8Array ? Buffer.from(e).toString("hex") : String(e);
+};
+// The in-memory vector index exists on SQLite only (PostgreSQL searches with pgvector).
+const indexSize = (n: number) => (onSqlite ? n : 0);
 
 describe("ingest", () => {
   test("stores content, type, project, provenance and one FTS row and one vector", async () => {
@@ -32,8 +42,8 @@ describe("ingest", () => {
     expect(row.project).toBe("web");
     expect(row.sourceAgent).toBe("laptop");
     expect(row.privacy).toBe("WORK");
-    expect(rowCounts()).toMatchObject({ m: 1, f: 1, v: 1 });
-    expect(s.index.size).toBe(1);
+    expect(await rowCounts()).toMatchObject({ m: 1, f: 1, v: 1 });
+    expect(s.index.size).toBe(indexSize(1));
   });
 
   test("legacy memory types map to the current ones; default is experience", async () => {
@@ -67,7 +77,7 @@ describe("ingest", () => {
       expect(err?.code).toBe("invalid");
       expect(err.message).toMatch(field);
     }
-    expect(rowCounts().m).toBe(0);
+    expect((await rowCounts()).m).toBe(0);
   });
 
   test("dedups on source_session, also under concurrency", async () => {
@@ -95,13 +105,12 @@ describe("ids", () => {
     await expect(resolveMemory(s, "00000000")).rejects.toThrow(/no memory/);
     await expect(resolveMemory(s, id.slice(0, 7))).rejects.toThrow(/8/);
     await expect(resolveMemory(s, "'; DROP TABLE memories; --")).rejects.toThrow(/UUID/);
-    // Two memories sharing a prefix: force one by rewriting an id.
-    const other = await ingest("prefix twin");
+    // Two memories sharing a prefix: store one with a chosen id.
     const twin = `${id.slice(0, 8)}-ffff-4fff-bfff-ffffffffffff`;
-    s.store.sqlite.run("PRAGMA foreign_keys = OFF");
-    s.store.sqlite.run("UPDATE memories SET id = ? WHERE id = ?", [twin, other]);
-    s.store.sqlite.run("UPDATE memory_tags SET memory_id = ? WHERE memory_id = ?", [twin, other]);
-    s.store.sqlite.run("PRAGMA foreign_keys = ON");
+    const [vector] = await s.embedder.embed(["prefix twin"], "document");
+    await s.storage.memories.insertMemories([
+      { id: twin, content: "prefix twin", memoryType: "knowledge", project: null, sourceAgent: "test", sourceAgentId: null, sourceDomain: null, sourceSession: null, privacy: "WORK", createdAt: s.now(), updatedAt: s.now(), refreshedAt: s.now(), strength: 1, vector, tags: [] },
+    ]);
     let err: any;
     try {
       await resolveMemory(s, id.slice(0, 8));
@@ -123,7 +132,7 @@ describe("fetch marks used and strengthens; citation", () => {
     expect(first.memory.strength).toBeCloseTo(1 + USE_BOOST, 5);
     const second = await fetchMemory(s, id);
     expect(second.memory.used_count).toBe(2);
-    expect(s.store.sqlite.query("SELECT count(*) n FROM memory_events WHERE kind = 'used'").get()).toEqual({ n: 2 });
+    expect(await dbRows(s, "SELECT count(*) n FROM memory_events WHERE kind = 'used'")).toEqual([{ n: 2 }]);
   });
 });
 
@@ -131,15 +140,14 @@ describe("update", () => {
   test("reports before/after, re-embeds on content change, keeps FTS in step", async () => {
     s = makeServices();
     const id = await ingest("redis runs on port 6379", { project: "cache" });
-    const before = s.store.sqlite.query<{ e: Uint8Array }, []>("SELECT embedding e FROM memory_vec").get()!.e.slice();
+    const before = await storedVector();
     const r = await updateMemory(s, { id, content: "valkey replaced redis on port 6380", memory_type: "fact" });
     expect(r.changes.content).toEqual({ before: "redis runs on port 6379", after: "valkey replaced redis on port 6380" });
     expect(r.changes.memory_type).toEqual({ before: "experience", after: "knowledge" });
     expect(r.changes.project).toBeUndefined();
-    const after = s.store.sqlite.query<{ e: Uint8Array }, []>("SELECT embedding e FROM memory_vec").get()!.e;
-    expect(Buffer.from(after).equals(Buffer.from(before))).toBe(false);
-    expect(s.store.sqlite.query("SELECT count(*) n FROM memories_fts WHERE memories_fts MATCH 'valkey'").get()).toEqual({ n: 1 });
-    expect(s.store.sqlite.query("SELECT count(*) n FROM memories_fts WHERE memories_fts MATCH '6379'").get()).toEqual({ n: 0 });
+    expect(await storedVector()).not.toBe(before);
+    expect(await ftsMatches("valkey")).toBe(1);
+    expect(await ftsMatches("6379")).toBe(0);
   });
 
   test("nothing to update and bad fields are 400", async () => {
@@ -157,22 +165,19 @@ describe("delete", () => {
     const a = await ingest("alpha service owns the queue", { project: "p" });
     const b = await ingest("beta service reads the queue", { project: "p" });
     const c = await ingest("gamma unrelated note about lunch", { project: "p" });
-    s.store.sqlite.transaction(() => {
-      addLink(s, a, b, "depends_on", 0.9);
-      addLink(s, c, a, "mentions", 0.5);
-    })();
-    const links = rowCounts().l;
+    const link = "INSERT INTO links(from_id, to_id, relationship, weight, created_at) VALUES (?, ?, ?, ?, 1)";
+    await dbRows(s, link, [a, b, "depends_on", 0.9]);
+    await dbRows(s, link, [c, a, "mentions", 0.5]);
+    const links = (await rowCounts()).l;
     expect(links).toBeGreaterThanOrEqual(2);
     const r = await deleteMemory(s, a);
     expect(r.preview).toContain("alpha");
-    expect(rowCounts()).toMatchObject({ m: 2, f: 2, v: 2 });
-    expect(s.store.sqlite.query("SELECT count(*) n FROM links WHERE from_id = ? OR to_id = ?").get(a, a)).toEqual({ n: 0 });
-    expect(s.store.sqlite.query("SELECT count(*) n FROM memory_tags WHERE memory_id = ?").get(a)).toEqual({ n: 0 });
-    expect(s.index.size).toBe(2);
+    expect(await rowCounts()).toMatchObject({ m: 2, f: 2, v: 2 });
+    expect(await dbRows(s, "SELECT count(*) n FROM links WHERE from_id = ? OR to_id = ?", [a, a])).toEqual([{ n: 0 }]);
+    expect(await dbRows(s, "SELECT count(*) n FROM memory_tags WHERE memory_id = ?", [a])).toEqual([{ n: 0 }]);
+    expect(s.index.size).toBe(indexSize(2));
     // link_count of the other ends went down with the links.
-    const linkCounts = s.store.sqlite.query<{ link_count: number; n: number }, []>(
-      "SELECT m.link_count, (SELECT count(*) FROM links l WHERE l.from_id = m.id OR l.to_id = m.id) n FROM memories m",
-    ).all();
+    const linkCounts = await dbRows<{ link_count: number; n: number }>(s, "SELECT m.link_count, (SELECT count(*) FROM links l WHERE l.from_id = m.id OR l.to_id = m.id) n FROM memories m");
     for (const r of linkCounts) expect(r.link_count).toBe(r.n);
     await expect(deleteMemory(s, a)).rejects.toThrow(/no memory/);
   });

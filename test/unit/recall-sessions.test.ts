@@ -2,6 +2,7 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { recallIndex } from "../../src/core/recall";
 import { expireRecallSessions } from "../../src/core/recall";
 import { RECALL_ONE_TURN_SESSION_TTL_DAYS, RECALL_SESSION_TTL_DAYS, RECALL_SESSIONS_MAX } from "../../src/core/tuning";
+import { dbRows } from "../helpers/engine";
 import { makeServices, type TestServices } from "../helpers/services";
 
 const DAY = 86_400_000;
@@ -14,11 +15,7 @@ function setup() {
   const clock = { t: Date.UTC(2026, 0, 10) };
   const s = makeServices({ now: () => clock.t });
   open.push(s);
-  const sessions = () =>
-    s.store.sqlite
-      .query<{ session_id: string }, []>("SELECT session_id FROM recall_sessions ORDER BY session_id")
-      .all()
-      .map((r) => r.session_id);
+  const sessions = async () => (await dbRows<{ session_id: string }>(s, "SELECT session_id FROM recall_sessions ORDER BY session_id")).map((r) => r.session_id);
   // "ok" is a short prompt: it still counts as a turn of its session, without an embedding.
   const prompt = (session_id: string) => recallIndex(s, { session_id, prompt: "ok" });
   return { s, clock, sessions, prompt };
@@ -36,12 +33,12 @@ describe("recall session state stays bounded", () => {
     await prompt("conversation");
     clock.t += DAY + 1;
     await prompt("next-day");
-    expect(sessions()).toEqual(["conversation", "next-day"]);
+    expect(await sessions()).toEqual(["conversation", "next-day"]);
     clock.t += 13 * DAY;
     await prompt("conversation"); // still within 14 days of its last prompt: kept and touched
     clock.t += 14 * DAY + 1;
     await prompt("later");
-    expect(sessions()).toEqual(["later"]);
+    expect(await sessions()).toEqual(["later"]);
   });
 
   test("past the cap the least recently used sessions go, with their shown-memory rows", async () => {
@@ -52,13 +49,43 @@ describe("recall session state stays bounded", () => {
       clock.t += 1000;
     }
     await prompt("a"); // a is now the most recent
-    s.store.sqlite.run("INSERT INTO recall_shown(session_id, memory_id, turn) VALUES ('b', 'm1', 1), ('a', 'm2', 1)");
-    expect(expireRecallSessions(s, { max: 3, dryRun: true })).toBe(2);
-    expect(sessions()).toHaveLength(5);
-    expect(expireRecallSessions(s, { max: 3 })).toBe(2);
-    expect(sessions()).toEqual(["a", "d", "e"]);
-    const shown = s.store.sqlite.query<{ session_id: string }, []>("SELECT session_id FROM recall_shown").all();
+    await dbRows(s, "INSERT INTO recall_shown(session_id, memory_id, turn) VALUES ('b', 'm1', 1), ('a', 'm2', 1)");
+    expect(await expireRecallSessions(s, { max: 3, dryRun: true })).toBe(2);
+    expect(await sessions()).toHaveLength(5);
+    expect(await expireRecallSessions(s, { max: 3 })).toBe(2);
+    expect(await sessions()).toEqual(["a", "d", "e"]);
+    const shown = await dbRows<{ session_id: string }>(s, "SELECT session_id FROM recall_shown");
     expect(shown).toEqual([{ session_id: "a" }]);
   });
+});
 
+describe("concurrent prompts of one session (several servers over one database)", () => {
+  const expiry = (now: number) => ({ idleBefore: now - 14 * DAY, oneTurnIdleBefore: now - DAY, max: 100 });
+
+  test("a memory claimed by a later turn is not claimed by an earlier one still running, and the reverse", async () => {
+    const { s, clock } = setup();
+    const rs = s.storage.recall;
+    const a = await rs.beginTurn("s", clock.t, 30, expiry(clock.t));
+    const b = await rs.beginTurn("s", clock.t, 30, expiry(clock.t));
+    expect([a.turn, b.turn]).toEqual([1, 2]);
+    // Both read the state before either finished: neither sees the other's picks.
+    expect([a.suppressed, b.suppressed]).toEqual([[], []]);
+    const end = (turn: number, picks: string[]) => rs.finishTurn({ sessionId: "s", turn, now: clock.t, window: 30, topic: "{}", picks });
+    expect(await end(b.turn, ["m1", "m2"])).toEqual(["m1", "m2"]);
+    expect(await end(a.turn, ["m3", "m2", "m1"])).toEqual(["m3"]);
+    const c = await rs.beginTurn("s", clock.t, 30, expiry(clock.t));
+    expect([c.turn, [...c.suppressed].sort()]).toEqual([3, ["m1", "m2", "m3"]]);
+    expect(c.topic).toBe("{}");
+  });
+
+  test("past the window a memory is claimed again", async () => {
+    const { s, clock } = setup();
+    const rs = s.storage.recall;
+    const first = await rs.beginTurn("s", clock.t, 2, expiry(clock.t));
+    expect(await rs.finishTurn({ sessionId: "s", turn: first.turn, now: clock.t, window: 2, topic: "{}", picks: ["m1"] })).toEqual(["m1"]);
+    expect((await rs.beginTurn("s", clock.t, 2, expiry(clock.t))).suppressed).toEqual(["m1"]);
+    const third = await rs.beginTurn("s", clock.t, 2, expiry(clock.t));
+    expect(third).toMatchObject({ turn: 3, suppressed: [] });
+    expect(await rs.finishTurn({ sessionId: "s", turn: third.turn, now: clock.t, window: 2, topic: "{}", picks: ["m1"] })).toEqual(["m1"]);
+  });
 });

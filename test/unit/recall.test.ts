@@ -3,6 +3,7 @@ import { fetchMemory, ingestMemory } from "../../src/core/memories";
 import { isShortPrompt, recallIndex, RECALL_HEADING } from "../../src/core/recall";
 import { RECALL_MAX_LINES } from "../../src/core/tuning";
 import { AppError } from "../../src/errors";
+import { dbRow } from "../helpers/engine";
 import { makeServices, type TestServices } from "../helpers/services";
 
 const open: TestServices[] = [];
@@ -39,10 +40,9 @@ async function seed(s: TestServices): Promise<Map<string, string>> {
 
 const POSTGRES = "which port does the staging postgres database listen on?";
 type Row = { shown_count: number; used_count: number; last_shown_at: number | null; refreshed_at: number; strength: number };
-const row = (s: TestServices, id: string) =>
-  s.store.sqlite.query<Row, [string]>("SELECT shown_count, used_count, last_shown_at, refreshed_at, strength FROM memories WHERE id = ?").get(id)!;
-const events = (s: TestServices, id: string, kind: string) =>
-  s.store.sqlite.query<{ n: number }, [string, string]>("SELECT count(*) AS n FROM memory_events WHERE memory_id = ? AND kind = ?").get(id, kind)!.n;
+const row = async (s: TestServices, id: string) => (await dbRow<Row>(s, "SELECT shown_count, used_count, last_shown_at, refreshed_at, strength FROM memories WHERE id = ?", [id]))!;
+const events = async (s: TestServices, id: string, kind: string) =>
+  (await dbRow<{ n: number }>(s, "SELECT count(*) AS n FROM memory_events WHERE memory_id = ? AND kind = ?", [id, kind]))!.n;
 
 describe("the four forms", () => {
   test("index: a block headed for injection, one line per memory with short id, type, date and gist", async () => {
@@ -114,7 +114,18 @@ describe("dynamics", () => {
     // Another session is not affected by s1's window.
     expect(await recallIndex(s, { session_id: "s2", prompt: POSTGRES, project: "infra" })).toMatchObject({ shown: [pg], turn: 1 });
     expect(await recallIndex(s, { session_id: "s1", prompt: POSTGRES, project: "infra" })).toMatchObject({ shown: [pg], turn: RECALL_SUPPRESS_TURNS + 1 });
-    expect(row(s, pg).shown_count).toBe(3);
+    expect((await row(s, pg)).shown_count).toBe(3);
+  });
+
+  test("two prompts of one session at once get distinct turns and list a memory once", async () => {
+    const s = services();
+    const ids = await seed(s);
+    const pg = ids.get("The staging Postgres")!;
+    const both = (await Promise.all([1, 2].map(() => recallIndex(s, { session_id: "s1", prompt: POSTGRES, project: "infra" })))) as { shown: string[]; turn: number }[];
+    expect(both.map((r) => r.turn).sort()).toEqual([1, 2]);
+    expect(both.flatMap((r) => r.shown)).toEqual([pg]);
+    expect((await row(s, pg)).shown_count).toBe(1);
+    expect(await events(s, pg, "shown")).toBe(1);
   });
 
   test("short prompts count as turns of the window", async () => {
@@ -132,20 +143,20 @@ describe("dynamics", () => {
     const s = services();
     const ids = await seed(s);
     const pg = ids.get("The staging Postgres")!;
-    const before = row(s, pg);
+    const before = await row(s, pg);
     clock = start + 20 * 86_400_000;
     await recallIndex(s, { session_id: "s1", prompt: POSTGRES, project: "infra" });
-    const shown = row(s, pg);
+    const shown = await row(s, pg);
     expect(shown).toMatchObject({ shown_count: before.shown_count + 1, used_count: 0, last_shown_at: clock, refreshed_at: clock, strength: before.strength });
-    expect(events(s, pg, "shown")).toBe(1);
-    expect(events(s, pg, "used")).toBe(0);
+    expect(await events(s, pg, "shown")).toBe(1);
+    expect(await events(s, pg, "used")).toBe(0);
     // Other memories were not shown.
-    expect(row(s, ids.get("The React frontend")!).shown_count).toBe(0);
+    expect((await row(s, ids.get("The React frontend")!)).shown_count).toBe(0);
     await fetchMemory(s, pg.slice(0, 8));
-    const used = row(s, pg);
+    const used = await row(s, pg);
     expect(used).toMatchObject({ shown_count: 1, used_count: 1 });
     expect(used.strength).toBeGreaterThan(before.strength);
-    expect(events(s, pg, "used")).toBe(1);
+    expect(await events(s, pg, "used")).toBe(1);
     clock = start;
   });
 

@@ -30,3 +30,25 @@ test("SQLite and filesystem storage failures map to 503 unavailable with a reaso
     }
   }
 });
+
+test("PostgreSQL connection losses and server states map to 503 unavailable too", () => {
+  const pg = (code: string, errno?: string) => Object.assign(new Error(`pg ${code}`), { code, errno });
+  const cases: [unknown, string | null][] = [
+    [pg("ERR_POSTGRES_CONNECTION_CLOSED"), "unreachable"],
+    [pg("ERR_POSTGRES_CONNECTION_TIMEOUT"), "unreachable"],
+    [pg("ERR_POSTGRES_CONNECTION_REFUSED"), "unreachable"],
+    [pg("ERR_POSTGRES_SERVER_ERROR", "57P01"), "unreachable"],
+    [pg("ERR_POSTGRES_SERVER_ERROR", "08006"), "unreachable"],
+    [pg("ERR_POSTGRES_SERVER_ERROR", "53300"), "unreachable"],
+    [pg("ERR_POSTGRES_SERVER_ERROR", "53100"), "disk_full"],
+    [pg("ERR_POSTGRES_SERVER_ERROR", "25006"), "read_only"],
+    [pg("ERR_POSTGRES_SERVER_ERROR", "23505"), null],
+    [pg("ERR_POSTGRES_SERVER_ERROR", "42P01"), null],
+    [pg("ERR_POSTGRES_SYNTAX_ERROR"), null],
+  ];
+  for (const [e, reason] of cases) {
+    const mapped = storageFailure(e);
+    expect({ e: (e as Error).message, reason: mapped?.details?.reason ?? null }).toEqual({ e: (e as Error).message, reason });
+    if (mapped) expect(mapped.code).toBe("unavailable");
+  }
+});

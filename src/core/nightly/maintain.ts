@@ -1,7 +1,7 @@
 import type { Services } from "../services";
 import { withStorage } from "../storage";
 import { absorbHistory } from "../memories";
-import { nearestNow, thresholds } from "../search";
+import { thresholds } from "../search";
 import { deleteMemory } from "../memories";
 import type { RunContext } from "./types";
 import { effectiveStrengthSql } from "../memories";
@@ -72,7 +72,7 @@ export async function mergeStep(ctx: RunContext): Promise<void> {
         if (gone.has(row.seq) || digest.merged >= MERGE_MAX_PER_RUN) continue;
         const vec = vectorOf(ctx, row.seq);
         if (!vec) continue;
-        const near = nearestNow(s, vec, 4, row.project ?? "").filter((h) => h.seq !== row.seq && !gone.has(h.seq) && h.similarity >= threshold - 0.02);
+        const near = (await ts.storage.search.nearest(vec, 4, row.project ?? "")).filter((h) => h.seq !== row.seq && !gone.has(h.seq) && h.similarity >= threshold - 0.02);
         if (near.length === 0) continue;
         for (const other of bySeq.all({ now: s.now(), seqs: JSON.stringify(near.map((h) => h.seq)) })) {
           if (other.memory_type !== row.memory_type || other.project !== row.project) continue;
@@ -187,7 +187,7 @@ export async function pruneStep(ctx: RunContext): Promise<void> {
   );
   if (ctx.dryRun) {
     digest.dropped = candidates.all({ ...params, limit: PRUNE_MAX_PER_RUN }).length;
-    digest.sessions_expired = expireRecallSessions(s, { dryRun: true });
+    digest.sessions_expired = await expireRecallSessions(s, { dryRun: true });
     reportDroppedFragments(ctx, false);
     digest.steps.prune = "done";
     ctx.progress("prune", pruneDone(ctx));
@@ -204,8 +204,9 @@ export async function pruneStep(ctx: RunContext): Promise<void> {
     });
     ctx.progress("prune", `${digest.dropped} faded memories deleted`);
   }
+  const expired = await expireRecallSessions(s);
   s.store.sqlite.transaction(() => {
-    digest.sessions_expired += expireRecallSessions(s);
+    digest.sessions_expired += expired;
     reportDroppedFragments(ctx, true);
     digest.steps.prune = "done";
     ctx.save();

@@ -1,7 +1,6 @@
 import { thresholds } from "../search";
 import { idfOf, promptTerms, rareTerms, weighTerms, type PromptTerm } from "./terms";
 import { blendedVector, type TopicBlend } from "./topic";
-import { fullTextNow, nearestNow } from "../search";
 import type { Services } from "../services";
 import { effectiveStrength } from "../memories";
 import { keywords, stem } from "../text";
@@ -47,17 +46,6 @@ export interface RecallCandidate {
   stale: StaleMark | null;
 }
 
-interface Row {
-  seq: number;
-  id: string;
-  content: string;
-  memory_type: string;
-  project: string | null;
-  created_at: number;
-  strength: number;
-  refreshed_at: number;
-}
-
 /**
  * A query word with its weight: its IDF, times the topic's weight for words
  * only the topic brings. `share` is what it adds to the coverage (a share of
@@ -71,12 +59,12 @@ interface WeightedTerm extends PromptTerm {
 }
 
 /** The prompt's words, plus the session topic's words weighted by how much the topic counts now. */
-export function queryTerms(s: Services, prompt: string, blend: TopicBlend | null): WeightedTerm[] {
-  const own = promptTerms(s, prompt).map((t) => ({ ...t, weight: t.idf, share: t.idf, fromPrompt: true }));
+export async function queryTerms(s: Services, prompt: string, blend: TopicBlend | null): Promise<WeightedTerm[]> {
+  const own = (await promptTerms(s, prompt)).map((t) => ({ ...t, weight: t.idf, share: t.idf, fromPrompt: true }));
   if (!blend || blend.weight === 0) return own;
   const have = new Set(own.map((t) => t.stem));
   const topicWords = Object.keys(blend.topic.terms).filter((w) => !have.has(stem(w)));
-  const extra = weighTerms(s, topicWords)
+  const extra = (await weighTerms(s, topicWords))
     .map((t) => ({ ...t, weight: t.idf * blend.weight * (blend.topic.terms[t.term] ?? 0), share: 0, fromPrompt: false }))
     .filter((t) => t.weight > 0);
   const ownTotal = own.reduce((a, t) => a + t.weight, 0);
@@ -113,26 +101,28 @@ function matchOf(content: string, terms: readonly WeightedTerm[]): { overlap: nu
  * under a stricter gate and rank after the project's own; other projects'
  * memories never appear: their ports, paths and commands would mislead.
  */
-export async function scoreCandidates(s: Services, prompt: string, promptVector: Float32Array, project: string | null, blend: TopicBlend | null = null): Promise<RecallCandidate[]> {
+export async function scoreCandidates(
+  s: Services,
+  prompt: string,
+  promptVector: Float32Array,
+  project: string | null,
+  blend: TopicBlend | null = null,
+): Promise<RecallCandidate[]> {
   const vector = blendedVector(promptVector, blend);
-  const terms = queryTerms(s, prompt, blend);
+  const terms = await queryTerms(s, prompt, blend);
   const found = new Map<number, { similarity: number | null; bm25Rank: number | null }>();
   const note = (seq: number) => {
     let c = found.get(seq);
     if (!c) found.set(seq, (c = { similarity: null, bm25Rank: null }));
     return c;
   };
-  for (const h of nearestNow(s, vector, RECALL_CANDIDATES, project)) note(h.seq).similarity = h.similarity;
+  for (const h of await s.storage.search.nearest(vector, RECALL_CANDIDATES, project)) note(h.seq).similarity = h.similarity;
   // "" is the index's group of project-less memories.
-  if (project !== null) for (const h of nearestNow(s, vector, RECALL_GLOBAL_CANDIDATES, "")) note(h.seq).similarity = h.similarity;
+  if (project !== null) for (const h of await s.storage.search.nearest(vector, RECALL_GLOBAL_CANDIDATES, "")) note(h.seq).similarity = h.similarity;
   const rare = rareTerms(s, terms);
-  if (rare.length) fullTextNow(s, rare, project, RECALL_CANDIDATES, { every: true }).forEach((seq, i) => (note(seq).bm25Rank = i));
+  if (rare.length) (await s.storage.search.fullText(rare, project, RECALL_CANDIDATES, { every: true })).forEach((seq, i) => (note(seq).bm25Rank = i));
   if (found.size === 0) return [];
-  const rows = s.store.sqlite
-    .query<Row, [string]>(
-      "SELECT seq, id, content, memory_type, project, created_at, strength, refreshed_at FROM memories WHERE seq IN (SELECT value FROM json_each(?))",
-    )
-    .all(JSON.stringify([...found.keys()]));
+  const rows = await s.storage.recall.candidateRows([...found.keys()]);
   // Coverage is of the prompt's own weight: topic words can add to it, never dilute it.
   const total = terms.reduce((a, t) => a + (t.fromPrompt ? t.share : 0), 0);
   // The unit of evidence: the weight of a word found in a single memory.
@@ -142,7 +132,7 @@ export async function scoreCandidates(s: Services, prompt: string, promptVector:
   return rows.map((r) => {
     const c = found.get(r.seq)!;
     const m = matchOf(r.content, terms);
-    const eff = Math.min(1, effectiveStrength(r.strength, r.refreshed_at, now));
+    const eff = Math.min(1, effectiveStrength(r.strength, r.refreshedAt, now));
     const global = project !== null && r.project !== project;
     const evidence = m.weight / unit;
     // Similarity only breaks ties: on LoCoMo-dev, evidence alone ordered lines best (sim weight 1: -1 point).
@@ -151,9 +141,9 @@ export async function scoreCandidates(s: Services, prompt: string, promptVector:
       seq: r.seq,
       id: r.id,
       content: r.content,
-      memoryType: r.memory_type,
+      memoryType: r.memoryType,
       project: r.project,
-      createdAt: r.created_at,
+      createdAt: r.createdAt,
       similarity: c.similarity,
       bm25Rank: c.bm25Rank,
       overlap: m.overlap,

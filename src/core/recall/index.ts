@@ -6,4 +6,4 @@ export { expireRecallSessions } from "./sessions";
 export { promptTerms } from "./terms";
 export { blendTopic, nextTopic } from "./topic";
 export type { SessionTopic } from "./topic";
-export type { RecallStore } from "./store";
+export type { RecallExpiry, RecallMemoryRow, RecallStore, RecallTurn, RecallTurnEnd } from "./store";

@@ -1,12 +1,11 @@
-import { withStorage } from "../storage";
 import { invalid } from "../../errors";
 import { staleNote } from "../memories";
 import { isoDate } from "../dates";
 import { inlineMarkdown } from "../identity";
 import { recallCandidates, type RecallCandidate } from "./gates";
-import { expireRecallSessions } from "./sessions";
+import { sessionExpiry } from "./sessions";
 import { promptTerms } from "./terms";
-import { blendTopic, loadTopic, nextTopic, saveTopic } from "./topic";
+import { blendTopic, nextTopic, parseTopic, serializeTopic } from "./topic";
 import { parseProject } from "../search";
 import type { Services } from "../services";
 import { keywords } from "../text";
@@ -51,23 +50,21 @@ export function isShortPrompt(prompt: string): boolean {
 
 /**
  * POST /recall-index: the per-prompt index of memories worth lazy-loading.
- * The prompt's embedding is the only await; the rest is one synchronous
- * transaction, so two prompts of one session cannot interleave.
  */
 export async function recallIndex(s: Services, input: RecallInput | Record<string, unknown>): Promise<RecallResult> {
   const sessionId = parseSessionId(input.session_id);
   if (input.reset !== undefined && input.reset !== null && typeof input.reset !== "boolean") throw invalid("reset must be true or false");
   const project = parseProject(input.project);
   if (input.reset === true) {
-    resetSession(s, sessionId);
+    await resetSession(s, sessionId);
     return { ok: true, reset: true };
   }
   if (input.prompt === undefined || input.prompt === null) throw invalid("prompt is required (or reset: true to clear the session)");
   if (typeof input.prompt !== "string") throw invalid("prompt must be a string");
   const prompt = input.prompt.trim().slice(0, QUERY_MAX_CHARS);
-  if (isShortPrompt(prompt) && !isFollowUp(s, sessionId, prompt)) {
+  if (isShortPrompt(prompt) && !(await isFollowUp(s, sessionId, prompt))) {
     // Still a turn of the conversation: the suppression window counts it.
-    s.store.sqlite.transaction(() => nextTurn(s, sessionId))();
+    await s.storage.recall.nextTurn(sessionId, s.now(), sessionExpiry(s));
     return { block: null, skipped: "short-prompt" };
   }
   const [vector] = await s.embedder.embed([prompt], "query");
@@ -78,76 +75,40 @@ export async function recallIndex(s: Services, input: RecallInput | Record<strin
  * A prompt of one keyword ("and the tests?") is about something when the
  * session already has a topic: it is recalled against that topic.
  */
-function isFollowUp(s: Services, sessionId: string, prompt: string): boolean {
+async function isFollowUp(s: Services, sessionId: string, prompt: string): Promise<boolean> {
   if (prompt.length < RECALL_MIN_PROMPT_CHARS || keywords(prompt).length === 0) return false;
-  return s.store.sqlite.query<{ n: number }, [string]>("SELECT count(*) AS n FROM recall_topics WHERE session_id = ?").get(sessionId)!.n > 0;
+  return s.storage.recall.hasTopic(sessionId);
 }
 
-/** The synchronous part of recallIndex once the prompt vector is known (the bench times this). */
-export function recallWithVector(s: Services, req: RecallRequest, vector: Float32Array): Promise<{ block: string | null; shown: string[]; turn: number }> {
-  return s.storage.transaction(async (tx) => {
-    const turn = nextTurn(s, req.sessionId);
-    const suppressed = new Set(
-      s.store.sqlite
-        .query<{ memory_id: string }, [string, number]>("SELECT memory_id FROM recall_shown WHERE session_id = ? AND turn > ?")
-        .all(req.sessionId, turn - RECALL_SUPPRESS_TURNS)
-        .map((r) => r.memory_id),
-    );
-    // The session's running topic informs the query, then takes this prompt in.
-    const terms = promptTerms(s, req.prompt);
-    const blend = blendTopic(s, loadTopic(s, req.sessionId), vector, terms);
-    const picks = await recallCandidates(withStorage(s, tx), req.prompt, vector, req.project, suppressed, blend);
-    saveTopic(s, req.sessionId, nextTopic(blend, vector, terms));
-    if (picks.length === 0) return { block: null, shown: [], turn };
-    markShown(s, req.sessionId, turn, picks);
-    return { block: renderBlock(picks, req.project), shown: picks.map((p) => p.id), turn };
+/**
+ * The recall-index path once the prompt vector is known (the bench times
+ * this). Two transactions around the retrieval: the first advances the turn
+ * (an atomic upsert) and reads what the session saw; the second claims the
+ * picks, so a concurrent prompt of the session, on this server or another,
+ * gets its own turn and never lists a memory the other just claimed.
+ */
+export async function recallWithVector(s: Services, req: RecallRequest, vector: Float32Array): Promise<{ block: string | null; shown: string[]; turn: number }> {
+  const { turn, suppressed, topic } = await s.storage.recall.beginTurn(req.sessionId, s.now(), RECALL_SUPPRESS_TURNS, sessionExpiry(s));
+  // The session's running topic informs the query, then takes this prompt in.
+  const terms = await promptTerms(s, req.prompt);
+  const blend = blendTopic(s, parseTopic(s, topic), vector, terms);
+  const picks = await recallCandidates(s, req.prompt, vector, req.project, new Set(suppressed), blend);
+  const claimed = await s.storage.recall.finishTurn({
+    sessionId: req.sessionId,
+    turn,
+    now: s.now(),
+    window: RECALL_SUPPRESS_TURNS,
+    topic: serializeTopic(s, nextTopic(blend, vector, terms)),
+    picks: picks.map((p) => p.id),
   });
-}
-
-/**
- * Advances the session's turn counter (creating the session); call inside a
- * transaction. A new session is when old ones are expired: the table only
- * grows then, so it stays bounded without a timer.
- */
-function nextTurn(s: Services, sessionId: string): number {
-  const turn = s.store.sqlite
-    .query<{ turn: number }, [string, number]>(
-      `INSERT INTO recall_sessions(session_id, turn, updated_at) VALUES (?1, 1, ?2)
-       ON CONFLICT(session_id) DO UPDATE SET turn = turn + 1, updated_at = ?2 RETURNING turn`,
-    )
-    .get(sessionId, s.now())!.turn;
-  if (turn === 1) expireRecallSessions(s);
-  return turn;
-}
-
-/**
- * Appearing in the index is a showing: counters, the decay clock and the
- * adoption history move together with the session state, in one transaction.
- */
-function markShown(s: Services, sessionId: string, turn: number, picks: RecallCandidate[]): void {
-  const now = s.now();
-  const ids = JSON.stringify(picks.map((p) => p.id));
-  s.store.sqlite.run(
-    `INSERT INTO recall_shown(session_id, memory_id, turn) SELECT ?1, value, ?2 FROM json_each(?3) WHERE true
-     ON CONFLICT(session_id, memory_id) DO UPDATE SET turn = excluded.turn`,
-    [sessionId, turn, ids],
-  );
-  s.store.sqlite.run(
-    `UPDATE memories SET shown_count = shown_count + 1, last_shown_at = ?1, refreshed_at = max(refreshed_at, ?1)
-     WHERE id IN (SELECT value FROM json_each(?2))`,
-    [now, ids],
-  );
-  s.store.sqlite.run("INSERT INTO memory_events(memory_id, kind, at) SELECT value, 'shown', ?1 FROM json_each(?2)", [now, ids]);
-  // Rows past the window only cost space: drop them while we are here.
-  s.store.sqlite.run("DELETE FROM recall_shown WHERE session_id = ? AND turn <= ?", [sessionId, turn - RECALL_SUPPRESS_TURNS]);
+  const shown = picks.filter((p) => claimed.includes(p.id));
+  if (shown.length === 0) return { block: null, shown: [], turn };
+  return { block: renderBlock(shown, req.project), shown: shown.map((p) => p.id), turn };
 }
 
 /** Session start or compaction: the agent has forgotten what it was shown. */
-export function resetSession(s: Services, sessionId: string): void {
-  s.store.sqlite.transaction(() => {
-    s.store.sqlite.run("DELETE FROM recall_shown WHERE session_id = ?", [sessionId]);
-    s.store.sqlite.run("DELETE FROM recall_sessions WHERE session_id = ?", [sessionId]);
-  })();
+export async function resetSession(s: Services, sessionId: string): Promise<void> {
+  await s.storage.recall.resetSession(sessionId);
 }
 
 /** First meaningful line of a memory as one line of Markdown, identifiers kept verbatim (see inline-md.ts). */

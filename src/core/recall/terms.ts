@@ -1,4 +1,4 @@
-import { documentFrequencyNow } from "../search";
+import { documentFrequency } from "../search";
 import type { Services } from "../services";
 import { keywords, stem } from "../text";
 import { QUERY_MAX_CHARS, QUERY_MAX_TERMS, RECALL_FTS_MAX_DF_MIN, RECALL_FTS_MAX_DF_SHARE, RECALL_FTS_MAX_TERMS, RECALL_IDF_MAX_DF_SHARE } from "../tuning";
@@ -20,17 +20,19 @@ export const idfOf = (df: number, total: number) => Math.log(1 + total / (df + 1
  * the same low weight, and one count of a common word costs ~cap rows once
  * (search's cache keeps it).
  */
-export function promptTerms(s: Services, prompt: string): PromptTerm[] {
+export function promptTerms(s: Services, prompt: string): Promise<PromptTerm[]> {
   return weighTerms(s, keywords(prompt.slice(0, QUERY_MAX_CHARS)).slice(0, QUERY_MAX_TERMS * 4));
 }
 
-export function weighTerms(s: Services, words: readonly string[]): PromptTerm[] {
+export async function weighTerms(s: Services, words: readonly string[]): Promise<PromptTerm[]> {
   const total = Math.max(1, s.index.size);
   const cap = Math.max(RECALL_FTS_MAX_DF_MIN, Math.floor(total * RECALL_IDF_MAX_DF_SHARE));
-  return [...new Set(words)].map((term) => {
-    const df = documentFrequencyNow(s, term, cap + 1);
-    return { term, stem: stem(term), df, idf: idfOf(Math.min(df, cap), total) };
-  });
+  const out: PromptTerm[] = [];
+  for (const term of new Set(words)) {
+    const df = await documentFrequency(s, term, cap + 1);
+    out.push({ term, stem: stem(term), df, idf: idfOf(Math.min(df, cap), total) });
+  }
+  return out;
 }
 
 /**

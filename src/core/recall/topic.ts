@@ -38,11 +38,11 @@ function cosine(a: Float32Array, b: Float32Array): number {
   return d;
 }
 
-export function loadTopic(s: Services, sessionId: string): SessionTopic | null {
-  const row = s.store.sqlite.query<{ topic: string }, [string]>("SELECT topic FROM recall_topics WHERE session_id = ?").get(sessionId);
-  if (!row?.topic) return null;
+/** The topic as saved (JSON), or null when there is none, it is damaged, or it belongs to another embedder. */
+export function parseTopic(s: Services, saved: string | null): SessionTopic | null {
+  if (!saved) return null;
   try {
-    const parsed = JSON.parse(row.topic) as { e?: string; v: string; t: Record<string, number> };
+    const parsed = JSON.parse(saved) as { e?: string; v: string; t: Record<string, number> };
     // A topic from another vector space (the embedder changed) is not blended: the session starts a new one.
     if (parsed.e !== s.embedder.id) return null;
     const bytes = Buffer.from(parsed.v, "base64");
@@ -54,12 +54,10 @@ export function loadTopic(s: Services, sessionId: string): SessionTopic | null {
   }
 }
 
-export function saveTopic(s: Services, sessionId: string, topic: SessionTopic): void {
+/** The topic as the store keeps it: JSON with the vector in base64 and the embedder it belongs to. */
+export function serializeTopic(s: Services, topic: SessionTopic): string {
   const v = Buffer.from(topic.vector.buffer, topic.vector.byteOffset, topic.vector.byteLength).toString("base64");
-  s.store.sqlite.run("INSERT INTO recall_topics(session_id, topic) VALUES (?1, ?2) ON CONFLICT(session_id) DO UPDATE SET topic = excluded.topic", [
-    sessionId,
-    JSON.stringify({ e: s.embedder.id, v, t: topic.terms }),
-  ]);
+  return JSON.stringify({ e: s.embedder.id, v, t: topic.terms });
 }
 
 /**

@@ -204,10 +204,10 @@ function syncReads(s: Services, method: string): NonNullable<SearchStore["sync"]
 }
 
 /*
- * Synchronous forms for the callers that still run inside a synchronous
- * SQLite transaction (recall, graph/links.ts linkToNearest, nightly merge,
- * the domain index) until their capabilities' stores go async. Everything
- * else uses the async s.storage.search methods.
+ * Synchronous forms for the callers that are still synchronous functions
+ * (graph/links.ts linkToNearest, analytics/domains.ts's keywords) until
+ * their capabilities' stores go async. Everything else uses the async
+ * s.storage.search methods.
  */
 
 /** Nearest vectors, synchronously (SQLite's in-memory index). */

@@ -44,11 +44,10 @@ export interface SearchStore {
   reembedPending(): Promise<boolean>;
   /**
    * Synchronous forms of three reads, on an engine that answers in-process
-   * (SQLite; absent on PostgreSQL). Only for callers still inside a
-   * synchronous SQLite transaction (recall, graph links, nightly merge, the
-   * domain index) until their capabilities' stores are async: core reaches
-   * them through nearestNow / fullTextNow / documentFrequencyNow, which throw
-   * on an engine without them.
+   * (SQLite; absent on PostgreSQL). Only for callers that are still
+   * synchronous (graph links, the domain index) until their capabilities'
+   * stores are async: core reaches them through nearestNow / fullTextNow /
+   * documentFrequencyNow, which throw on an engine without them.
    */
   readonly sync?: {
     nearest(vector: Float32Array, k: number, project?: string | null): VectorHit[];

@@ -1,7 +1,320 @@
-import type { MemoriesStore } from "../../core/memories";
+import { and, asc, desc, eq, inArray, isNotNull, like, or, sql } from "drizzle-orm";
+import type { AnchorRow, MemoriesStore, MemoryRow, VersionRow } from "../../core/memories";
+import type { AnyPgColumn } from "drizzle-orm/pg-core";
 import type { PgHandle } from "./open";
 
-/** memories/ on PostgreSQL (placeholder until the engine base lands). */
-export function pgMemories(_h: PgHandle): MemoriesStore {
-  return {} as MemoriesStore;
+/**
+ * memories/ on PostgreSQL: drizzle pg-core over the handle's schema-qualified
+ * tables (`h.t`); raw SQL only for the links join of the detail view (a UNION
+ * drizzle cannot say compactly). Multi-statement writes run in one
+ * transaction: the caller's when the handle is bound to one, else their own.
+ */
+/** Text ordered by bytes, as SQLite orders it (a database's collation may sort "-" elsewhere). */
+const byte = (col: AnyPgColumn) => sql`${col} COLLATE "C"`;
+
+export function pgMemories(h: PgHandle): MemoriesStore {
+  const t = h.t;
+  const m = t.memories;
+  // Every column but the generated full-text vector: rows leave as MemoryRow.
+  const cols = {
+    seq: m.seq,
+    id: m.id,
+    content: m.content,
+    memoryType: m.memoryType,
+    project: m.project,
+    sourceAgent: m.sourceAgent,
+    sourceAgentId: m.sourceAgentId,
+    sourceDomain: m.sourceDomain,
+    sourceSession: m.sourceSession,
+    privacy: m.privacy,
+    createdAt: m.createdAt,
+    updatedAt: m.updatedAt,
+    refreshedAt: m.refreshedAt,
+    strength: m.strength,
+    shownCount: m.shownCount,
+    usedCount: m.usedCount,
+    lastShownAt: m.lastShownAt,
+    lastUsedAt: m.lastUsedAt,
+    linkCount: m.linkCount,
+  };
+  const inTx = <T>(fn: (hh: PgHandle) => Promise<T>): Promise<T> => (h.inTransaction ? fn(h) : (h.sql.begin((tx) => fn(h.bind(tx))) as Promise<T>));
+  const a = t.memoryAnchors;
+  const anchorOf = (r: typeof a.$inferSelect): AnchorRow => ({
+    memoryId: r.memoryId,
+    repo: r.repo,
+    branch: r.branch,
+    commit: r.commitId,
+    paths: JSON.parse(r.paths),
+    anchoredAt: r.anchoredAt,
+    stale: r.stale === null ? null : JSON.parse(r.stale),
+  });
+  const hist = t.memoryHistory;
+  const versionOf = (r: typeof hist.$inferSelect): VersionRow => ({
+    version: r.version,
+    content: r.content,
+    memoryType: r.memoryType,
+    project: r.project,
+    reason: r.reason,
+    sourceId: r.sourceId,
+    replacedAt: r.replacedAt,
+  });
+
+  return {
+    async insertMemories(rows) {
+      if (rows.length === 0) return [];
+      return inTx(async (hh) => {
+        const out = await hh.orm
+          .insert(m)
+          .values(
+            rows.map((r) => ({
+              id: r.id,
+              content: r.content,
+              memoryType: r.memoryType,
+              project: r.project,
+              sourceAgent: r.sourceAgent,
+              sourceAgentId: r.sourceAgentId,
+              sourceDomain: r.sourceDomain,
+              sourceSession: r.sourceSession,
+              privacy: r.privacy,
+              createdAt: r.createdAt,
+              updatedAt: r.updatedAt,
+              refreshedAt: r.refreshedAt,
+              strength: r.strength,
+            })),
+          )
+          .returning({ id: m.id, seq: m.seq });
+        const seqOf = new Map(out.map((r) => [r.id, r.seq]));
+        const seqs = rows.map((r) => seqOf.get(r.id)!);
+        await hh.orm.insert(t.memoryVec).values(rows.map((r, i) => ({ seq: seqs[i], embedding: Array.from(r.vector) })));
+        const tags = rows.flatMap((r) => r.tags.map((g) => ({ memoryId: r.id, tag: g.tag, weight: g.weight })));
+        if (tags.length) await hh.orm.insert(t.memoryTags).values(tags);
+        return seqs;
+      });
+    },
+
+    async countSession(session) {
+      const [r] = await h.orm.select({ n: sql<number>`count(*)::int` }).from(m).where(eq(m.sourceSession, session));
+      return Number(r.n);
+    },
+
+    async claimSession(session) {
+      return inTx(async (hh) => {
+        // Held to the end of the caller's transaction: a second server's ingest of the session waits, then counts ours.
+        await hh.sql.unsafe("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [`memsvc:${hh.schema}:session:${session}`]);
+        const [r] = await hh.orm.select({ n: sql<number>`count(*)::int` }).from(m).where(eq(m.sourceSession, session));
+        return Number(r.n);
+      });
+    },
+
+    async memoryById(id) {
+      const [r] = await h.orm.select(cols).from(m).where(eq(m.id, id));
+      return (r as MemoryRow | undefined) ?? null;
+    },
+
+    async memoriesByIdPrefix(prefix, limit) {
+      // LIKE, not a range: under a non-C collation "-" does not sort as in SQLite. The prefix is hex and "-" only.
+      return (await h.orm.select(cols).from(m).where(like(m.id, `${prefix}%`)).orderBy(byte(m.id)).limit(limit)) as MemoryRow[];
+    },
+
+    async memoriesBySeq(seqs) {
+      if (seqs.length === 0) return [];
+      return (await h.orm.select(cols).from(m).where(inArray(m.seq, [...seqs]))) as MemoryRow[];
+    },
+
+    async markUsed(id, at, strength) {
+      return inTx(async (hh) => {
+        const [r] = await hh.orm
+          .update(m)
+          .set({ usedCount: sql`${m.usedCount} + 1`, lastUsedAt: at, refreshedAt: at, strength })
+          .where(eq(m.id, id))
+          .returning(cols);
+        if (!r) return null;
+        await hh.orm.insert(t.memoryEvents).values({ memoryId: id, kind: "used", at });
+        return r as MemoryRow;
+      });
+    },
+
+    async updateMemory(id, change) {
+      const [r] = await h.orm.update(m).set(change).where(eq(m.id, id)).returning(cols);
+      return (r as MemoryRow | undefined) ?? null;
+    },
+
+    async setVector(seq, vector) {
+      await h.orm.update(t.memoryVec).set({ embedding: Array.from(vector) }).where(eq(t.memoryVec.seq, seq));
+    },
+
+    async deleteMemories(ids) {
+      if (ids.length === 0) return 0;
+      const list = [...ids];
+      return inTx(async (hh) => {
+        const l = t.links;
+        const [c] = await hh.orm
+          .select({ n: sql<number>`count(*)::int` })
+          .from(l)
+          .where(or(inArray(l.fromId, list), inArray(l.toId, list)));
+        // Vectors, links, tags, anchors and versions go by foreign-key cascade.
+        await hh.orm.delete(m).where(inArray(m.id, list));
+        return Number(c.n);
+      });
+    },
+
+    async writeTags(memoryId, tags) {
+      await inTx(async (hh) => {
+        await hh.orm.delete(t.memoryTags).where(eq(t.memoryTags.memoryId, memoryId));
+        if (tags.length) await hh.orm.insert(t.memoryTags).values(tags.map((g) => ({ memoryId, tag: g.tag, weight: g.weight })));
+      });
+    },
+
+    async tagsOf(memoryIds) {
+      if (memoryIds.length === 0) return [];
+      const g = t.memoryTags;
+      return h.orm
+        .select({ memoryId: g.memoryId, tag: g.tag, weight: g.weight })
+        .from(g)
+        .where(inArray(g.memoryId, [...memoryIds]))
+        .orderBy(byte(g.memoryId), desc(g.weight), byte(g.tag));
+    },
+
+    async linksOf(memoryId, previewChars, limit) {
+      const s = h.schema;
+      const rows = await h.sql.unsafe(
+        `SELECT * FROM (
+           SELECT m.id AS id, left(m.content, $2) AS head, length(m.content) AS length, m.memory_type AS "memoryType", l.relationship AS relationship, l.weight AS weight, 'out' AS direction
+             FROM ${s}.links l JOIN ${s}.memories m ON m.id = l.to_id WHERE l.from_id = $1
+           UNION ALL
+           SELECT m.id, left(m.content, $2), length(m.content), m.memory_type, l.relationship, l.weight, 'in'
+             FROM ${s}.links l JOIN ${s}.memories m ON m.id = l.from_id WHERE l.to_id = $1) x
+         ORDER BY weight DESC, id COLLATE "C" LIMIT $3`,
+        [memoryId, previewChars, limit],
+      );
+      return (rows as { id: string; head: string; length: number; memoryType: string; relationship: string; weight: number; direction: "out" | "in" }[]).map((r) => ({
+        ...r,
+        length: Number(r.length),
+        weight: Number(r.weight),
+      }));
+    },
+
+    async snapshot(memoryId) {
+      const [r] = await h.orm.select({ content: m.content, memoryType: m.memoryType, project: m.project }).from(m).where(eq(m.id, memoryId));
+      return r ?? null;
+    },
+
+    async addVersion(memoryId, v, keep) {
+      return inTx(async (hh) => {
+        // The memory's row lock orders concurrent versions of one memory (two servers updating it at once).
+        await hh.orm.select({ id: m.id }).from(m).where(eq(m.id, memoryId)).for("update");
+        const [r] = await hh.orm
+          .select({ n: sql<number>`coalesce(max(${hist.version}), 0)::int + 1` })
+          .from(hist)
+          .where(eq(hist.memoryId, memoryId));
+        const n = Number(r.n);
+        await hh.orm.insert(hist).values({ memoryId, version: n, ...v });
+        await hh.orm.delete(hist).where(and(eq(hist.memoryId, memoryId), sql`${hist.version} <= ${n - keep}`));
+        return n;
+      });
+    },
+
+    async versions(memoryId) {
+      return (await h.orm.select().from(hist).where(eq(hist.memoryId, memoryId)).orderBy(asc(hist.version))).map(versionOf);
+    },
+
+    async version(memoryId, version) {
+      const [r] = await h.orm
+        .select()
+        .from(hist)
+        .where(and(eq(hist.memoryId, memoryId), eq(hist.version, version)));
+      return r ? versionOf(r) : null;
+    },
+
+    async deleteVersions(memoryId) {
+      await h.orm.delete(hist).where(eq(hist.memoryId, memoryId));
+    },
+
+    async anchorPaths(memoryIds, repo) {
+      const out = new Map<string, string[]>();
+      if (memoryIds.length === 0) return out;
+      const rows = await h.orm
+        .select({ memoryId: a.memoryId, paths: a.paths })
+        .from(a)
+        .where(and(eq(a.repo, repo), inArray(a.memoryId, [...memoryIds])));
+      for (const r of rows) out.set(r.memoryId, JSON.parse(r.paths));
+      return out;
+    },
+
+    async upsertAnchors(rows) {
+      if (rows.length === 0) return;
+      await h.orm
+        .insert(a)
+        .values(rows.map((r) => ({ memoryId: r.memoryId, repo: r.repo, branch: r.branch, commitId: r.commit, paths: JSON.stringify(r.paths), anchoredAt: r.anchoredAt, stale: null, staleAt: null })))
+        .onConflictDoUpdate({
+          target: [a.memoryId, a.repo],
+          set: { branch: sql`excluded.branch`, commitId: sql`excluded.commit_id`, paths: sql`excluded.paths`, anchoredAt: sql`excluded.anchored_at`, stale: null, staleAt: null },
+        });
+    },
+
+    async anchorsOf(memoryIds) {
+      if (memoryIds.length === 0) return [];
+      return (
+        await h.orm
+          .select()
+          .from(a)
+          .where(inArray(a.memoryId, [...memoryIds]))
+          .orderBy(byte(a.memoryId), desc(a.anchoredAt), byte(a.repo))
+      ).map(anchorOf);
+    },
+
+    async staleMarks(memoryIds) {
+      if (memoryIds.length === 0) return [];
+      const rows = await h.orm
+        .select({ memoryId: a.memoryId, stale: a.stale })
+        .from(a)
+        .where(and(isNotNull(a.stale), inArray(a.memoryId, [...memoryIds])))
+        .orderBy(desc(a.staleAt));
+      return rows.map((r) => ({ memoryId: r.memoryId, stale: JSON.parse(r.stale!) }));
+    },
+
+    async repoAnchors(repo) {
+      return (await h.orm.select().from(a).where(eq(a.repo, repo)).orderBy(asc(a.anchoredAt), byte(a.memoryId))).map(anchorOf);
+    },
+
+    async markStale(repo, marks, fresh, at) {
+      // One statement per kind whatever the count (a client sends up to 10,000): the marks travel as one JSON parameter.
+      return inTx(async (hh) => {
+        const s = hh.schema;
+        const last = new Map(marks.map((x) => [x.id, JSON.stringify(x.mark)]));
+        const set = marks.length
+          ? ((await hh.sql.unsafe(
+              `UPDATE ${s}.memory_anchors a SET stale = v.stale, stale_at = $2
+                 FROM jsonb_to_recordset($1::jsonb) AS v(id text, stale text)
+                WHERE a.memory_id = v.id AND a.repo = $3 RETURNING a.memory_id AS id`,
+              [JSON.stringify([...last].map(([id, stale]) => ({ id, stale }))), at, repo],
+            )) as { id: string }[])
+          : [];
+        const markedIds = new Set(set.map((r) => r.id));
+        let marked = 0;
+        let unknown = 0;
+        for (const x of marks) {
+          if (markedIds.has(x.id)) marked++;
+          else unknown++;
+        }
+        let cleared = 0;
+        if (fresh.length) {
+          const list = [...new Set(fresh)];
+          const known = new Set((await hh.orm.select({ id: a.memoryId }).from(a).where(and(eq(a.repo, repo), inArray(a.memoryId, list)))).map((r) => r.id));
+          const done = await hh.orm
+            .update(a)
+            .set({ stale: null, staleAt: null })
+            .where(and(eq(a.repo, repo), inArray(a.memoryId, list), isNotNull(a.stale)))
+            .returning({ id: a.memoryId });
+          const clearedIds = new Set(done.map((r) => r.id));
+          // Per entry of `fresh`, as on SQLite: a repeated id is cleared once, then finds nothing to clear.
+          for (const id of fresh) {
+            if (!known.has(id)) unknown++;
+            else if (clearedIds.delete(id)) cleared++;
+          }
+        }
+        return { marked, cleared, unknown };
+      });
+    },
+  };
 }

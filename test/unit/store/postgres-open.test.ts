@@ -13,6 +13,7 @@ import { onPostgres, testDatabaseUrl, dbRows, numberPlaceholders } from "../../h
 import { pgliteUrl, startPglite, type PgliteProcess } from "../../helpers/pglite";
 import { PGLITE_PASSWORD } from "../../helpers/pglite-server";
 import { makeServices } from "../../helpers/services";
+import { storageFailure } from "../../../src/store/sqlite/storage-errors";
 import { BUN, childEnv, freePort, ROOT, run, startProcess, tempHome } from "../../helpers/process";
 
 // The PostgreSQL engine's base, against a real PostgreSQL (PGlite with
@@ -148,6 +149,19 @@ describe("errors and secrets", () => {
       // Nothing half-made: the failed migration rolled back.
       const [row] = await h.sql`SELECT count(*)::int AS n FROM information_schema.schemata WHERE schema_name = ${h.schema}`;
       expect(row.n).toBe(0);
+    });
+
+    test("losing the database mid-run is a storage failure (503 unreachable), not a crash", async () => {
+      const h = open(freshSchema(), bare.url);
+      expect((await h.sql`SELECT 1 AS one`)[0].one).toBe(1);
+      bare.stop();
+      await Bun.sleep(300);
+      const err = await h.sql`SELECT 1 AS one`.then(
+        () => null,
+        (e) => e,
+      );
+      expect(err).not.toBeNull();
+      expect(storageFailure(err)?.details).toEqual({ reason: "unreachable" });
     });
   });
 });
