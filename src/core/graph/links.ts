@@ -1,5 +1,5 @@
 import type { Services } from "../services";
-import { nearestNow, thresholds } from "../search";
+import { thresholds } from "../search";
 import { LINK_MAX_NEAREST } from "../tuning";
 
 /** Relationship names are short snake_case words ("related", "caused_by", "supersedes"). */
@@ -22,8 +22,8 @@ export function addLink(s: Services, fromId: string, toId: string, relationship:
  * cosine similarity). Uses the in-memory index, so call it before the new
  * vector is added there, inside the write's transaction.
  */
-export function linkToNearest(s: Services, memoryId: string, vector: Float32Array, project: string | null, minSimilarity = thresholds(s).link): number {
-  const hits = nearestNow(s, vector, LINK_MAX_NEAREST, project).filter((h) => h.similarity >= minSimilarity);
+export async function linkToNearest(s: Services, memoryId: string, vector: Float32Array, project: string | null, minSimilarity = thresholds(s).link): Promise<number> {
+  const hits = (await s.storage.search.nearest(vector, LINK_MAX_NEAREST, project)).filter((h) => h.similarity >= minSimilarity);
   if (hits.length === 0) return 0;
   const ids = s.store.sqlite
     .query<{ seq: number; id: string }, [string]>("SELECT seq, id FROM memories WHERE seq IN (SELECT value FROM json_each(?))")

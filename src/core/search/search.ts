@@ -205,7 +205,7 @@ function syncReads(s: Services, method: string): NonNullable<SearchStore["sync"]
 
 /*
  * Synchronous forms for the callers that are still synchronous functions
- * (graph/links.ts linkToNearest, analytics/domains.ts's keywords) until
+ * (analytics/domains.ts's keywords) until
  * their capabilities' stores go async. Everything else uses the async
  * s.storage.search methods.
  */

@@ -45,7 +45,7 @@ export interface SearchStore {
   /**
    * Synchronous forms of three reads, on an engine that answers in-process
    * (SQLite; absent on PostgreSQL). Only for callers that are still
-   * synchronous (graph links, the domain index) until their capabilities'
+   * synchronous (the domain index) until their capabilities'
    * stores are async: core reaches them through nearestNow / fullTextNow /
    * documentFrequencyNow, which throw on an engine without them.
    */
