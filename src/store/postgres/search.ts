@@ -160,15 +160,27 @@ export function pgSearch(handle: PgHandle, opts: { efSearch?: number } = {}): Se
       // ef_search bounds how many candidates HNSW returns (at least k), and
       // the iterative scan keeps walking the graph when a project filter
       // rejects them (pgvector 0.8+), so a small project still gets k hits.
-      const settings = `SELECT set_config('hnsw.ef_search', $1, true), set_config('hnsw.iterative_scan', 'relaxed_order', true)`;
+      // Set on the connection the query then runs on: inside a transaction
+      // for it alone (is_local); otherwise on a reserved pooled connection for
+      // its session, not in a transaction of our own, because PGlite's socket
+      // multiplexer (one backend) breaks when a transaction overlaps other
+      // connections' statements (measured: hangs and lost results), and every
+      // vector query of this process wants the same values anyway.
       const ef = String(Math.max(opts.efSearch ?? PG_HNSW_EF_SEARCH, k));
       await h.ready();
-      const rows = h.inTransaction
-        ? await h.sql.unsafe(settings, [ef]).then(() => h.sql.unsafe(text, params as any[]))
-        : await h.sql.begin(async (tx) => {
-            await tx.unsafe(settings, [ef]);
-            return tx.unsafe(text, params as any[]);
-          });
+      let rows: unknown;
+      if (h.inTransaction) {
+        await h.sql.unsafe("SELECT set_config('hnsw.ef_search', $1, true), set_config('hnsw.iterative_scan', 'relaxed_order', true)", [ef]);
+        rows = await h.sql.unsafe(text, params as any[]);
+      } else {
+        const c = await h.sql.reserve();
+        try {
+          await c.unsafe("SELECT set_config('hnsw.ef_search', $1, false), set_config('hnsw.iterative_scan', 'relaxed_order', false)", [ef]);
+          rows = await c.unsafe(text, params as any[]);
+        } finally {
+          c.release();
+        }
+      }
       // relaxed_order may return near ties out of order: exact order by the distances themselves.
       return (rows as { seq: number; similarity: number }[])
         .map((r) => ({ seq: Number(r.seq), similarity: Number(r.similarity) }))
