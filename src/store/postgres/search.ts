@@ -122,7 +122,8 @@ export function pgSearch(handle: PgHandle, opts: { efSearch?: number } = {}): Se
     start({ embedderId, log: logger }): IndexState {
       log = logger;
       let resolve!: () => void;
-      const state: IndexState = { status: "loading", loaded: 0, total: 0, ready: new Promise<void>((r) => (resolve = r)) };
+      // Nothing to load: pgvector answers as soon as the database does. `ready` waits for the embedder's claim and the first count.
+      const state: IndexState = { status: "ready", loaded: 0, total: 0, ready: new Promise<void>((r) => (resolve = r)) };
       void claimVectorSpace(embedderId)
         .then(countVectors)
         .then(
@@ -131,10 +132,7 @@ export function pgSearch(handle: PgHandle, opts: { efSearch?: number } = {}): Se
           },
           (e) => log("warn", `vector search: could not read the store: ${(e as Error).message}`),
         )
-        .finally(() => {
-          state.status = "ready";
-          resolve();
-        });
+        .finally(resolve);
       return state;
     },
 
