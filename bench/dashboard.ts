@@ -112,19 +112,19 @@ async function overHttp(home: string): Promise<Record<string, unknown>> {
   }
 }
 
-function inProcess(home: string): Record<string, unknown> {
+async function inProcess(home: string): Promise<Record<string, unknown>> {
   const s = createServices(loadConfig({ MEMSVC_HOME: home, MEMSVC_OFFLINE: "1" }), { embedder: new FallbackEmbedder(), log: () => {} });
   try {
-    const time = (days?: number) => {
+    const time = async (days?: number) => {
       const samples: number[] = [];
       for (let i = 0; i < RUNS + 1; i++) {
         const t = performance.now();
-        dashboardData(s, { days });
+        await dashboardData(s, { days });
         if (i > 0) samples.push(performance.now() - t);
       }
       return summarize(samples);
     };
-    return { days_30_ms: time(), days_365_ms: time(365) };
+    return { days_30_ms: await time(), days_365_ms: await time(365) };
   } finally {
     void s.close();
   }
@@ -139,7 +139,7 @@ async function main(): Promise<void> {
     result.seed = seed(pathsFor(home).db, Date.now());
     result.db_mb = Math.round(statSync(pathsFor(home).db).size / 1024 / 1024);
     log("timing dashboardData() in-process");
-    result.core = inProcess(home);
+    result.core = await inProcess(home);
     log("timing GET /dashboard/data over HTTP");
     result.http = await overHttp(home);
     const http = result.http as { latency_ms: { p50: number; p95: number } };

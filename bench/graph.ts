@@ -123,10 +123,10 @@ async function inProcess(home: string): Promise<Record<string, unknown>> {
       return summarize(samples);
     };
     const ids = s.store.sqlite.query<{ id: string }, []>("SELECT id FROM memories ORDER BY seq").all().map((r) => r.id);
-    const hub = hubs(s, { limit: 1 }).hubs[0].id;
+    const hub = (await hubs(s, { limit: 1 })).hubs[0].id;
     return {
       exportGraph_10000_ms: await time(() => exportGraph(s, { limit: 10_000 })),
-      exportGraph_10000_with_json_ms: await time(() => JSON.stringify(exportGraph(s, { limit: 10_000 }))),
+      exportGraph_10000_with_json_ms: await time(async () => JSON.stringify(await exportGraph(s, { limit: 10_000 }))),
       neighbors_of_top_hub_ms: await time(() => neighbors(s, { id: hub, limit: 100 })),
       hubs_ms: await time(() => hubs(s, { limit: 10 })),
       path_first_to_last_ms: await time(() => path(s, { id: ids[0], target_id: ids[ids.length - 1] })),

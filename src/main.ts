@@ -15,6 +15,7 @@ Server commands:
   export      write all memories, links and identity sections to JSONL
   import      load an export into a fresh home
   backup      consistent online copy of the database
+  migrate     copy this store into PostgreSQL (batched, resumable)
   history     earlier versions of a memory, and restoring one
 
 Client commands (run on the agent's machine):
@@ -41,6 +42,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   export: async () => (await import("./cli/portability")).runExport,
   import: async () => (await import("./cli/portability")).runImport,
   backup: async () => (await import("./cli/portability")).runBackup,
+  migrate: async () => (await import("./cli/migrate")).runMigrate,
   history: async () => (await import("./cli/history")).runHistory,
   capture: async () => (await import("./cli/capture")).runCapture,
   hook: async () => (await import("./cli/hook")).runHook,

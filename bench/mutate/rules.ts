@@ -205,8 +205,8 @@ export const RULES: Rule[] = [
   {
     rule: "an exported edge only when both ends are in the slice",
     mutants: [
-      { id: "edge-one-end-scan", file: "src/core/graph/export.ts", find: "edgeRows.filter((e) => inSlice.has(e.source) && inSlice.has(e.target))", replace: "edgeRows.filter((e) => inSlice.has(e.source) || inSlice.has(e.target))", tests: GRAPH },
-      { id: "edge-one-end-probe", file: "src/core/graph/export.ts", find: "WHERE from_id IN (SELECT value FROM json_each(:ids)) AND to_id", replace: "WHERE from_id IN (SELECT value FROM json_each(:ids)) OR to_id", tests: GRAPH },
+      { id: "edge-one-end-scan", file: "src/store/sqlite/graph.ts", find: "edges.filter((e) => inSlice.has(e.source) && inSlice.has(e.target))", replace: "edges.filter((e) => inSlice.has(e.source) || inSlice.has(e.target))", tests: GRAPH },
+      { id: "edge-one-end-probe", file: "src/store/sqlite/graph.ts", find: "WHERE from_id IN (SELECT value FROM json_each(:ids)) AND to_id", replace: "WHERE from_id IN (SELECT value FROM json_each(:ids)) OR to_id", tests: GRAPH },
     ],
   },
   // --- identity ---

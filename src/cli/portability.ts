@@ -1,7 +1,11 @@
 import { existsSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import { loadConfig } from "../config";
+import { loadConfig, type Config } from "../config";
+import type { Storage } from "../core/storage";
+import { openPostgres } from "../store/postgres/open";
+import { pgStorage } from "../store/postgres/storage";
 import { openStore } from "../store/sqlite";
+import { sqliteStorage } from "../store/sqlite/storage";
 import { stderrLogger } from "../core/log";
 import { backupTo, defaultBackupName, exportAll, importAll } from "../core/memories";
 import { createServices } from "../core/services";
@@ -25,25 +29,35 @@ Loads an export into the current home, which must hold no memories yet
 Vectors are reused when they came from the active embedder; otherwise the
 content is re-embedded.`;
 
-export const BACKUP_HELP = `memsvc backup [--out <file.db>]
+export const BACKUP_HELP = `memsvc backup [--out <file>]
 
-Takes a consistent online copy of the database (SQLite VACUUM INTO), safe
-while the server runs. Default: <home>/backups/memsvc-<timestamp>.db.`;
+Takes a consistent online copy, safe while servers run. SQLite: a copy of
+the database file (VACUUM INTO), default <home>/backups/memsvc-<timestamp>.db.
+PostgreSQL (storage "postgres"): a logical export (JSONL with vectors and
+identity files, restored with memsvc import), default
+<home>/backups/memsvc-<timestamp>.jsonl; for physical backups use pg_dump.`;
+
+/** The configured store, for commands that need no embedder (export, backup). */
+async function openConfigured(config: Config): Promise<Storage> {
+  if (config.storage === "postgres") {
+    const storage = pgStorage(openPostgres({ url: config.database.url!, schema: config.database.schema, pool: 2 }));
+    // Connect now: an unreachable database is one clear line, before any file is written.
+    await storage.ready();
+    return storage;
+  }
+  if (!existsSync(config.paths.db)) throw new UsageError(`no database at ${config.paths.db}`);
+  return sqliteStorage(openStore(config.paths.db));
+}
 
 export async function runExport(argv: string[]): Promise<number> {
   const { values } = parseFlags(argv, { out: { type: "string", short: "o" }, vectors: { type: "boolean" } });
   if (values.help) return help(EXPORT_HELP);
   const config = loadConfig();
-  if (!existsSync(config.paths.db)) throw new UsageError(`no database at ${config.paths.db}`);
   const file = resolve(values.out ?? `memsvc-export-${new Date().toISOString().slice(0, 10)}.jsonl`);
-  const store = openStore(config.paths.db);
-  try {
-    const r = await exportAll(store, config.paths.identity, file, { vectors: values.vectors === true });
+  return withStorage("export", config, async (storage) => {
+    const r = await exportAll(storage, config.paths.identity, file, { vectors: values.vectors === true });
     console.log(`exported ${counted(r.memories, "memory", "memories")}, ${counted(r.links, "link")}, ${counted(r.identity_sections, "identity section")}${r.vectors ? " with vectors" : ""} to ${r.file}`);
-  } finally {
-    store.close();
-  }
-  return 0;
+  });
 }
 
 export async function runImport(argv: string[]): Promise<number> {
@@ -73,22 +87,29 @@ export async function runBackup(argv: string[]): Promise<number> {
   const { values } = parseFlags(argv, { out: { type: "string", short: "o" } });
   if (values.help) return help(BACKUP_HELP);
   const config = loadConfig();
-  if (!existsSync(config.paths.db)) throw new UsageError(`no database at ${config.paths.db}`);
-  const file = resolve(values.out ?? defaultBackupName(config.home));
-  ensurePrivateDir(dirname(file));
-  const store = openStore(config.paths.db);
+  const file = resolve(values.out ?? defaultBackupName(config.home, config.storage));
+  return withStorage("backup", config, async (storage) => {
+    ensurePrivateDir(dirname(file));
+    const r = await backupTo(storage, config.paths.identity, file);
+    console.log(`backup written: ${r.file} (${Math.round(r.bytes / 1024)} KB${r.kind === "export" ? ", a logical export: restore with memsvc import" : ""})`);
+  });
+}
+
+/** Runs `fn` on the configured store; a failure the operator can fix (unreachable database, existing file) is one line and exit 1. */
+async function withStorage(command: string, config: Config, fn: (storage: Storage) => Promise<void>): Promise<number> {
+  let storage: Storage | null = null;
   try {
-    const r = backupTo(store, file);
-    console.log(`backup written: ${r.file} (${Math.round(r.bytes / 1024)} KB)`);
+    storage = await openConfigured(config);
+    await fn(storage);
     return 0;
   } catch (e) {
     if (e instanceof AppError) {
-      console.error(`memsvc backup: ${e.message}`);
+      console.error(`memsvc ${command}: ${e.message}`);
       return 1;
     }
     throw e;
   } finally {
-    store.close();
+    await storage?.close();
   }
 }
 

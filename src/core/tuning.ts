@@ -365,6 +365,12 @@ export const NIGHTLY_CATCHUP_DAYS = 3;
 export const NIGHTLY_OWED_DAYS = 30;
 /** A run whose owner has not reported for this long is taken to be dead and is resumed. */
 export const NIGHTLY_LEASE_MS = 15 * 60_000;
+/**
+ * Heartbeats per lease while a run works: at 4 a run survives three missed
+ * beats (a stalled event loop, a busy database) before another server may
+ * take it over. Not measured: a margin, as leases usually are.
+ */
+export const NIGHTLY_HEARTBEATS_PER_LEASE = 4;
 
 /* ---- Capture client (memsvc capture): local denoising without a model ---- */
 
@@ -583,3 +589,12 @@ export const STALE_NOTE_PATHS = 2;
  * what is left is checked by the next session start or `memsvc stale`.
  */
 export const STALE_HOOK_BUDGET_MS = 1200;
+/**
+ * Rows per `memsvc migrate` batch (one target transaction each, the cursor
+ * stored with it). bench/migrate.ts, 10k memories into PGlite over TCP on the
+ * shared 2-core machine (load 7-17): 25-185 s at every size tried (100, 250,
+ * 500, 1000), noise larger than any difference between sizes, so not tuned
+ * on speed. 500 keeps a batch to ~9k bind parameters per statement (limit
+ * 65535) and an interrupted run loses at most one batch of work.
+ */
+export const MIGRATE_BATCH = 500;

@@ -147,7 +147,7 @@ export function registerTools(server: McpServer, s: Services): void {
     "The map of what memory holds: each knowledge domain with its memory and learnings counts, project groupings and characteristic keywords, then each project with its main domains. Use it to see which topics exist before searching, or to choose a domain for memsvc_graph hubs.",
     {},
     true,
-    () => renderDomainIndex(domainIndex(s)),
+    async () => renderDomainIndex(await domainIndex(s)),
   );
 
   tool(
@@ -171,7 +171,7 @@ export function registerTools(server: McpServer, s: Services): void {
       if ((op === "neighbors" || op === "path") && a.id === undefined) throw invalid(`operation "${op}" needs id: ${op === "path" ? "the memory the path starts from" : "the memory whose links to list"} (8-character prefix or full UUID)`);
       if (op === "path" && a.target_id === undefined) throw invalid('operation "path" needs target_id: the memory the path ends at (8-character prefix or full UUID)');
       if (op === "neighbors") return neighborsText(await neighbors(s, { id: a.id, limit: a.limit ?? GRAPH_DEFAULT_LIMIT }));
-      if (op === "hubs") return hubsText(hubs(s, { limit: a.limit ?? GRAPH_DEFAULT_LIMIT, domain: a.domain }));
+      if (op === "hubs") return hubsText(await hubs(s, { limit: a.limit ?? GRAPH_DEFAULT_LIMIT, domain: a.domain }));
       return pathText(await path(s, { id: a.id, target_id: a.target_id }));
     },
   );

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { ARTIFACTS, hasChromium, launchBrowser } from "../helpers/browser";
 import { EXPECTED, movableClock, seedDashboard } from "../helpers/dashboard-seed";
+import { dbRow, dbRows } from "../helpers/engine";
 import { startServer, type TestServer } from "../helpers/server";
 
 /** Chromium on a shared 2-core machine: a page load can take seconds. */
@@ -71,14 +72,13 @@ const text = (page: Page, sel: string) => page.locator(sel).textContent();
 const series = (chart: { datasets: { label: string; data: unknown[] }[] }, label: string) => chart.datasets.find((d) => d.label === label)?.data;
 
 /** Counts of everything a page could change. */
-function dbState(): unknown {
-  return srv!.services.store.sqlite
-    .query(
-      `SELECT (SELECT count(*) FROM memories) AS memories, (SELECT count(*) FROM memory_events) AS events, (SELECT count(*) FROM links) AS links,
-              (SELECT sum(shown_count) FROM memories) AS shown, (SELECT sum(used_count) FROM memories) AS used, (SELECT sum(strength) FROM memories) AS strength,
-              (SELECT count(*) FROM memory_tags) AS tags, (SELECT count(*) FROM nightly_runs) AS runs, (SELECT max(updated_at) FROM memories) AS updated`,
-    )
-    .get();
+async function dbState(): Promise<unknown> {
+  return dbRow(
+    srv!.services,
+    `SELECT (SELECT count(*) FROM memories) AS memories, (SELECT count(*) FROM memory_events) AS events, (SELECT count(*) FROM links) AS links,
+            (SELECT sum(shown_count) FROM memories) AS shown, (SELECT sum(used_count) FROM memories) AS used, (SELECT sum(strength) FROM memories) AS strength,
+            (SELECT count(*) FROM memory_tags) AS tags, (SELECT count(*) FROM nightly_runs) AS runs, (SELECT max(updated_at) FROM memories) AS updated`,
+  );
 }
 
 describe("dashboard in Chromium", () => {
@@ -165,7 +165,7 @@ describe("dashboard in Chromium", () => {
   test.skipIf(!hasChromium)("no control on the page can change data: every request is a GET, the store is unchanged", async () => {
     const { page, seen } = await openDashboard();
     await rendered(page);
-    const before = dbState();
+    const before = await dbState();
     const controls = page.locator("button, a[href], select, input, textarea, [role=button], [onclick], form");
     const kinds = await controls.evaluateAll((els) => els.filter((e) => !e.closest(".memsvc-nav")).map((e) => e.tagName.toLowerCase()));
     expect(kinds.sort()).toEqual(["button", "select"]); // Refresh and the period
@@ -197,7 +197,7 @@ describe("dashboard in Chromium", () => {
     await page.keyboard.press("Enter");
     expect(seen.requests.length).toBeGreaterThan(4);
     expect([...new Set(seen.requests.map((r) => r.method))]).toEqual(["GET"]);
-    expect(dbState()).toEqual(before);
+    expect(await dbState()).toEqual(before);
     expect(new URL(page.url()).searchParams.get("days")).toBe("365");
   }, BROWSER_TEST_MS);
 
@@ -298,7 +298,7 @@ describe("dashboard: bugs found when trying the page", () => {
     const day = EXPECTED.nightlyDays[0];
     const old = new Date(Date.parse(`${day}T00:00:00Z`) - 14 * 86_400_000).toISOString().slice(0, 10);
     const digest = { day: old, status: "done", written: 0, merged: 1, dropped: 0, decayed: 3, skipped: [{ step: "learn", reason: "no language model configured" }], errors: [] };
-    srv.services.store.sqlite.run("INSERT INTO nightly_runs(day, status, forced, owner, started_at, heartbeat_at, finished_at, digest) VALUES (?, 'done', 1, 'seed', ?, ?, ?, ?)", [
+    await dbRows(srv.services, "INSERT INTO nightly_runs(day, status, forced, owner, started_at, heartbeat_at, finished_at, digest) VALUES (?, 'done', 1, 'seed', ?, ?, ?, ?)", [
       old,
       clock.now(),
       clock.now(),

@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { memoriesReply, startFakeLlm, type FakeLlm } from "../helpers/fake-llm";
 import { checkStore } from "../helpers/integrity";
 import { BUN, childEnv, freePort, ROOT, run, startProcess, type Running } from "../helpers/process";
+import { onPostgres } from "../helpers/engine";
 
 /**
  * A full disk and a read-only home, for real: tmpfs and read-only bind
@@ -93,7 +94,8 @@ function fill(dir: string): string {
 }
 
 describe("a full disk", () => {
-  test.skipIf(cannotMount !== null)("writes fail with 503 disk_full, nothing is half-written, the server keeps serving, and writes resume once space is freed", async () => {
+  // SQLite only (also below): a full or read-only home is the SQLite file's disk; PostgreSQL's disk is the database server's.
+  test.skipIf(cannotMount !== null || onPostgres)("writes fail with 503 disk_full, nothing is half-written, the server keeps serving, and writes resume once space is freed", async () => {
     const dir = mkdtempSync(join(tmpdir(), "memsvc-full-"));
     mount("-t", "tmpfs", "-o", "size=16m", "tmpfs", dir);
     const home = makeHome(dir);
@@ -140,7 +142,7 @@ describe("a full disk", () => {
 });
 
 describe("a read-only home", () => {
-  test.skipIf(cannotMount !== null)("the server refuses to start with one clear line and leaves the database untouched", async () => {
+  test.skipIf(cannotMount !== null || onPostgres)("the server refuses to start with one clear line and leaves the database untouched", async () => {
     const dir = mkdtempSync(join(tmpdir(), "memsvc-ro-"));
     const home = makeHome(dir);
     const first = await serve(home);

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { chmodSync, existsSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { BUN, childEnv, freePort, run, startProcess, tempHome, type Running } from "../helpers/process";
+import { onPostgres } from "../helpers/engine";
 
 // Every command runs under umask 000, so a file gets 0600 / a folder 0700 only
 // because memsvc set the mode itself, not because the user's umask was strict.
@@ -45,7 +46,8 @@ describe("files memsvc writes are private whatever the umask", () => {
     expect(mode(join(home, "config.json"))).toBe("600");
   });
 
-  test("server start, ingest and identity PUT: database, WAL, SHM and identity files 0600, folders 0700", async () => {
+  // SQLite only: on PostgreSQL the database's files are the database server's, not in the home.
+  test.skipIf(onPostgres)("server start, ingest and identity PUT: database, WAL, SHM and identity files 0600, folders 0700", async () => {
     const home = join(tempHome(), "fresh-home");
     const { url } = await startServer(home);
     expect(mode(home)).toBe("700");

@@ -2,7 +2,9 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } fr
 import { mkdirSync } from "node:fs";
 import type { Browser } from "playwright-core";
 import { ARTIFACTS, hasChromium, launchBrowser } from "../helpers/browser";
+import { dbRow } from "../helpers/engine";
 import { seedGraph, type SeedMemory } from "../helpers/graph-seed";
+import { storedVector } from "../helpers/stored-vector";
 import { overflow, shot, VIEWPORTS, watchedPage, type Watched } from "../helpers/page-check";
 import { requestFrom, startServer, type TestServer } from "../helpers/server";
 
@@ -105,7 +107,7 @@ describe("/memories in headless Chromium", () => {
     await w!.page.keyboard.press("Escape");
     await w!.page.locator("#detail").waitFor({ state: "hidden", timeout: 5000 });
 
-    const used = srv.services.store.sqlite.query<{ n: number }, []>("SELECT sum(used_count) AS n FROM memories").get()!.n;
+    const used = (await dbRow<{ n: number }>(srv.services, "SELECT sum(used_count) AS n FROM memories"))!.n;
     expect(used).toBe(0);
     expect(openedId.length).toBe(36);
     await expectClean();
@@ -139,8 +141,9 @@ describe("/memories in headless Chromium", () => {
     expect(await w!.page.locator("#detail .short-id").textContent()).toBe(ids.m1.slice(0, 8));
 
     // Edit: content, project, type; the embedding is recomputed (the vector row changes).
-    const vec = () => srv.services.store.sqlite.query<{ v: Uint8Array }, [string]>("SELECT embedding AS v FROM memory_vec WHERE rowid = (SELECT seq FROM memories WHERE id = ?)").get(ids.m1)!.v;
-    const v0 = Buffer.from(vec()).toString("hex");
+    const seq = (await dbRow<{ seq: number }>(srv.services, "SELECT seq FROM memories WHERE id = ?", [ids.m1]))!.seq;
+    const vec = async () => JSON.stringify(await storedVector(srv.services, seq));
+    const v0 = await vec();
     await w!.page.click("#edit");
     await w!.page.fill("#edit-form textarea", "Edited: **ports** for the staging database");
     await w!.page.fill("#edit-form input[name=project]", "ops");
@@ -148,20 +151,20 @@ describe("/memories in headless Chromium", () => {
     await w!.page.click("#save");
     await w!.page.waitForFunction(() => (window as any).__memories.details === 3);
     expect(await w!.page.locator("#content strong").textContent()).toBe("ports");
-    const row = srv.services.store.sqlite.query<{ content: string; project: string; memory_type: string }, [string]>("SELECT content, project, memory_type FROM memories WHERE id = ?").get(ids.m1)!;
+    const row = await dbRow(srv.services, "SELECT content, project, memory_type FROM memories WHERE id = ?", [ids.m1]);
     expect(row).toEqual({ content: "Edited: **ports** for the staging database", project: "ops", memory_type: "decisions" });
-    expect(Buffer.from(vec()).toString("hex")).not.toBe(v0);
+    expect(await vec()).not.toBe(v0);
 
     // Delete asks first: Cancel keeps it, Delete removes it.
     await w!.page.click("#delete");
     expect(await w!.page.locator("#confirm").isVisible()).toBe(true);
     await w!.page.click("#confirm-cancel");
-    expect(srv.services.store.sqlite.query("SELECT 1 FROM memories WHERE id = ?").get(ids.m1)).not.toBeNull();
+    expect(await dbRow(srv.services, "SELECT 1 AS one FROM memories WHERE id = ?", [ids.m1])).toBeDefined();
     await w!.page.click("#delete");
     const before = await renders();
     await w!.page.click("#confirm-ok");
     await rendered(before + 1);
-    expect(srv.services.store.sqlite.query("SELECT 1 FROM memories WHERE id = ?").get(ids.m1)).toBeNull();
+    expect(await dbRow(srv.services, "SELECT 1 AS one FROM memories WHERE id = ?", [ids.m1])).toBeUndefined();
     expect(await w!.page.locator("#detail").isHidden()).toBe(true);
     await expectClean();
   }, SLOW);
@@ -177,14 +180,14 @@ describe("/memories in headless Chromium", () => {
     expect(await w!.page.locator("#more-filters").getAttribute("open")).not.toBeNull();
     await shot(w!.page, "memories-bulk-confirm");
     await w!.page.click("#confirm-cancel");
-    const total = () => srv.services.store.sqlite.query<{ n: number }, []>("SELECT count(*) AS n FROM memories").get()!.n;
-    expect(total()).toBe(N);
+    const total = async () => (await dbRow<{ n: number }>(srv.services, "SELECT count(*) AS n FROM memories"))!.n;
+    expect(await total()).toBe(N);
     await w!.page.click("#bulk-delete");
     await w!.page.waitForSelector("#confirm[open]");
     const before = await renders();
     await w!.page.click("#confirm-ok");
     await rendered(before + 1);
-    expect(total()).toBe(N - expected);
+    expect(await total()).toBe(N - expected);
     expect(await w!.page.locator("#status").textContent()).toBe(`Deleted ${expected} memories.`);
     await expectClean();
   }, SLOW);

@@ -21,7 +21,7 @@ async function seedHome(): Promise<string> {
     const r = await ingestMemory(s, { content: `portable memory ${i}: the ${["api", "db", "ui"][i % 3]} layer rule ${i}`, project: i % 2 ? "alpha" : "beta", memory_type: ["fact", "decision", "episode", "lesson"][i % 4], source_agent: "seed-box", session_date: `2026-0${1 + (i % 9)}-1${i % 10}` });
     ids.push(r.id!);
   }
-  s.store.sqlite.transaction(() => addLink(s, ids[0], ids[5], "depends_on", 0.7))();
+  await addLink(s, ids[0], ids[5], "depends_on", 0.7);
   await fetchMemory(s, ids[3]);
   s.store.sqlite.run("INSERT INTO segments(key, session_id, memory_count, created_at) VALUES ('sess#1', 'sess', 2, 1)");
   const home = s.config.home;

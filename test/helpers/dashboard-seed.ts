@@ -2,13 +2,15 @@
  * A small but realistic history for the dashboard tests, with every figure it
  * should produce written out by hand (not computed by the code under test).
  * Memories go through the real insert path (tags, triggers), uses through
- * fetchMemory, showings through the same SQL as the recall index.
+ * fetchMemory, showings through the same SQL as the recall index (in SQL both
+ * engines speak, through dbRows).
  */
 import { addLink } from "../../src/core/graph";
 import { deleteMemory, fetchMemory, insertMemoryRows } from "../../src/core/memories";
 import type { MemoryType } from "../../src/core/memories";
 import type { NightlyDigest } from "../../src/core/nightly";
 import type { Services } from "../../src/core/services";
+import { dbRows } from "./engine";
 import { withStorage } from "../../src/core/storage";
 
 export const DAY = 86_400_000;
@@ -49,10 +51,10 @@ const SPECS: Spec[] = [
 ];
 const WORDS = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet", "kilo", "lima", "mike"];
 
-function show(s: Services, id: string, when: number): void {
-  // What the recall index does for one memory in one index (src/core/recall/recall.ts markShown).
-  s.store.sqlite.run("UPDATE memories SET shown_count = shown_count + 1, last_shown_at = ?1, refreshed_at = max(refreshed_at, ?1) WHERE id = ?2", [when, id]);
-  s.store.sqlite.run("INSERT INTO memory_events(memory_id, kind, at) VALUES (?, 'shown', ?)", [id, when]);
+async function show(s: Services, id: string, when: number): Promise<void> {
+  // What the recall index does for one memory in one index (src/core/recall/recall.ts markShown), in SQL both engines speak.
+  await dbRows(s, "UPDATE memories SET shown_count = shown_count + 1, last_shown_at = ?, refreshed_at = CASE WHEN refreshed_at > ? THEN refreshed_at ELSE ? END WHERE id = ?", [when, when, when, id]);
+  await dbRows(s, "INSERT INTO memory_events(memory_id, kind, at) VALUES (?, 'shown', ?)", [id, when]);
 }
 
 function digest(day: string, n: number): NightlyDigest {
@@ -99,27 +101,27 @@ export async function seedDashboard(s: Services, clock: ReturnType<typeof movabl
     all.forEach((m, i) => (ids[m.key] = rows[i].id));
   });
   // Memory m12 has no tag at all (a bulk import can leave one so); the dashboard counts it as "general".
-  s.store.sqlite.run("DELETE FROM memory_tags WHERE memory_id = ?", [ids.m12]);
-  s.store.sqlite.run("DELETE FROM links");
-  addLink(s, ids.m1, ids.m2, "related", 0.8);
-  addLink(s, ids.m6, ids.m1, "derived_from", 0.9);
-  addLink(s, ids.m7, ids.m9, "related", 0.7);
-  addLink(s, ids.m4, ids.m8, "related", 0.6);
+  await dbRows(s, "DELETE FROM memory_tags WHERE memory_id = ?", [ids.m12]);
+  await dbRows(s, "DELETE FROM links");
+  await addLink(s, ids.m1, ids.m2, "related", 0.8);
+  await addLink(s, ids.m6, ids.m1, "derived_from", 0.9);
+  await addLink(s, ids.m7, ids.m9, "related", 0.7);
+  await addLink(s, ids.m4, ids.m8, "related", 0.6);
 
   // 45 days ago (before the window): three showings, two uses; "gone" is deleted afterwards.
-  for (const k of ["m1", "m2", "gone"]) show(s, ids[k], at(45));
+  for (const k of ["m1", "m2", "gone"]) await show(s, ids[k], at(45));
   for (const k of ["m1", "gone"]) {
     clock.set(at(45, 10));
     await fetchMemory(s, ids[k]);
   }
-  for (const k of ["m1", "m4", "m6", "m7"]) show(s, ids[k], at(10, 23) + 30 * 60_000);
+  for (const k of ["m1", "m4", "m6", "m7"]) await show(s, ids[k], at(10, 23) + 30 * 60_000);
   clock.set(at(10, 23) + 40 * 60_000);
   await fetchMemory(s, ids.m6);
-  for (const k of ["m6", "m7", "m9"]) show(s, ids[k], at(1, 14));
+  for (const k of ["m6", "m7", "m9"]) await show(s, ids[k], at(1, 14));
   clock.set(at(1, 15));
   await fetchMemory(s, ids.m6);
   await fetchMemory(s, ids.m7);
-  for (const k of ["m10", "m6", "m12"]) show(s, ids[k], at(0, 4));
+  for (const k of ["m10", "m6", "m12"]) await show(s, ids[k], at(0, 4));
   clock.set(at(0, 5));
   await fetchMemory(s, ids.m10);
   clock.set(NOW);
@@ -129,7 +131,7 @@ export async function seedDashboard(s: Services, clock: ReturnType<typeof movabl
   for (let n = 1; n <= 8; n++) {
     const day = new Date(TODAY - (9 - n) * DAY).toISOString().slice(0, 10);
     const started = Date.parse(`${day}T02:00:00Z`);
-    s.store.sqlite.run("INSERT INTO nightly_runs(day, status, owner, started_at, heartbeat_at, finished_at, digest) VALUES (?, ?, 'seed', ?, ?, ?, ?)", [
+    await dbRows(s, "INSERT INTO nightly_runs(day, status, owner, started_at, heartbeat_at, finished_at, digest) VALUES (?, ?, 'seed', ?, ?, ?, ?)", [
       day,
       n === 3 ? "partial" : "done",
       started,

@@ -1,5 +1,8 @@
 import { afterAll, beforeAll, beforeEach } from "bun:test";
 import { startFakeLlm, type FakeLlm } from "./fake-llm";
+import { existsSync, readFileSync } from "node:fs";
+import type { Services } from "../../src/core/services";
+import { dbRows, onSqlite } from "./engine";
 import { postJson, startServer, type TestServer } from "./server";
 
 export const DISTILL_TIMEOUT_MS = 1500;
@@ -11,8 +14,9 @@ export interface DistillHarness {
   fake: FakeLlm;
   srv: TestServer;
   post(body: unknown): Promise<Response>;
-  sql<T>(q: string, ...args: any[]): T[];
-  count(table: string): number;
+  /** Rows of one SQL statement both engines speak (`?` placeholders), on the server's store. */
+  sql<T>(q: string, ...args: any[]): Promise<T[]>;
+  count(table: string): Promise<number>;
 }
 
 /**
@@ -22,8 +26,8 @@ export interface DistillHarness {
 export function distillHarness(opts: { timeoutMs?: number } = {}): DistillHarness {
   const h = {
     post: (body: unknown) => postJson(`${h.srv.url}/distill`, body),
-    sql: <T>(q: string, ...args: any[]) => h.srv.services.store.sqlite.query<T, any[]>(q).all(...args),
-    count: (table: string) => h.sql<{ n: number }>(`SELECT count(*) AS n FROM ${table}`)[0].n,
+    sql: <T>(q: string, ...args: any[]) => dbRows<T>(h.srv.services, q, args),
+    count: async (table: string) => (await h.sql<{ n: number }>(`SELECT count(*) AS n FROM ${table}`))[0].n,
   } as DistillHarness;
   beforeAll(async () => {
     h.fake = startFakeLlm();
@@ -33,11 +37,27 @@ export function distillHarness(opts: { timeoutMs?: number } = {}): DistillHarnes
     await h.srv.stop();
     await h.fake.stop();
   });
-  beforeEach(() => {
+  beforeEach(async () => {
     h.fake.reset();
-    h.srv.services.store.sqlite.run("DELETE FROM memories");
-    h.srv.services.store.sqlite.run("DELETE FROM segments");
+    await dbRows(h.srv.services, "DELETE FROM memories");
+    await dbRows(h.srv.services, "DELETE FROM segments");
     for (let seq = 0; seq < 10_000; seq++) h.srv.services.index.remove(seq);
   });
   return h;
+}
+
+/**
+ * Everything the store holds, as text, to assert a secret is nowhere in it:
+ * the SQLite file and its WAL byte for byte (free pages included), or on
+ * PostgreSQL every row of every table of the store's schema.
+ */
+export async function storedText(s: Services): Promise<string> {
+  if (onSqlite) {
+    const file = s.store.file;
+    return ["", "-wal"].map((x) => (existsSync(file + x) ? readFileSync(file + x).toString("latin1") : "")).join("");
+  }
+  const tables = await dbRows<{ t: string }>(s, "SELECT table_name AS t FROM information_schema.tables WHERE table_schema = ?", [s.config.database.schema]);
+  const parts: string[] = [];
+  for (const { t } of tables) parts.push(JSON.stringify(await dbRows(s, `SELECT * FROM ${t}`)));
+  return parts.join("\n");
 }

@@ -33,9 +33,11 @@ export interface TestServices extends Services {
 export function makeServices(opts: TestServicesOptions = {}): TestServices {
   const home = opts.home ?? mkdtempSync(join(tmpdir(), "memsvc-home-"));
   mkdirSync(home, { recursive: true });
-  if (!opts.home || opts.config) writeFileSync(join(home, "config.json"), JSON.stringify({ token: TEST_TOKEN, ...engineConfig(home), ...opts.config }));
+  // A test that names its storage gets it; every other store is on the test engine.
+  const pinned = opts.config !== undefined && "storage" in opts.config;
+  if (!opts.home || opts.config) writeFileSync(join(home, "config.json"), JSON.stringify({ token: TEST_TOKEN, ...(pinned ? {} : engineConfig(home)), ...opts.config }));
   // The environment too: a reused home's config.json may come from elsewhere (memsvc init).
-  const config: Config = loadConfig({ ...engineEnv(home), ...opts.env, MEMSVC_HOME: home, MEMSVC_OFFLINE: "1" });
+  const config: Config = loadConfig({ ...(pinned ? {} : engineEnv(home)), ...opts.env, MEMSVC_HOME: home, MEMSVC_OFFLINE: "1" });
   const logs: { level: string; message: string }[] = [];
   const log: Logger = (level, message) => logs.push({ level, message });
   const services = createServices(config, { embedder: opts.embedder ?? new FallbackEmbedder(), log, now: opts.now, indexBackgroundAbove: opts.indexBackgroundAbove }) as TestServices;

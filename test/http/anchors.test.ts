@@ -39,7 +39,7 @@ describe("anchors on /distill", () => {
     expect(text).toContain(`- anchored to: github.com/acme/shop (main) at ${COMMIT.slice(0, 12)}: src/db.ts, scripts/backfill.ts, src/orders.ts`);
     const del = await fetch(`${h.srv.url}/memory?id=${ids[0]}`, { method: "DELETE", headers: auth });
     expect(del.status).toBe(200);
-    expect(h.count("memory_anchors")).toBe(0);
+    expect(await h.count("memory_anchors")).toBe(0);
   });
 
   const bad: [string, unknown, RegExp][] = [
@@ -60,8 +60,8 @@ describe("anchors on /distill", () => {
       const r = await h.post(distillAnchorsBody(TRANSCRIPT, anchors));
       expect(r.status).toBe(400);
       expect(((await r.json()) as any).error.message).toMatch(message);
-      expect(h.count("memories")).toBe(0);
-      expect(h.count("memory_anchors")).toBe(0);
+      expect(await h.count("memories")).toBe(0);
+      expect(await h.count("memory_anchors")).toBe(0);
       expect(h.fake.requests.length).toBe(0);
     });
   }
@@ -111,7 +111,7 @@ describe("anchors on /distill", () => {
       expect(r.status).toBe(400);
       expect(((await r.json()) as any).error.message).toMatch(msg);
     }
-    expect(h.sql<{ n: number }>("SELECT count(*) n FROM memory_anchors WHERE stale IS NOT NULL")[0].n).toBe(0);
+    expect((await h.sql<{ n: number }>("SELECT count(*) n FROM memory_anchors WHERE stale IS NOT NULL"))[0].n).toBe(0);
     const ok = await post({ repo: ANCHORS.repo, marks: [{ id: ids[0], reason: "missing", missing_paths: ["src/db.ts"] }, { id: "no-such-memory", reason: "commit-unknown" }] });
     expect(await ok.json()).toEqual({ repo: ANCHORS.repo, marked: 1, cleared: 0, unknown: 1 });
     const cleared = await post({ repo: ANCHORS.repo, fresh: [ids[0]] });
@@ -128,7 +128,7 @@ describe("anchors on /distill", () => {
     });
     const dir = mkdtempSync(join(tmpdir(), "memsvc-anchors-export-"));
     const file = join(dir, "out.jsonl");
-    await exportAll(h.srv.services.store, h.srv.services.config.paths.identity, file, { vectors: false });
+    await exportAll(h.srv.services.storage, h.srv.services.config.paths.identity, file, { vectors: false });
     const fresh = makeServices();
     try {
       const r = await importAll(fresh, file);

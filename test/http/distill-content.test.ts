@@ -1,7 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { readFileSync, existsSync } from "node:fs";
 import { memoriesReply } from "../helpers/fake-llm";
-import { distillHarness, TRANSCRIPT } from "../helpers/distill-server";
+import { distillHarness, storedText, TRANSCRIPT } from "../helpers/distill-server";
 import { postJson } from "../helpers/server";
 
 // No test here times the model out: the short default (kept short for distill.test.ts's hang tests)
@@ -22,7 +21,7 @@ describe("huge answers", () => {
     expect(j.distilled).toBeGreaterThan(0);
     expect(h.srv.services.logs.some((l) => l.message.includes("proposed 500 memories for one chunk; keeping the first 40"))).toBe(true);
     // Taken means the first 40 in the model's order: every stored memory (near-duplicates merge) is one of them.
-    const stored = sql<{ content: string }>("SELECT content FROM memories").map((r) => Number(/Service number (\d+) /.exec(r.content)?.[1]));
+    const stored = (await sql<{ content: string }>("SELECT content FROM memories")).map((r) => Number(/Service number (\d+) /.exec(r.content)?.[1]));
     expect(stored).toHaveLength(j.distilled);
     for (const n of stored) expect(n).toBeLessThan(40);
     expect(stored).toContain(0);
@@ -62,10 +61,7 @@ describe("raw content and secrets", () => {
   const PW = "hunter2-PLANTED-pw";
   const SENTENCE = "The violet walrus recited quarterly tax tables backwards at midnight";
 
-  const dbBytes = () => {
-    const file = h.srv.services.store.file;
-    return ["", "-wal"].map((x) => (existsSync(file + x) ? readFileSync(file + x).toString("latin1") : "")).join("");
-  };
+  const dbBytes = () => storedText(h.srv.services);
 
   test("planted secrets never reach the model nor the database; an echoed key is redacted", async () => {
     h.fake.script(memoriesReply(`The staging deploy uses the OpenAI key ${KEY} from the .env file of the shop repo.`, "The staging database is reached through pgbouncer on port 6432 with the shop_app user."));
@@ -81,9 +77,9 @@ describe("raw content and secrets", () => {
     for (const secret of [KEY, GH, AWS, PW]) expect(sent).not.toContain(secret);
     expect(sent).toContain("[REDACTED:");
     expect(sent).toContain(SENTENCE);
-    const contents = sql<{ content: string }>("SELECT content FROM memories").map((m) => m.content);
+    const contents = (await sql<{ content: string }>("SELECT content FROM memories")).map((m) => m.content);
     expect(contents.some((c) => c.includes("[REDACTED:openai-key]"))).toBe(true);
-    const bytes = dbBytes();
+    const bytes = await dbBytes();
     for (const secret of [KEY, GH, AWS, PW]) expect(bytes).not.toContain(secret);
     // The transcript itself is gone: a sentence the model did not echo is nowhere in the file.
     expect(bytes).not.toContain("violet walrus");
@@ -94,16 +90,16 @@ describe("raw content and secrets", () => {
 
 describe("near-duplicates and links", () => {
   const ingest = async (content: string, project = "infra") => ((await (await postJson(`${h.srv.url}/ingest`, { content, project })).json()) as any).id as string;
-  const strength = (id: string) => sql<{ strength: number }>("SELECT strength FROM memories WHERE id = ?", id)[0].strength;
+  const strength = async (id: string) => (await sql<{ strength: number }>("SELECT strength FROM memories WHERE id = ?", id))[0].strength;
 
   test("a restatement strengthens the existing memory instead of adding a copy", async () => {
     const id = await ingest("The staging database listens on port 5433.");
     h.fake.script(memoriesReply("The staging database runs on port 5433."));
     const j = (await (await post({ text: TRANSCRIPT, project: "infra" })).json()) as any;
     expect(j.ids).toEqual([id]);
-    expect(count("memories")).toBe(1);
-    expect(strength(id)).toBeGreaterThan(1);
-    expect(sql<{ content: string }>("SELECT content FROM memories")[0].content).toBe("The staging database runs on port 5433.");
+    expect((await count("memories"))).toBe(1);
+    expect((await strength(id))).toBeGreaterThan(1);
+    expect((await sql<{ content: string }>("SELECT content FROM memories"))[0].content).toBe("The staging database runs on port 5433.");
   });
 
   test("a newer version of a fact updates the existing memory (and its vector)", async () => {
@@ -111,8 +107,8 @@ describe("near-duplicates and links", () => {
     h.fake.script(memoriesReply("The billing service API rate limit was raised to 500 requests per minute per tenant."));
     const j = (await (await post({ text: TRANSCRIPT, project: "infra" })).json()) as any;
     expect(j.ids).toEqual([id]);
-    expect(count("memories")).toBe(1);
-    expect(sql<{ content: string }>("SELECT content FROM memories")[0].content).toContain("raised to 500");
+    expect((await count("memories"))).toBe(1);
+    expect((await sql<{ content: string }>("SELECT content FROM memories"))[0].content).toContain("raised to 500");
     const s = (await (await fetch(`${h.srv.url}/search?query=${encodeURIComponent("billing rate limit raised 500")}&project=infra`)).json()) as any;
     expect(s.results[0].id).toBe(id);
     // The corrected text replaced the old one, which stays as a version (GET /memory/history).
@@ -128,7 +124,7 @@ describe("near-duplicates and links", () => {
     await post({ text: TRANSCRIPT, project: "infra" });
     h.fake.script(memoriesReply("The staging database listens on port 5433."));
     await post({ text: TRANSCRIPT, project: "other" });
-    expect(count("memories")).toBe(3);
+    expect((await count("memories"))).toBe(3);
   });
 
   test("new memories link to their closest existing memories and to the relationships the model named", async () => {
@@ -142,7 +138,7 @@ describe("near-duplicates and links", () => {
     const j = (await (await post({ text: TRANSCRIPT, project: "shop" })).json()) as any;
     expect(j.ids).toHaveLength(2);
     const [hang, rule] = j.ids;
-    const links = sql<{ from_id: string; to_id: string; relationship: string }>("SELECT from_id, to_id, relationship FROM links");
+    const links = (await sql<{ from_id: string; to_id: string; relationship: string }>("SELECT from_id, to_id, relationship FROM links"));
     expect(links).toContainEqual({ from_id: hang, to_id: existing, relationship: "related" });
     expect(links).toContainEqual({ from_id: rule, to_id: hang, relationship: "fixes" });
     expect(links).toContainEqual({ from_id: rule, to_id: existing, relationship: "depends_on" });
@@ -175,5 +171,5 @@ test("a transcript needing more model calls than the per-request limit is refuse
   expect(r.status).toBe(413);
   expect(((await r.json()) as any).error.message).toMatch(/send it as several segments/);
   expect(h.fake.requests.length).toBe(0);
-  expect(count("segments")).toBe(0);
+  expect((await count("segments"))).toBe(0);
 });

@@ -1,7 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { existsSync, readFileSync } from "node:fs";
 import { insertMemoryRows } from "../../src/core/memories";
-import { distillHarness } from "../helpers/distill-server";
+import { distillHarness, storedText } from "../helpers/distill-server";
 import { memoriesReply, type RecordedRequest } from "../helpers/fake-llm";
 import { postJson } from "../helpers/server";
 import { CORPUS } from "../fixtures/secrets/corpus";
@@ -15,10 +14,7 @@ const ONE_LINE = CORPUS.filter((c) => !c.secret.includes("\n") && !c.secret.incl
 const LEGACY_SECRET = `ghp_${"Legacy9Token".repeat(3)}`;
 const INGESTED_SECRET = "sk-proj-INGESTEDkey0123456789abcdefXYZ";
 
-function dbBytes(): string {
-  const file = h.srv.services.store.file;
-  return ["", "-wal"].map((x) => (existsSync(file + x) ? readFileSync(file + x).toString("latin1") : "")).join("");
-}
+const dbBytes = () => storedText(h.srv.services);
 
 /** What the model was sent: every message of every request, role included. */
 const sentText = () =>
@@ -69,9 +65,9 @@ describe("no secret reaches the model or the store", () => {
     expect(sent).toContain("[REDACTED:");
 
     // The echoing model's memories were stored, with no secret in them, nor anywhere in the file.
-    const stored = h.sql<{ content: string }>("SELECT content FROM memories WHERE source_session = 'all-secrets'");
+    const stored = (await h.sql<{ content: string }>("SELECT content FROM memories WHERE source_session = 'all-secrets'"));
     expect(stored.length).toBeGreaterThan(0);
-    const bytes = dbBytes();
+    const bytes = await dbBytes();
     for (const c of CORPUS) {
       for (const m of stored) expect(m.content).not.toContain(c.secret);
       expect(bytes).not.toContain(c.secret);
@@ -94,7 +90,7 @@ describe("no secret reaches the model or the store", () => {
     expect(res.status).toBe(200);
     const body = (await res.json()) as { memory: { content: string } };
     expect(body.memory.content).toBe("The staging database is postgres://app:[REDACTED:password]@db.staging:5432/shop.");
-    expect(dbBytes()).not.toContain("Sup3r-S3cret");
+    expect(await dbBytes()).not.toContain("Sup3r-S3cret");
   });
 
   test("the model client redacts a prompt built by any route", async () => {

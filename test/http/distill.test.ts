@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { memoriesReply } from "../helpers/fake-llm";
 import { DISTILL_TIMEOUT_MS as TIMEOUT_MS, distillHarness, TRANSCRIPT } from "../helpers/distill-server";
+import { dbRows } from "../helpers/engine";
 import { postJson, startServer } from "../helpers/server";
 
 const h = distillHarness();
@@ -60,8 +61,8 @@ describe("201 distilled and stored", () => {
       source_session: "sess-1",
       created_at: "2026-03-14T00:00:00.000Z",
     });
-    expect(sql<{ privacy: string }>("SELECT privacy FROM memories")[0].privacy).toBe("WORK");
-    expect(sql<{ tag: string }>("SELECT tag FROM memory_tags ORDER BY weight DESC").map((t) => t.tag)).toEqual(["shop", "postgres", "deploy"]);
+    expect((await sql<{ privacy: string }>("SELECT privacy FROM memories"))[0].privacy).toBe("WORK");
+    expect((await sql<{ tag: string }>("SELECT tag FROM memory_tags ORDER BY weight DESC")).map((t) => t.tag)).toEqual(["shop", "postgres", "deploy"]);
   });
 
   test("messages body reaches the model as role-labelled turns; source_agent defaults to unknown; date defaults to today", async () => {
@@ -73,7 +74,7 @@ describe("201 distilled and stored", () => {
     expect(prompt).toContain("user: Why did the staging deploy hang");
     expect(prompt).toContain("assistant: It waited on a table lock");
     expect(h.fake.requests[0].body.model).toBe("fake-distiller");
-    const row = sql<{ source_agent: string; created_at: number }>("SELECT source_agent, created_at FROM memories")[0];
+    const row = (await sql<{ source_agent: string; created_at: number }>("SELECT source_agent, created_at FROM memories"))[0];
     expect(row.source_agent).toBe("unknown");
     // Without session_date the memory is dated when it was written: between the request and now (a day check would flake at midnight UTC).
     expect(row.created_at).toBeGreaterThanOrEqual(sent);
@@ -102,24 +103,24 @@ describe("201 distilled and stored", () => {
       { content: "Deploy fixed.", reason: "too short" },
       { content: expect.stringContaining("exit_code"), reason: "tool noise" },
     ]);
-    expect(count("memories")).toBe(1);
+    expect((await count("memories"))).toBe(1);
     expect(h.srv.services.logs.some((l) => l.message.includes("distill dropped (filler)"))).toBe(true);
     // Kept for the nightly log, reasons and previews only.
-    expect(sql<{ reason: string }>("SELECT reason FROM distill_dropped ORDER BY id").map((r) => r.reason)).toEqual(["filler", "filler", "empty", "too short", "tool noise"]);
+    expect((await sql<{ reason: string }>("SELECT reason FROM distill_dropped ORDER BY id")).map((r) => r.reason)).toEqual(["filler", "filler", "empty", "too short", "tool noise"]);
   });
 
   test("a trivial transcript is not kept for the nightly log (it is raw session text)", async () => {
-    h.srv.services.store.sqlite.run("DELETE FROM distill_dropped");
+    await sql("DELETE FROM distill_dropped");
     const r = await post({ text: "ok thanks" });
     expect(r.status).toBe(201);
-    expect(count("distill_dropped")).toBe(0);
+    expect((await count("distill_dropped"))).toBe(0);
   });
 
   test("model replies in code fences with leading prose are parsed", async () => {
     h.fake.script({ text: 'Here are the memories:\n```json\n{"memories": [{"content": "The orders table export runs nightly at 02:00 UTC and holds a share lock.", "memory_type": "fact"}]}\n```\nHope this helps!' });
     const r = await post({ text: TRANSCRIPT });
     expect(r.status).toBe(201);
-    expect(sql<{ memory_type: string }>("SELECT memory_type FROM memories")[0].memory_type).toBe("knowledge");
+    expect((await sql<{ memory_type: string }>("SELECT memory_type FROM memories"))[0].memory_type).toBe("knowledge");
   });
 
   test("a transcript that is only filler is answered without a model call", async () => {
@@ -142,7 +143,7 @@ describe("deduplication", () => {
     h.fake.fallback = () => memoriesReply("Payments webhooks are retried by Stripe for three days with exponential backoff.");
     const later = await post({ text: "user: how long does Stripe retry webhooks?\n\nassistant: three days, exponential backoff.", session_id: "s1", segment_id: "100-200" });
     expect(later.status).toBe(201);
-    expect(count("memories")).toBe(3);
+    expect((await count("memories"))).toBe(3);
   });
 
   test("a segment whose fragments were all dropped is recorded, so its retry is skipped", async () => {
@@ -169,7 +170,7 @@ describe("deduplication", () => {
     const other = await post({ text: TRANSCRIPT, session_id: "two", segment_id: "0-100" });
     expect(other.status).toBe(201);
     expect(h.fake.requests.length).toBe(2);
-    expect(sql<{ key: string }>("SELECT key FROM segments ORDER BY key").map((r) => r.key)).toEqual(["one#0-100", "two#0-100"]);
+    expect((await sql<{ key: string }>("SELECT key FROM segments ORDER BY key")).map((r) => r.key)).toEqual(["one#0-100", "two#0-100"]);
     const again = await post({ text: TRANSCRIPT, session_id: "two", segment_id: "0-100" });
     expect(again.status).toBe(200);
   });
@@ -179,11 +180,11 @@ describe("deduplication", () => {
     const pending = post({ text: TRANSCRIPT, session_id: "shared", segment_id: "s-1" });
     // The model has the request: the early dedup check is behind us. Another process sharing the file records the segment now.
     while (h.fake.requests.length === 0) await Bun.sleep(5);
-    h.srv.services.store.sqlite.run("INSERT INTO segments(key, session_id, memory_count, created_at) VALUES ('shared#s-1', 'shared', 7, 1)");
+    await sql("INSERT INTO segments(key, session_id, memory_count, created_at) VALUES ('shared#s-1', 'shared', 7, 1)");
     const r = await pending;
     expect(r.status).toBe(200);
     expect(await r.json()).toEqual({ skipped: true, existing_count: 7 });
-    expect(count("memories")).toBe(0);
+    expect((await count("memories"))).toBe(0);
   });
 
   test("two concurrent posts of the same segment store it once", async () => {
@@ -191,17 +192,17 @@ describe("deduplication", () => {
     const body = { text: TRANSCRIPT, session_id: "race", segment_id: "seg-1" };
     const [a, b] = await Promise.all([post(body), post(body)]);
     expect([a.status, b.status].sort()).toEqual([200, 201]);
-    expect(count("memories")).toBe(2);
-    expect(count("segments")).toBe(1);
+    expect((await count("memories"))).toBe(2);
+    expect((await count("segments"))).toBe(1);
     expect(h.fake.requests.length).toBe(1);
   });
 });
 
 describe("503: strict, nothing stored", () => {
-  const expectNothingStored = () => {
-    expect(count("memories")).toBe(0);
-    expect(count("segments")).toBe(0);
-    expect(count("links")).toBe(0);
+  const expectNothingStored = async () => {
+    expect((await count("memories"))).toBe(0);
+    expect((await count("segments"))).toBe(0);
+    expect((await count("links"))).toBe(0);
   };
   const cases: [string, () => void, RegExp][] = [
     ["the model hangs", () => h.fake.script({ hang: true }), /did not answer within/],
@@ -219,7 +220,7 @@ describe("503: strict, nothing stored", () => {
         const r = await post({ text: TRANSCRIPT, session_id: "fail", segment_id: "x" });
         expect(r.status).toBe(503);
         expect(((await r.json()) as any).error.message).toMatch(message);
-        expectNothingStored();
+        (await expectNothingStored());
         // The client retries the same segment later: it is not skipped.
         h.fake.script(memoriesReply("The orders migration needs lock_timeout = 5s on staging."));
         expect((await post({ text: TRANSCRIPT, session_id: "fail", segment_id: "x" })).status).toBe(201);
@@ -234,7 +235,7 @@ describe("503: strict, nothing stored", () => {
     const r = await post({ text: long, session_id: "multi", segment_id: "1" });
     expect(r.status).toBe(503);
     expect(h.fake.requests.length).toBe(2);
-    expectNothingStored();
+    (await expectNothingStored());
   });
 
   test("no language model configured: 503 at once, /health says so", async () => {
@@ -244,7 +245,7 @@ describe("503: strict, nothing stored", () => {
       expect(r.status).toBe(503);
       expect(((await r.json()) as any).error.message).toMatch(/no language model is configured/);
       expect(((await (await fetch(`${bare.url}/health`)).json()) as any).llm).toBe("not configured");
-      expect(bare.services.store.sqlite.query<{ n: number }, []>("SELECT count(*) n FROM segments").get()!.n).toBe(0);
+      expect((await dbRows<{ n: number }>(bare.services, "SELECT count(*) n FROM segments"))[0].n).toBe(0);
     } finally {
       await bare.stop();
     }

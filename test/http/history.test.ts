@@ -112,7 +112,7 @@ describe("export and import", () => {
     const id = await ingest("Exported memory, first text.");
     await patch({ id, content: "Exported memory, second text." });
     const file = join(tmpdir(), `memsvc-hist-${crypto.randomUUID()}.jsonl`);
-    await exportAll(srv.services.store, srv.services.config.paths.identity, file, { vectors: false });
+    await exportAll(srv.services.storage, srv.services.config.paths.identity, file, { vectors: false });
     const lines = (await Bun.file(file).text()).trim().split("\n").map((l) => JSON.parse(l));
     expect(lines.filter((l) => l.kind === "history" && l.memory_id === id)).toEqual([
       expect.objectContaining({ version: 1, content: "Exported memory, first text.", reason: "update" }),
@@ -143,7 +143,7 @@ describe("export and import", () => {
     const id = await ingest("Harmless first text.");
     await patch({ id, content: "Harmless second text." });
     const file = join(tmpdir(), `memsvc-hist-secret-${crypto.randomUUID()}.jsonl`);
-    await exportAll(srv.services.store, srv.services.config.paths.identity, file, { vectors: true });
+    await exportAll(srv.services.storage, srv.services.config.paths.identity, file, { vectors: true });
     const secret = `ghp_${"A1b2C3d4E5".repeat(3)}123456`;
     const edited = (await Bun.file(file).text())
       .trim()
@@ -169,7 +169,7 @@ describe("export and import", () => {
 
   test("a history record of a memory the file lacks, or with a bad field, imports nothing", async () => {
     const file = join(tmpdir(), `memsvc-hist-bad-${crypto.randomUUID()}.jsonl`);
-    await exportAll(srv.services.store, srv.services.config.paths.identity, file, { vectors: false });
+    await exportAll(srv.services.storage, srv.services.config.paths.identity, file, { vectors: false });
     const text = await Bun.file(file).text();
     for (const extra of [
       { kind: "history", memory_id: "00000000-0000-4000-8000-000000000000", version: 1, content: "x", memory_type: "knowledge", project: null, reason: "update", replaced_at: 1 },

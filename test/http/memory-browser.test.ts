@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+import { dbRow, dbRows, onSqlite } from "../helpers/engine";
 import { seedGraph, type SeedMemory } from "../helpers/graph-seed";
 import { requestFrom, startServer, type TestServer } from "../helpers/server";
 
@@ -19,9 +20,8 @@ beforeEach(async () => {
     ["a", "b", "related", 0.8],
     ["d", "a", "supports", 0.5],
   ]);
-  const db = srv.services.store.sqlite;
-  db.run("UPDATE memories SET shown_count = 3 WHERE id = ?", [ids.a]);
-  db.run("UPDATE memories SET shown_count = 2, used_count = 1 WHERE id = ?", [ids.b]);
+  await dbRows(srv.services, "UPDATE memories SET shown_count = 3 WHERE id = ?", [ids.a]);
+  await dbRows(srv.services, "UPDATE memories SET shown_count = 2, used_count = 1 WHERE id = ?", [ids.b]);
 });
 afterEach(async () => {
   await srv.stop();
@@ -138,9 +138,10 @@ describe("GET /memories/list", () => {
 
 describe("GET /memories/detail", () => {
   test("shows provenance, tags and links without counting as a use", async () => {
-    const before = srv.services.store.sqlite.query("SELECT used_count, strength, refreshed_at FROM memories WHERE id = ?").get(ids.a);
-    const events = () => srv.services.store.sqlite.query<{ n: number }, []>("SELECT count(*) AS n FROM memory_events").get()!.n;
-    const e0 = events();
+    const usage = () => dbRow(srv.services, "SELECT used_count, strength, refreshed_at FROM memories WHERE id = ?", [ids.a]);
+    const events = async () => (await dbRow<{ n: number }>(srv.services, "SELECT count(*) AS n FROM memory_events"))!.n;
+    const before = await usage();
+    const e0 = await events();
     const res = await get(`/memories/detail?id=${ids.a.slice(0, 8)}`);
     expect(res.status).toBe(200);
     const d = await res.json();
@@ -152,8 +153,8 @@ describe("GET /memories/detail", () => {
       expect.objectContaining({ id: ids.b, relationship: "related", weight: 0.8, direction: "out", memory_type: "decisions" }),
       expect.objectContaining({ id: ids.d, relationship: "supports", weight: 0.5, direction: "in" }),
     ]);
-    expect(srv.services.store.sqlite.query("SELECT used_count, strength, refreshed_at FROM memories WHERE id = ?").get(ids.a)).toEqual(before);
-    expect(events()).toBe(e0);
+    expect(await usage()).toEqual(before);
+    expect(await events()).toBe(e0);
     expect((await get("/memories/detail")).status).toBe(400);
     expect((await get("/memories/detail?id=ffffffff")).status).toBe(404);
   });
@@ -173,12 +174,15 @@ describe("POST /memories/delete", () => {
     const ok = await post({ project: "infra", confirm_count: 3 });
     expect(ok.status).toBe(200);
     expect(await ok.json()).toEqual({ deleted: 3, links_removed: 2 });
-    const db = srv.services.store.sqlite;
-    expect(db.query<{ n: number }, []>("SELECT count(*) AS n FROM memories").get()!.n).toBe(2);
-    expect(db.query<{ n: number }, []>("SELECT count(*) AS n FROM links").get()!.n).toBe(0);
-    expect(db.query<{ n: number }, []>("SELECT count(*) AS n FROM memory_vec").get()!.n).toBe(2);
-    expect(db.query<{ n: number }, []>("SELECT count(*) AS n FROM memories_fts WHERE memories_fts MATCH 'deploy'").get()!.n).toBe(0);
-    expect(srv.services.index.size).toBe(2);
+    const n = async (sql: string) => (await dbRow<{ n: number }>(srv.services, sql))!.n;
+    expect(await n("SELECT count(*) AS n FROM memories")).toBe(2);
+    expect(await n("SELECT count(*) AS n FROM links")).toBe(0);
+    expect(await n("SELECT count(*) AS n FROM memory_vec")).toBe(2);
+    // Full text: the FTS5 table on SQLite; on PostgreSQL a column of the deleted rows, gone with them.
+    if (onSqlite) {
+      expect(await n("SELECT count(*) AS n FROM memories_fts WHERE memories_fts MATCH 'deploy'")).toBe(0);
+      expect(srv.services.index.size).toBe(2);
+    }
     const search = await (await get("/search?query=deploy")).json();
     expect(search.results.map((r: any) => r.id)).not.toContain(ids.b);
   });

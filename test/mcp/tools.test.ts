@@ -47,9 +47,9 @@ beforeAll(async () => {
   }
   await seed("twin1", "Twin memory one about lighthouses.");
   await seed("twin2", "Twin memory two about lighthouses.");
-  addLink(s, ids.wal, ids.idle, "supports", 0.9);
-  addLink(s, ids.idle, ids.deploy, "related", 0.6);
-  for (const t of ["sse", "http"]) addLink(s, ids[`del-${t}`], ids.wal, "related", 0.4);
+  await addLink(s, ids.wal, ids.idle, "supports", 0.9);
+  await addLink(s, ids.idle, ids.deploy, "related", 0.6);
+  for (const t of ["sse", "http"]) await addLink(s, ids[`del-${t}`], ids.wal, "related", 0.4);
   // Two memories sharing an 8-character prefix: rewrite one id.
   const twin = `${short("twin1")}-ffff-4fff-bfff-ffffffffffff`;
   s.store.sqlite.run("PRAGMA foreign_keys = OFF");

@@ -46,8 +46,8 @@ afterAll(async () => {
 });
 
 describe("domain keywords are the words that characterise a domain", () => {
-  test("each project's own vocabulary, not the store's generic words", () => {
-    const idx = domainIndex(s);
+  test("each project's own vocabulary, not the store's generic words", async () => {
+    const idx = await domainIndex(s);
     const kw = (domain: string) => idx.domains.find((d) => d.domain === domain)!.keywords;
     expect(kw("billing").slice(0, 3)).toEqual(expect.arrayContaining(["stripe", "invoice"]));
     expect(kw("infra").slice(0, 3)).toEqual(expect.arrayContaining(["terraform", "kubernetes"]));
@@ -78,12 +78,12 @@ describe("domain keywords are the words that characterise a domain", () => {
     const one = makeServices({});
     try {
       await ingestMemory(one, { content: "Always pin the Node version in .nvmrc so CI matches local builds.", project: "tooling", memory_type: "learnings" });
-      const text = renderDomainIndex(domainIndex(one));
+      const text = renderDomainIndex(await domainIndex(one));
       expect(text).toStartWith("1 memory (1 learning) in 1 domain and 1 project.");
       expect(text).toContain("- tooling (project): 1 memory, 1 learning");
       expect(text).toContain("- tooling: 1 memory, 1 learning");
       expect(text).not.toMatch(/\b1 (memories|learnings|domains|projects)\b/);
-      expect(renderDomainIndex(domainIndex(s))).toStartWith("18 memories (0 learnings) in 3 domains and 3 projects.");
+      expect(renderDomainIndex(await domainIndex(s))).toStartWith("18 memories (0 learnings) in 3 domains and 3 projects.");
     } finally {
       await one.close();
     }

@@ -3,11 +3,12 @@ import { hostname } from "node:os";
 import { fetchMemory, ingestMemory } from "../../src/core/memories";
 import { recallIndex } from "../../src/core/recall";
 import { effectiveStrength } from "../../src/core/memories";
-import { daysToRun, latestDigests, NightlyInterrupted, runNightly, type NightlyProgress } from "../../src/core/nightly";
+import { daysToRun, latestDigests, NightlyInterrupted, NightlyLeaseLost, runNightly, type NightlyProgress } from "../../src/core/nightly";
 import { runScheduledNightly, startNightlySchedule } from "../../src/core/nightly";
 import { PRUNE_MIN_AGE_DAYS } from "../../src/core/tuning";
 import { ConfigError } from "../../src/errors";
 import { startFakeLlm, type FakeLlm } from "../helpers/fake-llm";
+import { dbRows } from "../helpers/engine";
 import { makeServices, type TestServices } from "../helpers/services";
 
 const DAY = "2026-03-10";
@@ -41,9 +42,9 @@ async function add(s: TestServices, content: string, project: string | null = "s
   return r.id;
 }
 
-const q = <T>(s: TestServices, sql: string, ...args: (string | number)[]) => s.store.sqlite.query<T, (string | number)[]>(sql).all(...args);
+const q = <T>(s: TestServices, sql: string, ...args: (string | number)[]) => dbRows<T>(s, sql, args);
 const learningsOf = (s: TestServices) => q<{ id: string; content: string; project: string | null; source_agent: string }>(s, "SELECT id, content, project, source_agent FROM memories WHERE memory_type = 'learnings' ORDER BY seq");
-const runRow = (s: TestServices) => q<{ status: string; cursor: string }>(s, "SELECT status, cursor FROM nightly_runs ORDER BY id DESC LIMIT 1")[0];
+const runRow = (s: TestServices) => q<{ status: string; cursor: string }>(s, "SELECT status, cursor FROM nightly_runs ORDER BY id DESC LIMIT 1").then((r) => r[0]);
 
 const LESSON = "Run migrations with --lock-timeout=5s: without it the orders table locked for minutes and the deploy failed.";
 
@@ -60,13 +61,13 @@ describe("consolidation with a model", () => {
     const prompt = fake.receivedText();
     expect(prompt).toContain("locked the orders table");
     expect(prompt).not.toContain("coffee machine");
-    const [learning] = learningsOf(s);
+    const [learning] = await learningsOf(s);
     expect(learning).toMatchObject({ content: LESSON, project: "shop", source_agent: "nightly" });
-    const sources = q<{ to_id: string }>(s, "SELECT to_id FROM links WHERE from_id = ? AND relationship = 'derived_from' ORDER BY to_id", learning.id).map((r) => r.to_id);
+    const sources = (await q<{ to_id: string }>(s, "SELECT to_id FROM links WHERE from_id = ? AND relationship = 'derived_from' ORDER BY to_id", learning.id)).map((r) => r.to_id);
     expect(sources).toEqual([failed, fixed].sort());
-    expect(q<{ tag: string }>(s, "SELECT tag FROM memory_tags WHERE memory_id = ? ORDER BY weight DESC", learning.id).map((t) => t.tag)).toEqual(["shop", "migrations"]);
+    expect((await q<{ tag: string }>(s, "SELECT tag FROM memory_tags WHERE memory_id = ? ORDER BY weight DESC", learning.id)).map((t) => t.tag)).toEqual(["shop", "migrations"]);
     expect(out.digest).toMatchObject({ day: DAY, status: "done", considered: 2, read: 2, written: 1, rejected: 2, model_calls: 1, skipped: [], learnings: [learning.id.slice(0, 8)] });
-    expect(latestDigests(s, 5)).toEqual([{ ...out.digest!, run_id: expect.any(Number) }]);
+    expect(await latestDigests(s, 5)).toEqual([{ ...out.digest!, run_id: expect.any(Number) }]);
   });
 
   test("no secret of a stored memory reaches the model, and a learning echoing one is stored redacted", async () => {
@@ -74,14 +75,14 @@ describe("consolidation with a model", () => {
     const id = await add(s, "placeholder");
     const secret = `ghp_${"Nightly7Secret".repeat(3)}`;
     // A memory written before every route redacted (ingest redacts now, so write it straight to the store).
-    s.store.sqlite.run("UPDATE memories SET content = ? WHERE id = ?", [`The deploy failed until the push token ${secret} was rotated; machine ci login bot password Pw0rd-9x`, id]);
+    await dbRows(s, "UPDATE memories SET content = ? WHERE id = ?", [`The deploy failed until the push token ${secret} was rotated; machine ci login bot password Pw0rd-9x`, id]);
     fake.script({ json: { learnings: [{ content: `Rotate the push token ${secret} before the deploy: the old one failed the migration run.`, sources: [1] }] } });
     await runNightly(s, { day: DAY });
     const prompt = fake.receivedText();
     expect(prompt).toContain("[REDACTED:github-token]");
     expect(prompt).not.toContain(secret);
     expect(prompt).not.toContain("Pw0rd-9x");
-    const [learning] = learningsOf(s);
+    const [learning] = await learningsOf(s);
     expect(learning.content).toBe("Rotate the push token [REDACTED:github-token] before the deploy: the old one failed the migration run.");
   });
 
@@ -100,9 +101,9 @@ describe("consolidation with a model", () => {
     expect(forced.digest!.forced).toBe(true);
     expect(fake.requests.length).toBe(2);
     // The identical learning of the forced run was merged into the first one.
-    expect(learningsOf(s).length).toBe(1);
+    expect((await learningsOf(s)).length).toBe(1);
     expect(forced.digest!.merged).toBe(1);
-    expect(latestDigests(s, 10).length).toBe(2);
+    expect((await latestDigests(s, 10)).length).toBe(2);
   });
 
   test("model calls are capped per run; the rest is reported as skipped", async () => {
@@ -124,11 +125,11 @@ describe("consolidation with a model", () => {
     expect(first.digest!.steps).toEqual({ learn: "incomplete", merge: "done", decay: "done", prune: "done" });
     expect(first.digest!.errors[0]).toContain("did not answer");
     expect(first.digest!.skipped[0]).toMatchObject({ step: "learn", memories: 1 });
-    expect(learningsOf(s)).toEqual([]);
+    expect(await learningsOf(s)).toEqual([]);
     fake.script({ json: { learnings: [{ content: LESSON, sources: [1] }] } });
     const second = await runNightly(s, { day: DAY });
     expect(second.digest).toMatchObject({ status: "done", resumed: 1, written: 1, skipped: [], model_calls: 2 });
-    expect(learningsOf(s).length).toBe(1);
+    expect((await learningsOf(s)).length).toBe(1);
   });
 
   test("a crash after the first chunk resumes at the second: nothing stored twice, nothing skipped", async () => {
@@ -143,12 +144,12 @@ describe("consolidation with a model", () => {
       if (e.step === "learn" && /learnings? written/.test(e.message) && ++chunks === 1) throw new Error("simulated crash");
     };
     await expect(runNightly(s, { day: DAY, progress: crash })).rejects.toThrow("simulated crash");
-    expect(runRow(s).status).toBe("running");
-    expect(learningsOf(s).length).toBe(1);
+    expect((await runRow(s)).status).toBe("running");
+    expect((await learningsOf(s)).length).toBe(1);
     const out = await runNightly(s, { day: DAY });
     expect(out.digest).toMatchObject({ status: "done", resumed: 1, written: 3, read: 3, model_calls: 3 });
     expect(fake.requests.length).toBe(3);
-    expect(learningsOf(s).map((l) => l.project)).toEqual(["proj-a", "proj-b", "proj-c"]);
+    expect((await learningsOf(s)).map((l) => l.project)).toEqual(["proj-a", "proj-b", "proj-c"]);
   });
 
   test("an abort signal stops between units of work and the next run resumes", async () => {
@@ -165,14 +166,80 @@ describe("consolidation with a model", () => {
 
   test("a run in progress in another live process is left alone", async () => {
     const s = services();
-    s.store.sqlite.run("INSERT INTO nightly_runs(day, status, owner, started_at, heartbeat_at, digest) VALUES (?, 'running', ?, ?, ?, '{}')", [DAY, `${hostname()}:${process.pid}:elsewhere`, clock, clock]);
+    await dbRows(s, "INSERT INTO nightly_runs(day, status, owner, started_at, heartbeat_at, digest) VALUES (?, 'running', ?, ?, ?, '{}')", [DAY, `${hostname()}:${process.pid}:elsewhere`, clock, clock]);
     const out = await runNightly(s, { day: DAY });
     expect(out.ran).toBe(false);
     expect(out.message).toContain("in progress");
     // The same row, its owner silent past the lease, is taken over.
     clock += 60 * 60_000;
-    s.store.sqlite.run("UPDATE nightly_runs SET digest = ?", [JSON.stringify({ steps: { learn: "pending", merge: "pending", decay: "pending", prune: "pending" }, skipped: [], errors: [], learnings: [], merges: [], resumed: 0, considered: 0, read: 0, written: 0, rejected: 0, merged: 0, dropped: 0, decayed: 0, sessions_expired: 0, model_calls: 0, max_model_calls: 40, day: DAY })]);
+    await dbRows(s, "UPDATE nightly_runs SET digest = ?", [JSON.stringify({ steps: { learn: "pending", merge: "pending", decay: "pending", prune: "pending" }, skipped: [], errors: [], learnings: [], merges: [], resumed: 0, considered: 0, read: 0, written: 0, rejected: 0, merged: 0, dropped: 0, decayed: 0, sessions_expired: 0, model_calls: 0, max_model_calls: 40, day: DAY })]);
     expect((await runNightly(s, { day: DAY })).digest).toMatchObject({ status: "done", resumed: 1 });
+  });
+});
+
+describe("several servers over one database", () => {
+  /** A second server over the same database: its own Services, connection, owner and scheduler state. */
+  function secondServer(first: TestServices): TestServices {
+    const s = makeServices({ home: first.config.home, now: () => clock, config: { llm: { baseURL: fake.baseURL, model: "fake-model", timeoutMs: 5000 }, nightly: { enabled: true } } });
+    open.push(s);
+    return s;
+  }
+  const waitFor = async (what: () => boolean) => {
+    for (let i = 0; i < 200 && !what(); i++) await Bun.sleep(25);
+    expect(what()).toBe(true);
+  };
+
+  test("two servers start the same night at once: one runs it, the other finds it in progress", async () => {
+    const a = services();
+    const b = secondServer(a);
+    await add(a, "The deploy failed because the migration locked the orders table.");
+    let open!: () => void;
+    const gate = new Promise((r) => (open = () => r(null)));
+    fake.script({ wait: gate, then: { json: { learnings: [{ content: LESSON, sources: [1] }] } } });
+    const first = [runNightly(a, { day: DAY }), runNightly(b, { day: DAY })];
+    // Whoever won asks the model; the other has answered by then.
+    await waitFor(() => fake.requests.length === 1);
+    const loser = await Promise.race(first.map((p) => p.then((o) => (o.ran ? null : o))));
+    open();
+    const outcomes = await Promise.all(first);
+    expect(outcomes.filter((o) => o.ran)).toHaveLength(1);
+    expect(loser?.message).toContain("is in progress");
+    expect(fake.requests.length).toBe(1);
+    expect(await q<{ day: string; status: string }>(a, "SELECT day, status FROM nightly_runs")).toEqual([{ day: DAY, status: "done" }]);
+    expect(await learningsOf(a)).toHaveLength(1);
+    // Both schedules fire (one after the other: two SQLite connections in one
+    // process would wait on each other's lock): the catch-up days run once.
+    await runScheduledNightly(a);
+    await runScheduledNightly(b);
+    expect([...a.logs, ...b.logs].filter((l) => l.level === "error")).toEqual([]);
+    expect((await q<{ n: number; days: number }>(a, "SELECT count(*) AS n, count(DISTINCT day) AS days FROM nightly_runs"))[0]).toEqual({ n: 3, days: 3 });
+  });
+
+  test("the owner goes silent mid-run: another server takes over from the cursor, the day completes once, and the old owner's late write is refused", async () => {
+    const a = services();
+    for (const p of ["a", "b", "c"]) await add(a, `Project ${p}: the release failed because the changelog step ran before the version bump.`, `proj-${p}`);
+    const lesson = (project: string) => ({ json: { learnings: [{ content: `In ${project}, bump the version before generating the changelog, or the release fails.`, sources: [1] }] } });
+    fake.fallback = (req) => lesson(/Project: (proj-\w)/.exec(req.body.messages[1].content)![1]);
+    let release!: () => void;
+    const gate = new Promise((r) => (release = () => r(null)));
+    // Server a learns proj-a, then hangs on proj-b (its answer arrives only after b has finished the day).
+    fake.script(lesson("proj-a"), { wait: gate, then: lesson("proj-b") });
+    const stalled = runNightly(a, { day: DAY });
+    await waitFor(() => fake.requests.length === 2);
+    const b = secondServer(a);
+    const early = await runNightly(b, { day: DAY });
+    expect(early).toMatchObject({ ran: false, message: expect.stringContaining("is in progress") });
+    // Silent past the lease (its heartbeat stopped with the clock): b takes over where a stopped.
+    clock += 16 * 60_000;
+    const out = await runNightly(b, { day: DAY });
+    expect(out.digest).toMatchObject({ status: "done", resumed: 1, written: 3, read: 3 });
+    release();
+    await expect(stalled).rejects.toBeInstanceOf(NightlyLeaseLost);
+    // proj-b learned once (by b): a's late answer was rolled back with its refused progress.
+    expect((await learningsOf(a)).map((l) => l.project)).toEqual(["proj-a", "proj-b", "proj-c"]);
+    expect(fake.requests.length).toBe(4);
+    expect(await q<{ status: string }>(a, "SELECT status FROM nightly_runs")).toEqual([{ status: "done" }]);
+    expect((await runNightly(a, { day: DAY })).message).toContain("already consolidated");
   });
 });
 
@@ -181,28 +248,28 @@ describe("without a model, and the non-model steps", () => {
     const s = services({ model: false });
     const a = await add(s, "The staging database listens on port 5433 behind pgbouncer.");
     const b = await add(s, "The staging database listens on port 5433 behind pgbouncer!");
-    s.store.sqlite.run("UPDATE memories SET used_count = 2, shown_count = 1 WHERE id = ?", [b]);
+    await dbRows(s, "UPDATE memories SET used_count = 2, shown_count = 1 WHERE id = ?", [b]);
     const ignored = await add(s, "Use the blue-green switch script to cut traffic over to the new stack.");
-    s.store.sqlite.run("UPDATE memories SET shown_count = 5 WHERE id = ?", [ignored]);
-    s.store.sqlite.run("INSERT INTO memory_events(memory_id, kind, at) VALUES (?, 'shown', ?)", [ignored, Date.parse(`${DAY}T10:00:00Z`)]);
+    await dbRows(s, "UPDATE memories SET shown_count = 5 WHERE id = ?", [ignored]);
+    await dbRows(s, "INSERT INTO memory_events(memory_id, kind, at) VALUES (?, 'shown', ?)", [ignored, Date.parse(`${DAY}T10:00:00Z`)]);
     const old = Date.parse("2025-06-01T00:00:00Z");
     const faded = await add(s, "A note about a vendor demo nobody ever looked at again.", "shop", "2025-06-01");
     const fadedLearning = await add(s, "A learning nobody looked at, kept because learnings are not pruned.", "shop", "2025-06-01");
     const usedOld = await add(s, "An old fact that was used once and so stays.", "shop", "2025-06-01");
-    s.store.sqlite.run("UPDATE memories SET strength = 0.2, refreshed_at = ? WHERE id IN (?, ?, ?)", [old, faded, fadedLearning, usedOld]);
-    s.store.sqlite.run("UPDATE memories SET memory_type = 'learnings' WHERE id = ?", [fadedLearning]);
-    s.store.sqlite.run("UPDATE memories SET used_count = 1 WHERE id = ?", [usedOld]);
-    s.store.sqlite.run("INSERT INTO links(from_id, to_id, relationship, weight, created_at) VALUES (?, ?, 'related', 1, ?)", [faded, usedOld, clock]);
+    await dbRows(s, "UPDATE memories SET strength = 0.2, refreshed_at = ? WHERE id IN (?, ?, ?)", [old, faded, fadedLearning, usedOld]);
+    await dbRows(s, "UPDATE memories SET memory_type = 'learnings' WHERE id = ?", [fadedLearning]);
+    await dbRows(s, "UPDATE memories SET used_count = 1 WHERE id = ?", [usedOld]);
+    await dbRows(s, "INSERT INTO links(from_id, to_id, relationship, weight, created_at) VALUES (?, ?, 'related', 1, ?)", [faded, usedOld, clock]);
     const idleSession = "idle-session";
-    s.store.sqlite.run("INSERT INTO recall_sessions(session_id, turn, updated_at) VALUES (?, 3, ?)", [idleSession, clock - 30 * DAY_MS]);
+    await dbRows(s, "INSERT INTO recall_sessions(session_id, turn, updated_at) VALUES (?, 3, ?)", [idleSession, clock - 30 * DAY_MS]);
 
-    for (const reason of ["filler", "filler", "tool noise"]) s.store.sqlite.run("INSERT INTO distill_dropped(at, reason, content) VALUES (?, ?, ?)", [clock, reason, `fragment ${reason}`]);
+    for (const reason of ["filler", "filler", "tool noise"]) await dbRows(s, "INSERT INTO distill_dropped(at, reason, content) VALUES (?, ?, ?)", [clock, reason, `fragment ${reason}`]);
 
     const progress: NightlyProgress[] = [];
     const out = await runNightly(s, { day: DAY, progress: (e) => progress.push(e) });
     expect(fake.requests.length).toBe(0);
     expect(out.digest).toMatchObject({ status: "partial", model: null, model_calls: 0, written: 0, merged: 1, decayed: 1, dropped: 1, sessions_expired: 1 });
-    expect(runRow(s).status).toBe("partial");
+    expect((await runRow(s)).status).toBe("partial");
     // Every step that starts says how it ended; the dropped fragments are progress lines too (the CLI prints those).
     const prune = progress.filter((e) => e.step === "prune").map((e) => e.message);
     expect(prune[0]).toBe("starting");
@@ -211,27 +278,27 @@ describe("without a model, and the non-model steps", () => {
     // The distiller's rejects went to the log and the digest, then were forgotten.
     expect(out.digest!.dropped_fragments).toEqual({ count: 3, by_reason: { filler: 2, "tool noise": 1 } });
     expect(s.logs.filter((l) => l.message.startsWith("nightly: distill dropped (filler)"))).toHaveLength(2);
-    expect(q<{ n: number }>(s, "SELECT count(*) AS n FROM distill_dropped")[0].n).toBe(0);
+    expect((await q<{ n: number }>(s, "SELECT count(*) AS n FROM distill_dropped"))[0].n).toBe(0);
     expect(out.digest!.steps).toEqual({ learn: "incomplete", merge: "done", decay: "done", prune: "done" });
     expect(out.digest!.skipped).toEqual([{ step: "learn", reason: expect.stringMatching(/no language model configured.*learnings owed/), memories: 3 }]);
     expect(out.message).toStartWith(`nightly ${DAY} partial:`);
     expect(out.message).toContain("skipped learn (3 memories)");
     // Merge kept the used copy and folded the other's counters into it.
-    const ids = q<{ id: string }>(s, "SELECT id FROM memories").map((r) => r.id);
+    const ids = (await q<{ id: string }>(s, "SELECT id FROM memories")).map((r) => r.id);
     expect(ids).toContain(b);
     expect(ids).not.toContain(a);
-    expect(q<{ used_count: number }>(s, "SELECT used_count FROM memories WHERE id = ?", b)[0].used_count).toBe(2);
+    expect((await q<{ used_count: number }>(s, "SELECT used_count FROM memories WHERE id = ?", b))[0].used_count).toBe(2);
     // ...and kept the folded-in text as a version of the survivor (what the merge replaced).
-    expect(q<{ content: string; reason: string; source_id: string }>(s, "SELECT content, reason, source_id FROM memory_history WHERE memory_id = ?", b)).toEqual([
+    expect(await q<{ content: string; reason: string; source_id: string }>(s, "SELECT content, reason, source_id FROM memory_history WHERE memory_id = ?", b)).toEqual([
       { content: "The staging database listens on port 5433 behind pgbouncer.", reason: "nightly-merge", source_id: a },
     ]);
-    expect(q<{ strength: number }>(s, "SELECT strength FROM memories WHERE id = ?", ignored)[0].strength).toBeCloseTo(0.9);
+    expect((await q<{ strength: number }>(s, "SELECT strength FROM memories WHERE id = ?", ignored))[0].strength).toBeCloseTo(0.9);
     // Pruning deleted the faded memory with its vector and links, and nothing else.
     expect(ids).not.toContain(faded);
     expect(ids).toEqual(expect.arrayContaining([fadedLearning, usedOld]));
-    expect(q<{ n: number }>(s, "SELECT count(*) AS n FROM links WHERE from_id = ? OR to_id = ?", faded, faded)[0].n).toBe(0);
-    expect(q<{ n: number }>(s, "SELECT count(*) AS n FROM memory_vec")[0].n).toBe(ids.length);
-    expect(q<{ n: number }>(s, "SELECT count(*) AS n FROM recall_sessions WHERE session_id = ?", idleSession)[0].n).toBe(0);
+    expect((await q<{ n: number }>(s, "SELECT count(*) AS n FROM links WHERE from_id = ? OR to_id = ?", faded, faded))[0].n).toBe(0);
+    expect((await q<{ n: number }>(s, "SELECT count(*) AS n FROM memory_vec"))[0].n).toBe(ids.length);
+    expect((await q<{ n: number }>(s, "SELECT count(*) AS n FROM recall_sessions WHERE session_id = ?", idleSession))[0].n).toBe(0);
     expect(PRUNE_MIN_AGE_DAYS).toBeLessThan((clock - old) / DAY_MS);
   });
 
@@ -247,28 +314,28 @@ describe("without a model, and the non-model steps", () => {
     expect(empty.digest).toMatchObject({ status: "done", considered: 0 });
     // The schedule without a model does not chase owed days beyond its catch-up window...
     clock += 10 * DAY_MS;
-    expect(daysToRun(s)).not.toContain(DAY);
+    expect(await daysToRun(s)).not.toContain(DAY);
     // ...but with one it does, and pays the debt.
     Object.assign(s.config.llm, { baseURL: fake.baseURL, model: "fake-model", timeoutMs: 5000 });
-    expect(daysToRun(s)[0]).toBe(DAY);
+    expect((await daysToRun(s))[0]).toBe(DAY);
     fake.script({ json: { learnings: [{ content: LESSON, sources: [1] }] } });
     await runScheduledNightly(s);
-    const last = latestDigests(s, 20).find((d) => d.day === DAY)!;
+    const last = (await latestDigests(s, 20)).find((d) => d.day === DAY)!;
     expect(last).toMatchObject({ status: "done", written: 1, model: expect.stringContaining("fake-model"), resumed: 2 });
-    expect(learningsOf(s)).toHaveLength(1);
-    expect(daysToRun(s)).not.toContain(DAY);
+    expect(await learningsOf(s)).toHaveLength(1);
+    expect(await daysToRun(s)).not.toContain(DAY);
   });
 
   test("dry run reports and writes nothing", async () => {
     const s = services();
     await add(s, "The staging database listens on port 5433 behind pgbouncer.");
     await add(s, "The staging database listens on port 5433 behind pgbouncer!");
-    const before = q<{ n: number }>(s, "SELECT count(*) AS n FROM memories")[0].n;
+    const before = (await q<{ n: number }>(s, "SELECT count(*) AS n FROM memories"))[0].n;
     const out = await runNightly(s, { day: DAY, dryRun: true });
     expect(out.digest).toMatchObject({ status: "dry-run", considered: 2, read: 2, model_calls: 1, merged: 1 });
     expect(fake.requests.length).toBe(0);
-    expect(q<{ n: number }>(s, "SELECT count(*) AS n FROM memories")[0].n).toBe(before);
-    expect(q<{ n: number }>(s, "SELECT count(*) AS n FROM nightly_runs")[0].n).toBe(0);
+    expect((await q<{ n: number }>(s, "SELECT count(*) AS n FROM memories"))[0].n).toBe(before);
+    expect((await q<{ n: number }>(s, "SELECT count(*) AS n FROM nightly_runs"))[0].n).toBe(0);
   });
 
   test("bad days are refused", async () => {
@@ -292,26 +359,26 @@ describe("schedule", () => {
     await add(s, "The deploy failed because the migration locked the orders table.", "shop", "2026-03-08");
     await runScheduledNightly(s);
     // Without a model the day with a memory stays partial (learnings owed); the empty days are done.
-    expect(q<{ day: string; status: string }>(s, "SELECT day, status FROM nightly_runs ORDER BY day")).toEqual([
+    expect(await q<{ day: string; status: string }>(s, "SELECT day, status FROM nightly_runs ORDER BY day")).toEqual([
       { day: "2026-03-08", status: "partial" },
       { day: "2026-03-09", status: "done" },
       { day: "2026-03-10", status: "done" },
     ]);
-    expect(latestDigests(s, 3).find((d) => d.day === "2026-03-08")!.considered).toBe(1);
+    expect((await latestDigests(s, 3)).find((d) => d.day === "2026-03-08")!.considered).toBe(1);
     await runScheduledNightly(s);
-    expect(q<{ n: number }>(s, "SELECT count(*) AS n FROM nightly_runs")[0].n).toBe(3);
+    expect((await q<{ n: number }>(s, "SELECT count(*) AS n FROM nightly_runs"))[0].n).toBe(3);
   });
 
   test("a started schedule fires and runs the job", async () => {
     const s = services({ model: false, nightly: { schedule: "* * * * * *" } });
     const schedule = startNightlySchedule(s);
     try {
-      for (let i = 0; i < 50 && q<{ n: number }>(s, "SELECT count(*) AS n FROM nightly_runs WHERE status = 'done'")[0].n < 3; i++) await Bun.sleep(100);
+      for (let i = 0; i < 50 && (await q<{ n: number }>(s, "SELECT count(*) AS n FROM nightly_runs WHERE status = 'done'"))[0].n < 3; i++) await Bun.sleep(100);
     } finally {
       schedule.stop();
       await s.drain();
     }
-    expect(q<{ n: number }>(s, "SELECT count(*) AS n FROM nightly_runs WHERE status = 'done'")[0].n).toBe(3);
+    expect((await q<{ n: number }>(s, "SELECT count(*) AS n FROM nightly_runs WHERE status = 'done'"))[0].n).toBe(3);
   });
 });
 
@@ -348,7 +415,7 @@ describe("memsvc nightly (CLI)", () => {
     const home = s.config.home;
     const owedDay = new Date(Date.now() - 2 * DAY_MS).toISOString().slice(0, 10);
     await add(s, "The deploy failed because the migration locked the orders table.", "shop", owedDay);
-    s.store.sqlite.run("INSERT INTO distill_dropped(at, reason, content) VALUES (?, 'filler', 'Sure, I can help with that.')", [Date.now()]);
+    await dbRows(s, "INSERT INTO distill_dropped(at, reason, content) VALUES (?, 'filler', 'Sure, I can help with that.')", [Date.now()]);
     await s.close();
     const env = childEnv(home);
     const partial = await run([BUN, "src/main.ts", "nightly", "--day", owedDay], env);
@@ -388,8 +455,8 @@ describe("decay through real recall and fetch events", () => {
       for (const id of r.shown ?? []) deployShown.add(id);
     }
     await recallIndex(s, { session_id: "d", prompt: "which port does the staging postgres database listen on?", project: "shop" });
-    const stats = () => new Map(q<{ id: string; shown_count: number; strength: number }>(s, "SELECT id, shown_count, strength FROM memories").map((r) => [r.id, r]));
-    const shown = stats();
+    const stats = async () => new Map((await q<{ id: string; shown_count: number; strength: number }>(s, "SELECT id, shown_count, strength FROM memories")).map((r) => [r.id, r]));
+    const shown = await stats();
     const often = [...shown.values()].filter((m) => m.shown_count >= 3).map((m) => m.id);
     const rarely = [...shown.values()].filter((m) => m.shown_count > 0 && m.shown_count < 3).map((m) => m.id);
     expect(often.length).toBeGreaterThanOrEqual(2);
@@ -398,13 +465,13 @@ describe("decay through real recall and fetch events", () => {
     const used = often[0];
     clock = Date.parse(`${DAY}T11:00:00Z`);
     await fetchMemory(s, used);
-    const before = stats();
-    expect(q<{ kind: string }>(s, "SELECT kind FROM memory_events WHERE memory_id = ? ORDER BY at", used).map((e) => e.kind)).toEqual(["shown", "shown", "shown", "used"]);
+    const before = await stats();
+    expect((await q<{ kind: string }>(s, "SELECT kind FROM memory_events WHERE memory_id = ? ORDER BY at", used)).map((e) => e.kind)).toEqual(["shown", "shown", "shown", "used"]);
 
     clock = Date.parse("2026-03-11T03:30:00Z");
     const out = await runNightly(s, { day: DAY });
     expect(out.digest!.steps.decay).toBe("done");
-    const after = stats();
+    const after = await stats();
     expect(after.get(used)!.strength).toBeCloseTo(before.get(used)!.strength, 6);
     for (const id of often.slice(1)) expect(after.get(id)!.strength).toBeCloseTo(before.get(id)!.strength * 0.9, 6);
     for (const id of rarely) expect(after.get(id)!.strength).toBeCloseTo(before.get(id)!.strength, 6);

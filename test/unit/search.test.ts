@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { ingestMemory } from "../../src/core/memories";
 import { addLink } from "../../src/core/graph";
+import { withStorage } from "../../src/core/storage";
 import { recent } from "../../src/core/search";
 import { queryKeywords, search } from "../../src/core/search";
 import { ftsExpression } from "../../src/store/sqlite/search-fts";
@@ -112,7 +113,9 @@ describe("search", () => {
     const [a, , , , , lunch] = await seed(CORPUS);
     const before = await search(s, { query: "blue-green releases Friday", limit: 20 });
     expect(before.results.some((h) => h.id === lunch)).toBe(false);
-    s.store.sqlite.transaction(() => addLink(s, a, lunch, "scheduled_with", 1))();
+    await s.storage.transaction(async (tx) => {
+      await addLink(withStorage(s, tx), a, lunch, "scheduled_with", 1);
+    });
     const after = await search(s, { query: "blue-green releases Friday", limit: 20 });
     const hit = after.results.find((h) => h.id === lunch);
     expect(hit?.matched_by).toEqual(["graph"]);
@@ -147,9 +150,9 @@ describe("recent", () => {
     expect(r1.results[0].score).toBeGreaterThan(r1.results[1].score);
     // A strong, well-connected old memory climbs above plain old ones.
     await dbRows(s, "UPDATE memories SET strength = 4, refreshed_at = ? WHERE id = ?", [now, ids[7]]);
-    s.store.sqlite.transaction(() => {
-      for (const other of ids.slice(0, 4)) addLink(s, ids[7], other, "related", 1);
-    })();
+    await s.storage.transaction(async (tx) => {
+      for (const other of ids.slice(0, 4)) await addLink(withStorage(s, tx), ids[7], other, "related", 1);
+    });
     const r2 = await recent(s, { limit: 3 });
     expect(r2.results.map((h) => h.id)).toContain(ids[7]);
     const [{ n: links }] = await dbRows<{ n: number }>(s, "SELECT count(*) AS n FROM links WHERE from_id = ? OR to_id = ?", [ids[7], ids[7]]);

@@ -4,7 +4,8 @@ import { isoDate, isoTime } from "../dates";
 import { latestDigests, type NightlyDigest } from "../nightly";
 import { parseLimit } from "../search";
 import type { Services } from "../services";
-import { DEFAULT_DOMAIN } from "../memories";
+import { DEFAULT_DOMAIN, MEMORY_TYPES } from "../memories";
+import type { DashboardFigures } from "./store";
 import { DASHBOARD_DEFAULT_DAYS, DASHBOARD_DIGESTS, DASHBOARD_MAX_DAYS, DASHBOARD_TOP_DOMAINS } from "../tuning";
 
 export type { Growth, GrowthDay, RecallAdoption, RecallDay } from "./series";
@@ -41,59 +42,37 @@ export interface DashboardData {
 }
 
 /**
- * Everything the dashboard draws, in one read. Every aggregate is computed
- * by SQLite from indexes (range counts, skip-scans, a trigger-kept primary
- * domain table; migrations/0003_analytics.sql), never by loading rows into
- * JS: ~45 ms at 100k memories and 300k events (bench/dashboard.ts). Daily
- * series cover the last `days` UTC days, today included.
+ * Everything the dashboard draws, in one read of storage (every aggregate
+ * answered from indexes on SQLite: ~45 ms at 100k memories and 300k events,
+ * bench/dashboard.ts). Daily series cover the last `days` UTC days, today
+ * included.
  */
-export function dashboardData(s: Services, input: { days?: unknown } = {}): DashboardData {
+export async function dashboardData(s: Services, input: { days?: unknown } = {}): Promise<DashboardData> {
   const days = parseLimit(input.days, DASHBOARD_DEFAULT_DAYS, DASHBOARD_MAX_DAYS, "days");
   const now = s.now();
   const end = Math.floor(now / DAY_MS) * DAY_MS + DAY_MS;
   const window: Window = { days, start: end - days * DAY_MS, end };
-  // One read transaction: every figure describes the same moment, even while captures write.
-  return s.store.sqlite.transaction(() => ({
+  const f = await s.storage.analytics.dashboardFigures(window, MEMORY_TYPES);
+  return {
     generated_at: isoTime(now),
     window: { days, from: isoDate(window.start), to: isoDate(end - DAY_MS) },
-    counts: counts(s),
-    growth: growthSeries(s, window),
-    domains: domainComposition(s),
-    recall: recallAdoption(s, window),
-    nightly: latestDigests(s, DASHBOARD_DIGESTS),
+    counts: f.counts,
+    growth: growthSeries(f, window),
+    domains: domainComposition(f),
+    recall: recallAdoption(f, window),
+    nightly: await latestDigests(s, DASHBOARD_DIGESTS),
     account: account(s).account,
-  }))();
-}
-
-function counts(s: Services): DashboardCounts {
-  return s.store.sqlite
-    .query<DashboardCounts, []>(
-      // Distinct tags by skip-scan (one seek of memory_tags_tag per tag), not a pass over every tag row.
-      `WITH RECURSIVE t(tag) AS (SELECT min(tag) FROM memory_tags
-         UNION ALL SELECT (SELECT min(tag) FROM memory_tags WHERE tag > t.tag) FROM t WHERE t.tag IS NOT NULL)
-       SELECT (SELECT count(*) FROM memories) AS memories,
-              (SELECT count(*) FROM memories WHERE memory_type = 'learnings') AS learnings,
-              (SELECT count(*) FROM links) AS links,
-              (SELECT count(tag) FROM t) AS domains`,
-    )
-    .get()!;
+  };
 }
 
 /**
  * Memories per primary domain (highest-weight tag, ties by name, as GET
- * /index and /graph), read from memory_primary_domain, which triggers keep.
- * A memory without tags counts as DEFAULT_DOMAIN, as /graph draws it.
+ * /index and /graph), read from a table triggers keep. A memory without tags
+ * counts as DEFAULT_DOMAIN, as /graph draws it.
  */
-function domainComposition(s: Services): DomainComposition {
-  const sql = s.store.sqlite;
-  const counted = new Map(
-    sql
-      .query<{ domain: string; n: number }, []>("SELECT domain, count(*) AS n FROM memory_primary_domain GROUP BY domain")
-      .all()
-      .map((r) => [r.domain, r.n]),
-  );
-  const total = sql.query<{ n: number }, []>("SELECT count(*) AS n FROM memories").get()!.n;
-  const untagged = total - [...counted.values()].reduce((a, b) => a + b, 0);
+function domainComposition(f: DashboardFigures): DomainComposition {
+  const counted = new Map(f.primaryDomains.map((r) => [r.domain, r.n]));
+  const untagged = f.counts.memories - [...counted.values()].reduce((a, b) => a + b, 0);
   if (untagged > 0) counted.set(DEFAULT_DOMAIN, (counted.get(DEFAULT_DOMAIN) ?? 0) + untagged);
   const rows = [...counted.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
   const rest = rows.slice(DASHBOARD_TOP_DOMAINS);

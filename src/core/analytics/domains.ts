@@ -1,6 +1,6 @@
 import type { Services } from "../services";
 import { eng as ENGLISH_STOP_WORDS } from "stopword";
-import { documentFrequencyNow } from "../search";
+import { documentFrequency } from "../search";
 import { counted, keywords, stem, STOP_WORDS } from "../text";
 import { isoTime } from "../dates";
 import {
@@ -56,38 +56,32 @@ const cache = new WeakMap<Services, { at: number; fingerprint: string; index: Do
  * (same count and newest memory), for up to DOMAIN_INDEX_CACHE_MS (an edit
  * of a memory's project shows after that).
  */
-export function domainIndex(s: Services): DomainIndex {
+export async function domainIndex(s: Services): Promise<DomainIndex> {
   const now = s.now();
-  const fp = s.store.sqlite.query<{ m: number | null; n: number }, []>("SELECT max(seq) AS m, count(*) AS n FROM memories").get()!;
-  const fingerprint = `${fp.m}:${fp.n}`;
+  const fp = await s.storage.analytics.memoriesFingerprint();
+  const fingerprint = `${fp.maxSeq}:${fp.count}`;
   const hit = cache.get(s);
   if (hit && hit.fingerprint === fingerprint && now - hit.at < DOMAIN_INDEX_CACHE_MS) return hit.index;
-  const index = computeDomainIndex(s);
+  const index = await computeDomainIndex(s);
   cache.set(s, { at: now, fingerprint, index });
   return index;
 }
 
-function computeDomainIndex(s: Services): DomainIndex {
-  const sql = s.store.sqlite;
-  const totals = sql
-    .query<{ memories: number; learnings: number | null; projects: number }, []>(
-      "SELECT count(*) AS memories, sum(memory_type = 'learnings') AS learnings, count(DISTINCT project) AS projects FROM memories",
-    )
-    .get()!;
+async function computeDomainIndex(s: Services): Promise<DomainIndex> {
   // Two plain scans aggregated here: a JOIN of every tag to its memory row
-  // (plus a window function for the primary domain) took seconds at 100k.
+  // (plus a window function for the primary domain) took seconds at 100k on SQLite.
+  const data = await s.storage.analytics.domainRows();
+  const totals = data.totals;
   const memo = new Map<string, { project: string | null; learning: boolean }>();
-  for (const m of sql.query<{ id: string; project: string | null; memory_type: string }, []>("SELECT id, project, memory_type FROM memories").all()) {
-    memo.set(m.id, { project: m.project, learning: m.memory_type === "learnings" });
-  }
+  for (const m of data.memories) memo.set(m.id, { project: m.project, learning: m.memoryType === "learnings" });
   const cells = new Map<string, { domain: string; project: string | null; memories: number; learnings: number }>();
   const bestTag = new Map<string, { tag: string; weight: number }>();
-  for (const t of sql.query<{ memory_id: string; tag: string; weight: number }, []>("SELECT memory_id, tag, weight FROM memory_tags").all()) {
-    const m = memo.get(t.memory_id);
+  for (const t of data.tags) {
+    const m = memo.get(t.memoryId);
     if (!m) continue;
     // A memory's primary domain is its highest-weight tag (ties: first by name).
-    const b = bestTag.get(t.memory_id);
-    if (!b || t.weight > b.weight || (t.weight === b.weight && t.tag < b.tag)) bestTag.set(t.memory_id, { tag: t.tag, weight: t.weight });
+    const b = bestTag.get(t.memoryId);
+    if (!b || t.weight > b.weight || (t.weight === b.weight && t.tag < b.tag)) bestTag.set(t.memoryId, { tag: t.tag, weight: t.weight });
     const key = `${t.tag}\u0000${m.project ?? ""}\u0000${m.project === null ? 0 : 1}`;
     let c = cells.get(key);
     if (!c) cells.set(key, (c = { domain: t.tag, project: m.project, memories: 0, learnings: 0 }));
@@ -109,13 +103,7 @@ function computeDomainIndex(s: Services): DomainIndex {
     d.projects.push({ project: r.project, memories: r.memories });
     if (r.project !== null && normalizeTag(r.project) === r.domain) projectTags.add(r.domain);
   }
-  for (const r of sql
-    .query<{ project: string | null; memories: number; learnings: number }, []>(
-      "SELECT project, count(*) AS memories, sum(memory_type = 'learnings') AS learnings FROM memories GROUP BY project ORDER BY memories DESC",
-    )
-    .all()) {
-    byProject.set(r.project, { ...r, domains: [], sizes: new Map() });
-  }
+  for (const r of data.projects) byProject.set(r.project, { ...r, domains: [], sizes: new Map() });
   for (const r of rows) {
     const p = byProject.get(r.project);
     if (p && !(r.project !== null && normalizeTag(r.project) === r.domain)) p.sizes.set(r.domain, r.memories);
@@ -125,7 +113,7 @@ function computeDomainIndex(s: Services): DomainIndex {
     if (projectTags.has(d.domain)) d.kind = "project";
     d.projects.sort((a, b) => b.memories - a.memories);
   }
-  addKeywords(s, domains, totals.memories);
+  await addKeywords(s, domains, totals.memories);
   const projects = [...byProject.values()].slice(0, DOMAIN_INDEX_MAX).map(({ sizes, ...p }) => ({
     ...p,
     domains: [...sizes.entries()].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])).slice(0, DOMAIN_KEYWORDS).map(([tag]) => tag),
@@ -154,17 +142,13 @@ const DOMAIN_STOP_WORDS = new Set([...STOP_WORDS, ...ENGLISH_STOP_WORDS]);
  * found in most memories of every domain, never qualify however often a
  * domain uses them, and a frequent word of the domain's own beats a rare one.
  */
-function addKeywords(s: Services, domains: DomainEntry[], storeSize: number): void {
-  const sample = s.store.sqlite.query<{ content: string }, [string, number]>(
-    // memory_tags_tag orders each tag's rows by rowid: the newest tags come first without a sort.
-    "SELECT m.content AS content FROM memory_tags t JOIN memories m ON m.id = t.memory_id WHERE t.tag = ? ORDER BY t.rowid DESC LIMIT ?",
-  );
+async function addKeywords(s: Services, domains: DomainEntry[], storeSize: number): Promise<void> {
   const cap = Math.max(DOMAIN_BACKGROUND_MIN_CAP, Math.floor(storeSize * DOMAIN_BACKGROUND_CAP_SHARE)) + 1;
   for (const d of domains) {
     const own = new Set(d.domain.split("-").map(stem));
     const counts = new Map<string, { df: number; surface: Map<string, number> }>();
-    const docs = sample.all(d.domain, DOMAIN_KEYWORD_SAMPLE);
-    for (const { content } of docs) {
+    const docs = await s.storage.analytics.domainSample(d.domain, DOMAIN_KEYWORD_SAMPLE);
+    for (const content of docs) {
       const seen = new Set<string>();
       for (const w of keywords(content.slice(0, 2000))) {
         if (w.length < 3 || /^\d+$/.test(w) || DOMAIN_STOP_WORDS.has(w)) continue;
@@ -180,15 +164,13 @@ function addKeywords(s: Services, domains: DomainEntry[], storeSize: number): vo
       }
     }
     const minDf = docs.length >= 3 ? 2 : 1;
-    d.keywords = [...counts.values()]
-      .filter((c) => c.df >= minDf)
-      .sort((a, b) => b.df - a.df)
-      .slice(0, DOMAIN_KEYWORD_CANDIDATES)
-      .map((c) => {
-        const word = [...c.surface.entries()].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))[0][0];
-        const lift = domainLift(c.df, docs.length, documentFrequencyNow(s, word, cap), storeSize);
-        return { word, lift, score: c.df * lift };
-      })
+    const scored: { word: string; lift: number; score: number }[] = [];
+    for (const c of [...counts.values()].filter((c) => c.df >= minDf).sort((a, b) => b.df - a.df).slice(0, DOMAIN_KEYWORD_CANDIDATES)) {
+      const word = [...c.surface.entries()].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))[0][0];
+      const lift = domainLift(c.df, docs.length, await documentFrequency(s, word, cap), storeSize);
+      scored.push({ word, lift, score: c.df * lift });
+    }
+    d.keywords = scored
       .filter((x) => x.lift >= DOMAIN_KEYWORD_MIN_LIFT)
       .sort((a, b) => b.score - a.score || a.word.localeCompare(b.word))
       .slice(0, DOMAIN_KEYWORDS)

@@ -2,4 +2,4 @@
 export { account } from "./account";
 export { dashboardData } from "./analytics";
 export { domainIndex, domainLift, renderDomainIndex } from "./domains";
-export type { AnalyticsStore } from "./store";
+export type { AnalyticsStore, DashboardFigures, DomainRows } from "./store";

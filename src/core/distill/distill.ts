@@ -7,6 +7,8 @@ import { isoDate, parseSessionDate } from "../dates";
 import { distillChunks, type Fragment } from "./model";
 import { planFragments, writePlan } from "./store-segments";
 import { countSession } from "../memories";
+// Straight from its file: memories/index.ts does not export it (yet).
+import { liveIndex } from "../memories/memories";
 import { redactSecrets } from "../secrets";
 import type { Services } from "../services";
 import { withStorage } from "../storage";
@@ -109,12 +111,13 @@ async function redactRole(raw: string): Promise<{ text: string; count: number }>
   return redactSecrets(role);
 }
 
-/** Dedup rule 1 (segment-exact) or rule 2 (any memory of the session): the count, or null. */
+/**
+ * Dedup rule 1 (segment-exact) or rule 2 (any memory of the session): the
+ * count, or null. A read, so only an early answer: the segment key itself is
+ * claimed by a unique key in the write's transaction (see run).
+ */
 async function dedupHit(s: Services, req: DistillRequest): Promise<number | null> {
-  if (req.segmentKey) {
-    const row = s.store.sqlite.query<{ n: number }, [string]>("SELECT memory_count AS n FROM segments WHERE key = ?").get(req.segmentKey);
-    return row ? row.n : null;
-  }
+  if (req.segmentKey) return s.storage.distill.segmentCount(req.segmentKey);
   if (req.sessionId) {
     const n = await countSession(s, req.sessionId);
     return n > 0 ? n : null;
@@ -122,7 +125,9 @@ async function dedupHit(s: Services, req: DistillRequest): Promise<number | null
   return null;
 }
 
-// Per-process locks on dedup keys, so two posts of the same segment run one after the other.
+// Per-process locks on dedup keys, so two posts of the same segment to one server run one
+// after the other and the second is answered without a model call. Across servers the
+// segment key's unique constraint decides (see run).
 const locks = new WeakMap<Services, Map<string, Promise<void>>>();
 
 async function withKeyLock<T>(s: Services, key: string | null, work: () => Promise<T>): Promise<T> {
@@ -216,20 +221,29 @@ async function run(s: Services, req: DistillRequest, llm: LlmClient): Promise<Di
   const preview = dropped.map((d) => ({ content: d.content.length > DISTILL_DROPPED_PREVIEW_CHARS ? `${d.content.slice(0, DISTILL_DROPPED_PREVIEW_CHARS)}…` : d.content, reason: d.reason }));
   const outcome = await s.storage.transaction(async (tx) => {
     const ts = withStorage(s, tx);
-    // Checked again under the write lock: another process may share the database.
-    const again = await dedupHit(ts, req);
-    if (again !== null) return { skipped: again } as const;
+    // Another server (or process) sharing the database may have stored this
+    // segment while the model ran. The key is claimed first, by its unique
+    // constraint: of two transactions claiming it at once exactly one wins and
+    // writes; the other waits for it to commit, writes nothing, and answers
+    // as a duplicate with the winner's count.
+    if (req.segmentKey) {
+      if (!(await tx.distill.claimSegment(req.segmentKey, req.sessionId!, s.now()))) {
+        return { skipped: (await tx.distill.segmentCount(req.segmentKey)) ?? 0 } as const;
+      }
+    } else {
+      const again = await dedupHit(ts, req);
+      if (again !== null) return { skipped: again } as const;
+    }
     const written = await writePlan(ts, gate.kept, plans, { ...req, sourceSession: req.sessionId }, shown);
     if (req.anchors) await writeAnchors(ts, written.ids, req.anchors, s.now());
     // Kept for the nightly log; a trivial transcript is raw session text and is not.
-    if (!trivial) for (const d of preview) s.store.sqlite.run("INSERT INTO distill_dropped(at, reason, content) VALUES (?, ?, ?)", [s.now(), d.reason, d.content]);
-    if (req.segmentKey) {
-      s.store.sqlite.run("INSERT INTO segments(key, session_id, memory_count, created_at) VALUES (?, ?, ?, ?)", [req.segmentKey, req.sessionId, written.ids.length, s.now()]);
-    }
+    if (!trivial) await tx.distill.recordDropped(s.now(), preview);
+    if (req.segmentKey) await tx.distill.setSegmentCount(req.segmentKey, written.ids.length);
     return written;
   });
   if ("skipped" in outcome) return { skipped: true, existing_count: outcome.skipped };
-  for (const u of outcome.indexUpdates) s.index.upsert(u.seq, u.vector, req.project);
+  const index = liveIndex(s);
+  if (index) for (const u of outcome.indexUpdates) index.upsert(u.seq, u.vector, req.project);
 
   s.log("info", "distilled", {
     session: req.sessionId,

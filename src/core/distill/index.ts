@@ -1,4 +1,4 @@
 // What other parts of memsvc use from distill/: explicit named exports only.
 export { distill } from "./distill";
 export { substanceGate, substanceReason } from "./substance";
-export type { DistillStore } from "./store";
+export type { DistillMemoryRow, DistillStore } from "./store";

@@ -82,9 +82,7 @@ async function relatedMemories(s: Services, chunk: string, project: string | nul
   const floor = thresholds(s).distillContext;
   const hits = (await s.storage.search.nearest(vector, DISTILL_CONTEXT_MEMORIES, project)).filter((h) => h.similarity >= floor);
   if (hits.length === 0) return [];
-  const rows = s.store.sqlite
-    .query<{ seq: number; id: string; content: string }, [string]>("SELECT seq, id, content FROM memories WHERE seq IN (SELECT value FROM json_each(?))")
-    .all(JSON.stringify(hits.map((h) => h.seq)));
+  const rows = await s.storage.distill.memoriesBySeq(hits.map((h) => h.seq));
   const bySeq = new Map(rows.map((r) => [r.seq, r]));
   const out: { id: string; shortId: string; content: string }[] = [];
   for (const h of hits) {

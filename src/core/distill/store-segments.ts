@@ -114,20 +114,20 @@ export async function planFragments(s: Services, kept: readonly Fragment[], proj
 async function nearestInProject(s: Services, v: Float32Array, project: string | null, threshold: number): Promise<{ id: string; content: string; similarity: number } | null> {
   // The index groups by project, but a null project means "search every group": filter after.
   const hits = (await s.storage.search.nearest(v, project === null ? 10 : 3, project)).filter((h) => h.similarity >= threshold);
+  if (hits.length === 0) return null;
+  const bySeq = new Map((await s.storage.distill.memoriesBySeq(hits.map((h) => h.seq))).map((r) => [r.seq, r]));
   for (const h of hits) {
-    const row = s.store.sqlite
-      .query<{ id: string; content: string; project: string | null }, [number]>("SELECT id, content, project FROM memories WHERE seq = ?")
-      .get(h.seq);
+    const row = bySeq.get(h.seq);
     if (row && row.project === project) return { id: row.id, content: row.content, similarity: h.similarity };
   }
   return null;
 }
 
 /**
- * Writes the plan inside the caller's transaction: new memories (vectors,
- * tags, nearest links), strengthened or updated near-duplicates, and the
- * links the model named. Returns what the in-memory index must learn after
- * commit.
+ * Writes the plan inside the caller's transaction (`s` is `withStorage(s, tx)`):
+ * new memories (vectors, tags, nearest links), strengthened or updated
+ * near-duplicates, and the links the model named. Returns what the in-memory
+ * index must learn after commit.
  */
 export async function writePlan(
   s: Services,
@@ -147,7 +147,7 @@ export async function writePlan(
   for (const [i, p] of plans.entries()) {
     if (p.kind === "insert") inserts.push(i);
     if (p.kind !== "merge") continue;
-    const row = s.store.sqlite.query<{ seq: number; strength: number }, [string]>("SELECT seq, strength FROM memories WHERE id = ?").get(p.targetId);
+    const row = await s.storage.distill.mergeTarget(p.targetId);
     if (!row) {
       inserts.push(i);
       continue;
@@ -157,11 +157,10 @@ export async function writePlan(
       // The restated or corrected text replaces the old one: keep the old as a version.
       const prior = await currentSnapshot(s, p.targetId);
       if (prior && prior.content !== p.content) await recordVersion(s, p.targetId, prior, "distill", null, now);
-      s.store.sqlite.run("UPDATE memories SET content = ?, strength = ?, refreshed_at = ?, updated_at = ? WHERE seq = ?", [p.content, strength, now, now, row.seq]);
-      s.store.sqlite.prepare("UPDATE memory_vec SET embedding = ? WHERE rowid = ?").run(p.vector, BigInt(row.seq));
+      await s.storage.distill.rewrite(row.seq, p.content, p.vector, strength, now);
       indexUpdates.push({ seq: row.seq, vector: p.vector });
     } else {
-      s.store.sqlite.run("UPDATE memories SET strength = ?, refreshed_at = ? WHERE seq = ?", [strength, now, row.seq]);
+      await s.storage.distill.strengthen(row.seq, strength, now);
     }
     finalId[i] = p.targetId;
     merged++;
@@ -185,15 +184,15 @@ export async function writePlan(
     items,
     inserts.map((i) => vectorOf(i)),
   );
-  rows.forEach((r, k) => {
+  for (const [k, r] of rows.entries()) {
     finalId[inserts[k]] = r.id;
     indexUpdates.push({ seq: r.seq, vector: vectorOf(inserts[k]) });
     const ext = (plans[inserts[k]] as Extract<Plan, { kind: "insert" }>).extends;
     if (ext) {
-      addLink(s, r.id, ext.id, "extends", ext.similarity);
+      await addLink(s, r.id, ext.id, "extends", ext.similarity);
       links++;
     }
-  });
+  }
   plans.forEach((p, i) => {
     if (p.kind === "same-as") finalId[i] = finalId[p.other];
   });
@@ -207,9 +206,9 @@ export async function writePlan(
       const to = typeof rel.to === "number" ? (() => {
         const j = byPosition.get(`${kept[i].chunk}:${rel.to}`);
         return j === undefined ? null : finalId[j];
-      })() : resolveExisting(s, rel.to, shown);
+      })() : await resolveExisting(s, rel.to, shown);
       if (!to || to === from) continue;
-      addLink(s, from, to, rel.type, DISTILL_MODEL_LINK_WEIGHT);
+      await addLink(s, from, to, rel.type, DISTILL_MODEL_LINK_WEIGHT);
       links++;
     }
   }
@@ -218,9 +217,9 @@ export async function writePlan(
 }
 
 /** A short or full id the model named: one it was shown, else a unique prefix; null otherwise. */
-function resolveExisting(s: Services, ref: string, shown: ReadonlyMap<string, string>): string | null {
+async function resolveExisting(s: Services, ref: string, shown: ReadonlyMap<string, string>): Promise<string | null> {
   const direct = shown.get(ref.slice(0, 8));
   if (direct && direct.startsWith(ref)) return direct;
-  const rows = s.store.sqlite.query<{ id: string }, [string, string]>("SELECT id FROM memories WHERE id >= ? AND id < ? LIMIT 2").all(ref, `${ref}~`);
-  return rows.length === 1 ? rows[0].id : null;
+  const ids = await s.storage.distill.idsWithPrefix(ref, 2);
+  return ids.length === 1 ? ids[0] : null;
 }

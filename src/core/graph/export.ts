@@ -1,5 +1,6 @@
 import { isoTime } from "../dates";
-import { EFFECTIVE_SQL, parseNonNegative, parseTagName, PRIMARY_DOMAIN_SQL, previewOf } from "./nodes";
+import { parseNonNegative, parseTagName, previewOf } from "./nodes";
+import type { ExportSlice } from "./store";
 import { MEMORY_TYPES, normalizeMemoryType } from "../memories";
 import { parseLimit } from "../search";
 import type { Services } from "../services";
@@ -71,32 +72,17 @@ export interface ExportInput {
   limit?: unknown;
 }
 
-/** Slices of at least 1/SCAN_SHARE of the store read every tag and link instead of probing by id. */
-const SCAN_SHARE = 4;
-
-interface NodeRow {
-  id: string;
-  head: string;
-  len: number;
-  memory_type: string;
-  project: string | null;
-  source_agent: string;
-  created_at: number;
-  strength: number;
-  link_count: number;
-  eff: number;
-  matched: number;
-}
-
 /**
  * The export slice for /viz: memories passing the filters, strongest
  * (effective, decayed) first, capped by `limit`; an edge only when both of
- * its ends are nodes. Ranking and filtering run inside SQLite.
+ * its ends are nodes. Ranking and filtering run inside the database, in one
+ * read snapshot (GraphStore.exportSlice).
  */
-export function exportGraph(s: Services, input: ExportInput = {}): GraphExport {
+export async function exportGraph(s: Services, input: ExportInput = {}): Promise<GraphExport> {
   const filters = parseExportInput(input);
-  // One read transaction: nodes, edges and counts come from the same snapshot.
-  return s.store.sqlite.transaction(() => slice(s, filters))();
+  const now = s.now();
+  const slice = await s.storage.graph.exportSlice({ ...filters, now, previewChars: GRAPH_PREVIEW_CHARS });
+  return shape(slice, filters, now);
 }
 
 type Filters = ReturnType<typeof parseExportInput>;
@@ -110,35 +96,14 @@ function parseExportInput(input: ExportInput) {
   return { domain, tag, type, minStrength, limit };
 }
 
-function slice(s: Services, { domain, tag, type, minStrength, limit }: Filters): GraphExport {
-  const now = s.now();
-  const db = s.store.sqlite;
-  // The primary domain is computed in SQL only to filter on it; otherwise it
-  // comes from the tags fetched below (same order: weight, then name).
-  const rows = db
-    .query<NodeRow, { now: number; preview: number; type: string | null; tag: string | null; domain: string | null; min: number | null; limit: number }>(
-      `SELECT *, count(*) OVER () AS matched FROM (
-         SELECT m.id AS id, substr(m.content, 1, :preview) AS head, length(m.content) AS len, m.memory_type AS memory_type,
-                m.project AS project, m.source_agent AS source_agent, m.created_at AS created_at, m.strength AS strength,
-                m.link_count AS link_count, ${EFFECTIVE_SQL} AS eff
-           FROM memories m
-          WHERE (:type IS NULL OR m.memory_type = :type)
-            AND (:tag IS NULL OR EXISTS (SELECT 1 FROM memory_tags t WHERE t.memory_id = m.id AND t.tag = :tag))
-            AND ${domain ? `${PRIMARY_DOMAIN_SQL} = :domain` : ":domain IS NULL"})
-        WHERE (:min IS NULL OR eff >= :min)
-        ORDER BY eff DESC, created_at DESC, id
-        LIMIT :limit`,
-    )
-    .all({ now, preview: GRAPH_PREVIEW_CHARS, type, tag, domain, min: minStrength, limit });
-
-  const totals = db.query<{ m: number; l: number }, []>("SELECT (SELECT count(*) FROM memories) AS m, (SELECT count(*) FROM links) AS l").get()!;
-  // A slice holding a good share of the store reads all tags and links and
-  // keeps its own in JS: cheaper than probing an id list per row, and the
-  // store-wide domain counts fall out of the same pass.
-  const scan = rows.length * SCAN_SHARE >= totals.m;
-  const ids = rows.map((r) => r.id);
-  const inSlice = new Set(ids);
-  const tags = tagsFor(s, scan ? null : ids);
+function shape(slice: ExportSlice, { domain, tag, type, minStrength, limit }: Filters, now: number): GraphExport {
+  const { rows } = slice;
+  const tags = new Map<string, Tag[]>();
+  for (const r of slice.tags) {
+    const list = tags.get(r.memoryId);
+    if (list) list.push({ tag: r.tag, weight: r.weight });
+    else tags.set(r.memoryId, [{ tag: r.tag, weight: r.weight }]);
+  }
   const nodes: ExportNode[] = rows.map((r) => {
     const t = tags.get(r.id) ?? [];
     return {
@@ -146,82 +111,35 @@ function slice(s: Services, { domain, tag, type, minStrength, limit }: Filters):
       short_id: r.id.slice(0, 8),
       preview: previewOf(r.head, r.len),
       content_chars: r.len,
-      memory_type: r.memory_type,
+      memory_type: r.memoryType,
       project: r.project,
-      source_agent: r.source_agent,
-      created_at: isoTime(r.created_at),
+      source_agent: r.sourceAgent,
+      created_at: isoTime(r.createdAt),
       strength: round3(r.strength),
       effective_strength: round3(r.eff),
-      connections: r.link_count,
+      connections: r.linkCount,
       domain: t.length ? t[0].tag : DEFAULT_DOMAIN,
       tags: t,
     };
   });
-
-  let edgeRows: ExportEdge[] = [];
-  if (nodes.length > 0 && scan) {
-    edgeRows = db.query<ExportEdge, []>("SELECT from_id AS source, to_id AS target, relationship, weight FROM links").all();
-    if (nodes.length < totals.m) edgeRows = edgeRows.filter((e) => inSlice.has(e.source) && inSlice.has(e.target));
-  } else if (nodes.length > 0) {
-    edgeRows = db
-      .query<ExportEdge, { ids: string }>(
-        `SELECT from_id AS source, to_id AS target, relationship, weight FROM links
-          WHERE from_id IN (SELECT value FROM json_each(:ids)) AND to_id IN (SELECT value FROM json_each(:ids))`,
-      )
-      .all({ ids: JSON.stringify(ids) });
-  }
-  const edges = edgeRows.map((e) => ({ source: e.source, target: e.target, relationship: e.relationship, weight: round3(e.weight) }));
-
-  let storeDomains: { name: string; n: number }[];
-  if (scan) {
-    const primary = [...tags.values()].map((t) => t[0].tag);
-    for (let i = tags.size; i < totals.m; i++) primary.push(DEFAULT_DOMAIN);
-    storeDomains = tally(primary);
-  } else {
-    storeDomains = db.query<{ name: string; n: number }, []>(`SELECT domain AS name, count(*) AS n FROM (SELECT ${PRIMARY_DOMAIN_SQL} AS domain FROM memories m) GROUP BY domain`).all();
-  }
-  const matched = rows.length ? rows[0].matched : 0;
+  const edges = slice.edges.map((e) => ({ source: e.source, target: e.target, relationship: e.relationship, weight: round3(e.weight) }));
   return {
     nodes,
     edges,
-    domains: countBy(storeDomains, nodes.map((n) => n.domain)),
-    types: countBy(db.query<{ name: string; n: number }, []>("SELECT memory_type AS name, count(*) AS n FROM memories GROUP BY memory_type").all(), nodes.map((n) => n.memory_type), MEMORY_TYPES),
+    domains: countBy(slice.storeDomains, nodes.map((n) => n.domain)),
+    types: countBy(slice.storeTypes, nodes.map((n) => n.memory_type), MEMORY_TYPES),
     meta: {
-      total_memories: totals.m,
-      total_links: totals.l,
-      matched,
+      total_memories: slice.totalMemories,
+      total_links: slice.totalLinks,
+      matched: slice.matched,
       nodes: nodes.length,
       edges: edges.length,
       limit,
-      truncated: matched > nodes.length,
+      truncated: slice.matched > nodes.length,
       filters: { domain, type, tag, minStrength },
       generated_at: isoTime(now),
     },
   };
-}
-
-/** Tags of the given memories (null: of every memory), each list strongest first, as tagsOf orders them. */
-function tagsFor(s: Services, ids: string[] | null): Map<string, Tag[]> {
-  const rows = ids
-    ? s.store.sqlite
-        .query<{ memory_id: string; tag: string; weight: number }, { ids: string }>(
-          "SELECT memory_id, tag, weight FROM memory_tags WHERE memory_id IN (SELECT value FROM json_each(:ids)) ORDER BY weight DESC, tag",
-        )
-        .all({ ids: JSON.stringify(ids) })
-    : s.store.sqlite.query<{ memory_id: string; tag: string; weight: number }, []>("SELECT memory_id, tag, weight FROM memory_tags ORDER BY weight DESC, tag").all();
-  const out = new Map<string, Tag[]>();
-  for (const r of rows) {
-    const list = out.get(r.memory_id);
-    if (list) list.push({ tag: r.tag, weight: r.weight });
-    else out.set(r.memory_id, [{ tag: r.tag, weight: r.weight }]);
-  }
-  return out;
-}
-
-function tally(names: string[]): { name: string; n: number }[] {
-  const counts = new Map<string, number>();
-  for (const name of names) counts.set(name, (counts.get(name) ?? 0) + 1);
-  return [...counts].map(([name, n]) => ({ name, n }));
 }
 
 /** Store-wide counts joined with the slice's counts; `always` names are listed even at zero. */

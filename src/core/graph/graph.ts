@@ -1,6 +1,6 @@
 import { invalid } from "../../errors";
 import { exportGraph, type GraphExport } from "./export";
-import { GRAPH_COLUMNS_SQL, graphMemories, parseTagName, toGraphMemory, type GraphMemory, type GraphRow } from "./nodes";
+import { graphMemories, parseTagName, toGraphMemory, type GraphMemory } from "./nodes";
 import { normalizeRelationship } from "./links";
 import { resolveMemory, toView, type MemoryView } from "../memories";
 import { parseLimit } from "../search";
@@ -53,21 +53,14 @@ export async function neighbors(s: Services, input: { id: unknown; limit?: unkno
   const memory = await centre(s, input.id);
   const limit = parseLimit(input.limit, GRAPH_DEFAULT_LIMIT, MAX_LIMIT);
   const relationship = parseRelationship(input.relationship);
-  const links = s.store.sqlite
-    .query<{ other: string; relationship: string; weight: number; direction: "out" | "in" }, { id: string; rel: string | null }>(
-      `SELECT to_id AS other, relationship, weight, 'out' AS direction FROM links WHERE from_id = :id AND (:rel IS NULL OR relationship = :rel)
-       UNION ALL
-       SELECT from_id AS other, relationship, weight, 'in' AS direction FROM links WHERE to_id = :id AND (:rel IS NULL OR relationship = :rel)
-       ORDER BY weight DESC`,
-    )
-    .all({ id: memory.id, rel: relationship });
+  const links = await s.storage.graph.linksOf(memory.id, relationship);
   const byOther = new Map<string, NeighborLink[]>();
   for (const l of links) {
     const list = byOther.get(l.other) ?? [];
     list.push({ relationship: l.relationship, direction: l.direction, weight: Math.round(l.weight * 1000) / 1000 });
     byOther.set(l.other, list);
   }
-  const found = graphMemories(s, [...byOther.keys()]);
+  const found = await graphMemories(s, [...byOther.keys()]);
   const all: Neighbor[] = [];
   for (const [other, rels] of byOther) {
     const m = found.get(other);
@@ -86,16 +79,10 @@ export interface HubsResult {
 }
 
 /** The most highly connected memories, optionally within one primary domain. */
-export function hubs(s: Services, input: { limit?: unknown; domain?: unknown } = {}): HubsResult {
+export async function hubs(s: Services, input: { limit?: unknown; domain?: unknown } = {}): Promise<HubsResult> {
   const limit = parseLimit(input.limit, GRAPH_DEFAULT_LIMIT, MAX_LIMIT);
   const domain = parseTagName(input.domain, "domain");
-  const rows = s.store.sqlite
-    .query<GraphRow, { now: number; preview: number; domain: string | null; limit: number }>(
-      `SELECT * FROM (SELECT ${GRAPH_COLUMNS_SQL} FROM memories m WHERE m.link_count > 0)
-        WHERE (:domain IS NULL OR domain = :domain)
-        ORDER BY link_count DESC, eff DESC, seq LIMIT :limit`,
-    )
-    .all({ now: s.now(), preview: GRAPH_PREVIEW_CHARS, domain, limit });
+  const rows = await s.storage.graph.hubs({ now: s.now(), previewChars: GRAPH_PREVIEW_CHARS, domain, limit });
   const list = rows.map(toGraphMemory);
   return { domain, count: list.length, hubs: list };
 }
@@ -121,28 +108,26 @@ export interface PathResult {
 }
 
 /**
- * Shortest path (fewest links, either direction) by breadth-first search,
- * one SQL query per level. Gives up after GRAPH_PATH_MAX_HOPS hops or
- * GRAPH_PATH_MAX_VISITED memories: "no path" is an answer, not an error.
+ * Shortest path (fewest links, either direction) by breadth-first search in
+ * core, one batched store query per level (linksAround), on both engines.
+ * Not a recursive CTE: a CTE over an undirected graph enumerates paths rather
+ * than visiting each memory once, so it cannot stop at GRAPH_PATH_MAX_VISITED
+ * and blows up on hubs; the BFS costs at most GRAPH_PATH_MAX_HOPS round trips.
+ * Gives up after GRAPH_PATH_MAX_HOPS hops or GRAPH_PATH_MAX_VISITED memories:
+ * "no path" is an answer, not an error.
  */
 export async function path(s: Services, input: { id: unknown; target_id: unknown }): Promise<PathResult> {
   const from = (await resolveMemory(s, input.id, "id")).id;
   const to = (await resolveMemory(s, input.target_id, "target_id")).id;
   const parent = new Map<string, PathLink | null>([[from, null]]);
-  const level = s.store.sqlite.query<PathLink & { node: string; other: string }, { frontier: string }>(
-    `SELECT from_id AS node, to_id AS other, from_id, to_id, relationship, weight FROM links WHERE from_id IN (SELECT value FROM json_each(:frontier))
-     UNION ALL
-     SELECT to_id AS node, from_id AS other, from_id, to_id, relationship, weight FROM links WHERE to_id IN (SELECT value FROM json_each(:frontier))
-     ORDER BY weight DESC`,
-  );
   let frontier = [from];
   let depth = 0;
   let capped = false;
   while (!parent.has(to) && frontier.length > 0 && depth < GRAPH_PATH_MAX_HOPS && !capped) {
     const next: string[] = [];
-    for (const l of level.all({ frontier: JSON.stringify(frontier) })) {
+    for (const l of await s.storage.graph.linksAround(frontier)) {
       if (parent.has(l.other)) continue;
-      parent.set(l.other, { from_id: l.from_id, to_id: l.to_id, relationship: l.relationship, weight: Math.round(l.weight * 1000) / 1000 });
+      parent.set(l.other, { from_id: l.fromId, to_id: l.toId, relationship: l.relationship, weight: Math.round(l.weight * 1000) / 1000 });
       next.push(l.other);
       if (parent.size >= GRAPH_PATH_MAX_VISITED) capped = true;
     }
@@ -163,7 +148,7 @@ export async function path(s: Services, input: { id: unknown; target_id: unknown
     links.unshift(step);
     ids.unshift(step.from_id === ids[0] ? step.to_id : step.from_id);
   }
-  const found = graphMemories(s, ids);
+  const found = await graphMemories(s, ids);
   return { from, to, found: true, hops: links.length, path: ids.map((id) => found.get(id)!), links };
 }
 
@@ -182,7 +167,7 @@ const PARAMS: Record<GraphOp, readonly string[]> = {
  * parameter is a 400 too, so a misspelt filter (min_strength) is never
  * silently ignored.
  */
-export function graphQuery(s: Services, q: Record<string, string | undefined>): Promise<NeighborsResult | PathResult> | HubsResult | GraphExport {
+export async function graphQuery(s: Services, q: Record<string, string | undefined>): Promise<NeighborsResult | HubsResult | PathResult | GraphExport> {
   const op = q.op;
   if (!op) throw invalid(`op is required: one of ${GRAPH_OPS.join(", ")}`);
   if (!(GRAPH_OPS as readonly string[]).includes(op)) throw invalid(`unknown op "${op.slice(0, 40)}": use one of ${GRAPH_OPS.join(", ")}`);

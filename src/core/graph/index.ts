@@ -3,4 +3,4 @@ export { exportGraph } from "./export";
 export { graphQuery, hubs, neighbors, path } from "./graph";
 export { addLink, linkToNearest } from "./links";
 export { hubsText, neighborsText, pathText } from "./text";
-export type { GraphStore } from "./store";
+export type { ExportQuery, ExportNodeRow, ExportSlice, GraphAt, GraphMemoryRow, GraphStore, LinkAround, LinkOf, NearestLinks, NewLink } from "./store";

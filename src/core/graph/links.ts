@@ -7,34 +7,39 @@ export function normalizeRelationship(raw: string): string {
   return raw.toLowerCase().replace(/[^a-z0-9]+/g, "_").replace(/^_+|_+$/g, "").slice(0, 40) || "related";
 }
 
-/** Adds or re-weights a link (the stronger weight wins); call inside a transaction. */
-export function addLink(s: Services, fromId: string, toId: string, relationship: string, weight: number): void {
+/**
+ * Adds or re-weights a link (the stronger weight wins). Inside a transaction
+ * pass `withStorage(s, tx)` so the link lands with the rest of the write.
+ */
+export async function addLink(s: Services, fromId: string, toId: string, relationship: string, weight: number): Promise<void> {
   if (fromId === toId) return;
-  s.store.sqlite.run(
-    `INSERT INTO links(from_id, to_id, relationship, weight, created_at) VALUES (?, ?, ?, ?, ?)
-     ON CONFLICT(from_id, to_id, relationship) DO UPDATE SET weight = max(weight, excluded.weight)`,
-    [fromId, toId, normalizeRelationship(relationship), Math.max(0, Math.min(1, weight)), s.now()],
-  );
+  await s.storage.graph.addLinks([{ fromId, toId, relationship: normalizeRelationship(relationship), weight: Math.max(0, Math.min(1, weight)) }], s.now());
 }
 
 /**
  * Links a new memory to its closest existing memories ("related", weight =
- * cosine similarity). Uses the in-memory index, so call it before the new
- * vector is added there, inside the write's transaction.
+ * cosine similarity); call it with `withStorage(s, tx)` inside the write's
+ * transaction. `batch`: the memories written with it, never linked by
+ * similarity (as on SQLite, where the in-memory index does not hold them
+ * until commit; on PostgreSQL they are already visible to pgvector). On
+ * SQLite the candidates come from the in-memory index, so call it before the
+ * new vectors are added there; on PostgreSQL pgvector finds them inside the
+ * same transaction.
  */
-export async function linkToNearest(s: Services, memoryId: string, vector: Float32Array, project: string | null, minSimilarity = thresholds(s).link): Promise<number> {
-  const hits = (await s.storage.search.nearest(vector, LINK_MAX_NEAREST, project)).filter((h) => h.similarity >= minSimilarity);
-  if (hits.length === 0) return 0;
-  const ids = s.store.sqlite
-    .query<{ seq: number; id: string }, [string]>("SELECT seq, id FROM memories WHERE seq IN (SELECT value FROM json_each(?))")
-    .all(JSON.stringify(hits.map((h) => h.seq)));
-  const idOf = new Map(ids.map((r) => [r.seq, r.id]));
-  let n = 0;
-  for (const h of hits) {
-    const other = idOf.get(h.seq);
-    if (!other || other === memoryId) continue;
-    addLink(s, memoryId, other, "related", h.similarity);
-    n++;
-  }
-  return n;
+export async function linkToNearest(
+  s: Services,
+  memoryId: string,
+  vector: Float32Array,
+  project: string | null,
+  opts: { minSimilarity?: number; batch?: readonly string[] } = {},
+): Promise<number> {
+  const minSimilarity = opts.minSimilarity ?? thresholds(s).link;
+  const exclude = [...new Set([memoryId, ...(opts.batch ?? [])])];
+  const near = s.storage.graph.nearestFromIndex
+    ? (await s.storage.search.nearest(vector, LINK_MAX_NEAREST, project))
+        .filter((h) => h.similarity >= minSimilarity)
+        .map((h) => ({ seq: h.seq, similarity: h.similarity }))
+    : null;
+  if (near && near.length === 0) return 0;
+  return s.storage.graph.linkToNearest({ memoryId, vector, project, limit: LINK_MAX_NEAREST, minSimilarity, exclude, near, now: s.now() });
 }

@@ -1,9 +1,9 @@
 import { invalid } from "../../errors";
 import { isoTime } from "../dates";
 import type { Services } from "../services";
-import { effectiveStrengthSql, round3 } from "../memories";
-// Straight from the file: this constant is read while modules load, before the memories barrel is complete (an import cycle).
-import { DEFAULT_DOMAIN, normalizeTag } from "../memories/tags";
+import { round3 } from "../memories";
+import { normalizeTag } from "../memories/tags";
+import type { GraphMemoryRow } from "./store";
 import { GRAPH_PREVIEW_CHARS } from "../tuning";
 
 /**
@@ -25,59 +25,30 @@ export interface GraphMemory {
   connections: number;
 }
 
-/**
- * SQL for the primary domain of the memory aliased `m`: its highest-weight
- * tag (ties by name, as tagsOf orders them), "general" when it has none.
- */
-export const PRIMARY_DOMAIN_SQL = `coalesce((SELECT t.tag FROM memory_tags t WHERE t.memory_id = m.id ORDER BY t.weight DESC, t.tag LIMIT 1), '${DEFAULT_DOMAIN}')`;
-
-/** Effective strength of `m` (binds :now). */
-export const EFFECTIVE_SQL = effectiveStrengthSql("m.strength", "m.refreshed_at");
-
-/** Columns every graph listing selects from `memories m` (binds :now and :preview). */
-export const GRAPH_COLUMNS_SQL = `m.seq AS seq, m.id AS id, substr(m.content, 1, :preview) AS head, length(m.content) AS len,
-  m.memory_type AS memory_type, m.project AS project, m.created_at AS created_at, m.link_count AS link_count,
-  ${EFFECTIVE_SQL} AS eff, ${PRIMARY_DOMAIN_SQL} AS domain`;
-
-export interface GraphRow {
-  seq: number;
-  id: string;
-  head: string;
-  len: number;
-  memory_type: string;
-  project: string | null;
-  created_at: number;
-  link_count: number;
-  eff: number;
-  domain: string;
-}
-
 export function previewOf(head: string, len: number): string {
   const flat = head.replace(/\s+/g, " ").trim();
   return len > GRAPH_PREVIEW_CHARS ? `${flat}…` : flat;
 }
 
-export function toGraphMemory(r: GraphRow): GraphMemory {
+export function toGraphMemory(r: GraphMemoryRow): GraphMemory {
   return {
     id: r.id,
     short_id: r.id.slice(0, 8),
     preview: previewOf(r.head, r.len),
-    memory_type: r.memory_type,
+    memory_type: r.memoryType,
     project: r.project,
     domain: r.domain,
-    created_at: isoTime(r.created_at),
+    created_at: isoTime(r.createdAt),
     effective_strength: round3(r.eff),
-    connections: r.link_count,
+    connections: r.linkCount,
   };
 }
 
 /** GraphMemory of each id that exists, keyed by id. */
-export function graphMemories(s: Services, ids: readonly string[]): Map<string, GraphMemory> {
+export async function graphMemories(s: Services, ids: readonly string[]): Promise<Map<string, GraphMemory>> {
   const out = new Map<string, GraphMemory>();
   if (ids.length === 0) return out;
-  const rows = s.store.sqlite
-    .query<GraphRow, { now: number; preview: number; ids: string }>(`SELECT ${GRAPH_COLUMNS_SQL} FROM memories m WHERE m.id IN (SELECT value FROM json_each(:ids))`)
-    .all({ now: s.now(), preview: GRAPH_PREVIEW_CHARS, ids: JSON.stringify(ids) });
+  const rows = await s.storage.graph.memories(ids, { now: s.now(), previewChars: GRAPH_PREVIEW_CHARS });
   for (const r of rows) out.set(r.id, toGraphMemory(r));
   return out;
 }

@@ -1,14 +1,16 @@
 import type { IdentityMode } from "../../config";
 import { invalid, notFound, reserved, conflict } from "../../errors";
-import { agentDir, agentDirPresent, agentFolders, isValidName, NAME_MAX, NAME_PATTERN, readScope, type SectionFile } from "./files";
-import { writeSections } from "./write";
+import { isValidName, NAME_MAX, NAME_PATTERN } from "./files";
+import { sectionStore } from "./sections";
+import type { SectionStore } from "./store";
 import { MEMORY_SECTION, memoryInstructions } from "../recall";
 import type { Services } from "../services";
 import { IDENTITY_SECTION_MAX_BYTES } from "../tuning";
 
 /**
  * The identity layer: hand-edited Markdown sections (who the agent is, how it
- * works) kept as files, never distilled, scored or decayed. A scope is global
+ * works) kept as files (in the database on PostgreSQL: see store.ts), never
+ * distilled, scored or decayed. A scope is global
  * or one agent's; the agent's mode decides what it sees:
  *   global   - the global sections;
  *   override - the global sections, each replaced by the agent's file of the same name;
@@ -78,18 +80,20 @@ export function resolvedClients(s: Services): string[] {
   return [...new Set(s.config.identityClients.map((c) => c.trim().toLowerCase()).filter((c) => c.length > 0))];
 }
 
-/** Mode of one agent: identityAgents config, then presence of agents/<id>/, then global. */
-export function resolveMode(s: Services, agent: string): IdentityMode {
+const sections = (s: Services): SectionStore => sectionStore(s, (m) => warnOnce(s, m));
+
+/** Mode of one agent: identityAgents config, then presence of its own scope (agents/<id>/), then global. */
+export async function resolveMode(s: Services, agent: string): Promise<IdentityMode> {
   const configured = Object.hasOwn(s.config.identityAgents, agent) ? s.config.identityAgents[agent] : undefined;
   if (configured) return configured;
-  return agentDirPresent(s.config.paths.identity, agent) ? "override" : "global";
+  return (await sections(s).hasAgentScope(agent)) ? "override" : "global";
 }
 
-/** Every agent id the server knows of (config identityAgents and agents/ folders) with its mode. */
-export function knownAgents(s: Services): Record<string, IdentityMode> {
-  const ids = new Set([...Object.keys(s.config.identityAgents), ...agentFolders(s.config.paths.identity, (m) => warnOnce(s, m))]);
+/** Every agent id the server knows of (config identityAgents and agent scopes) with its mode. */
+export async function knownAgents(s: Services): Promise<Record<string, IdentityMode>> {
+  const ids = new Set([...Object.keys(s.config.identityAgents), ...(await sections(s).agentScopes())]);
   const out: Record<string, IdentityMode> = {};
-  for (const id of [...ids].sort()) out[id] = resolveMode(s, id);
+  for (const id of [...ids].sort()) out[id] = await resolveMode(s, id);
   return out;
 }
 
@@ -112,20 +116,18 @@ export function parseIdentityQuery(query: IdentityQuery, verb: "GET" | "PUT"): s
   return query.agent === undefined ? null : checkAgent(query.agent);
 }
 
-function filesOf(s: Services, dir: string, origin: Origin): Map<string, Section> {
+async function filesOf(s: Services, agent: string | null, origin: Origin): Promise<Map<string, Section>> {
   const out = new Map<string, Section>();
-  const files: Map<string, SectionFile> = readScope(s.config.paths.identity, dir, (m) => warnOnce(s, m));
-  for (const [name, f] of files) if (name !== MEMORY_SECTION) out.set(name, { body: f.body, mtimeMs: f.mtimeMs, origin });
+  for (const [name, f] of await sections(s).readScope(agent)) if (name !== MEMORY_SECTION) out.set(name, { body: f.body, mtimeMs: f.mtimeMs, origin });
   return out;
 }
 
 /** The sections one scope sees, sorted by name with the synthetic `memory` last. */
-function scopeSections(s: Services, agent: string | null, mode: IdentityMode): Map<string, Section> {
-  const root = s.config.paths.identity;
+async function scopeSections(s: Services, agent: string | null, mode: IdentityMode): Promise<Map<string, Section>> {
   let merged = new Map<string, Section>();
-  if (mode !== "off") merged = filesOf(s, root, "global");
+  if (mode !== "off") merged = await filesOf(s, null, "global");
   if (agent !== null && mode === "override") {
-    for (const [name, sec] of filesOf(s, agentDir(root, agent), "agent")) merged.set(name, sec);
+    for (const [name, sec] of await filesOf(s, agent, "agent")) merged.set(name, sec);
     merged = new Map([...merged].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
   }
   if (s.config.memoryInstructions) merged.set(MEMORY_SECTION, { body: memoryInstructions(), mtimeMs: null, origin: "global" });
@@ -145,24 +147,24 @@ function bodies(sections: Map<string, Section>): Record<string, string> {
 }
 
 /** GET /identity (and /context): the global scope, or with an agent the merged view of that agent. */
-export function getIdentity(s: Services, query: IdentityQuery = {}): IdentityView | AgentIdentityView {
+export async function getIdentity(s: Services, query: IdentityQuery = {}): Promise<IdentityView | AgentIdentityView> {
   const agent = parseIdentityQuery(query, "GET");
   return agent === null ? globalView(s) : agentView(s, agent);
 }
 
-export function globalView(s: Services): IdentityView {
-  const sections = scopeSections(s, null, "global");
-  return { sections: bodies(sections), updated_at: newest(sections), clients: resolvedClients(s), agents: knownAgents(s) };
+export async function globalView(s: Services): Promise<IdentityView> {
+  const scope = await scopeSections(s, null, "global");
+  return { sections: bodies(scope), updated_at: newest(scope), clients: resolvedClients(s), agents: await knownAgents(s) };
 }
 
-export function agentView(s: Services, agent: string): AgentIdentityView {
+export async function agentView(s: Services, agent: string): Promise<AgentIdentityView> {
   checkAgent(agent);
-  const mode = resolveMode(s, agent);
-  const sections = scopeSections(s, agent, mode);
-  const view: AgentIdentityView = { sections: bodies(sections), updated_at: newest(sections), clients: resolvedClients(s), agent, mode };
+  const mode = await resolveMode(s, agent);
+  const scope = await scopeSections(s, agent, mode);
+  const view: AgentIdentityView = { sections: bodies(scope), updated_at: newest(scope), clients: resolvedClients(s), agent, mode };
   if (mode === "override") {
     view.origins = {};
-    for (const [name, sec] of sections) view.origins[name] = sec.origin;
+    for (const [name, sec] of scope) view.origins[name] = sec.origin;
   }
   return view;
 }
@@ -206,13 +208,12 @@ export function parseSections(body: unknown): [string, string][] {
  * the files go to agents/<id>/ (creating it makes the agent override unless
  * config says otherwise); config forcing the agent to off or global is a 409.
  */
-export function putIdentity(s: Services, body: unknown, query: IdentityQuery = {}): PutResult {
+export async function putIdentity(s: Services, body: unknown, query: IdentityQuery = {}): Promise<PutResult> {
   const agent = parseIdentityQuery(query, "PUT");
   const entries = parseSections(body);
-  const root = s.config.paths.identity;
   if (agent === null) {
-    writeSections(root, root, entries);
-    return { ok: true, written: entries.map(([n]) => n), updated_at: globalView(s).updated_at };
+    await sections(s).writeSections(null, entries, s.now());
+    return { ok: true, written: entries.map(([n]) => n), updated_at: (await globalView(s)).updated_at };
   }
   const forced = Object.hasOwn(s.config.identityAgents, agent) ? s.config.identityAgents[agent] : undefined;
   if (forced === "off" || forced === "global") {
@@ -221,8 +222,8 @@ export function putIdentity(s: Services, body: unknown, query: IdentityQuery = {
       { agent, mode: forced },
     );
   }
-  writeSections(root, agentDir(root, agent), entries);
-  const view = agentView(s, agent);
+  await sections(s).writeSections(agent, entries, s.now());
+  const view = await agentView(s, agent);
   return { ok: true, written: entries.map(([n]) => n), updated_at: view.updated_at, agent, mode: view.mode };
 }
 
@@ -233,8 +234,8 @@ export const NO_SECTIONS = "No identity sections configured.";
  * tool), or exactly NO_SECTIONS. With `name`, only that section; an unknown
  * name is a 404 listing the ones that exist.
  */
-export function identityMarkdown(s: Services, name?: string, agent?: string): string {
-  const view = agent === undefined ? globalView(s) : agentView(s, agent);
+export async function identityMarkdown(s: Services, name?: string, agent?: string): Promise<string> {
+  const view = agent === undefined ? await globalView(s) : await agentView(s, agent);
   let names = Object.keys(view.sections);
   if (name !== undefined) {
     if (!isValidName(name)) throw invalid(`invalid section name ${JSON.stringify(name)}: names match ${nameRule}`);
@@ -253,9 +254,9 @@ function markdownOf(sections: Record<string, string>, names: string[]): string |
  * The identity text a session-start hook injects verbatim, or null when the
  * harness is not listed in identityClients or the scope has no sections.
  */
-export function identityForClient(s: Services, client: string, agent?: string): string | null {
+export async function identityForClient(s: Services, client: string, agent?: string): Promise<string | null> {
   if (!resolvedClients(s).includes(client.trim().toLowerCase())) return null;
-  const view = agent === undefined ? globalView(s) : agentView(s, agent);
+  const view = agent === undefined ? await globalView(s) : await agentView(s, agent);
   const text = markdownOf(view.sections, Object.keys(view.sections));
   return text === null ? null : `## Identity (memsvc)\n\n${text}\n`;
 }

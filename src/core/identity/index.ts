@@ -4,4 +4,5 @@ export { agentView, getIdentity, globalView, identityForClient, identityMarkdown
 export type { AgentIdentityView, IdentityView } from "./identity";
 export { inlineMarkdown } from "./inline-md";
 export { recoverFolder, recoverIdentity, writeSections } from "./write";
-export type { IdentityStore } from "./store";
+export { folderSections, sectionStore } from "./sections";
+export type { IdentityStore, SectionStore, StoredSection } from "./store";

@@ -238,8 +238,3 @@ export async function markStale(s: Services, body: Record<string, unknown>): Pro
   const now = s.now();
   return { repo, ...(await s.storage.memories.markStale(repo, marks, fresh, now)) };
 }
-
-/** Export rows (portability), every column as is. */
-export function anchorRecords(s: Services["store"]): Iterable<Record<string, unknown>> {
-  return s.sqlite.query<Record<string, unknown>, []>("SELECT memory_id, repo, branch, commit_id, paths, anchored_at, stale, stale_at FROM memory_anchors ORDER BY memory_id, repo").iterate();
-}

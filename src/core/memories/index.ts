@@ -5,7 +5,7 @@ export { memoryDetail } from "./detail";
 export { absorbHistory, currentSnapshot, memoryHistory, recordVersion, restoreVersion } from "./history";
 export type { HistoryView } from "./history";
 export { countSelection, deleteSelection, listFacets, listMemories } from "./list";
-export { citation, countSession, deleteMemory, deleteRows, fetchMemory, ingestMemory, insertMemoryRows, resolveMemory, rowsBySeq, toView, updateMemory } from "./memories";
+export { citation, countSession, deleteMemory, deleteRows, fetchMemory, ingestMemory, insertMemoryRows, liveIndex, resolveMemory, rowsBySeq, toView, updateMemory } from "./memories";
 export type { MemoryView, NewMemory, UpdateResult } from "./memories";
 export { backupTo, defaultBackupName, exportAll, importAll } from "./portability";
 export { runReembed } from "./reembed";

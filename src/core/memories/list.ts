@@ -1,12 +1,11 @@
 import { conflict, invalid } from "../../errors";
 import { isoTime, parseSessionDate } from "../dates";
-import { deleteRows } from "./memories";
-import { withStorage } from "../storage";
 import { normalizeMemoryType } from "./types";
 import { parseQuery, rank } from "../search";
 import type { Services } from "../services";
-import { effectiveStrengthSql, round3 } from "./strength";
-import { DEFAULT_DOMAIN, normalizeTag } from "./tags";
+import type { ListFilterSpec, ListRow } from "./store-bulk";
+import { round3 } from "./strength";
+import { normalizeTag } from "./tags";
 import { LIST_DEFAULT_LIMIT, LIST_MAX_LIMIT, LIST_PREVIEW_CHARS, LIST_SEARCH_POOL } from "../tuning";
 
 /**
@@ -17,17 +16,9 @@ import { LIST_DEFAULT_LIMIT, LIST_MAX_LIMIT, LIST_PREVIEW_CHARS, LIST_SEARCH_POO
 export type ListSort = "relevance" | "importance" | "newest";
 export type ListUsage = "never" | "shown" | "used";
 
-export interface ListFilters {
+/** The storage filters plus the search query (ranked by search, then filtered by storage). */
+export interface ListFilters extends ListFilterSpec {
   query: string | null;
-  project: string | null;
-  type: string | null;
-  domain: string | null;
-  /** Inclusive bounds on created_at, ms since the epoch. */
-  from: number | null;
-  to: number | null;
-  /** On effective (decayed) strength: what search and recall rank by. */
-  minStrength: number | null;
-  usage: ListUsage | null;
 }
 
 export interface ListInput {
@@ -147,89 +138,28 @@ function decodeCursor(v: unknown): Cursor | null {
   throw invalid("cursor is not one this server gave out (pass next_cursor back unchanged)");
 }
 
-const DOMAIN_SQL = `coalesce((SELECT d.domain FROM memory_primary_domain d WHERE d.memory_id = m.id), '${DEFAULT_DOMAIN}')`;
-const EFF_SQL = effectiveStrengthSql("m.strength", "m.refreshed_at");
-
-/** WHERE clause and bindings for the non-query filters, on `memories m`. */
-function whereOf(f: ListFilters, now: number): { sql: string; params: Record<string, string | number> } {
-  const parts: string[] = [];
-  const params: Record<string, string | number> = {};
-  if (f.project !== null) {
-    parts.push("m.project = :project");
-    params.project = f.project;
-  }
-  if (f.type !== null) {
-    parts.push("m.memory_type = :type");
-    params.type = f.type;
-  }
-  if (f.domain !== null) {
-    // "general" is also every memory without a tag; other domains come straight from their index.
-    parts.push(f.domain === DEFAULT_DOMAIN ? `${DOMAIN_SQL} = :domain` : "m.id IN (SELECT memory_id FROM memory_primary_domain WHERE domain = :domain)");
-    params.domain = f.domain;
-  }
-  if (f.from !== null) {
-    parts.push("m.created_at >= :from");
-    params.from = f.from;
-  }
-  if (f.to !== null) {
-    parts.push("m.created_at <= :to");
-    params.to = f.to;
-  }
-  if (f.minStrength !== null) {
-    parts.push(`${EFF_SQL} >= :min`);
-    params.min = f.minStrength;
-    params.now = now;
-  }
-  if (f.usage === "never") parts.push("m.shown_count = 0 AND m.used_count = 0");
-  else if (f.usage === "shown") parts.push("m.shown_count > 0");
-  else if (f.usage === "used") parts.push("m.used_count > 0");
-  return { sql: parts.length ? parts.join(" AND ") : "1", params };
-}
-
-interface Row {
-  seq: number;
-  id: string;
-  head: string;
-  len: number;
-  memory_type: string;
-  project: string | null;
-  domain: string;
-  source_agent: string;
-  created_at: number;
-  strength: number;
-  eff: number;
-  shown_count: number;
-  used_count: number;
-  link_count: number;
-}
-
-const COLUMNS = `m.seq AS seq, m.id AS id, substr(m.content, 1, ${LIST_PREVIEW_CHARS}) AS head, length(m.content) AS len, m.memory_type AS memory_type,
-  m.project AS project, ${DOMAIN_SQL} AS domain, m.source_agent AS source_agent, m.created_at AS created_at, m.strength AS strength,
-  ${EFF_SQL} AS eff, m.shown_count AS shown_count, m.used_count AS used_count, m.link_count AS link_count`;
+interface Row extends ListRow {}
 
 function toItem(r: Row, score?: number): ListItem {
   const flat = r.head.replace(/\s+/g, " ").trim();
   const item: ListItem = {
     id: r.id,
     short_id: r.id.slice(0, 8),
-    preview: r.len > LIST_PREVIEW_CHARS ? `${flat}…` : flat,
-    memory_type: r.memory_type,
+    preview: r.length > LIST_PREVIEW_CHARS ? `${flat}…` : flat,
+    memory_type: r.memoryType,
     project: r.project,
     domain: r.domain,
-    source_agent: r.source_agent,
-    created_at: isoTime(r.created_at),
+    source_agent: r.sourceAgent,
+    created_at: isoTime(r.createdAt),
     strength: round3(r.strength),
-    effective_strength: round3(r.eff),
-    shown_count: r.shown_count,
-    used_count: r.used_count,
-    connections: r.link_count,
+    effective_strength: round3(r.effectiveStrength),
+    shown_count: r.shownCount,
+    used_count: r.usedCount,
+    connections: r.linkCount,
   };
   if (score !== undefined) item.score = score;
   return item;
 }
-
-/** Sort key column for the keyset walks; both have an index ending in the rowid (memories_created, memories_strength). */
-const KEY_SQL: Record<Exclude<ListSort, "relevance">, string> = { newest: "m.created_at", importance: "m.strength" };
 
 /**
  * The query's search hits that pass the filters, best first. Search ranks a
@@ -240,31 +170,17 @@ async function searchMatches(s: Services, f: ListFilters, now: number): Promise<
   const [vector] = await s.embedder.embed([f.query!], "query");
   const hits = (await rank(s, f.query!, vector, LIST_SEARCH_POOL, f.project)).results;
   if (hits.length === 0) return [];
-  const where = whereOf(f, now);
-  const pass = new Set(
-    s.store.sqlite
-      .query<{ seq: number }, Record<string, string | number>>(`SELECT m.seq AS seq FROM memories m WHERE m.id IN (SELECT value FROM json_each(:ids)) AND ${where.sql}`)
-      .all({ ...where.params, ids: JSON.stringify(hits.map((h) => h.id)) })
-      .map((r) => r.seq),
-  );
-  const seqById = new Map(
-    s.store.sqlite
-      .query<{ seq: number; id: string }, [string]>("SELECT seq, id FROM memories WHERE id IN (SELECT value FROM json_each(?))")
-      .all(JSON.stringify(hits.map((h) => h.id)))
-      .map((r) => [r.id, r.seq]),
-  );
+  const seqById = new Map((await s.storage.memories.filterIds(hits.map((h) => h.id), f, now)).map((r) => [r.id, r.seq]));
   const out: { seq: number; score: number }[] = [];
   for (const h of hits) {
     const seq = seqById.get(h.id);
-    if (seq !== undefined && pass.has(seq)) out.push({ seq, score: h.score });
+    if (seq !== undefined) out.push({ seq, score: h.score });
   }
   return out;
 }
 
-function rowsOf(s: Services, seqs: number[], now: number): Map<number, Row> {
-  const rows = s.store.sqlite
-    .query<Row, Record<string, string | number>>(`SELECT ${COLUMNS} FROM memories m WHERE m.seq IN (SELECT value FROM json_each(:seqs))`)
-    .all({ seqs: JSON.stringify(seqs), now });
+async function rowsOf(s: Services, seqs: number[], now: number): Promise<Map<number, Row>> {
+  const rows = await s.storage.memories.listRows(seqs, now, LIST_PREVIEW_CHARS);
   return new Map(rows.map((r) => [r.seq, r]));
 }
 
@@ -280,55 +196,37 @@ export async function listMemories(s: Services, input: ListInput): Promise<ListR
   if (f.query !== null) {
     let matches = await searchMatches(s, f, now);
     if (sort !== "relevance") {
-      const rows = rowsOf(s, matches.map((m) => m.seq), now);
-      const key = (seq: number) => (sort === "newest" ? rows.get(seq)!.created_at : rows.get(seq)!.strength);
+      const rows = await rowsOf(s, matches.map((m) => m.seq), now);
+      const key = (seq: number) => (sort === "newest" ? rows.get(seq)!.createdAt : rows.get(seq)!.strength);
       matches = matches.filter((m) => rows.has(m.seq)).map((m) => ({ seq: m.seq, score: m.score, k: key(m.seq) })).sort((a, b) => b.k - a.k || b.seq - a.seq);
     }
     const keyOf = (m: { seq: number; score: number; k?: number }) => (sort === "relevance" ? m.score : m.k!);
     const start = cursor ? matches.findIndex((m) => keyOf(m) < cursor.k || (keyOf(m) === cursor.k && m.seq < cursor.seq)) : 0;
     const page = start < 0 ? [] : matches.slice(start, start + limit);
-    const rows = rowsOf(s, page.map((m) => m.seq), now);
+    const rows = await rowsOf(s, page.map((m) => m.seq), now);
     const items = page.filter((m) => rows.has(m.seq)).map((m) => toItem(rows.get(m.seq)!, m.score));
     const last = page[page.length - 1];
     const more = start >= 0 && start + limit < matches.length;
     return { items, ...(cursor ? {} : { total: matches.length }), sort, next_cursor: more && last ? encodeCursor({ k: keyOf(last), seq: last.seq }) : null };
   }
 
-  const where = whereOf(f, now);
-  const params: Record<string, string | number> = { ...where.params, now, limit: limit + 1 };
-  const key = KEY_SQL[sort as Exclude<ListSort, "relevance">];
-  let keyset = "";
-  if (cursor) {
-    // A row-value comparison: SQLite turns it into a range on the sort index, so page N costs what page 1 does.
-    keyset = ` AND (${key}, m.seq) < (:ck, :cseq)`;
-    params.ck = cursor.k;
-    params.cseq = cursor.seq;
-  }
-  const rows = s.store.sqlite
-    .query<Row, Record<string, string | number>>(`SELECT ${COLUMNS} FROM memories m WHERE ${where.sql}${keyset} ORDER BY ${key} DESC, m.seq DESC LIMIT :limit`)
-    .all(params);
+  const rows = await s.storage.memories.listPage(f, {
+    sort: sort as Exclude<ListSort, "relevance">,
+    after: cursor ? { key: cursor.k, seq: cursor.seq } : null,
+    limit: limit + 1,
+    now,
+    previewChars: LIST_PREVIEW_CHARS,
+  });
   const more = rows.length > limit;
   const page = rows.slice(0, limit);
   const last = page[page.length - 1];
   const result: ListResult = {
     items: page.map((r) => toItem(r)),
     sort,
-    next_cursor: more && last ? encodeCursor({ k: sort === "newest" ? last.created_at : last.strength, seq: last.seq }) : null,
+    next_cursor: more && last ? encodeCursor({ k: sort === "newest" ? last.createdAt : last.strength, seq: last.seq }) : null,
   };
-  if (!cursor) result.total = countWhere(s, where);
+  if (!cursor) result.total = await s.storage.memories.countSelected(f, now);
   return result;
-}
-
-function countWhere(s: Services, where: { sql: string; params: Record<string, string | number> }): number {
-  return s.store.sqlite.query<{ n: number }, Record<string, string | number>>(`SELECT count(*) AS n FROM memories m WHERE ${where.sql}`).get(where.params)!.n;
-}
-
-/** Seqs and ids of every memory the filters select (a query's matches given), for bulk deletion. */
-function selection(s: Services, f: ListFilters, now: number, matched: { seq: number }[] | null): { seq: number; id: string }[] {
-  const where = whereOf(f, now);
-  const bySeq = matched ? ` AND m.seq IN (SELECT value FROM json_each(:seqs))` : "";
-  const params = matched ? { ...where.params, seqs: JSON.stringify(matched.map((m) => m.seq)) } : where.params;
-  return s.store.sqlite.query<{ seq: number; id: string }, Record<string, string | number>>(`SELECT m.seq AS seq, m.id AS id FROM memories m WHERE ${where.sql}${bySeq}`).all(params);
 }
 
 export interface BulkDeleteInput extends ListInput {
@@ -351,13 +249,10 @@ export async function deleteSelection(s: Services, input: BulkDeleteInput): Prom
   // A query's matches need the embedder (async), so they are found first; the
   // filters are applied again inside the transaction, where the count is checked.
   const matched = f.query !== null ? await searchMatches(s, f, now) : null;
-  const done = await s.storage.transaction(async (tx) => {
-    const rows = selection(s, f, now, matched);
-    if (rows.length !== confirm) throw conflict(`the selection now holds ${rows.length} memories, not ${confirm}; count again and confirm`, { count: rows.length });
-    return { rows, links: rows.length ? await deleteRows(withStorage(s, tx), rows) : 0 };
-  });
-  for (const r of done.rows) s.index.remove(r.seq);
-  return { deleted: done.rows.length, links_removed: done.links };
+  const done = await s.storage.memories.deleteSelected(f, now, matched ? matched.map((m) => m.seq) : null, confirm);
+  if ("count" in done) throw conflict(`the selection now holds ${done.count} memories, not ${confirm}; count again and confirm`, { count: done.count });
+  for (const r of done.deleted) s.index.remove(r.seq);
+  return { deleted: done.deleted.length, links_removed: done.linksRemoved };
 }
 
 /** GET /memories/count: how many memories the filters select (what bulk delete would remove). */
@@ -366,16 +261,10 @@ export async function countSelection(s: Services, input: ListInput): Promise<{ c
   const f = parseFilters(input);
   const now = s.now();
   if (f.query !== null) return { count: (await searchMatches(s, f, now)).length };
-  return { count: countWhere(s, whereOf(f, now)) };
+  return { count: await s.storage.memories.countSelected(f, now) };
 }
 
 /** GET /memories/facets: the projects and domains the filters can name, busiest first (two index scans). */
-export function listFacets(s: Services): { projects: { name: string; count: number }[]; domains: { name: string; count: number }[] } {
-  const projects = s.store.sqlite
-    .query<{ name: string; count: number }, []>("SELECT project AS name, count(*) AS count FROM memories WHERE project IS NOT NULL GROUP BY project ORDER BY count DESC, name LIMIT 500")
-    .all();
-  const domains = s.store.sqlite
-    .query<{ name: string; count: number }, []>("SELECT domain AS name, count(*) AS count FROM memory_primary_domain GROUP BY domain ORDER BY count DESC, name LIMIT 500")
-    .all();
-  return { projects, domains };
+export function listFacets(s: Services): Promise<{ projects: { name: string; count: number }[]; domains: { name: string; count: number }[] }> {
+  return s.storage.memories.facets();
 }

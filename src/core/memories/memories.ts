@@ -110,7 +110,7 @@ export async function insertMemoryRows(s: Services, items: NewMemory[], vectors:
   const out: { id: string; seq: number }[] = [];
   for (let i = 0; i < rows.length; i++) {
     // The index does not hold this batch yet: links go to existing memories only.
-    await linkToNearest(s, rows[i].id, vectors[i], items[i].project);
+    await linkToNearest(s, rows[i].id, vectors[i], items[i].project, { batch: rows.map((r) => r.id) });
     out.push({ id: rows[i].id, seq: seqs[i] });
   }
   return out;
@@ -119,7 +119,8 @@ export async function insertMemoryRows(s: Services, items: NewMemory[], vectors:
 /**
  * The in-memory vector index to keep in step after a commit, or null where
  * vector search is the database's own (PostgreSQL: pgvector, shared by every
- * server) and nothing in memory must hold vectors.
+ * server; its mirror's count refreshes by itself) and nothing in memory must
+ * hold vectors.
  */
 export function liveIndex(s: Services): Services["index"] | null {
   return s.storage.engine === "sqlite" ? s.index : null;

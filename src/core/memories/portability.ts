@@ -1,16 +1,17 @@
 import { createReadStream, createWriteStream, existsSync, fchmodSync, openSync, rmSync } from "node:fs";
 import { createInterface } from "node:readline";
 import { join } from "node:path";
-import { getMeta, type Store } from "../../store/sqlite";
 import { invalid } from "../../errors";
 import { createPrivateFile, PRIVATE_FILE_MODE } from "../../private-files";
 import { VERSION } from "../../version";
-import { anchorRecords, parseAnchors } from "./anchors";
+import { parseAnchors } from "./anchors";
 import { agentDir, agentFolders, isValidName, readScope } from "../identity";
 import { writeSections } from "../identity";
 import { normalizeMemoryType } from "./types";
 import { redact } from "../secrets";
 import type { Services } from "../services";
+import type { Storage } from "../storage";
+import type { AnchorRecord, EventRecord, FullMemory, HistoryRecord, LinkRecord, SegmentRecord } from "./store-bulk";
 import { counted } from "../text";
 
 /**
@@ -55,45 +56,42 @@ export interface ExportSummary {
   vectors: boolean;
 }
 
-/** Writes everything to `file`, read inside one transaction so the copy is consistent while a server runs. */
-export async function exportAll(store: Store, identityRoot: string, file: string, opts: { vectors: boolean }): Promise<ExportSummary> {
+/** Writes everything to `file` from one consistent snapshot (safe while a server runs). */
+export async function exportAll(storage: Storage, identityRoot: string, file: string, opts: { vectors: boolean }): Promise<ExportSummary> {
   // An existing file keeps its old mode through a truncating open: set it on the descriptor.
   const fd = openSync(file, "w", PRIVATE_FILE_MODE);
   fchmodSync(fd, PRIVATE_FILE_MODE);
   const out = createWriteStream("", { fd });
-  const write = (record: unknown) => new Promise<void>((resolve, reject) => (out.write(`${JSON.stringify(record)}\n`) ? resolve() : out.once("drain", resolve).once("error", reject)));
-  const db = store.sqlite;
+  const write = (record: unknown) =>
+    new Promise<void>((resolve, reject) => {
+      if (out.write(`${JSON.stringify(record)}\n`)) return resolve();
+      // Both listeners go once either fires: a long export waits for drain thousands of times.
+      const onDrain = () => (out.off("error", onError), resolve());
+      const onError = (e: Error) => (out.off("drain", onDrain), reject(e));
+      out.once("drain", onDrain).once("error", onError);
+    });
   let memories = 0;
   let links = 0;
   let sections = 0;
-  db.run("BEGIN");
-  try {
-    await write({ kind: "meta", format: FORMAT, version: VERSION, embedder: getMeta(store, "embedder_id"), exported_at: new Date().toISOString(), vectors: opts.vectors });
-    const tags = db.query<{ tag: string; weight: number }, [string]>("SELECT tag, weight FROM memory_tags WHERE memory_id = ? ORDER BY weight DESC, tag");
-    const vec = db.query<{ e: Uint8Array }, [number]>("SELECT embedding e FROM memory_vec WHERE rowid = ?");
-    for (const m of db.query<Record<string, any>, []>("SELECT * FROM memories ORDER BY seq").iterate()) {
-      const { seq, link_count: _derived, ...columns } = m;
-      const record: MemoryRecord = { kind: "memory", ...(columns as Omit<MemoryRecord, "kind" | "tags">), tags: tags.all(m.id) };
-      if (opts.vectors) {
-        const v = vec.get(seq);
-        if (v) record.vector = Buffer.from(v.e).toString("base64");
-      }
-      await write(record);
+  const { embedderId } = await storage.memories.embedderState();
+  await write({ kind: "meta", format: FORMAT, version: VERSION, embedder: embedderId, exported_at: new Date().toISOString(), vectors: opts.vectors });
+  await storage.memories.exportRows(opts, async (row) => {
+    if (row.kind === "memory") {
+      const { vector, seq: _seq, ...columns } = row.memory;
+      const record: MemoryRecord = { kind: "memory", ...columns };
+      if (opts.vectors && vector) record.vector = Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength).toString("base64");
       memories++;
+      return write(record);
     }
-    for (const l of db.query<Record<string, unknown>, []>("SELECT from_id, to_id, relationship, weight, created_at FROM links ORDER BY rowid").iterate()) {
-      await write({ kind: "link", ...l });
+    if (row.kind === "link") {
       links++;
+      return write({ kind: "link", ...row.link });
     }
-    for (const seg of db.query<Record<string, unknown>, []>("SELECT key, session_id, memory_count, created_at FROM segments").iterate()) await write({ kind: "segment", ...seg });
-    for (const ev of db.query<Record<string, unknown>, []>("SELECT memory_id, kind AS event, at FROM memory_events ORDER BY id").iterate()) await write({ kind: "event", ...ev });
-    for (const h of db.query<Record<string, unknown>, []>("SELECT memory_id, version, content, memory_type, project, reason, source_id, replaced_at FROM memory_history ORDER BY memory_id, version").iterate()) {
-      await write({ kind: "history", ...h });
-    }
-    for (const a of anchorRecords(store)) await write({ kind: "anchor", ...a });
-  } finally {
-    db.run("COMMIT");
-  }
+    if (row.kind === "segment") return write({ kind: "segment", ...row.segment });
+    if (row.kind === "event") return write({ kind: "event", ...row.event });
+    if (row.kind === "history") return write({ kind: "history", ...row.history });
+    return write({ kind: "anchor", ...row.anchor });
+  });
   const warn = () => {};
   for (const [name, f] of readScope(identityRoot, identityRoot, warn)) {
     await write({ kind: "identity", agent: null, name, body: f.body });
@@ -125,8 +123,8 @@ export interface ImportSummary {
  */
 export async function importAll(s: Services, file: string, progress: (line: string) => void = () => {}): Promise<ImportSummary> {
   if (!existsSync(file)) throw invalid(`no such file: ${file}`);
-  const existing = s.store.sqlite.query<{ n: number }, []>("SELECT count(*) n FROM memories").get()!.n;
-  if (existing > 0) throw invalid(`the database at ${s.store.file} already holds ${counted(existing, "memory", "memories")}; import into a fresh home (set MEMSVC_HOME to an empty folder)`);
+  const existing = await s.storage.memories.countMemories();
+  if (existing > 0) throw invalid(`the database at ${s.storage.location} already holds ${counted(existing, "memory", "memories")}; import into a fresh home (set MEMSVC_HOME to an empty folder)`);
   const memories: MemoryRecord[] = [];
   const rest: Record<string, any>[] = [];
   let meta: Record<string, any> | null = null;
@@ -175,46 +173,41 @@ export async function importAll(s: Services, file: string, progress: (line: stri
     batch.forEach((i, j) => (vectors[i] = out[j]));
     progress(`embedding: ${Math.min(start + 64, toEmbed.length)}/${toEmbed.length}`);
   }
-  const db = s.store.sqlite;
-  const seqs: number[] = [];
-  let links = 0;
-  db.transaction(() => {
-    const insert = db.prepare(
-      `INSERT INTO memories(id, content, memory_type, project, source_agent, source_agent_id, source_domain, source_session, privacy, created_at, updated_at, refreshed_at, strength, shown_count, used_count, last_shown_at, last_used_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq`,
-    );
-    const insertVec = db.prepare("INSERT INTO memory_vec(rowid, embedding) VALUES (?, ?)");
-    const insertTag = db.prepare("INSERT INTO memory_tags(memory_id, tag, weight) VALUES (?, ?, ?)");
-    memories.forEach((m, i) => {
-      const { seq } = insert.get(m.id, m.content, m.memory_type, m.project, m.source_agent, m.source_agent_id, m.source_domain, m.source_session, m.privacy, m.created_at, m.updated_at, m.refreshed_at, m.strength, m.shown_count, m.used_count, m.last_shown_at, m.last_used_at) as { seq: number };
-      seqs.push(seq);
-      insertVec.run(BigInt(seq), vectors[i]);
-      for (const t of m.tags) insertTag.run(m.id, t.tag, t.weight);
-    });
-    const insertLink = db.prepare("INSERT OR IGNORE INTO links(from_id, to_id, relationship, weight, created_at) VALUES (?, ?, ?, ?, ?)");
-    const insertSeg = db.prepare("INSERT OR IGNORE INTO segments(key, session_id, memory_count, created_at) VALUES (?, ?, ?, ?)");
-    const insertEvent = db.prepare("INSERT INTO memory_events(memory_id, kind, at) VALUES (?, ?, ?)");
-    const insertHistory = db.prepare(
-      "INSERT OR REPLACE INTO memory_history(memory_id, version, content, memory_type, project, reason, source_id, replaced_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-    );
-    const insertAnchor = db.prepare(
-      "INSERT OR REPLACE INTO memory_anchors(memory_id, repo, branch, commit_id, paths, anchored_at, stale, stale_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-    );
-    const ids = new Set(memories.map((m) => m.id));
-    for (const r of rest) {
-      if (r.kind === "link") links += insertLink.run(r.from_id, r.to_id, r.relationship, r.weight, r.created_at).changes;
-      else if (r.kind === "segment") insertSeg.run(r.key, r.session_id, r.memory_count, r.created_at);
-      else if (r.kind === "event") insertEvent.run(r.memory_id, r.event, r.at);
-      else if (r.kind === "history") {
-        // A version of a memory not in the export (hand-edited file) has nothing to belong to.
-        if (!ids.has(r.memory_id)) throw invalid(`history record for memory ${r.memory_id}, which the export does not contain`);
-        insertHistory.run(r.memory_id, r.version, r.content, r.memory_type, r.project ?? null, r.reason, r.source_id ?? null, r.replaced_at);
-      } else if (r.kind === "anchor") {
-        if (!ids.has(r.memory_id)) throw invalid(`anchor record for memory ${r.memory_id}, which the export does not contain`);
-        insertAnchor.run(r.memory_id, r.repo, r.branch ?? null, r.commit_id, r.paths, r.anchored_at, r.stale ?? null, r.stale_at ?? null);
-      }
-    }
-  })();
+  // A version or anchor of a memory not in the export (hand-edited file) has nothing to belong to.
+  const ids = new Set(memories.map((m) => m.id));
+  for (const r of rest) {
+    if ((r.kind === "history" || r.kind === "anchor") && !ids.has(r.memory_id)) throw invalid(`${r.kind} record for memory ${r.memory_id}, which the export does not contain`);
+  }
+  const of = <T>(kind: string, map: (r: Record<string, any>) => T) => rest.filter((r) => r.kind === kind).map(map);
+  const { seqs, links } = await s.storage.memories.importRows({
+    memories: memories.map((m, i): FullMemory => {
+      const { kind: _kind, vector: _vector, ...columns } = m;
+      return { ...columns, tags: m.tags, vector: vectors[i] };
+    }),
+    links: of<LinkRecord>("link", (r) => ({ from_id: r.from_id, to_id: r.to_id, relationship: r.relationship, weight: r.weight, created_at: r.created_at })),
+    segments: of<SegmentRecord>("segment", (r) => ({ key: r.key, session_id: r.session_id, memory_count: r.memory_count, created_at: r.created_at })),
+    events: of<EventRecord>("event", (r) => ({ memory_id: r.memory_id, event: r.event, at: r.at })),
+    history: of<HistoryRecord>("history", (r) => ({
+      memory_id: r.memory_id,
+      version: r.version,
+      content: r.content,
+      memory_type: r.memory_type,
+      project: r.project ?? null,
+      reason: r.reason,
+      source_id: r.source_id ?? null,
+      replaced_at: r.replaced_at,
+    })),
+    anchors: of<AnchorRecord>("anchor", (r) => ({
+      memory_id: r.memory_id,
+      repo: r.repo,
+      branch: r.branch ?? null,
+      commit_id: r.commit_id,
+      paths: r.paths,
+      anchored_at: r.anchored_at,
+      stale: r.stale ?? null,
+      stale_at: r.stale_at ?? null,
+    })),
+  }, s.embedder.id);
   memories.forEach((m, i) => s.index.upsert(seqs[i], vectors[i], m.project));
   const root = s.config.paths.identity;
   const byScope = new Map<string, [string, string][]>();
@@ -282,18 +275,26 @@ function checkAnchor(rec: Record<string, any>, where: string): Record<string, an
   }
 }
 
-/** A consistent online copy of the database (VACUUM INTO works while the server writes). */
-export function backupTo(store: Store, file: string): { file: string; bytes: number } {
+/**
+ * A consistent online copy, safe while servers write. On SQLite a copy of the
+ * database file (VACUUM INTO); PostgreSQL has no file to copy, so its backup is
+ * a logical export (JSONL with vectors and identity files; `memsvc import`
+ * restores it). Physical PostgreSQL backups are pg_dump's job.
+ */
+export async function backupTo(storage: Storage, identityRoot: string, file: string): Promise<{ file: string; bytes: number; kind: "database" | "export" }> {
   if (existsSync(file)) throw invalid(`${file} exists; choose a new file name`);
   // VACUUM INTO accepts an empty file and keeps its mode; its own new file would follow the umask.
   createPrivateFile(file);
   try {
-    store.sqlite.run("VACUUM INTO ?", [file]);
+    if (await storage.memories.copyTo(file)) return { file, bytes: Bun.file(file).size, kind: "database" };
+    await exportAll(storage, identityRoot, file, { vectors: true });
+    return { file, bytes: Bun.file(file).size, kind: "export" };
   } catch (e) {
     rmSync(file, { force: true });
     throw e;
   }
-  return { file, bytes: Bun.file(file).size };
 }
 
-export const defaultBackupName = (home: string) => join(home, "backups", `memsvc-${new Date().toISOString().replace(/[:.]/g, "-")}.db`);
+/** The default backup file: a database copy on SQLite, a JSONL export on PostgreSQL. */
+export const defaultBackupName = (home: string, engine: Storage["engine"] = "sqlite") =>
+  join(home, "backups", `memsvc-${new Date().toISOString().replace(/[:.]/g, "-")}.${engine === "sqlite" ? "db" : "jsonl"}`);

@@ -1,4 +1,3 @@
-import { getMeta, setMeta } from "../../store/sqlite";
 import type { Services } from "../services";
 import { counted } from "../text";
 
@@ -19,38 +18,28 @@ const SWAP_WAIT_MS = 50;
  * vectors of the old space never land after the switch reset the cursor.
  */
 export async function runReembed(s: Services, signal?: AbortSignal): Promise<{ done: number }> {
+  const store = s.storage.memories;
   let done = 0;
   let lastReport = 0;
   let total = -1;
   let totalFrom: string | null = null;
-  const select = s.store.sqlite.query<{ seq: number; content: string; project: string | null }, [number, number]>(
-    "SELECT seq, content, project FROM memories WHERE seq > ? ORDER BY seq LIMIT ?",
-  );
-  // vec0 has no upsert: delete then insert, inside the batch transaction.
-  const drop = s.store.sqlite.prepare("DELETE FROM memory_vec WHERE rowid = ?");
-  const insert = s.store.sqlite.prepare("INSERT INTO memory_vec(rowid, embedding) VALUES (?, ?)");
-  const unchanged = (cursor: string, embedderId: string) => getMeta(s.store, "reembed_cursor") === cursor && getMeta(s.store, "embedder_id") === embedderId;
   while (!signal?.aborted) {
-    const cursorText = getMeta(s.store, "reembed_cursor");
+    const cursorText = (await store.embedderState()).reembedCursor;
     if (cursorText === null) break;
     const embedder = s.embedder;
+    const expect = { cursor: cursorText, embedderId: embedder.id };
     if (cursorText === "0" && totalFrom !== embedder.id) {
       // A fresh start (first run, or a switch reset the cursor): count what lies ahead for the progress lines.
       totalFrom = embedder.id;
-      total = s.store.sqlite.query<{ n: number }, []>("SELECT count(*) AS n FROM memories").get()!.n;
+      total = await store.countMemories();
       done = 0;
       lastReport = 0;
     } else if (total < 0) {
-      total = s.store.sqlite.query<{ n: number }, [number]>("SELECT count(*) AS n FROM memories WHERE seq > ?").get(Number(cursorText))!.n;
+      total = await store.countMemories(Number(cursorText));
     }
-    const rows = select.all(Number(cursorText), BATCH);
+    const rows = await store.reembedRows(Number(cursorText), BATCH);
     if (rows.length === 0) {
-      const finished = s.store.sqlite.transaction(() => {
-        if (!unchanged(cursorText, embedder.id)) return false;
-        s.store.sqlite.run("DELETE FROM meta WHERE key = 'reembed_cursor'");
-        return true;
-      })();
-      if (finished) {
+      if (await store.finishReembed(expect)) {
         s.log("info", `re-embedding finished: ${counted(done, "memory", "memories")} now in ${embedder.id} space`);
         break;
       }
@@ -59,21 +48,13 @@ export async function runReembed(s: Services, signal?: AbortSignal): Promise<{ d
     }
     const vectors = await embedder.embed(rows.map((r) => r.content), "document");
     const last = rows[rows.length - 1].seq;
-    const applied = s.store.sqlite.transaction(() => {
-      if (!unchanged(cursorText, embedder.id)) return false;
-      rows.forEach((r, i) => {
-        drop.run(BigInt(r.seq));
-        insert.run(BigInt(r.seq), vectors[i]);
-      });
-      setMeta(s.store, "reembed_cursor", String(last));
-      return true;
-    })();
+    const applied = await store.applyReembed(expect, rows.map((r, i) => ({ seq: r.seq, vector: vectors[i] })), String(last));
     if (!applied) {
       await Bun.sleep(SWAP_WAIT_MS);
       continue;
     }
     // Rows deleted meanwhile are skipped: their memory row is gone.
-    const alive = new Set(s.store.sqlite.query<{ seq: number }, [number, number]>("SELECT seq FROM memories WHERE seq BETWEEN ? AND ?").all(rows[0].seq, last).map((r) => r.seq));
+    const alive = new Set(await store.seqsBetween(rows[0].seq, last));
     if (s.embedder === embedder) rows.forEach((r, i) => alive.has(r.seq) && s.index.upsert(r.seq, vectors[i], r.project));
     done += rows.length;
     if (done - lastReport >= 500 || done >= total) {

@@ -1,7 +1,7 @@
 // What other parts of memsvc use from nightly/: explicit named exports only.
 export { learnings, listLearnings, renderLearnings } from "./learnings";
 export type { LearningView } from "./learnings";
-export { NightlyInterrupted, daysToRun, defaultDay, latestDigests, owedDays, parseDay, runNightly } from "./nightly";
+export { NightlyInterrupted, NightlyLeaseLost, daysToRun, defaultDay, latestDigests, owedDays, parseDay, runNightly } from "./nightly";
 export type { NightlyDigest, NightlyProgress } from "./nightly";
 export { runScheduledNightly, startNightlySchedule } from "./scheduler";
-export type { NightlyStore } from "./store";
+export type { NightlyDayRow, NightlyDecayParams, NightlyIndexCounts, NightlyMergeRow, NightlyRunRow, NightlyRunSeen, NightlyStore } from "./store";

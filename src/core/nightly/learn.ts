@@ -1,11 +1,12 @@
-import { withStorage } from "../storage";
 import type { LlmClient } from "../../llm/client";
 import { LEARNINGS_PROMPT_OVERHEAD, learningsMessages } from "../../llm/learnings-prompt";
 import { isoDate } from "../dates";
 import { addLink } from "../graph";
-import { insertMemoryRows, type NewMemory } from "../memories";
+import { insertMemoryRows, liveIndex, type NewMemory } from "../memories";
 import { redact } from "../secrets";
 import type { NightlyCursor, RunContext } from "./types";
+import type { NightlyDayRow } from "./store";
+import { withStorage } from "../storage";
 import { MAX_TAGS } from "../memories";
 import { NIGHTLY_CHUNK_MAX_MEMORIES, NIGHTLY_MAX_LEARNINGS_PER_CALL, NIGHTLY_MEMORY_MAX_CHARS, NIGHTLY_MIN_LEARNING_CHARS } from "../tuning";
 import { counted } from "../text";
@@ -13,35 +14,16 @@ import { counted } from "../text";
 /** How an owed learn step is paid back, in the digest and the CLI. */
 export const OWED_HINT = "the next nightly run with a language model configured writes them";
 
-interface DayRow {
-  seq: number;
-  id: string;
-  content: string;
-  memory_type: string;
-  project: string | null;
-  pkey: string;
-  created_at: number;
-}
+type DayRow = NightlyDayRow;
 
-/** The day's memories: created or updated in [start, end), learnings excluded (no learnings of learnings). */
-const DAY_FILTER = `memory_type != 'learnings'
-  AND ((created_at >= :start AND created_at < :end) OR (updated_at >= :start AND updated_at < :end))`;
-
-export function countDay(ctx: RunContext, after: NightlyCursor["learn"] = ["", 0]): number {
-  return ctx.s.store.sqlite
-    .query<{ n: number }, { start: number; end: number; key: string; seq: number }>(`SELECT count(*) AS n FROM memories WHERE ${DAY_FILTER} AND (coalesce(project, ''), seq) > (:key, :seq)`)
-    .get({ start: ctx.start, end: ctx.end, key: after[0], seq: after[1] })!.n;
+/** The day's memories (created or updated in it, learnings excluded: no learnings of learnings) after the cursor. */
+export function countDay(ctx: RunContext, after: NightlyCursor["learn"] = ["", 0]): Promise<number> {
+  return ctx.s.storage.nightly.countDay(ctx.start, ctx.end, after);
 }
 
 /** The next batch for one model call: one project, within the context budget, in (project, seq) order. */
-function nextChunk(ctx: RunContext, after: [string, number]): DayRow[] {
-  const rows = ctx.s.store.sqlite
-    .query<DayRow, { start: number; end: number; key: string; seq: number; limit: number }>(
-      `SELECT seq, id, content, memory_type, project, coalesce(project, '') AS pkey, created_at FROM memories
-        WHERE ${DAY_FILTER} AND (coalesce(project, ''), seq) > (:key, :seq)
-        ORDER BY pkey, seq LIMIT :limit`,
-    )
-    .all({ start: ctx.start, end: ctx.end, key: after[0], seq: after[1], limit: NIGHTLY_CHUNK_MAX_MEMORIES });
+async function nextChunk(ctx: RunContext, after: [string, number]): Promise<DayRow[]> {
+  const rows = await ctx.s.storage.nightly.dayRows(ctx.start, ctx.end, after, NIGHTLY_CHUNK_MAX_MEMORIES);
   const budget = Math.max(2000, ctx.s.config.llm.contextChars - LEARNINGS_PROMPT_OVERHEAD);
   const chunk: DayRow[] = [];
   let used = 0;
@@ -101,12 +83,12 @@ function resolveSource(ref: unknown, chunk: readonly DayRow[]): DayRow | null {
 export async function learnStep(ctx: RunContext, llm: LlmClient | null): Promise<void> {
   const { s, digest } = ctx;
   const max = digest.max_model_calls;
-  if (ctx.cursor.learn === undefined && digest.considered === 0) digest.considered = countDay(ctx);
-  const stop = (reason: string, state: "done" | "incomplete" | "skipped") => {
-    const left = countDay(ctx, ctx.cursor.learn);
+  if (ctx.cursor.learn === undefined && digest.considered === 0) digest.considered = await countDay(ctx);
+  const stop = async (reason: string, state: "done" | "incomplete" | "skipped") => {
+    const left = await countDay(ctx, ctx.cursor.learn);
     if (left > 0) digest.skipped.push({ step: "learn", reason, memories: left });
     digest.steps.learn = left > 0 ? state : "done";
-    s.store.sqlite.transaction(() => ctx.save())();
+    if (!ctx.dryRun) await ctx.save();
   };
   // Owed, not skipped: the day stays partial, and the next run with a model (the schedule, or
   // `memsvc nightly`) writes its learnings; marking it consolidated would lose them for good.
@@ -115,14 +97,14 @@ export async function learnStep(ctx: RunContext, llm: LlmClient | null): Promise
   for (;;) {
     ctx.checkpoint();
     const after = ctx.cursor.learn ?? ["", 0];
-    const chunk = nextChunk(ctx, after);
+    const chunk = await nextChunk(ctx, after);
     if (chunk.length === 0) return stop("", "done");
     if (digest.model_calls >= max) return stop(`model call cap reached (nightly.maxModelCalls = ${max})`, "done");
     const project = chunk[0].project;
     ctx.progress("learn", `asking ${llm.label} about ${counted(chunk.length, "memory", "memories")} of ${project ?? "(no project)"}`, digest.read, digest.considered);
     let answer: unknown;
     // Memories stored before redaction covered every route may still hold a secret: none goes to the model.
-    const shown = await Promise.all(chunk.map(async (r) => ({ shortId: r.id.slice(0, 8), memoryType: r.memory_type, date: isoDate(r.created_at), content: await redact(r.content.slice(0, NIGHTLY_MEMORY_MAX_CHARS)) })));
+    const shown = await Promise.all(chunk.map(async (r) => ({ shortId: r.id.slice(0, 8), memoryType: r.memoryType, date: isoDate(r.createdAt), content: await redact(r.content.slice(0, NIGHTLY_MEMORY_MAX_CHARS)) })));
     try {
       answer = await llm.chatJson(learningsMessages(ctx.day, project, shown), { signal: ctx.signal });
     } catch (e) {
@@ -137,31 +119,43 @@ export async function learnStep(ctx: RunContext, llm: LlmClient | null): Promise
     const vectors = items.length ? await s.embedder.embed(items.map((l) => l.content), "document") : [];
     const now = s.now();
     const rows: NewMemory[] = items.map((l) => ({ content: l.content, memoryType: "learnings", project, sourceAgent: "nightly", sourceSession: `nightly:${ctx.day}`, createdAt: now, tags: l.tags }));
-    const inserted = await s.storage.transaction(async (tx) => {
-      const out = await insertMemoryRows(withStorage(s, tx), rows, vectors);
-      out.forEach((r, i) => items[i].sources.forEach((src) => addLink(s, r.id, src.id, "derived_from", 1)));
-      const last = chunk[chunk.length - 1];
-      ctx.cursor.learn = [last.pkey, last.seq];
-      digest.read += chunk.length;
-      digest.written += out.length;
-      digest.rejected += rejected;
-      digest.learnings.push(...out.map((r) => r.id.slice(0, 8)).slice(0, Math.max(0, 50 - digest.learnings.length)));
-      ctx.save();
-      return out;
-    });
-    inserted.forEach((r, i) => s.index.upsert(r.seq, vectors[i], project));
+    // The model was asked above, outside any transaction: this one only writes.
+    const before = { cursor: ctx.cursor.learn, read: digest.read, written: digest.written, rejected: digest.rejected, learnings: digest.learnings.length };
+    const inserted = await s.storage
+      .transaction(async (tx) => {
+        const out = await insertMemoryRows(withStorage(s, tx), rows, vectors);
+        for (const [i, r] of out.entries()) for (const src of items[i].sources) await addLink(withStorage(s, tx), r.id, src.id, "derived_from", 1);
+        const last = chunk[chunk.length - 1];
+        ctx.cursor.learn = [last.pkey, last.seq];
+        digest.read += chunk.length;
+        digest.written += out.length;
+        digest.rejected += rejected;
+        digest.learnings.push(...out.map((r) => r.id.slice(0, 8)).slice(0, Math.max(0, 50 - digest.learnings.length)));
+        await ctx.save(tx);
+        return out;
+      })
+      .catch((e) => {
+        // Rolled back: the progress it counted did not happen.
+        ctx.cursor.learn = before.cursor;
+        Object.assign(digest, { read: before.read, written: before.written, rejected: before.rejected });
+        digest.learnings.length = before.learnings;
+        throw e;
+      });
+    // On an engine that searches vectors in the database there is no in-memory index to update.
+    const index = liveIndex(s);
+    if (index) inserted.forEach((r, i) => index.upsert(r.seq, vectors[i], project));
     ctx.progress("learn", `${digest.read}/${counted(digest.considered, "memory", "memories")} read, ${counted(digest.written, "learning")} written, ${digest.model_calls}/${counted(max, "model call")}`, digest.read, digest.considered);
   }
 }
 
 /** Dry run: how many memories and calls the learn step would take. */
-function planLearn(ctx: RunContext): void {
+async function planLearn(ctx: RunContext): Promise<void> {
   let after: [string, number] = ctx.cursor.learn ?? ["", 0];
   for (;;) {
-    const chunk = nextChunk(ctx, after);
+    const chunk = await nextChunk(ctx, after);
     if (chunk.length === 0) break;
     if (ctx.digest.model_calls >= ctx.digest.max_model_calls) {
-      ctx.digest.skipped.push({ step: "learn", reason: `model call cap reached (nightly.maxModelCalls = ${ctx.digest.max_model_calls})`, memories: countDay(ctx, after) });
+      ctx.digest.skipped.push({ step: "learn", reason: `model call cap reached (nightly.maxModelCalls = ${ctx.digest.max_model_calls})`, memories: await countDay(ctx, after) });
       break;
     }
     ctx.digest.model_calls++;

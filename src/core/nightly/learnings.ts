@@ -2,10 +2,8 @@ import type { MemoryRow } from "../../store/sqlite";
 import { isoDate } from "../dates";
 import { inlineMarkdown } from "../identity";
 import { toView, type MemoryView } from "../memories";
-import { fromSql } from "../search";
 import { parseLimit, parseProject } from "../search";
 import type { Services } from "../services";
-import { effectiveStrengthSql } from "../memories";
 import { tagsOf } from "../memories";
 import { counted } from "../text";
 import { LEARNINGS_BLOCK_MAX, LEARNINGS_BLOCK_CHARS, LEARNINGS_DEFAULT_DAYS, LEARNINGS_MAX, LEARNINGS_MAX_DAYS } from "../tuning";
@@ -48,7 +46,7 @@ const INDEX_TOP = 20;
  * (created or updated), strongest first. With a project, that project's
  * learnings plus the project-less (global) ones, which apply everywhere.
  */
-export function listLearnings(s: Services, input: LearningsInput = {}): Promise<LearningView[]> {
+export async function listLearnings(s: Services, input: LearningsInput = {}): Promise<LearningView[]> {
   const days = parseLimit(input.days, LEARNINGS_DEFAULT_DAYS, LEARNINGS_MAX_DAYS, "days");
   const project = parseProject(input.project);
   return selectLearnings(s, days, project);
@@ -56,27 +54,15 @@ export function listLearnings(s: Services, input: LearningsInput = {}): Promise<
 
 async function selectLearnings(s: Services, days: number, project: string | null): Promise<LearningView[]> {
   const now = s.now();
-  const rows = s.store.sqlite
-    .query<Record<string, any>, { now: number; since: number; project: string | null; limit: number }>(
-      `SELECT * FROM memories
-        WHERE memory_type = 'learnings' AND (created_at >= :since OR updated_at >= :since)
-          AND (:project IS NULL OR project = :project OR project IS NULL)
-        ORDER BY ${effectiveStrengthSql()} DESC, created_at DESC LIMIT :limit`,
-    )
-    .all({ now, since: now - days * DAY_MS, project, limit: LEARNINGS_MAX })
-    .map(fromSql);
+  const rows = await s.storage.nightly.recentLearnings({ now, since: now - days * DAY_MS, project, limit: LEARNINGS_MAX });
   if (rows.length === 0) return [];
   const ids = rows.map((r) => r.id);
   const tags = await tagsOf(s, ids);
   const sources = new Map<string, string[]>();
-  for (const l of s.store.sqlite
-    .query<{ from_id: string; to_id: string }, [string]>(
-      "SELECT from_id, to_id FROM links WHERE relationship = 'derived_from' AND from_id IN (SELECT value FROM json_each(?)) ORDER BY to_id",
-    )
-    .all(JSON.stringify(ids))) {
-    const list = sources.get(l.from_id) ?? [];
-    list.push(l.to_id.slice(0, 8));
-    sources.set(l.from_id, list);
+  for (const l of await s.storage.nightly.derivedFrom(ids)) {
+    const list = sources.get(l.fromId) ?? [];
+    list.push(l.toId.slice(0, 8));
+    sources.set(l.fromId, list);
   }
   return rows.map((r: MemoryRow) => ({ ...toView(r, now), tags: (tags.get(r.id) ?? []).map((t) => t.tag), sources: sources.get(r.id) ?? [] }));
 }
@@ -86,28 +72,20 @@ export async function learnings(s: Services, input: LearningsInput = {}): Promis
   const days = parseLimit(input.days, LEARNINGS_DEFAULT_DAYS, LEARNINGS_MAX_DAYS, "days");
   const project = parseProject(input.project);
   const list = await selectLearnings(s, days, project);
-  const index = memoryIndex(s);
+  const index = await memoryIndex(s);
   return { block: renderLearnings(list, { days, project, index }), learnings: list, index, days, project };
 }
 
 /** Counts by type, project and domain: cheap GROUP BYs over indexed columns. */
-export function memoryIndex(s: Services): MemoryIndex {
+export async function memoryIndex(s: Services): Promise<MemoryIndex> {
+  const counts = await s.storage.nightly.indexCounts(INDEX_TOP);
   const byType: Record<string, number> = {};
   let total = 0;
-  for (const r of s.store.sqlite.query<{ t: string; n: number }, []>("SELECT memory_type AS t, count(*) AS n FROM memories GROUP BY memory_type").all()) {
-    byType[r.t] = r.n;
+  for (const r of counts.byType) {
+    byType[r.memoryType] = r.n;
     total += r.n;
   }
-  const projects = s.store.sqlite
-    .query<{ project: string | null; memories: number; learnings: number }, [number]>(
-      `SELECT project, count(*) AS memories, sum(memory_type = 'learnings') AS learnings
-         FROM memories GROUP BY project ORDER BY memories DESC LIMIT ?`,
-    )
-    .all(INDEX_TOP);
-  const domains = s.store.sqlite
-    .query<{ domain: string; memories: number }, [number]>("SELECT tag AS domain, count(*) AS memories FROM memory_tags GROUP BY tag ORDER BY memories DESC, tag LIMIT ?")
-    .all(INDEX_TOP);
-  return { memories: total, learnings: byType.learnings ?? 0, by_type: byType, projects, domains };
+  return { memories: total, learnings: byType.learnings ?? 0, by_type: byType, projects: counts.projects, domains: counts.domains };
 }
 
 /** The session-start block: the strongest learnings, then one line on what else memory holds. */

@@ -5,30 +5,28 @@ import { isoDate, isoTime } from "../dates";
 import { learnStep } from "./learn";
 import { ensureCalibration } from "../search";
 import { decayStep, mergeStep, pruneStep } from "./maintain";
-import { NightlyInterrupted, STEPS, type NightlyCursor, type NightlyDigest, type NightlyOptions, type NightlyOutcome, type RunContext } from "./types";
+import { NightlyInterrupted, NightlyLeaseLost, STEPS, type NightlyCursor, type NightlyDigest, type NightlyOptions, type NightlyOutcome, type RunContext } from "./types";
 import type { Services } from "../services";
-import { NIGHTLY_CATCHUP_DAYS, NIGHTLY_LEASE_MS, NIGHTLY_OWED_DAYS } from "../tuning";
+import { NIGHTLY_CATCHUP_DAYS, NIGHTLY_HEARTBEATS_PER_LEASE, NIGHTLY_LEASE_MS, NIGHTLY_OWED_DAYS } from "../tuning";
+import type { NightlyRunRow } from "./store";
 import { counted } from "../text";
 
-export { NightlyInterrupted } from "./types";
+export { NightlyInterrupted, NightlyLeaseLost } from "./types";
 export type { NightlyDigest, NightlyOptions, NightlyOutcome, NightlyProgress } from "./types";
 
 const DAY_MS = 86_400_000;
 const HOST = hostname();
-// Identifies this process as the owner of a run: a run left "running" by a
-// dead owner (or by this process, but no longer active) is resumed.
-const OWNER = `${HOST}:${process.pid}:${crypto.randomUUID().slice(0, 8)}`;
+// A run's owner is "host:pid:tag": one tag per Services (one server), so two
+// servers in one process are as separate as two processes; a run left
+// "running" by a dead owner (or by this server, but no longer active) is resumed.
+const PROCESS = `${HOST}:${process.pid}`;
+const owners = new WeakMap<object, string>();
 const active = new Set<string>();
 
-interface RunRow {
-  id: number;
-  day: string;
-  status: string;
-  owner: string;
-  heartbeat_at: number;
-  finished_at: number | null;
-  cursor: string;
-  digest: string;
+function ownerOf(s: Services): string {
+  let owner = owners.get(s.storage);
+  if (!owner) owners.set(s.storage, (owner = `${PROCESS}:${crypto.randomUUID().slice(0, 8)}`));
+  return owner;
 }
 
 /**
@@ -48,10 +46,14 @@ export function parseDay(value: unknown, now: number): string {
   return value;
 }
 
-function ownerAlive(s: Services, row: RunRow, key: string): boolean {
-  if (row.owner === OWNER) return active.has(key);
-  const lease = Math.max(NIGHTLY_LEASE_MS, 3 * s.config.llm.timeoutMs);
-  const fresh = s.now() - row.heartbeat_at < lease;
+/** How long a silent owner keeps its run; the heartbeat renews it well within. */
+function leaseMs(s: Services): number {
+  return Math.max(NIGHTLY_LEASE_MS, 3 * s.config.llm.timeoutMs);
+}
+
+function ownerAlive(s: Services, row: NightlyRunRow, me: string): boolean {
+  if (row.owner === me) return active.has(`${me}#${row.day}`);
+  const fresh = s.now() - row.heartbeatAt < leaseMs(s);
   const [host, pid] = row.owner.split(":");
   if (host !== HOST) return fresh;
   try {
@@ -91,83 +93,100 @@ function newDigest(day: string, now: number, forced: boolean, model: string | nu
   };
 }
 
-type Claim = { kind: "done"; row: RunRow } | { kind: "busy"; row: RunRow } | { kind: "run"; row: RunRow; resumed: boolean };
+type Claim = { kind: "done"; row: NightlyRunRow } | { kind: "busy"; row: NightlyRunRow } | { kind: "run"; id: number; digest: NightlyDigest; cursor: NightlyCursor; resumed: boolean };
 
-/** Decides, under the write lock, whether to start, resume or leave the day alone. */
-function claim(s: Services, day: string, key: string, force: boolean, model: string | null): Claim {
-  const sql = s.store.sqlite;
-  return sql
-    .transaction((): Claim => {
-      const last = sql.query<RunRow, [string]>("SELECT * FROM nightly_runs WHERE day = ? ORDER BY id DESC LIMIT 1").get(day);
-      const now = s.now();
-      if (last && last.status === "running" && ownerAlive(s, last, key)) return { kind: "busy", row: last };
-      if (last && !force && last.status === "done") return { kind: "done", row: last };
-      if (last && !force) {
-        // A crashed ("running", owner gone) or partial run: pick up where it stopped.
-        const digest = JSON.parse(last.digest) as NightlyDigest;
-        const cursor = JSON.parse(last.cursor) as NightlyCursor;
-        if (digest.steps.learn === "incomplete") {
-          digest.steps.learn = "pending";
-          digest.skipped = digest.skipped.filter((x) => x.step !== "learn");
-          // New learnings may duplicate older ones: look for near-duplicates again.
-          digest.steps.merge = "pending";
-          delete cursor.merge;
-        }
-        digest.status = "running";
-        digest.finished_at = null;
-        digest.model = model ?? digest.model;
-        digest.resumed++;
-        const row = { ...last, status: "running", owner: OWNER, heartbeat_at: now, digest: JSON.stringify(digest), cursor: JSON.stringify(cursor) };
-        sql.run("UPDATE nightly_runs SET status = 'running', owner = ?, heartbeat_at = ?, finished_at = NULL, digest = ?, cursor = ? WHERE id = ?", [OWNER, now, row.digest, row.cursor, row.id]);
-        return { kind: "run", row, resumed: true };
-      }
-      const digest = newDigest(day, now, force, model, s.config.nightly.maxModelCalls);
-      const id = sql
-        .query<{ id: number }, [string, number, string, number, number, string]>(
-          "INSERT INTO nightly_runs(day, status, forced, owner, started_at, heartbeat_at, digest) VALUES (?, 'running', ?, ?, ?, ?, ?) RETURNING id",
-        )
-        .get(day, force ? 1 : 0, OWNER, now, now, JSON.stringify(digest))!.id;
-      digest.run_id = id;
-      sql.run("UPDATE nightly_runs SET digest = ? WHERE id = ?", [JSON.stringify(digest), id]);
-      return { kind: "run", row: { id, day, status: "running", owner: OWNER, heartbeat_at: now, finished_at: null, cursor: "{}", digest: JSON.stringify(digest) }, resumed: false };
-    })
-    .immediate();
+/** A partial or crashed run's state, ready to go on where it stopped. */
+function resumeState(last: NightlyRunRow, model: string | null): { digest: NightlyDigest; cursor: NightlyCursor } {
+  const digest = JSON.parse(last.digest) as NightlyDigest;
+  const cursor = JSON.parse(last.cursor) as NightlyCursor;
+  if (digest.steps.learn === "incomplete") {
+    digest.steps.learn = "pending";
+    digest.skipped = digest.skipped.filter((x) => x.step !== "learn");
+    // New learnings may duplicate older ones: look for near-duplicates again.
+    digest.steps.merge = "pending";
+    delete cursor.merge;
+  }
+  digest.run_id = last.id;
+  digest.status = "running";
+  digest.finished_at = null;
+  digest.model = model ?? digest.model;
+  digest.resumed++;
+  return { digest, cursor };
+}
+
+/**
+ * Decides whether to start, resume or leave the day alone. Every server may
+ * try at once: a start is one conditional INSERT (one running run per day, by
+ * a unique index) and a take-over one conditional UPDATE of the row as it was
+ * read, so exactly one wins; a loser reads again and finds the run busy.
+ */
+async function claim(s: Services, day: string, me: string, force: boolean, model: string | null): Promise<Claim> {
+  const store = s.storage.nightly;
+  for (let attempt = 0; ; attempt++) {
+    const last = await store.lastRun(day);
+    const now = s.now();
+    if (last && last.status === "running" && ownerAlive(s, last, me)) return { kind: "busy", row: last };
+    if (last && !force && last.status === "done") return { kind: "done", row: last };
+    // Every lost race means another server changed the day meanwhile: after a few, it is theirs.
+    if (attempt >= 5) {
+      if (last) return { kind: "busy", row: last };
+      throw new Error(`nightly run for ${day}: could not start it (the database refused every claim)`);
+    }
+    if (last && (!force || last.status === "running")) {
+      // A crashed ("running", owner gone) or partial run: pick up where it stopped;
+      // forced over a crashed one: start it again in the same row.
+      const fresh = force ? { digest: { ...newDigest(day, now, true, model, s.config.nightly.maxModelCalls), run_id: last.id }, cursor: {} } : null;
+      const { digest, cursor } = fresh ?? resumeState(last, model);
+      const taken = await store.takeOverRun(
+        { id: last.id, owner: last.owner, status: last.status, heartbeatAt: last.heartbeatAt },
+        { owner: me, now, forced: force || last.forced, startedAt: force ? now : last.startedAt, cursor: JSON.stringify(cursor), digest: JSON.stringify(digest) },
+      );
+      if (taken) return { kind: "run", id: last.id, digest, cursor, resumed: fresh === null };
+      continue;
+    }
+    const digest = newDigest(day, now, force, model, s.config.nightly.maxModelCalls);
+    const id = await store.startRun({ day, forced: force, owner: me, now, digest: JSON.stringify(digest), afterId: last?.id ?? 0 });
+    if (id !== null) return { kind: "run", id, digest: { ...digest, run_id: id }, cursor: {}, resumed: false };
+  }
 }
 
 /**
  * The nightly consolidation of one day: learnings from the model, then
  * near-duplicate merging, decay of ignored memories and pruning. Idempotent
- * per day (a finished day is left alone unless `force`), resumable (every
- * unit of work commits with its progress), capped in model calls, and
- * useful without a model (the other steps still run; the digest says what
- * was skipped).
+ * per day (a finished day is left alone unless `force`), once across every
+ * server over one database (a lease with a heartbeat), resumable (every unit
+ * of work commits with its progress; a dead owner's run is taken over from
+ * its cursor), capped in model calls, and useful without a model (the other
+ * steps still run; the digest says what was skipped).
  */
 export async function runNightly(s: Services, opts: NightlyOptions = {}): Promise<NightlyOutcome> {
   const day = opts.day === undefined ? defaultDay(s.now()) : parseDay(opts.day, s.now());
-  const key = `${s.store.file}#${day}`;
+  const me = ownerOf(s);
+  const key = `${me}#${day}`;
   if (active.has(key)) return { ran: false, message: `the nightly run for ${day} is already in progress in this process`, digest: null };
   const llm = createLlmClient(s.config.llm);
   const model = llm?.label ?? null;
   const window = Date.parse(`${day}T00:00:00Z`);
-  let row: RunRow | null = null;
+  let runId: number | null = null;
   let digest: NightlyDigest;
   let cursor: NightlyCursor = {};
   if (opts.dryRun) {
     digest = { ...newDigest(day, s.now(), opts.force === true, model, s.config.nightly.maxModelCalls), status: "dry-run" };
   } else {
-    const c = claim(s, day, key, opts.force === true, model);
+    const c = await claim(s, day, me, opts.force === true, model);
     if (c.kind === "done") {
-      return { ran: false, message: `${day} was already consolidated (run ${c.row.id}, finished ${isoTime(c.row.finished_at ?? 0)}); use --force to run it again`, digest: JSON.parse(c.row.digest) };
+      return { ran: false, message: `${day} was already consolidated (run ${c.row.id}, finished ${isoTime(c.row.finishedAt ?? 0)}); use --force to run it again`, digest: JSON.parse(c.row.digest) };
     }
     if (c.kind === "busy") {
-      return { ran: false, message: `a nightly run for ${day} is in progress (${c.row.owner}, last report ${isoTime(c.row.heartbeat_at)})`, digest: JSON.parse(c.row.digest) };
+      return { ran: false, message: `a nightly run for ${day} is in progress (${c.row.owner}, last report ${isoTime(c.row.heartbeatAt)})`, digest: JSON.parse(c.row.digest) };
     }
-    row = c.row;
-    digest = JSON.parse(row.digest);
-    cursor = JSON.parse(row.cursor);
-    if (c.resumed) opts.progress?.({ day, step: "learn", message: `resuming run ${row.id} (${STEPS.filter((st) => digest.steps[st] === "done").join(", ") || "nothing"} already done)` });
+    runId = c.id;
+    digest = c.digest;
+    cursor = c.cursor;
+    if (c.resumed) opts.progress?.({ day, step: "learn", message: `resuming run ${runId} (${STEPS.filter((st) => digest.steps[st] === "done").join(", ") || "nothing"} already done)` });
   }
-  const runId = row?.id ?? null;
+  // Lost when another server took the run over (this one was silent past the lease): stop at once.
+  let lost = false;
   const ctx: RunContext = {
     s,
     day,
@@ -178,35 +197,51 @@ export async function runNightly(s: Services, opts: NightlyOptions = {}): Promis
     dryRun: opts.dryRun === true,
     signal: opts.signal,
     progress: (step, message, done, total) => opts.progress?.({ day, step, message, done, total }),
-    save() {
+    async save(tx) {
       if (runId === null) return;
-      s.store.sqlite.run("UPDATE nightly_runs SET cursor = ?, digest = ?, heartbeat_at = ? WHERE id = ?", [JSON.stringify(cursor), JSON.stringify(digest), s.now(), runId]);
+      const held = await (tx ?? s.storage).nightly.saveRun(runId, me, { cursor: JSON.stringify(cursor), digest: JSON.stringify(digest), now: s.now() });
+      if (!held) {
+        lost = true;
+        throw new NightlyLeaseLost(day);
+      }
     },
     checkpoint() {
+      if (lost) throw new NightlyLeaseLost(day);
       if (opts.signal?.aborted) throw new NightlyInterrupted(day);
     },
   };
   active.add(key);
+  // The heartbeat renews the lease while a step waits on the model or a long batch.
+  const beat =
+    runId === null
+      ? null
+      : setInterval(() => {
+          s.storage.nightly.heartbeat(runId!, me, s.now()).then(
+            (held) => (lost ||= !held),
+            (e) => s.log("warn", `nightly heartbeat failed: ${(e as Error).message}`),
+          );
+        }, Math.max(1000, Math.floor(leaseMs(s) / NIGHTLY_HEARTBEATS_PER_LEASE)));
+  (beat as { unref?: () => void } | null)?.unref?.();
   try {
     // A store that grew a lot since its calibration is measured again before merging by similarity.
     if (!ctx.dryRun) await ensureCalibration(s).catch((e) => s.log("warn", `calibration failed: ${(e as Error).message}; thresholds unchanged`));
     for (const step of STEPS) {
       if (digest.steps[step] !== "pending") continue;
+      ctx.checkpoint();
       ctx.progress(step, "starting");
       if (step === "learn") await learnStep(ctx, llm);
       else if (step === "merge") await mergeStep(ctx);
-      else if (step === "decay") decayStep(ctx);
+      else if (step === "decay") await decayStep(ctx);
       else await pruneStep(ctx);
     }
     if (!ctx.dryRun) digest.status = digest.steps.learn === "incomplete" ? "partial" : "done";
     digest.finished_at = isoTime(s.now());
     if (runId !== null) {
-      s.store.sqlite.transaction(() => {
-        ctx.save();
-        s.store.sqlite.run("UPDATE nightly_runs SET status = ?, finished_at = ? WHERE id = ?", [digest.status, s.now(), runId]);
-      })();
+      const held = await s.storage.nightly.finishRun(runId, me, { status: digest.status, cursor: JSON.stringify(cursor), digest: JSON.stringify(digest), now: s.now() });
+      if (!held) throw new NightlyLeaseLost(day);
     }
   } finally {
+    if (beat) clearInterval(beat);
     active.delete(key);
   }
   return { ran: true, message: summarize(digest), digest };
@@ -227,25 +262,20 @@ export function summarize(d: NightlyDigest): string {
 }
 
 /** The last `n` runs, newest first (the dashboard's nightly digest). */
-export function latestDigests(s: Services, n = 7): NightlyDigest[] {
-  return s.store.sqlite
-    .query<{ id: number; status: string; digest: string }, [number]>("SELECT id, status, digest FROM nightly_runs ORDER BY id DESC LIMIT ?")
-    .all(Math.max(1, Math.min(100, Math.floor(n))))
-    .map((r) => ({ ...(JSON.parse(r.digest) as NightlyDigest), run_id: r.id, status: r.status as NightlyDigest["status"] }));
+export async function latestDigests(s: Services, n = 7): Promise<NightlyDigest[]> {
+  return (await s.storage.nightly.latestRuns(Math.max(1, Math.min(100, Math.floor(n))))).map((r) => ({
+    ...(JSON.parse(r.digest) as NightlyDigest),
+    run_id: r.id,
+    status: r.status as NightlyDigest["status"],
+  }));
 }
 
 /**
  * Days whose last run is partial (learnings owed: no model was configured,
  * or it failed), back to NIGHTLY_OWED_DAYS, oldest first.
  */
-export function owedDays(s: Services): string[] {
-  const since = isoDate(s.now() - NIGHTLY_OWED_DAYS * DAY_MS);
-  return s.store.sqlite
-    .query<{ day: string }, [string]>(
-      "SELECT day FROM nightly_runs r WHERE day >= ? AND id = (SELECT max(id) FROM nightly_runs WHERE day = r.day) AND status = 'partial' ORDER BY day",
-    )
-    .all(since)
-    .map((r) => r.day);
+export function owedDays(s: Services): Promise<string[]> {
+  return s.storage.nightly.partialDays(isoDate(s.now() - NIGHTLY_OWED_DAYS * DAY_MS));
 }
 
 /**
@@ -254,12 +284,12 @@ export function owedDays(s: Services): string[] {
  * plus, once a language model is configured, older days whose learnings
  * are still owed.
  */
-export function daysToRun(s: Services): string[] {
+export async function daysToRun(s: Services): Promise<string[]> {
   const now = s.now();
-  const days = new Set<string>(createLlmClient(s.config.llm) ? owedDays(s) : []);
+  const days = new Set<string>(createLlmClient(s.config.llm) ? await owedDays(s) : []);
   for (let back = NIGHTLY_CATCHUP_DAYS; back >= 1; back--) {
     const day = isoDate(now - back * DAY_MS);
-    const last = s.store.sqlite.query<{ status: string }, [string]>("SELECT status FROM nightly_runs WHERE day = ? ORDER BY id DESC LIMIT 1").get(day);
+    const last = await s.storage.nightly.lastRun(day);
     if (back === 1 || !last || last.status !== "done") days.add(day);
   }
   return [...days].sort();

@@ -11,7 +11,7 @@ import type { Services } from "../services";
 export async function runScheduledNightly(s: Services, signal?: AbortSignal): Promise<void> {
   // Near-duplicate merging and learning search the vector index: never against a half-loaded one.
   await s.indexState.ready;
-  for (const day of daysToRun(s)) {
+  for (const day of await daysToRun(s)) {
     if (signal?.aborted) return;
     try {
       const outcome = await s.track(runNightly(s, { day, signal }));

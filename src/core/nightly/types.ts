@@ -1,4 +1,5 @@
 import type { Services } from "../services";
+import type { Storage } from "../storage";
 
 export type StepName = "learn" | "merge" | "decay" | "prune";
 export type StepState = "pending" | "done" | "incomplete" | "skipped";
@@ -78,7 +79,7 @@ export interface NightlyOutcome {
   digest: NightlyDigest | null;
 }
 
-/** Everything a step needs; `save` persists cursor and digest (call it inside the step's transaction). */
+/** Everything a step needs; `save` persists cursor and digest (inside the step's transaction). */
 export interface RunContext {
   s: Services;
   day: string;
@@ -90,7 +91,12 @@ export interface RunContext {
   dryRun: boolean;
   signal?: AbortSignal;
   progress(step: StepName, message: string, done?: number, total?: number): void;
-  save(): void;
+  /**
+   * Persists cursor and digest and renews the lease; pass the unit's
+   * transaction so they commit with its work. Throws NightlyLeaseLost when
+   * another server has taken the run over (the transaction then rolls back).
+   */
+  save(tx?: Storage): Promise<void>;
   /** Throws NightlyInterrupted when the run was asked to stop. */
   checkpoint(): void;
 }
@@ -99,5 +105,14 @@ export class NightlyInterrupted extends Error {
   constructor(day: string) {
     super(`nightly run for ${day} interrupted; the next run for that day resumes it`);
     this.name = "NightlyInterrupted";
+  }
+}
+
+/** This server was silent past the lease and another one took its run over: it stops without writing. */
+export class NightlyLeaseLost extends NightlyInterrupted {
+  constructor(day: string) {
+    super(day);
+    this.message = `nightly run for ${day} was taken over by another server (this one was silent past the lease); it stops here`;
+    this.name = "NightlyLeaseLost";
   }
 }

@@ -14,5 +14,5 @@ export function recallRoutes(s: Services) {
     .post("/recall-index", ({ body }) => recallIndex(s, objectBody(body)))
     .get("/learnings", learningsHandler)
     .get("/lessons", learningsHandler)
-    .get("/index", () => domainIndex(s));
+    .get("/index", async () => await domainIndex(s));
 }

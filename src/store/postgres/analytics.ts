@@ -1,7 +1,94 @@
-import type { AnalyticsStore } from "../../core/analytics";
+import type { AnalyticsStore, DashboardFigures, DomainRows } from "../../core/analytics";
 import type { PgHandle } from "./open";
 
-/** analytics/ on PostgreSQL. */
-export function pgAnalytics(_h: PgHandle): AnalyticsStore {
-  return {};
+const DAY_MS = 86_400_000;
+
+/**
+ * analytics/ on PostgreSQL. Aggregates are computed by the database from the
+ * indexes of migrations/0001_init.sql (memories_type_created, memory_events_kind_at,
+ * the never-shown/never-used partial indexes, the trigger-kept
+ * memory_primary_domain); daily figures are one GROUP BY over the window's
+ * index range. Raw SQL for the recursive skip-scans drizzle cannot say; every
+ * count is cast to int (PostgreSQL's bigint would arrive as a string).
+ */
+export function pgAnalytics(h: PgHandle): AnalyticsStore {
+  const S = h.schema;
+
+  async function figures(x: PgHandle, w: { start: number; days: number }, knownTypes: readonly string[]): Promise<DashboardFigures> {
+    const end = w.start + w.days * DAY_MS;
+    const [counts] = await x.sql.unsafe(
+      // Distinct tags and types by skip-scan (one index seek per value), not a pass over every row.
+      `WITH RECURSIVE t(tag) AS (SELECT min(tag) FROM ${S}.memory_tags
+         UNION ALL SELECT (SELECT min(tag) FROM ${S}.memory_tags WHERE tag > t.tag) FROM t WHERE t.tag IS NOT NULL)
+       SELECT (SELECT count(*) FROM ${S}.memories)::int AS memories,
+              (SELECT count(*) FROM ${S}.memories WHERE memory_type = 'learnings')::int AS learnings,
+              (SELECT count(*) FROM ${S}.links)::int AS links,
+              (SELECT count(tag) FROM t)::int AS domains,
+              (SELECT count(*) FROM ${S}.memories WHERE created_at < $1)::int AS base`,
+      [w.start],
+    );
+    const stored = await x.sql.unsafe(
+      `WITH RECURSIVE t(x) AS (SELECT min(memory_type) FROM ${S}.memories
+         UNION ALL SELECT (SELECT min(memory_type) FROM ${S}.memories WHERE memory_type > t.x) FROM t WHERE t.x IS NOT NULL)
+       SELECT x FROM t WHERE x IS NOT NULL ORDER BY x COLLATE "C"`,
+    );
+    const types = [...knownTypes];
+    for (const { x: type } of stored as { x: string }[]) if (!types.includes(type)) types.push(type);
+    const growthPerDay = (await x.sql.unsafe(
+      `SELECT ((created_at - $1) / ${DAY_MS})::int AS i, memory_type AS type, count(*)::int AS n
+         FROM ${S}.memories WHERE created_at >= $1 AND created_at < $2 GROUP BY 1, 2`,
+      [w.start, end],
+    )) as DashboardFigures["growthPerDay"];
+    const primaryDomains = (await x.sql.unsafe(`SELECT domain, count(*)::int AS n FROM ${S}.memory_primary_domain GROUP BY domain`)) as DashboardFigures["primaryDomains"];
+    const [recall] = await x.sql.unsafe(
+      `SELECT (SELECT count(*) FROM ${S}.memory_events WHERE kind = 'shown')::int AS "shown",
+              (SELECT count(*) FROM ${S}.memory_events WHERE kind = 'used')::int AS "used",
+              (SELECT count(*) FROM ${S}.memories)::int AS "memories",
+              (SELECT count(*) FROM ${S}.memories WHERE shown_count = 0)::int AS "neverShown",
+              (SELECT count(*) FROM ${S}.memories WHERE used_count = 0)::int AS "neverUsed"`,
+    );
+    const events = (await x.sql.unsafe(
+      `SELECT ((at - $1) / ${DAY_MS})::int AS i, count(*) FILTER (WHERE kind = 'shown')::int AS shown, count(*) FILTER (WHERE kind = 'used')::int AS used
+         FROM ${S}.memory_events WHERE kind IN ('shown', 'used') AND at >= $1 AND at < $2 GROUP BY 1`,
+      [w.start, end],
+    )) as { i: number; shown: number; used: number }[];
+    const byDay = new Map(events.map((e) => [e.i, e]));
+    const recallPerDay = Array.from({ length: w.days }, (_, i) => ({ i, shown: byDay.get(i)?.shown ?? 0, used: byDay.get(i)?.used ?? 0 }));
+    const { base, ...rest } = counts as DashboardFigures["counts"] & { base: number };
+    return { counts: rest, growthBase: base, types, growthPerDay, primaryDomains, recall: recall as DashboardFigures["recall"], recallPerDay };
+  }
+
+  /** Runs `fn` in one read-only snapshot (REPEATABLE READ), or in the caller's transaction. */
+  const snapshot = async <T>(fn: (x: PgHandle) => Promise<T>): Promise<T> => {
+    if (h.inTransaction) return fn(h);
+    return (await h.sql.begin("isolation level repeatable read read only", (tx) => fn(h.bind(tx)))) as T;
+  };
+
+  return {
+    dashboardFigures: (w, knownTypes) => snapshot((x) => figures(x, w, knownTypes)),
+    async memoriesFingerprint() {
+      const [row] = await h.sql.unsafe(`SELECT count(*)::int AS count, max(seq)::float8 AS "maxSeq" FROM ${S}.memories`);
+      return row as { count: number; maxSeq: number | null };
+    },
+    domainRows: () =>
+      snapshot(async (x): Promise<DomainRows> => {
+        const [totals] = await x.sql.unsafe(
+          `SELECT count(*)::int AS memories, count(*) FILTER (WHERE memory_type = 'learnings')::int AS learnings, count(DISTINCT project)::int AS projects FROM ${S}.memories`,
+        );
+        const memories = await x.sql.unsafe(`SELECT id, project, memory_type AS "memoryType" FROM ${S}.memories`);
+        const tags = await x.sql.unsafe(`SELECT memory_id AS "memoryId", tag, weight FROM ${S}.memory_tags`);
+        const projects = await x.sql.unsafe(
+          `SELECT project, count(*)::int AS memories, count(*) FILTER (WHERE memory_type = 'learnings')::int AS learnings FROM ${S}.memories GROUP BY project ORDER BY memories DESC`,
+        );
+        return { totals: totals as DomainRows["totals"], memories: [...memories], tags: [...tags], projects: [...projects] } as DomainRows;
+      }),
+    async domainSample(tag, limit) {
+      // No rowid here: the newest memories of the tag by seq (SQLite: the newest tag rows).
+      const rows = await h.sql.unsafe(
+        `SELECT m.content FROM ${S}.memory_tags t JOIN ${S}.memories m ON m.id = t.memory_id WHERE t.tag = $1 ORDER BY m.seq DESC LIMIT $2`,
+        [tag, limit],
+      );
+      return (rows as { content: string }[]).map((r) => r.content);
+    },
+  };
 }

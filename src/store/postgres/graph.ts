@@ -1,7 +1,177 @@
-import type { GraphStore } from "../../core/graph";
+import { and, desc, eq, gt, or, sql, type SQL as Fragment } from "drizzle-orm";
+import type { ExportSlice, GraphAt, GraphMemoryRow, GraphStore, LinkAround, NewLink } from "../../core/graph";
+// Straight from the file: read while modules load (the memories barrel may not be complete yet).
+import { DEFAULT_DOMAIN } from "../../core/memories/tags";
+import { DECAY_FLOOR, DECAY_HALF_LIFE_DAYS } from "../../core/tuning";
 import type { PgHandle } from "./open";
 
-/** graph/ on PostgreSQL. */
-export function pgGraph(_h: PgHandle): GraphStore {
-  return {};
+const DAY_MS = 86_400_000;
+
+/**
+ * graph/ on PostgreSQL. link_count is kept by the links_count trigger and the
+ * primary domain by memory_primary_domain's trigger (migrations/0001_init.sql).
+ * Id lists travel as one JSON parameter (jsonb_array_elements_text), not one
+ * parameter per id: a BFS frontier can hold 50,000 ids, past PostgreSQL's
+ * 65,535 bind parameters.
+ */
+export function pgGraph(h: PgHandle): GraphStore {
+  const { memories: m, links: l, memoryTags: tg, memoryPrimaryDomain: pd } = h.t;
+  const idIn = (col: unknown, ids: readonly string[]) => sql`${col} IN (SELECT jsonb_array_elements_text(${JSON.stringify(ids)}::jsonb))`;
+  /** Effective (decayed) strength at `now`: the formula of core/memories/strength.ts. */
+  const eff = (now: number) =>
+    sql<number>`(${m.strength} * (${sql.raw(String(DECAY_FLOOR))} + ${sql.raw(String(1 - DECAY_FLOOR))} * power(0.5, greatest(0, ${now}::bigint - ${m.refreshedAt})::float8 / ${sql.raw(String(DAY_MS * DECAY_HALF_LIFE_DAYS))})))::float8`;
+  // The default inlined, not bound: GROUP BY must see the same expression as the select list.
+  const domain = sql<string>`coalesce(${pd.domain}, ${sql.raw(`'${DEFAULT_DOMAIN.replace(/'/g, "''")}'`)})`;
+  const graphColumns = ({ now, previewChars }: GraphAt) => ({
+    id: m.id,
+    head: sql<string>`substr(${m.content}, 1, ${previewChars}::int)`,
+    len: sql<number>`length(${m.content})`,
+    memoryType: m.memoryType,
+    project: m.project,
+    createdAt: m.createdAt,
+    linkCount: m.linkCount,
+    eff: eff(now),
+    domain,
+  });
+
+  /** One row per (from, to, relationship), the strongest weight: one INSERT cannot update a row twice. */
+  function strongest(links: readonly NewLink[]): NewLink[] {
+    const byKey = new Map<string, NewLink>();
+    for (const x of links) {
+      const key = `${x.fromId}\u0000${x.toId}\u0000${x.relationship}`;
+      const had = byKey.get(key);
+      if (!had || had.weight < x.weight) byKey.set(key, x);
+    }
+    return [...byKey.values()];
+  }
+
+  return {
+    nearestFromIndex: false,
+
+    async addLinks(links, now) {
+      if (links.length === 0) return;
+      await h.orm
+        .insert(l)
+        .values(strongest(links).map((x) => ({ fromId: x.fromId, toId: x.toId, relationship: x.relationship, weight: x.weight, createdAt: now })))
+        .onConflictDoUpdate({ target: [l.fromId, l.toId, l.relationship], set: { weight: sql`greatest(${l.weight}, excluded.weight)` } });
+    },
+
+    async linkToNearest({ memoryId, vector, project, limit, minSimilarity, exclude, now }) {
+      // pgvector: cosine distance over the HNSW index, nearest first; the
+      // similarity floor applies after the k nearest, as core's index does.
+      const s = h.schema;
+      const rows = await h.sql.unsafe(
+        `INSERT INTO ${s}.links AS l (from_id, to_id, relationship, weight, created_at)
+         SELECT $1, n.id, 'related', least(1, greatest(0, n.sim)), $2 FROM (
+           SELECT m.id, 1 - (v.embedding <=> $3::vector) AS sim
+             FROM ${s}.memory_vec v JOIN ${s}.memories m ON m.seq = v.seq
+            WHERE m.id <> $1 AND m.id NOT IN (SELECT jsonb_array_elements_text($7::jsonb)) AND ($4::text IS NULL OR m.project = $4)
+            ORDER BY v.embedding <=> $3::vector
+            LIMIT $5) n
+          WHERE n.sim >= $6
+         ON CONFLICT (from_id, to_id, relationship) DO UPDATE SET weight = greatest(l.weight, excluded.weight)
+         RETURNING 1`,
+        [memoryId, now, `[${Array.from(vector).join(",")}]`, project, limit, minSimilarity, JSON.stringify(exclude)],
+      );
+      return rows.length;
+    },
+
+    async linksOf(id, relationship) {
+      const rows = await h.orm
+        .select({ fromId: l.fromId, toId: l.toId, relationship: l.relationship, weight: l.weight })
+        .from(l)
+        .where(and(or(eq(l.fromId, id), eq(l.toId, id)), relationship === null ? undefined : eq(l.relationship, relationship)))
+        .orderBy(desc(l.weight));
+      return rows.map((r) => (r.fromId === id ? { other: r.toId, relationship: r.relationship, weight: r.weight, direction: "out" as const } : { other: r.fromId, relationship: r.relationship, weight: r.weight, direction: "in" as const }));
+    },
+
+    async linksAround(frontier) {
+      if (frontier.length === 0) return [];
+      const rows = await h.orm
+        .select({ fromId: l.fromId, toId: l.toId, relationship: l.relationship, weight: l.weight })
+        .from(l)
+        .where(or(idIn(l.fromId, frontier), idIn(l.toId, frontier)))
+        .orderBy(desc(l.weight));
+      const inFrontier = new Set(frontier);
+      const out: LinkAround[] = [];
+      for (const r of rows) {
+        if (inFrontier.has(r.fromId)) out.push({ node: r.fromId, other: r.toId, ...r });
+        if (inFrontier.has(r.toId)) out.push({ node: r.toId, other: r.fromId, ...r });
+      }
+      return out;
+    },
+
+    async memories(ids, at) {
+      if (ids.length === 0) return [];
+      return (await h.orm.select(graphColumns(at)).from(m).leftJoin(pd, eq(pd.memoryId, m.id)).where(idIn(m.id, ids))) as GraphMemoryRow[];
+    },
+
+    async hubs({ domain: wanted, limit, ...at }) {
+      const e = eff(at.now);
+      return (await h.orm
+        .select(graphColumns(at))
+        .from(m)
+        .leftJoin(pd, eq(pd.memoryId, m.id))
+        .where(and(gt(m.linkCount, 0), wanted === null ? undefined : sql`${domain} = ${wanted}`))
+        .orderBy(desc(m.linkCount), sql`${e} DESC`, m.seq)
+        .limit(limit)) as GraphMemoryRow[];
+    },
+
+    async exportSlice(q) {
+      // One REPEATABLE READ transaction: nodes, edges and counts come from the same snapshot.
+      if (h.inTransaction) return exportSlice(h, q);
+      return (await h.sql.begin("isolation level repeatable read read only", (tx) => exportSlice(h.bind(tx), q))) as ExportSlice;
+    },
+  };
+
+  async function exportSlice(hh: PgHandle, { now, previewChars, type, tag, domain: wanted, minStrength, limit }: Parameters<GraphStore["exportSlice"]>[0]): Promise<ExportSlice> {
+    const e = eff(now);
+    const filters: (Fragment | undefined)[] = [
+      type === null ? undefined : eq(m.memoryType, type),
+      tag === null ? undefined : sql`EXISTS (SELECT 1 FROM ${tg} WHERE ${tg.memoryId} = ${m.id} AND ${tg.tag} = ${tag})`,
+      wanted === null ? undefined : sql`${domain} = ${wanted}`,
+      minStrength === null ? undefined : sql`${e} >= ${minStrength}`,
+    ];
+    const rows = await hh.orm
+      .select({
+        id: m.id,
+        head: sql<string>`substr(${m.content}, 1, ${previewChars}::int)`,
+        len: sql<number>`length(${m.content})`,
+        memoryType: m.memoryType,
+        project: m.project,
+        sourceAgent: m.sourceAgent,
+        createdAt: m.createdAt,
+        strength: m.strength,
+        linkCount: m.linkCount,
+        eff: e,
+        matched: sql<number>`(count(*) OVER ())::int`,
+      })
+      .from(m)
+      .leftJoin(pd, eq(pd.memoryId, m.id))
+      .where(and(...filters))
+      .orderBy(sql`${e} DESC`, desc(m.createdAt), sql`${m.id} COLLATE "C"`)
+      .limit(limit);
+    const [totals] = await hh.orm.select({ m: sql<number>`(SELECT count(*) FROM ${m})::int`, l: sql<number>`(SELECT count(*) FROM ${l})::int` }).from(sql`(SELECT 1) AS one`);
+    const ids = rows.map((r) => r.id);
+    const tags = ids.length
+      ? await hh.orm
+          .select({ memoryId: tg.memoryId, tag: tg.tag, weight: tg.weight })
+          .from(tg)
+          .where(idIn(tg.memoryId, ids))
+          .orderBy(desc(tg.weight), sql`${tg.tag} COLLATE "C"`)
+      : [];
+    const edges = ids.length
+      ? await hh.orm
+          .select({ source: l.fromId, target: l.toId, relationship: l.relationship, weight: l.weight })
+          .from(l)
+          .where(and(idIn(l.fromId, ids), idIn(l.toId, ids)))
+      : [];
+    const storeDomains = await hh.orm
+      .select({ name: domain, n: sql<number>`count(*)::int` })
+      .from(m)
+      .leftJoin(pd, eq(pd.memoryId, m.id))
+      .groupBy(domain);
+    const storeTypes = await hh.orm.select({ name: m.memoryType, n: sql<number>`count(*)::int` }).from(m).groupBy(m.memoryType);
+    return { rows, matched: rows.length ? rows[0].matched : 0, totalMemories: totals.m, totalLinks: totals.l, tags, edges, storeDomains, storeTypes };
+  }
 }

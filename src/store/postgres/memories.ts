@@ -1,5 +1,6 @@
 import { and, asc, desc, eq, inArray, isNotNull, like, or, sql } from "drizzle-orm";
 import type { AnchorRow, MemoriesStore, MemoryRow, VersionRow } from "../../core/memories";
+import type { MemoriesBulkStore } from "../../core/memories/store-bulk";
 import type { AnyPgColumn } from "drizzle-orm/pg-core";
 import type { PgHandle } from "./open";
 
@@ -12,7 +13,7 @@ import type { PgHandle } from "./open";
 /** Text ordered by bytes, as SQLite orders it (a database's collation may sort "-" elsewhere). */
 const byte = (col: AnyPgColumn) => sql`${col} COLLATE "C"`;
 
-export function pgMemories(h: PgHandle): MemoriesStore {
+export function pgMemories(h: PgHandle): Omit<MemoriesStore, keyof MemoriesBulkStore> {
   const t = h.t;
   const m = t.memories;
   // Every column but the generated full-text vector: rows leave as MemoryRow.

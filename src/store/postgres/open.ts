@@ -63,6 +63,7 @@ export interface PgHandle {
   lease(name: string, owner: string, ttlMs: number, now?: number): Promise<boolean>;
   /** Gives up `owner`'s lease on `name` (no-op when someone else holds it). */
   releaseLease(name: string, owner: string): Promise<void>;
+  /** Closes the pool (a no-op on a handle bound to a transaction). */
   close(): Promise<void>;
 }
 
@@ -135,7 +136,8 @@ export function openPostgres(opts: PgOpenOptions): PgHandle {
         await client.unsafe(`DELETE FROM ${opts.schema}.leases WHERE name = $1 AND owner = $2`, [name, owner]);
       },
       async close() {
-        if (closed) return;
+        // A handle bound to a transaction does not own the pool.
+        if (closed || inTransaction) return;
         closed = true;
         await pool.close({ timeout: 5 });
       },

@@ -22,7 +22,9 @@ export function pgTables(schemaName: string) {
   const memories = s.table(
     "memories",
     {
-      // Identity, not serial: `memsvc migrate` and import may carry seq values over.
+      // Identity, not serial: `memsvc migrate` and import may carry seq values over;
+      // after inserting explicit values, move the identity past them
+      // (`SELECT setval(pg_get_serial_sequence('<schema>.memories', 'seq'), max(seq)) FROM <schema>.memories`).
       seq: bigint("seq", { mode: "number" }).primaryKey().generatedByDefaultAsIdentity(),
       id: text("id").notNull().unique(),
       content: text("content").notNull(),
@@ -250,7 +252,20 @@ export function pgTables(schemaName: string) {
     expiresAt: ms("expires_at").notNull(),
   });
 
+  /** Identity sections (migrations/0002_identity.sql): scope '' is global, else an agent id. */
+  const identitySections = s.table(
+    "identity_sections",
+    {
+      scope: text("scope").notNull(),
+      name: text("name").notNull(),
+      body: text("body").notNull(),
+      updatedAt: ms("updated_at").notNull(),
+    },
+    (t) => [primaryKey({ columns: [t.scope, t.name] })],
+  );
+
   return {
+    identitySections,
     memories,
     memoryVec,
     links,

@@ -1,7 +1,175 @@
-import type { GraphStore } from "../../core/graph";
+import type { ExportSlice, GraphMemoryRow, GraphStore, LinkAround, LinkOf } from "../../core/graph";
+import { effectiveStrengthSql } from "./strength";
+// Straight from the file: read while modules load (the memories barrel may not be complete yet).
+import { DEFAULT_DOMAIN } from "../../core/memories/tags";
 import type { SqliteHandle } from "./storage";
 
-/** graph/ on SQLite. */
-export function sqliteGraph(_h: SqliteHandle): GraphStore {
-  return {};
+/** Slices of at least 1/SCAN_SHARE of the store read every tag and link instead of probing by id (bench/graph.ts, 10k nodes). */
+const SCAN_SHARE = 4;
+
+/** Primary domain of the memory aliased `m`: its highest-weight tag (ties by name, as tagsOf orders them), "general" without tags. */
+const PRIMARY_DOMAIN_SQL = `coalesce((SELECT t.tag FROM memory_tags t WHERE t.memory_id = m.id ORDER BY t.weight DESC, t.tag LIMIT 1), '${DEFAULT_DOMAIN}')`;
+
+/** Effective strength of `m` (binds :now). */
+const EFFECTIVE_SQL = effectiveStrengthSql("m.strength", "m.refreshed_at");
+
+/** Columns of GraphMemoryRow from `memories m` (binds :now and :preview). */
+const GRAPH_COLUMNS_SQL = `m.seq AS seq, m.id AS id, substr(m.content, 1, :preview) AS head, length(m.content) AS len,
+  m.memory_type AS memoryType, m.project AS project, m.created_at AS createdAt, m.link_count AS linkCount,
+  ${EFFECTIVE_SQL} AS eff, ${PRIMARY_DOMAIN_SQL} AS domain`;
+
+type Count = { name: string; n: number };
+
+/** graph/ on SQLite. Link counts are kept by triggers (0001_init.sql). */
+export function sqliteGraph(h: SqliteHandle): GraphStore {
+  const db = h.sqlite;
+
+  const insertLink = () =>
+    db.query<unknown, [string, string, string, number, number]>(
+      `INSERT INTO links(from_id, to_id, relationship, weight, created_at) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT(from_id, to_id, relationship) DO UPDATE SET weight = max(weight, excluded.weight)`,
+    );
+
+  return {
+    nearestFromIndex: true,
+
+    addLinks(links, now) {
+      return h.write(() => {
+        const stmt = insertLink();
+        for (const l of links) stmt.run(l.fromId, l.toId, l.relationship, l.weight, now);
+      });
+    },
+
+    linkToNearest({ memoryId, exclude, near, now }) {
+      return h.write(() => {
+        if (!near || near.length === 0) return 0;
+        const skip = new Set(exclude);
+        const ids = db
+          .query<{ seq: number; id: string }, [string]>("SELECT seq, id FROM memories WHERE seq IN (SELECT value FROM json_each(?))")
+          .all(JSON.stringify(near.map((h) => h.seq)));
+        const idOf = new Map(ids.map((r) => [r.seq, r.id]));
+        const stmt = insertLink();
+        let n = 0;
+        for (const h of near) {
+          const other = idOf.get(h.seq);
+          if (!other || other === memoryId || skip.has(other)) continue;
+          stmt.run(memoryId, other, "related", Math.max(0, Math.min(1, h.similarity)), now);
+          n++;
+        }
+        return n;
+      });
+    },
+
+    async linksOf(id, relationship) {
+      return db
+        .query<LinkOf, { id: string; rel: string | null }>(
+          `SELECT to_id AS other, relationship, weight, 'out' AS direction FROM links WHERE from_id = :id AND (:rel IS NULL OR relationship = :rel)
+           UNION ALL
+           SELECT from_id AS other, relationship, weight, 'in' AS direction FROM links WHERE to_id = :id AND (:rel IS NULL OR relationship = :rel)
+           ORDER BY weight DESC`,
+        )
+        .all({ id, rel: relationship });
+    },
+
+    async linksAround(frontier) {
+      return db
+        .query<LinkAround, { frontier: string }>(
+          `SELECT from_id AS node, to_id AS other, from_id AS fromId, to_id AS toId, relationship, weight FROM links WHERE from_id IN (SELECT value FROM json_each(:frontier))
+           UNION ALL
+           SELECT to_id AS node, from_id AS other, from_id AS fromId, to_id AS toId, relationship, weight FROM links WHERE to_id IN (SELECT value FROM json_each(:frontier))
+           ORDER BY weight DESC`,
+        )
+        .all({ frontier: JSON.stringify(frontier) });
+    },
+
+    async memories(ids, { now, previewChars }) {
+      if (ids.length === 0) return [];
+      return db
+        .query<GraphMemoryRow, { now: number; preview: number; ids: string }>(`SELECT ${GRAPH_COLUMNS_SQL} FROM memories m WHERE m.id IN (SELECT value FROM json_each(:ids))`)
+        .all({ now, preview: previewChars, ids: JSON.stringify(ids) });
+    },
+
+    async hubs({ now, previewChars, domain, limit }) {
+      return db
+        .query<GraphMemoryRow, { now: number; preview: number; domain: string | null; limit: number }>(
+          `SELECT * FROM (SELECT ${GRAPH_COLUMNS_SQL} FROM memories m WHERE m.link_count > 0)
+            WHERE (:domain IS NULL OR domain = :domain)
+            ORDER BY linkCount DESC, eff DESC, seq LIMIT :limit`,
+        )
+        .all({ now, preview: previewChars, domain, limit });
+    },
+
+    async exportSlice(q) {
+      // One read transaction: nodes, edges and counts come from the same snapshot.
+      return db.transaction(() => exportSlice(q))();
+    },
+  };
+
+  function exportSlice({ now, previewChars, type, tag, domain, minStrength, limit }: Parameters<GraphStore["exportSlice"]>[0]): ExportSlice {
+    // The primary domain is computed in SQL only to filter on it; otherwise it
+    // comes from the tags fetched below (same order: weight, then name).
+    const rows = db
+      .query<ExportSlice["rows"][number] & { matched: number }, { now: number; preview: number; type: string | null; tag: string | null; domain: string | null; min: number | null; limit: number }>(
+        `SELECT *, count(*) OVER () AS matched FROM (
+           SELECT m.id AS id, substr(m.content, 1, :preview) AS head, length(m.content) AS len, m.memory_type AS memoryType,
+                  m.project AS project, m.source_agent AS sourceAgent, m.created_at AS createdAt, m.strength AS strength,
+                  m.link_count AS linkCount, ${EFFECTIVE_SQL} AS eff
+             FROM memories m
+            WHERE (:type IS NULL OR m.memory_type = :type)
+              AND (:tag IS NULL OR EXISTS (SELECT 1 FROM memory_tags t WHERE t.memory_id = m.id AND t.tag = :tag))
+              AND ${domain ? `${PRIMARY_DOMAIN_SQL} = :domain` : ":domain IS NULL"})
+          WHERE (:min IS NULL OR eff >= :min)
+          ORDER BY eff DESC, createdAt DESC, id
+          LIMIT :limit`,
+      )
+      .all({ now, preview: previewChars, type, tag, domain, min: minStrength, limit });
+
+    const totals = db.query<{ m: number; l: number }, []>("SELECT (SELECT count(*) FROM memories) AS m, (SELECT count(*) FROM links) AS l").get()!;
+    // A slice holding a good share of the store reads all tags and links and
+    // keeps its own in JS: cheaper than probing an id list per row, and the
+    // store-wide domain counts fall out of the same pass.
+    const scan = rows.length * SCAN_SHARE >= totals.m;
+    const whole = rows.length === totals.m;
+    const ids = rows.map((r) => r.id);
+    const inSlice = new Set(ids);
+    let tags: ExportSlice["tags"];
+    let storeDomains: Count[];
+    let edges: ExportSlice["edges"] = [];
+    if (scan) {
+      const all = db.query<ExportSlice["tags"][number], []>("SELECT memory_id AS memoryId, tag, weight FROM memory_tags ORDER BY weight DESC, tag").all();
+      // The first tag seen of each memory is its primary domain (the order above).
+      const counts = new Map<string, number>();
+      const seen = new Set<string>();
+      for (const t of all) {
+        if (seen.has(t.memoryId)) continue;
+        seen.add(t.memoryId);
+        counts.set(t.tag, (counts.get(t.tag) ?? 0) + 1);
+      }
+      if (totals.m > seen.size) counts.set(DEFAULT_DOMAIN, (counts.get(DEFAULT_DOMAIN) ?? 0) + totals.m - seen.size);
+      storeDomains = [...counts].map(([name, n]) => ({ name, n }));
+      tags = whole ? all : all.filter((t) => inSlice.has(t.memoryId));
+      if (rows.length > 0) {
+        edges = db.query<ExportSlice["edges"][number], []>("SELECT from_id AS source, to_id AS target, relationship, weight FROM links").all();
+        if (!whole) edges = edges.filter((e) => inSlice.has(e.source) && inSlice.has(e.target));
+      }
+    } else {
+      const json = JSON.stringify(ids);
+      tags = db
+        .query<ExportSlice["tags"][number], { ids: string }>(
+          "SELECT memory_id AS memoryId, tag, weight FROM memory_tags WHERE memory_id IN (SELECT value FROM json_each(:ids)) ORDER BY weight DESC, tag",
+        )
+        .all({ ids: json });
+      if (rows.length > 0) {
+        edges = db
+          .query<ExportSlice["edges"][number], { ids: string }>(
+            `SELECT from_id AS source, to_id AS target, relationship, weight FROM links
+              WHERE from_id IN (SELECT value FROM json_each(:ids)) AND to_id IN (SELECT value FROM json_each(:ids))`,
+          )
+          .all({ ids: json });
+      }
+      storeDomains = db.query<Count, []>(`SELECT domain AS name, count(*) AS n FROM (SELECT ${PRIMARY_DOMAIN_SQL} AS domain FROM memories m) GROUP BY domain`).all();
+    }
+    const storeTypes = db.query<Count, []>("SELECT memory_type AS name, count(*) AS n FROM memories GROUP BY memory_type").all();
+    return { rows, matched: rows.length ? rows[0].matched : 0, totalMemories: totals.m, totalLinks: totals.l, tags, edges, storeDomains, storeTypes };
+  }
 }

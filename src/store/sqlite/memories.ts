@@ -1,6 +1,7 @@
 import { eq, sql } from "drizzle-orm";
 import type { AnchorRow, MemoriesStore, MemoryRow, VersionRow } from "../../core/memories";
 import { memories, memoryEvents } from "./schema";
+import type { MemoriesBulkStore } from "../../core/memories/store-bulk";
 import type { SqliteHandle } from "./storage";
 
 interface RawAnchor {
@@ -38,7 +39,7 @@ const versionOf = (r: RawVersion): VersionRow => ({
 const json = (list: readonly unknown[]) => JSON.stringify(list);
 
 /** memories/ on SQLite. `db.query` caches each statement on the connection. */
-export function sqliteMemories(h: SqliteHandle): MemoriesStore {
+export function sqliteMemories(h: SqliteHandle): Omit<MemoriesStore, keyof MemoriesBulkStore> {
   const db = h.sqlite;
   const orm = h.orm;
 

@@ -313,7 +313,7 @@ describe("storage", () => {
       expect(() => s.store).toThrow(/has not moved to the storage interface yet \(issue 17\)/);
       expect(s.indexState.status).toBe("ready");
       expect(await dbRows(s, "SELECT count(*) AS n FROM memories WHERE id = ?", ["none"])).toEqual([{ n: 0 }]);
-      expect(await dbRows(s, "SELECT value FROM meta WHERE key = 'schema_version'")).toEqual([{ value: "1" }]);
+      expect(await dbRows(s, "SELECT value FROM meta WHERE key = 'schema_version'")).toEqual([{ value: String(PG_MIGRATIONS.length) }]);
     } finally {
       await s.close();
     }

@@ -1,8 +1,10 @@
 import { describe, expect, test } from "bun:test";
 import { makeServices } from "../../helpers/services";
+import { onPostgres } from "../../helpers/engine";
 
 // Storage.transaction on SQLite: one connection, awaits inside, other requests' writes wait.
-describe("sqlite Storage.transaction", () => {
+// SQLite only (its write lock); PostgreSQL's transactions are tested in postgres-open.test.ts.
+describe.skipIf(onPostgres)("sqlite Storage.transaction", () => {
   const count = (s: ReturnType<typeof makeServices>) => s.store.sqlite.query<{ n: number }, []>("SELECT count(*) AS n FROM meta WHERE key LIKE 'tx-%'").get()!.n;
   const put = (k: string) => `INSERT INTO meta(key, value) VALUES ('${k}', '1')`;
 

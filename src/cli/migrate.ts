@@ -1,0 +1,98 @@
+import { existsSync, realpathSync } from "node:fs";
+import { hostname } from "node:os";
+import { loadConfig, SCHEMA_NAME } from "../config";
+import { agentDir, agentFolders, readScope } from "../core/identity";
+import { migrateStore } from "../core/memories/migrate";
+import { AppError } from "../errors";
+import { openStore } from "../store/sqlite";
+import { sqliteStorage } from "../store/sqlite/storage";
+import { openPostgres } from "../store/postgres/open";
+import { pgStorage } from "../store/postgres/storage";
+import { parseFlags, UsageError } from "./args";
+import { progressLine } from "./progress";
+import { counted } from "../core/text";
+
+export const MIGRATE_HELP = `memsvc migrate --to <postgres url> [--schema <name>] [--batch <n>]
+
+Copies this home's SQLite store into a PostgreSQL database (with pgvector):
+every memory with its id, seq, dates, strength, counters, tags and vector,
+links, earlier versions, anchors, adoption events and session segments.
+Batched: each batch is one transaction that also stores a cursor in the
+target's meta, so an interrupted run (Ctrl-C, a lost connection, a killed
+process) continues where it stopped when run again; a run after completion
+changes nothing. Stop the local server first: writes made during the copy
+may be missed.
+
+--to       the target (default: env MEMSVC_DATABASE_URL); the password is never printed
+--schema   the schema to fill (default: config database_schema, "memsvc")
+--batch    rows per batch (default 500)
+
+Not copied: recall-index state (per-session, lives hours), nightly run
+records, embedder calibration (recomputed), the distiller's dropped-fragment
+queue. Identity files are files, not rows: the command lists them; copy the
+identity folder to each server's home.`;
+
+export async function runMigrate(argv: string[]): Promise<number> {
+  const { values } = parseFlags(argv, { to: { type: "string" }, schema: { type: "string" }, batch: { type: "string" } });
+  if (values.help) {
+    console.log(MIGRATE_HELP);
+    return 0;
+  }
+  const config = loadConfig();
+  const url = values.to ?? process.env.MEMSVC_DATABASE_URL;
+  if (!url) throw new UsageError("give the target with --to <postgres url> (or set MEMSVC_DATABASE_URL)");
+  // The message never repeats the URL: it may hold a password.
+  if (!/^postgres(ql)?:\/\/./.test(url)) throw new UsageError("--to must be a postgres:// or postgresql:// URL");
+  const schema = values.schema ?? config.database.schema;
+  if (!SCHEMA_NAME.test(schema)) throw new UsageError("--schema must be a plain schema name (lower-case letters, digits and _)");
+  const batch = values.batch === undefined ? undefined : Number(values.batch);
+  if (batch !== undefined && (!Number.isInteger(batch) || batch < 1 || batch > 10_000)) throw new UsageError("--batch must be an integer from 1 to 10000");
+  if (!existsSync(config.paths.db)) throw new UsageError(`no database at ${config.paths.db}`);
+
+  const source = sqliteStorage(openStore(config.paths.db));
+  const pg = openPostgres({ url, schema, pool: 2 });
+  const target = pgStorage(pg);
+  const abort = new AbortController();
+  const stop = () => abort.abort();
+  process.once("SIGINT", stop);
+  process.once("SIGTERM", stop);
+  const bar = progressLine();
+  try {
+    // Connect (and create the schema) before drawing anything: a wrong URL is one clear line.
+    await pg.ready();
+    const r = await migrateStore(source, target, {
+      sourceId: `${hostname()}:${realpathSync(config.paths.db)}`,
+      batch,
+      signal: abort.signal,
+      progress: (p) => bar.update(p.memories, p.totalMemories, `${p.table}: ${p.memories}/${p.totalMemories} memories, ${counted(p.rows, "row")}`),
+    });
+    const c = r.copied;
+    const what = `${counted(c.memories, "memory", "memories")}, ${counted(c.links, "link")}, ${counted(c.history, "earlier version")}, ${counted(c.anchors, "anchor")}, ${counted(c.events, "adoption event")}, ${counted(c.segments, "segment")}`;
+    if (r.status === "already-done") bar.done(`already migrated to ${target.location} (schema ${schema}): ${what}; nothing to do`);
+    else bar.done(`migrated ${what} to ${target.location} (schema ${schema})${r.resumed ? ", resuming an interrupted run" : ""}`);
+    const files = identityFiles(config.paths.identity);
+    if (files.length) {
+      console.log(`identity files are not stored in the database (${counted(files.length, "section")}: ${files.slice(0, 5).join(", ")}${files.length > 5 ? ", ..." : ""}).`);
+      console.log(`copy ${config.paths.identity} to the identity folder of each server's home, e.g. rsync -a ${config.paths.identity}/ server:~/.memsvc/identity/`);
+    }
+    return 0;
+  } catch (e) {
+    if (e instanceof AppError || (e as Error).name === "PgUnavailableError") {
+      bar.done(`memsvc migrate: ${(e as Error).message}`);
+      return abort.signal.aborted ? 130 : 1;
+    }
+    throw e;
+  } finally {
+    process.off("SIGINT", stop);
+    process.off("SIGTERM", stop);
+    await source.close();
+    await target.close();
+  }
+}
+
+function identityFiles(root: string): string[] {
+  const warn = () => {};
+  const out = [...readScope(root, root, warn).keys()];
+  for (const agent of agentFolders(root, warn)) for (const name of readScope(root, agentDir(root, agent), warn).keys()) out.push(`agents/${agent}/${name}`);
+  return out;
+}

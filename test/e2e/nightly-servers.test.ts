@@ -1,0 +1,90 @@
+import { afterAll, afterEach, beforeAll, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { ingestMemory } from "../../src/core/memories";
+import type { NightlyDigest } from "../../src/core/nightly";
+import { engineEnv } from "../helpers/engine";
+import { startFakeLlm, type FakeLlm } from "../helpers/fake-llm";
+import { BUN, childEnv, freePort, startProcess, type Running } from "../helpers/process";
+import { makeServices, type TestServices } from "../helpers/services";
+
+// Two real `memsvc server` processes over one database (the SQLite file, or
+// with MEMSVC_TEST_ENGINE=postgres one PGlite database), each with its own
+// nightly schedule firing every second: the night runs once, and when its
+// owner is killed mid-run the other server finishes it from the cursor.
+
+const DAY_MS = 86_400_000;
+let fake: FakeLlm;
+const servers: Running[] = [];
+const open: TestServices[] = [];
+
+beforeAll(() => {
+  fake = startFakeLlm();
+});
+afterAll(async () => {
+  await fake.stop();
+});
+afterEach(async () => {
+  for (const s of servers.splice(0)) s.proc.kill("SIGKILL");
+  for (const s of open.splice(0)) await s.close();
+  fake.reset();
+});
+
+const waitFor = async (what: () => Promise<boolean> | boolean, ms = 45_000) => {
+  const until = Date.now() + ms;
+  while (!(await what())) {
+    if (Date.now() > until) throw new Error("timed out waiting");
+    await Bun.sleep(100);
+  }
+};
+
+test("two servers schedule the same night: one runs it; killed mid-run, the other takes over from the cursor and the day completes once", async () => {
+  const yesterday = new Date(Date.now() - DAY_MS).toISOString().slice(0, 10);
+  const config = { llm: { baseURL: fake.baseURL, model: "fake-model", timeoutMs: 20_000 }, nightly: { enabled: true, schedule: "* * * * * *" } };
+  // The test's own view of the database: seeds it, then reads the runs through the nightly store.
+  const view = makeServices({ config });
+  open.push(view);
+  for (const p of ["a", "b", "c"]) {
+    await ingestMemory(view, { content: `Project ${p}: the release failed because the changelog step ran before the version bump.`, project: `proj-${p}`, session_date: yesterday });
+  }
+  const home = view.config.home;
+  const lesson = (project: string) => ({ json: { learnings: [{ content: `In ${project}, bump the version before generating the changelog, or the release fails.`, sources: [1] }] } });
+  fake.fallback = (req) => lesson(/Project: (proj-\w)/.exec(req.body.messages[1].content)![1]);
+  // Whoever owns the night first asks about proj-a and never hears back: it is killed while waiting.
+  fake.script({ wait: new Promise(() => {}), then: lesson("proj-a") });
+
+  const ports = [await freePort(), await freePort()];
+  servers.push(...(await Promise.all(ports.map((port) => startProcess([BUN, "src/main.ts", "server", "--port", String(port)], childEnv(home, engineEnv(home)), port, undefined, 60_000)))));
+  await waitFor(() => fake.requests.length >= 1);
+  const running = (await view.storage.nightly.lastRun(yesterday))!;
+  expect(running.status).toBe("running");
+  const pid = Number(running.owner.split(":")[1]);
+  const owner = servers.find((s) => s.proc.pid === pid)!;
+  expect(owner).toBeDefined();
+  const survivor = servers.find((s) => s !== owner)!;
+  // While the owner lives, the other server's schedule (every second) leaves the night alone.
+  await Bun.sleep(2500);
+  expect(fake.requests.length).toBe(1);
+  expect((await view.storage.nightly.lastRun(yesterday))!.owner).toBe(running.owner);
+
+  owner.proc.kill("SIGKILL");
+  await owner.proc.exited;
+  await waitFor(async () => (await view.storage.nightly.lastRun(yesterday))!.status === "done");
+  const done = (await view.storage.nightly.lastRun(yesterday))!;
+  expect(done.id).toBe(running.id);
+  expect(done.owner).not.toBe(running.owner);
+  expect(Number(done.owner.split(":")[1])).toBe(survivor.proc.pid!);
+  const digest = JSON.parse(done.digest) as NightlyDigest;
+  expect(digest).toMatchObject({ status: "done", resumed: 1, written: 3, read: 3, considered: 3 });
+  // The proj-a call of the dead owner, then the survivor's three.
+  expect(fake.requests.length).toBe(4);
+
+  // One run per day for every day the schedules covered, however often both fired.
+  const runs = await view.storage.nightly.latestRuns(100);
+  const days = runs.map((r) => (JSON.parse(r.digest) as NightlyDigest).day);
+  expect(days.length).toBe(new Set(days).size);
+  expect(days).toContain(yesterday);
+  const token = JSON.parse(readFileSync(join(home, "config.json"), "utf8")).token;
+  const learned = await (await fetch(`${survivor.url}/learnings?days=7`, { headers: { Authorization: `Bearer ${token}` } })).json();
+  expect(learned.learnings.map((l: { project: string }) => l.project).sort()).toEqual(["proj-a", "proj-b", "proj-c"]);
+}, 120_000);
