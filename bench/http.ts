@@ -10,6 +10,13 @@
  * Env: BENCH_SIZES (or --sizes; default "10000,100000,200000"), BENCH_QUERIES
  * (default 300), BENCH_INGEST (default 2000), BENCH_VECTOR_QUERIES (default
  * 100; 0 skips recall), BENCH_KEEP=1 keeps the temp home.
+ *
+ * --engine postgres: the same figures with the server on PostgreSQL: a PGlite
+ * database (test/helpers/pglite-server.ts, real PostgreSQL + pgvector in
+ * WebAssembly) served over TCP in its own process, seeded straight into its
+ * tables. Not measured there: the compiled binary's start-up, the in-process
+ * vector recall (bench/pg-recall.ts measures pgvector's) and the rank()
+ * breakdown (SQLite's statements).
  */
 import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
@@ -19,14 +26,18 @@ import { pathsFor } from "../src/config";
 import { hashEmbed } from "../src/embed/fallback";
 import { VERSION } from "../src/version";
 import { NoteGenerator } from "./lib/corpus";
-import { ingestOverHttp, searchPath, timeGets, type GetFigures, type IngestFigures } from "./lib/load";
+import { ingestOverHttp, searchPath, timeGets, timeRecall, type GetFigures, type IngestFigures } from "./lib/load";
+import { seedPostgres } from "./lib/seed-postgres";
 import { profileRank } from "./lib/profile";
 import { seedStore, type SeedResult } from "./lib/seed";
 import { memoryOf, ROOT, serverCommand, spawnServer } from "./lib/server";
 import { median, round, summarize, timeMs } from "./lib/stats";
 import { vectorFigures, type VectorFigures } from "./lib/vectors";
 
-const { values: args } = parseArgs({ options: { sizes: { type: "string" } } });
+const { values: args } = parseArgs({ options: { sizes: { type: "string" }, engine: { type: "string" } } });
+const ENGINE = args.engine ?? "sqlite";
+if (ENGINE !== "sqlite" && ENGINE !== "postgres") throw new Error(`--engine must be sqlite or postgres, not ${ENGINE}`);
+const PG_SCHEMA = "bench";
 const SIZES = (args.sizes ?? process.env.BENCH_SIZES ?? "10000,100000,200000").split(",").map(Number);
 const VECTOR_QUERIES = Number(process.env.BENCH_VECTOR_QUERIES ?? 100);
 const QUERIES = Number(process.env.BENCH_QUERIES ?? 300);
@@ -64,7 +75,7 @@ async function startup(): Promise<Record<string, unknown>> {
 interface SizeFigures {
   memories: number;
   seed: SeedResult;
-  db_mb: number;
+  db_mb: number | null;
   start_to_first_200_ms: number;
   /** Spawn to /health reporting `index: ready` (the vector index fully loaded from sqlite-vec). */
   start_to_index_ready_ms: number;
@@ -73,6 +84,8 @@ interface SizeFigures {
   search: GetFigures & { filtered_share: number };
   search_unfiltered: GetFigures;
   search_project: GetFigures;
+  /** POST /recall-index with the queries as prompts (a new session each). */
+  recall_index: GetFigures;
   recent: GetFigures;
   recent_project: GetFigures;
   memory: ReturnType<typeof memoryOf>;
@@ -90,11 +103,40 @@ async function indexReady(url: string, startMs: number): Promise<number> {
   }
 }
 
+/** The PGlite database process (--engine postgres) and the server environment pointing at it. */
+let pg: { url: string; stop: () => Promise<unknown> } | null = null;
+const serverEnv = (): Record<string, string> => (pg ? { MEMSVC_STORAGE: "postgres", MEMSVC_DATABASE_URL: pg.url, MEMSVC_DATABASE_SCHEMA: PG_SCHEMA } : {});
+
+async function startPglite(): Promise<void> {
+  const proc = Bun.spawn([process.execPath, join(ROOT, "test/helpers/pglite-server.ts"), "--exit-with-stdin"], { cwd: ROOT, stdin: "pipe", stdout: "pipe", stderr: "inherit" });
+  const reader = proc.stdout.getReader();
+  let text = "";
+  while (!text.includes("\n")) {
+    const r = await reader.read();
+    if (r.done) throw new Error("the PGlite server exited before printing its URL");
+    text += new TextDecoder().decode(r.value);
+  }
+  reader.releaseLock();
+  const stop = () => {
+    // --exit-with-stdin: closing its stdin stops it (and a bench that dies takes it along).
+    proc.stdin.end();
+    return proc.exited;
+  };
+  pg = { url: (JSON.parse(text.split("\n")[0]) as { url: string }).url, stop };
+}
+
+async function seed(count: number, current: number): Promise<SeedResult> {
+  if (!pg) return seedStore(db, gen, count);
+  // The first server start creates the tables (its migration); seeding writes into them.
+  if (current === 0) await (await spawnServer(home, serverCommand("source"), 120_000, serverEnv())).stop();
+  return seedPostgres(pg.url, PG_SCHEMA, gen, count);
+}
+
 async function atSize(target: number, current: number): Promise<SizeFigures> {
   log(`seeding ${target - current} memories (store will hold ${target})`);
-  const seed = seedStore(db, gen, target - current);
+  const seed_ = await seed(target - current, current);
   const cmd = serverCommand("source");
-  const server = await spawnServer(home, cmd);
+  const server = await spawnServer(home, cmd, 120_000, serverEnv());
   let stopped = false;
   log(`server up in ${Math.round(server.startMs)} ms; waiting for the vector index`);
   try {
@@ -106,11 +148,12 @@ async function atSize(target: number, current: number): Promise<SizeFigures> {
     const projects = [...new Set(queries.map((q) => q.project).filter((p): p is string => !!p))];
     const recent = await timeGets(server.url, server.pid, Array.from({ length: 100 }, () => "/recent"));
     const recentProject = await timeGets(server.url, server.pid, Array.from({ length: 100 }, (_, i) => `/recent?project=${encodeURIComponent(projects[i % projects.length])}`));
+    const recallIndex = await timeRecall(server.url, server.pid, queries.slice(0, 100).map((q) => ({ prompt: q.query, project: q.project ?? null })));
     const memory = memoryOf(server.pid);
     const figures: SizeFigures = {
-      memories: seed.total,
-      seed: { ...seed, seconds: round(seed.seconds), embed_seconds: round(seed.embed_seconds) },
-      db_mb: Math.round(statSync(db).size / 1024 / 1024),
+      memories: seed_.total,
+      seed: { ...seed_, seconds: round(seed_.seconds), embed_seconds: round(seed_.embed_seconds) },
+      db_mb: pg ? null : Math.round(statSync(db).size / 1024 / 1024),
       start_to_first_200_ms: Math.round(server.startMs),
       start_to_index_ready_ms: Math.round(readyMs),
       search: { ...search, filtered_share: round(queries.filter((q) => q.project).length / queries.length) },
@@ -118,6 +161,7 @@ async function atSize(target: number, current: number): Promise<SizeFigures> {
       search_project: filtered,
       recent,
       recent_project: recentProject,
+      recall_index: recallIndex,
       memory,
     };
     if (INGEST > 0) {
@@ -125,19 +169,22 @@ async function atSize(target: number, current: number): Promise<SizeFigures> {
       log(`ingesting ${INGEST} memories over HTTP`);
       const notes = Array.from({ length: INGEST }, () => gen.note());
       const half = Math.floor(INGEST / 2);
-      figures.ingest = current === 0 ? [await ingestOverHttp(server.url, notes.slice(0, half), 1), await ingestOverHttp(server.url, notes.slice(half), 8)] : [await ingestOverHttp(server.url, notes, 1)];
+      // PGlite: one client only. Its socket multiplexer serves one backend, and
+      // eight clients' overlapping ingest transactions hung it (measured); a
+      // real PostgreSQL server has a backend per connection.
+      figures.ingest = current === 0 && !pg ? [await ingestOverHttp(server.url, notes.slice(0, half), 1), await ingestOverHttp(server.url, notes.slice(half), 8)] : [await ingestOverHttp(server.url, notes, 1)];
     }
     stopped = true;
     await server.stop();
     log("restarting (index file present)");
-    const again = await spawnServer(home, cmd);
+    const again = await spawnServer(home, cmd, 120_000, serverEnv());
     try {
       const readyAgain = await indexReady(again.url, again.startMs);
       figures.restart = { start_to_first_200_ms: Math.round(again.startMs), start_to_index_ready_ms: Math.round(readyAgain), memory: memoryOf(again.pid) };
     } finally {
       await again.stop();
     }
-    if (VECTOR_QUERIES > 0) {
+    if (VECTOR_QUERIES > 0 && !pg) {
       log(`vector recall@10 against float32 at ${target} (in-process)`);
       figures.vectors = { sparse: vectorFigures(target, VECTOR_QUERIES, false), dense: vectorFigures(target, VECTOR_QUERIES, true) };
     }
@@ -156,6 +203,7 @@ async function main(): Promise<void> {
   const started = performance.now();
   const result: Record<string, unknown> = {
     bench: "http",
+    engine: ENGINE,
     version: VERSION,
     date: new Date().toISOString(),
     machine: { cpus: navigator.hardwareConcurrency, bun: Bun.version, load_average_at_start: loadavg().map((x) => round(x)) },
@@ -163,18 +211,24 @@ async function main(): Promise<void> {
     queries: { count: queries.length, with_project: queries.filter((q) => q.project).length, examples: queries.slice(0, 3) },
   };
   try {
-    result.startup = await startup();
+    if (ENGINE === "postgres") {
+      await startPglite();
+      result.database = "PGlite (PostgreSQL in WebAssembly, one process, one backend: the socket server serialises every connection's queries) over TCP on 127.0.0.1";
+    } else result.startup = await startup();
     result.query_embedding = embedCost();
     const sizes: Record<string, SizeFigures> = {};
     let current = 0;
     for (const size of SIZES) {
       const figures = await atSize(size, current);
       sizes[String(size)] = figures;
+      log(`figures at ${size}: ${JSON.stringify(figures)}`);
       current = figures.memories + (figures.ingest?.reduce((n, f) => n + f.memories, 0) ?? 0);
     }
     result.sizes = sizes;
-    log(`profiling rank() in-process at ${current} memories`);
-    result.rank_profile = { memories: current, ...(await profileRank(home, queries)) };
+    if (!pg) {
+      log(`profiling rank() in-process at ${current} memories`);
+      result.rank_profile = { memories: current, ...(await profileRank(home, queries)) };
+    }
     const last = sizes[String(SIZES[SIZES.length - 1])];
     result.target = {
       ...TARGET,
@@ -185,6 +239,9 @@ async function main(): Promise<void> {
     result.load_average_at_end = loadavg().map((x) => round(x));
     result.seconds = Math.round((performance.now() - started) / 1000);
   } finally {
+    if (pg) {
+      await pg.stop();
+    }
     if (process.env.BENCH_KEEP === "1") log(`kept ${home}`);
     else rmSync(home, { recursive: true, force: true });
   }

@@ -18,7 +18,8 @@ import { DEFAULT_EMBED_MODEL, homeDir, loadConfig } from "../src/config";
 import { parseSessionDate } from "../src/core/dates";
 import { silentLogger } from "../src/core/log";
 import { insertMemoryRows, type NewMemory } from "../src/core/memories";
-import { ftsExpression, rank } from "../src/core/search";
+import { rank } from "../src/core/search";
+import { ftsExpression } from "../src/store/sqlite/search-fts";
 import { thresholds } from "../src/core/search";
 import { createServices, type Services } from "../src/core/services";
 import { withStorage } from "../src/core/storage";
@@ -91,7 +92,7 @@ async function evaluate(s: Services, queries: LocomoQuery[], keyOf: Map<string, 
       // The floor: question words (stop words removed) OR-ed, FTS5 porter BM25, nothing else.
       const expr = ftsExpression(q.question);
       out.bm25.add(q, expr ? bm25.all(expr, q.project, K).map((r) => keyBySeq.get(r.seq)!) : []);
-      out.vector.add(q, s.index.search(vectors[j], Math.max(K, SEARCH_CANDIDATES), q.project).slice(0, K).map((h) => keyBySeq.get(h.seq)!));
+      out.vector.add(q, (await s.storage.search.nearest(vectors[j], Math.max(K, SEARCH_CANDIDATES), q.project)).slice(0, K).map((h) => keyBySeq.get(h.seq)!));
     }
   }
   return out;

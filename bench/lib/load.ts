@@ -67,3 +67,29 @@ export async function ingestOverHttp(url: string, notes: Note[], concurrency: nu
   const seconds = (performance.now() - started) / 1000;
   return { memories: notes.length, concurrency, seconds: round(seconds), memories_per_s: Math.round(notes.length / seconds), latency_ms: summarize(samples) };
 }
+
+/** Sequential POST /recall-index from one client (one session per prompt, so nothing is suppressed as already shown). */
+export async function timeRecall(url: string, pid: number, prompts: { prompt: string; project: string | null }[], warmup = 20): Promise<GetFigures> {
+  let session = 0;
+  const post = async (p: { prompt: string; project: string | null }) => {
+    const res = await fetch(`${url}/recall-index`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ session_id: `bench-${session++}`, prompt: p.prompt, ...(p.project ? { project: p.project } : {}) }),
+    });
+    const body = (await res.json()) as { block?: string | null };
+    if (res.status !== 200) throw new Error(`POST /recall-index: ${res.status} ${JSON.stringify(body)}`);
+    return body.block ? 1 : 0;
+  };
+  for (const p of prompts.slice(0, warmup)) await post(p);
+  const samples: number[] = [];
+  let blocks = 0;
+  const cpu = cpuMsOf(pid);
+  for (const p of prompts) {
+    const t = performance.now();
+    blocks += await post(p);
+    samples.push(performance.now() - t);
+  }
+  // mean_results: the share of prompts that got a block.
+  return { latency_ms: summarize(samples), server_cpu_ms_per_request: round((cpuMsOf(pid) - cpu) / prompts.length), mean_results: round(blocks / prompts.length, 2) };
+}

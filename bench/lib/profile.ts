@@ -1,6 +1,7 @@
 import { loadConfig } from "../../src/config";
 import { silentLogger } from "../../src/core/log";
-import { bm25Expression, ftsExpression, rank } from "../../src/core/search";
+import { queryKeywords, rank } from "../../src/core/search";
+import { bm25Expression, ftsExpression } from "../../src/store/sqlite/search-fts";
 import { createServices } from "../../src/core/services";
 import { DEFAULT_SEARCH_LIMIT, SEARCH_CANDIDATES } from "../../src/core/tuning";
 import { FallbackEmbedder } from "../../src/embed";
@@ -42,22 +43,28 @@ export async function profileRank(home: string, queries: Query[]): Promise<RankP
     into.push(performance.now() - t);
     return v;
   };
+  const lapAsync = async <T>(into: number[], fn: () => Promise<T>): Promise<T> => {
+    const t = performance.now();
+    const v = await fn();
+    into.push(performance.now() - t);
+    return v;
+  };
+  const sync = s.storage.search.sync!;
+  const used = (query: string) => bm25Expression(queryKeywords(query), s.index.size, sync.documentFrequency);
   // Warm the page cache, the word counts and the JIT, as the HTTP run did.
   for (const q of queries) await rank(s, q.query, hashEmbed(q.query), DEFAULT_SEARCH_LIMIT, q.project);
   for (const q of queries) {
     const vector = lap(out.embed, () => hashEmbed(q.query));
     lap(out.bm25, () => {
-      const expr = bm25Expression(s, q.query);
+      const expr = used(q.query);
       if (expr) (q.project ? inProject.all(expr, q.project, SEARCH_CANDIDATES) : all.all(expr, SEARCH_CANDIDATES));
     });
-    lap(out.vector, () => s.index.search(vector, SEARCH_CANDIDATES, q.project));
-    const t = performance.now();
-    await rank(s, q.query, vector, DEFAULT_SEARCH_LIMIT, q.project);
-    out.rank.push(performance.now() - t);
+    lap(out.vector, () => sync.nearest(vector, SEARCH_CANDIDATES, q.project));
+    await lapAsync(out.rank, () => rank(s, q.query, vector, DEFAULT_SEARCH_LIMIT, q.project));
     const every = ftsExpression(q.query);
-    const used = bm25Expression(s, q.query);
+    const scored = used(q.query);
     out.all.push(every ? matching.get(every)!.n : 0);
-    out.scored.push(used ? matching.get(used)!.n : 0);
+    out.scored.push(scored ? matching.get(scored)!.n : 0);
   }
   void s.close();
   const p50 = (xs: number[]) => summarize(xs, 3).p50;

@@ -33,13 +33,13 @@ export function freePort(): number {
 }
 
 /** Spawns a real server process on loopback with its own home and waits for /health to answer 200. */
-export async function spawnServer(home: string, cmd: ServerCommand, timeoutMs = 60_000): Promise<RunningServer> {
+export async function spawnServer(home: string, cmd: ServerCommand, timeoutMs = 60_000, env: Record<string, string> = {}): Promise<RunningServer> {
   const port = freePort();
   const url = `http://127.0.0.1:${port}`;
   const started = performance.now();
   const proc = Bun.spawn([...cmd.argv, "--port", String(port)], {
     cwd: ROOT,
-    env: { ...process.env, MEMSVC_HOME: home, MEMSVC_OFFLINE: "1", MEMSVC_LOG: "info" },
+    env: { ...process.env, MEMSVC_HOME: home, MEMSVC_OFFLINE: "1", MEMSVC_LOG: "info", ...env },
     stdout: "ignore",
     stderr: "pipe",
   });

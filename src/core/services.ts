@@ -7,8 +7,7 @@ import type { Storage } from "./storage";
 import type { Embedder } from "../embed/types";
 import type { Logger } from "./log";
 import { recoverIdentity } from "./identity";
-import { saveIndex, startIndex, syncIndex, type IndexState } from "./search";
-import { VectorIndex } from "./search";
+import { loadThresholds, type IndexState, type VectorMirror } from "./search";
 
 /** A model being fetched in the background while another embedder serves (see cli/server.ts). */
 export interface EmbedderLoad {
@@ -32,9 +31,13 @@ export interface Services {
   readonly storage: Storage;
   /** Replaced once, by useEmbedder, when a downloaded model takes over from the fallback. */
   readonly embedder: Embedder;
-  /** Replaced together with the embedder: it only ever holds vectors of the active embedder's space. */
-  readonly index: VectorIndex;
-  /** Loading or ready; kept in step with other processes' writes before each vector search. */
+  /**
+   * The storage engine's vector index as this process sees it (storage.search.vectorIndex.mirror): told of this
+   * process's committed writes; restarted empty with the embedder, so it only holds the active space.
+   * Searching goes through storage.search.nearest.
+   */
+  readonly index: VectorMirror;
+  /** Loading or ready (what /health reports). */
   readonly indexState: IndexState;
   readonly log: Logger;
   /** Set while a model downloads in the background (or after that failed); null otherwise. */
@@ -70,8 +73,7 @@ export function createServices(config: Config, opts: ServiceOptions): Services {
   const storage = store ? sqliteStorage(store) : pgStorage(openPostgres({ url: config.database.url!, schema: config.database.schema, pool: config.database.pool }));
   const inflight = new Set<Promise<unknown>>();
   let embedder = opts.embedder;
-  let index_ = new VectorIndex();
-  // Set by attachIndex() right after the object exists (startIndex needs the services).
+  // Set by attachIndex() right after the object exists.
   let state = undefined as unknown as IndexState;
   const services: Services = {
     config,
@@ -84,7 +86,7 @@ export function createServices(config: Config, opts: ServiceOptions): Services {
       return embedder;
     },
     get index() {
-      return index_;
+      return storage.search.vectorIndex.mirror;
     },
     get indexState() {
       return state;
@@ -97,8 +99,6 @@ export function createServices(config: Config, opts: ServiceOptions): Services {
       embedder = next;
       // Writes that embedded with the previous model land before the re-embed cursor is set, so it covers them.
       await services.drain();
-      state.stop = true;
-      index_ = new VectorIndex();
       attachIndex();
       await previous.close?.();
     },
@@ -114,8 +114,7 @@ export function createServices(config: Config, opts: ServiceOptions): Services {
     },
     async close() {
       await services.drain();
-      if (store) saveIndex(services, state);
-      state.stop = true;
+      storage.search.vectorIndex.close();
       await embedder.close?.();
       await storage.close();
     },
@@ -124,18 +123,10 @@ export function createServices(config: Config, opts: ServiceOptions): Services {
   recoverIdentityFiles(services);
   return services;
 
-  /** A fresh index for the active embedder, loaded (or loading) and kept in step with other processes' writes. */
+  /** A fresh index for the active embedder, loaded (or loading) by the engine; the embedder's thresholds read meanwhile. */
   function attachIndex(): void {
-    if (postgres) {
-      // Vector search on PostgreSQL is pgvector's, in the database: no in-memory copy to load, sync or save.
-      state = { status: "ready", loaded: 0, total: 0, cursor: 0, dataVersion: 0, ready: Promise.resolve(), backgroundAbove: opts.indexBackgroundAbove ?? Number.MAX_SAFE_INTEGER };
-      return;
-    }
-    const current = startIndex(services, opts.indexBackgroundAbove);
-    state = current;
-    index_.beforeSearch = () => {
-      if (current.status === "ready") syncIndex(services, current);
-    };
+    state = storage.search.vectorIndex.start({ embedderId: embedder.id, log: opts.log, backgroundAbove: opts.indexBackgroundAbove });
+    void loadThresholds(services);
   }
 }
 

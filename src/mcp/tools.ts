@@ -104,7 +104,7 @@ export function registerTools(server: McpServer, s: Services): void {
     `List the most important recent memories without a query: ranked by strength, connections and recency. Use it at the start of work on a project to see what memory holds, or when you do not know what to search for. Returns up to \`limit\` memories (default ${DEFAULT_RECENT_LIMIT}) with scores and connection counts. ${CITE}`,
     { project, limit: count("limit", `How many memories at most (default ${DEFAULT_RECENT_LIMIT}).`) },
     true,
-    (a) => recentText(recent(s, { project: a.project, limit: a.limit }), parseProject(a.project)),
+    async (a) => recentText(await recent(s, { project: a.project, limit: a.limit }), parseProject(a.project)),
   );
 
   tool(

@@ -8,6 +8,7 @@ import { recallIndex } from "../../src/core/recall";
 import { OnnxEmbedder } from "../../src/embed";
 import { THRESHOLD_DEFAULTS } from "../../src/core/tuning";
 import { makeServices, type TestServices } from "../helpers/services";
+import { dbRows } from "../helpers/engine";
 import { makeTinyModel } from "../helpers/tiny-model";
 
 /**
@@ -76,12 +77,12 @@ describe("calibration of embedder thresholds", () => {
     for (const m of models) {
       const s = m.s!;
       expect(thresholds(s)).toMatchObject({ source: "default", ...THRESHOLD_DEFAULTS.onnx });
-      expect(calibrationDue(s)).toBe(true);
+      expect(await calibrationDue(s)).toBe(true);
       m.t = await ensureCalibration(s);
       expect(m.t.source).toBe("calibrated");
-      expect(calibrationDue(s)).toBe(false);
-      const row = s.store.sqlite.query<{ embedder_id: string; memories: number }, []>("SELECT embedder_id, memories FROM embedder_calibration").get();
-      expect(row).toEqual({ embedder_id: s.embedder.id, memories: 241 });
+      expect(await calibrationDue(s)).toBe(false);
+      const rows = await dbRows(s, "SELECT embedder_id, memories FROM embedder_calibration");
+      expect(rows).toEqual([{ embedder_id: s.embedder.id, memories: 241 }]);
     }
   });
 
@@ -120,11 +121,11 @@ describe("calibration of embedder thresholds", () => {
 
   test("a store that grew well past its measure is due again; a new embedder id has no calibration", async () => {
     const s = models[0].s!;
-    s.store.sqlite.run("UPDATE embedder_calibration SET memories = 100");
-    expect(calibrationDue(s)).toBe(true);
+    await dbRows(s, "UPDATE embedder_calibration SET memories = 100");
+    expect(await calibrationDue(s)).toBe(true);
     await ensureCalibration(s);
-    expect(calibrationDue(s)).toBe(false);
-    s.store.sqlite.run("UPDATE embedder_calibration SET embedder_id = 'onnx:other:q8'");
-    expect(calibrationDue(s)).toBe(true);
+    expect(await calibrationDue(s)).toBe(false);
+    await dbRows(s, "UPDATE embedder_calibration SET embedder_id = 'onnx:other:q8'");
+    expect(await calibrationDue(s)).toBe(true);
   });
 });

@@ -3,8 +3,10 @@ import { ingestMemory } from "../../src/core/memories";
 import { addLink } from "../../src/core/graph";
 import { withStorage } from "../../src/core/storage";
 import { recent } from "../../src/core/search";
-import { ftsExpression, search } from "../../src/core/search";
+import { queryKeywords, search } from "../../src/core/search";
+import { ftsExpression } from "../../src/store/sqlite/search-fts";
 import { makeServices, type TestServices } from "../helpers/services";
+import { dbRows, onPostgres } from "../helpers/engine";
 
 let s: TestServices;
 afterEach(async () => {
@@ -81,10 +83,12 @@ describe("search", () => {
       const r = await search(s, { query: q });
       expect(Array.isArray(r.results)).toBe(true);
     }
-    expect(s.store.sqlite.query("SELECT count(*) n FROM memories").get()).toEqual({ n: CORPUS.length });
+    expect(await dbRows(s, "SELECT count(*) AS n FROM memories")).toEqual([{ n: CORPUS.length }]);
   });
 
-  test("ftsExpression quotes words only", () => {
+  test("full text gets words only: no query syntax reaches the engine", () => {
+    expect(queryKeywords(`deploy" AND * -prod NEAR(x)`)).toEqual(["deploy", "prod", "near"]);
+    expect(queryKeywords("the and of")).toEqual([]);
     expect(ftsExpression(`deploy" AND * -prod NEAR(x)`)).toBe(`"deploy" OR "prod" OR "near"`);
     expect(ftsExpression("the and of")).toBeNull();
   });
@@ -109,7 +113,9 @@ describe("search", () => {
     const [a, , , , , lunch] = await seed(CORPUS);
     const before = await search(s, { query: "blue-green releases Friday", limit: 20 });
     expect(before.results.some((h) => h.id === lunch)).toBe(false);
-    await addLink(s, a, lunch, "scheduled_with", 1);
+    await s.storage.transaction(async (tx) => {
+      await addLink(withStorage(s, tx), a, lunch, "scheduled_with", 1);
+    });
     const after = await search(s, { query: "blue-green releases Friday", limit: 20 });
     const hit = after.results.find((h) => h.id === lunch);
     expect(hit?.matched_by).toEqual(["graph"]);
@@ -122,8 +128,8 @@ describe("search", () => {
       ["cache invalidation rule for the api gateway", "x"],
       ["cache invalidation rule for the api gateway", "x"],
     ]);
-    s.store.sqlite.run("UPDATE memories SET strength = 3 WHERE id = ?", [strong]);
-    s.store.sqlite.run("UPDATE memories SET strength = 0.3, refreshed_at = 0 WHERE id = ?", [weak]);
+    await dbRows(s, "UPDATE memories SET strength = 3 WHERE id = ?", [strong]);
+    await dbRows(s, "UPDATE memories SET strength = 0.3, refreshed_at = 0 WHERE id = ?", [weak]);
     const r = await search(s, { query: "cache invalidation gateway" });
     expect(r.results[0].id).toBe(strong);
     expect(r.results[1].score).toBeLessThan(r.results[0].score);
@@ -138,30 +144,33 @@ describe("recent", () => {
     const ids = await seed(Array.from({ length: 15 }, (_, i) => [`old note ${i}`, i < 5 ? "p" : "q"] as [string, string]));
     clock = now;
     const [fresh] = await seed([["fresh note from today", "p"]]);
-    const r1 = recent(s, {});
+    const r1 = await recent(s, {});
     expect(r1.results).toHaveLength(12);
     expect(r1.results[0].id).toBe(fresh);
     expect(r1.results[0].score).toBeGreaterThan(r1.results[1].score);
     // A strong, well-connected old memory climbs above plain old ones.
-    s.store.sqlite.run("UPDATE memories SET strength = 4, refreshed_at = ? WHERE id = ?", [now, ids[7]]);
+    await dbRows(s, "UPDATE memories SET strength = 4, refreshed_at = ? WHERE id = ?", [now, ids[7]]);
     await s.storage.transaction(async (tx) => {
       for (const other of ids.slice(0, 4)) await addLink(withStorage(s, tx), ids[7], other, "related", 1);
     });
-    const r2 = recent(s, { limit: 3 });
+    const r2 = await recent(s, { limit: 3 });
     expect(r2.results.map((h) => h.id)).toContain(ids[7]);
-    const links = s.store.sqlite.query<{ n: number }, [string, string]>("SELECT count(*) n FROM links WHERE from_id = ? OR to_id = ?").get(ids[7], ids[7])!.n;
+    const [{ n: links }] = await dbRows<{ n: number }>(s, "SELECT count(*) AS n FROM links WHERE from_id = ? OR to_id = ?", [ids[7], ids[7]]);
     expect(links).toBeGreaterThanOrEqual(4);
     expect(r2.results.find((h) => h.id === ids[7])!.connections).toBe(links);
-    const onlyP = recent(s, { project: "p", limit: 100 });
+    const onlyP = await recent(s, { project: "p", limit: 100 });
     expect(onlyP.results).toHaveLength(6);
     expect(onlyP.results.every((h) => h.project === "p")).toBe(true);
-    expect(() => recent(s, { limit: "-1" })).toThrow(/limit/);
+    await expect(recent(s, { limit: "-1" })).rejects.toThrow(/limit/);
   });
 });
 
 describe("recent at scale", () => {
-  test("the threshold search returns exactly what scoring every row returns", async () => {
-    const { fromCandidates, scoreAll } = await import("../../src/core/search/recent");
+  // test/unit/store/search-store.test.ts holds the PostgreSQL engine's version.
+  test.skipIf(onPostgres)("the threshold search returns exactly what scoring every row returns [SQLite engine's statements]", async () => {
+    const { fromCandidates: fast_, scoreAll: all_ } = await import("../../src/store/sqlite/search-recent");
+    const fromCandidates = (x: TestServices, p: { now: number; project: string | null; limit: number }) => fast_(x.store.sqlite, p);
+    const scoreAll = (x: TestServices, p: { now: number; project: string | null; limit: number }) => all_(x.store.sqlite, p);
     const now = Date.UTC(2026, 5, 1);
     s = makeServices({ now: () => now });
     // 4,000 memories over a year, with varied strength and links, written directly (fast).
@@ -185,7 +194,7 @@ describe("recent at scale", () => {
         if (project === "c") expect(fast).toBeNull();
         else if (limit <= 12) expect(fast).not.toBeNull();
         if (fast) expect(fast.map((r) => r.id)).toEqual(scoreAll(s, p).map((r) => r.id));
-        expect(recent(s, { project, limit }).results.map((r) => r.id)).toEqual(scoreAll(s, p).map((r) => r.id));
+        expect((await recent(s, { project, limit })).results.map((r) => r.id)).toEqual(scoreAll(s, p).map((r) => r.id));
       }
     }
   });

@@ -2,6 +2,9 @@ import { expect, test } from "bun:test";
 import { int8Kernel, KERNEL_DIMS } from "../../src/core/search";
 import { VectorIndex } from "../../src/core/search";
 
+// The in-memory index is the SQLite engine's vector search; on PostgreSQL pgvector searches (test/unit/search.test.ts covers both).
+const sqliteOnly = (name: string, fn: () => void | Promise<void>) => test.skipIf(process.env.MEMSVC_TEST_ENGINE === "postgres")(`${name} [SQLite engine's in-memory index]`, fn);
+
 function rng(seed: number) {
   return () => {
     seed = (seed * 1664525 + 1013904223) >>> 0;
@@ -17,7 +20,7 @@ function normalize(v: Float32Array): Float32Array {
 const unit = (r: () => number) => normalize(new Float32Array(384).map(() => r()));
 const near = (v: Float32Array, r: () => number, noise: number) => normalize(v.map((x) => x + r() * noise));
 
-for (const clusters of [1000, 4000]) test(`search returns each cluster's members first (${clusters * 10} vectors)`, () => {
+for (const clusters of [1000, 4000]) sqliteOnly(`search returns each cluster's members first (${clusters * 10} vectors)`, () => {
   const r = rng(7);
   const index = new VectorIndex();
   const centers: Float32Array[] = [];
@@ -41,7 +44,7 @@ for (const clusters of [1000, 4000]) test(`search returns each cluster's members
   expect(index.search(centers[4], 10, "odd").some((h) => Math.floor((h.seq - 1) / 10) === 4)).toBe(false);
 });
 
-test("group filter, remove, regroup and compaction keep results right", () => {
+sqliteOnly("group filter, remove, regroup and compaction keep results right", () => {
   const r = rng(1);
   const index = new VectorIndex();
   const vs = Array.from({ length: 3000 }, () => unit(r));
@@ -60,7 +63,7 @@ test("group filter, remove, regroup and compaction keep results right", () => {
   expect(hit.similarity).toBeGreaterThan(0.98);
 });
 
-for (const relaxed of [true, false]) test(`the WebAssembly int8 kernel computes exact dot products (${relaxed ? "relaxed" : "portable"} SIMD, edge values included)`, () => {
+for (const relaxed of [true, false]) sqliteOnly(`the WebAssembly int8 kernel computes exact dot products (${relaxed ? "relaxed" : "portable"} SIMD, edge values included)`, () => {
   const n = 37;
   const memory = new WebAssembly.Memory({ initial: 1 });
   const kernel = int8Kernel(memory, relaxed);
@@ -89,7 +92,7 @@ for (const relaxed of [true, false]) test(`the WebAssembly int8 kernel computes 
   expect(got[0] - offset * 0).toBe(127 * queryMax * KERNEL_DIMS);
 });
 
-for (const relaxedSimd of [true, false]) test(`search finds the exact float top 10 on sparse vectors (the offline embedder's shape; ${relaxedSimd ? "relaxed" : "portable"} SIMD)`, () => {
+for (const relaxedSimd of [true, false]) sqliteOnly(`search finds the exact float top 10 on sparse vectors (the offline embedder's shape; ${relaxedSimd ? "relaxed" : "portable"} SIMD)`, () => {
   const r = rng(11);
   const index = new VectorIndex({ relaxedSimd });
   const sparse = () => {
@@ -109,7 +112,7 @@ for (const relaxedSimd of [true, false]) test(`search finds the exact float top 
   expect(found / 200).toBeGreaterThanOrEqual(0.95);
 });
 
-test("a small project is scanned row by row and still ranks exactly like the full scan", () => {
+sqliteOnly("a small project is scanned row by row and still ranks exactly like the full scan", () => {
   const r = rng(5);
   const index = new VectorIndex();
   const vs = Array.from({ length: 5000 }, () => unit(r));

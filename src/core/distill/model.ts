@@ -80,7 +80,7 @@ async function relatedMemories(s: Services, chunk: string, project: string | nul
   if (s.index.size === 0) return [];
   const [vector] = await s.embedder.embed([chunk.slice(0, QUERY_MAX_CHARS)], "query");
   const floor = thresholds(s).distillContext;
-  const hits = s.index.search(vector, DISTILL_CONTEXT_MEMORIES, project).filter((h) => h.similarity >= floor);
+  const hits = (await s.storage.search.nearest(vector, DISTILL_CONTEXT_MEMORIES, project)).filter((h) => h.similarity >= floor);
   if (hits.length === 0) return [];
   const rows = await s.storage.distill.memoriesBySeq(hits.map((h) => h.seq));
   const bySeq = new Map(rows.map((r) => [r.seq, r]));

@@ -113,7 +113,7 @@ export async function planFragments(s: Services, kept: readonly Fragment[], proj
 
 async function nearestInProject(s: Services, v: Float32Array, project: string | null, threshold: number): Promise<{ id: string; content: string; similarity: number } | null> {
   // The index groups by project, but a null project means "search every group": filter after.
-  const hits = s.index.search(v, project === null ? 10 : 3, project).filter((h) => h.similarity >= threshold);
+  const hits = (await s.storage.search.nearest(v, project === null ? 10 : 3, project)).filter((h) => h.similarity >= threshold);
   if (hits.length === 0) return null;
   const bySeq = new Map((await s.storage.distill.memoriesBySeq(hits.map((h) => h.seq))).map((r) => [r.seq, r]));
   for (const h of hits) {

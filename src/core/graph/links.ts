@@ -36,8 +36,7 @@ export async function linkToNearest(
   const minSimilarity = opts.minSimilarity ?? thresholds(s).link;
   const exclude = [...new Set([memoryId, ...(opts.batch ?? [])])];
   const near = s.storage.graph.nearestFromIndex
-    ? s.index
-        .search(vector, LINK_MAX_NEAREST, project)
+    ? (await s.storage.search.nearest(vector, LINK_MAX_NEAREST, project))
         .filter((h) => h.similarity >= minSimilarity)
         .map((h) => ({ seq: h.seq, similarity: h.similarity }))
     : null;

@@ -46,7 +46,7 @@ export async function mergeStep(ctx: RunContext): Promise<void> {
       if (gone.has(row.seq) || digest.merged >= MERGE_MAX_PER_RUN) continue;
       const vec = await store.vectorOf(row.seq);
       if (!vec) continue;
-      const hits = store.nearest ? await store.nearest(row.seq, 4, row.project) : s.index.search(vec, 4, row.project ?? "");
+      const hits = store.nearest ? await store.nearest(row.seq, 4, row.project) : await s.storage.search.nearest(vec, 4, row.project ?? "");
       const near = hits.filter((h) => h.seq !== row.seq && !gone.has(h.seq) && h.similarity >= threshold - 0.02);
       if (near.length === 0) continue;
       const now = s.now();

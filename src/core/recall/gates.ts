@@ -1,7 +1,6 @@
 import { thresholds } from "../search";
-import { idfOf, promptTerms, rareTermsExpression, weighTerms, type PromptTerm } from "./terms";
+import { idfOf, promptTerms, rareTerms, weighTerms, type PromptTerm } from "./terms";
 import { blendedVector, type TopicBlend } from "./topic";
-import { bm25Candidates } from "../search";
 import type { Services } from "../services";
 import { effectiveStrength } from "../memories";
 import { keywords, stem } from "../text";
@@ -117,11 +116,11 @@ export async function scoreCandidates(
     if (!c) found.set(seq, (c = { similarity: null, bm25Rank: null }));
     return c;
   };
-  for (const h of s.index.search(vector, RECALL_CANDIDATES, project)) note(h.seq).similarity = h.similarity;
+  for (const h of await s.storage.search.nearest(vector, RECALL_CANDIDATES, project)) note(h.seq).similarity = h.similarity;
   // "" is the index's group of project-less memories.
-  if (project !== null) for (const h of s.index.search(vector, RECALL_GLOBAL_CANDIDATES, "")) note(h.seq).similarity = h.similarity;
-  const expr = rareTermsExpression(s, terms);
-  if (expr) (await bm25Candidates(s, expr, project, RECALL_CANDIDATES)).forEach((seq, i) => (note(seq).bm25Rank = i));
+  if (project !== null) for (const h of await s.storage.search.nearest(vector, RECALL_GLOBAL_CANDIDATES, "")) note(h.seq).similarity = h.similarity;
+  const rare = rareTerms(s, terms);
+  if (rare.length) (await s.storage.search.fullText(rare, project, RECALL_CANDIDATES, { every: true })).forEach((seq, i) => (note(seq).bm25Rank = i));
   if (found.size === 0) return [];
   const rows = await s.storage.recall.candidateRows([...found.keys()]);
   // Coverage is of the prompt's own weight: topic words can add to it, never dilute it.

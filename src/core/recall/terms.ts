@@ -36,18 +36,14 @@ export async function weighTerms(s: Services, words: readonly string[]): Promise
 }
 
 /**
- * The FTS5 expression for the recall hot path: the rarest keywords only. An
+ * The words full text retrieves by on the recall hot path: the rarest keywords only. An
  * OR of common words ("use", "one", a speaker's name) matches a third of the
  * store, and bm25() must score every match before LIMIT: that was most of
  * the latency. Common words still count in the gates; they just do not
  * retrieve.
  */
-export function rareTermsExpression(s: Services, terms: readonly PromptTerm[]): string | null {
+export function rareTerms(s: Services, terms: readonly PromptTerm[]): string[] {
   const cap = Math.max(RECALL_FTS_MAX_DF_MIN, Math.floor(s.index.size * RECALL_FTS_MAX_DF_SHARE));
   const scored = terms.filter((t) => t.df > 0 && t.df <= cap).sort((a, b) => a.df - b.df);
-  if (scored.length === 0) return null;
-  return scored
-    .slice(0, RECALL_FTS_MAX_TERMS)
-    .map((t) => `"${t.term}"`)
-    .join(" OR ");
+  return scored.slice(0, RECALL_FTS_MAX_TERMS).map((t) => t.term);
 }

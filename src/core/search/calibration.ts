@@ -1,4 +1,3 @@
-import { getMeta } from "../../store/sqlite";
 import type { Services } from "../services";
 import {
   CALIBRATION_MIN_MEMORIES,
@@ -66,10 +65,8 @@ export function thresholdsFrom(kind: "onnx" | "fallback", embedderId: string, st
   return out;
 }
 
-function storedStats(s: Services): { memories: number; stats: CalibrationStats } | null {
-  const row = s.store.sqlite
-    .query<{ memories: number; stats: string }, [string]>("SELECT memories, stats FROM embedder_calibration WHERE embedder_id = ?")
-    .get(s.embedder.id);
+async function storedStats(s: Services): Promise<{ memories: number; stats: CalibrationStats } | null> {
+  const row = await s.storage.search.calibration(s.embedder.id);
   if (!row) return null;
   try {
     return { memories: row.memories, stats: JSON.parse(row.stats) as CalibrationStats };
@@ -78,17 +75,46 @@ function storedStats(s: Services): { memories: number; stats: CalibrationStats }
   }
 }
 
+const loading = new WeakMap<Services, { embedderId: string; done: Promise<Thresholds> }>();
+
 /**
- * The thresholds in force: from the active embedder's calibration on this
- * store, else the documented defaults of its kind. Cached in memory: the hot
- * path reads a field, never the database.
+ * The thresholds in force, read from storage (once per embedder): from the
+ * active embedder's calibration on this store, else the documented defaults
+ * of its kind. Services start it, so the synchronous `thresholds` finds it.
+ */
+export function loadThresholds(s: Services): Promise<Thresholds> {
+  const hit = cache.get(s);
+  if (hit && hit.embedderId === s.embedder.id) return Promise.resolve(hit);
+  const pending = loading.get(s);
+  if (pending && pending.embedderId === s.embedder.id) return pending.done;
+  const embedder = s.embedder;
+  const done = storedStats(s).then(
+    (stored) => {
+      const t = thresholdsFrom(embedder.kind, embedder.id, stored?.stats ?? null);
+      if (s.embedder === embedder) cache.set(s, t);
+      return t;
+    },
+    (e) => {
+      // A read failure (closed store) keeps the defaults for now; the next call reads again.
+      loading.delete(s);
+      s.log("warn", `could not read the similarity calibration: ${(e as Error).message}; using the defaults`);
+      return thresholdsFrom(embedder.kind, embedder.id, null);
+    },
+  );
+  loading.set(s, { embedderId: embedder.id, done });
+  return done;
+}
+
+/**
+ * The thresholds in force, cached in memory: the hot path reads a field,
+ * never the database. Until the first read of the store's calibration
+ * completes (microseconds after start on SQLite), the kind's defaults.
  */
 export function thresholds(s: Services): Thresholds {
   const hit = cache.get(s);
   if (hit && hit.embedderId === s.embedder.id) return hit;
-  const t = thresholdsFrom(s.embedder.kind, s.embedder.id, storedStats(s)?.stats ?? null);
-  cache.set(s, t);
-  return t;
+  void loadThresholds(s);
+  return thresholdsFrom(s.embedder.kind, s.embedder.id, null);
 }
 
 const quantile = (sorted: Float64Array, q: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.round(q * (sorted.length - 1))))];
@@ -106,15 +132,9 @@ function dot(a: Float32Array, b: Float32Array): number {
  * between batches: it runs beside live traffic.
  */
 export async function measure(s: Services): Promise<CalibrationStats | null> {
-  const cursor = getMeta(s.store, "reembed_cursor");
-  const upTo = cursor === null ? Number.MAX_SAFE_INTEGER : Number(cursor);
-  const rows = s.store.sqlite
-    .query<{ seq: number; embedding: Uint8Array }, [number, number]>(
-      "SELECT rowid AS seq, embedding FROM memory_vec WHERE rowid IN (SELECT seq FROM memories WHERE seq <= ? ORDER BY random() LIMIT ?)",
-    )
-    .all(upTo, CALIBRATION_RANDOM_SAMPLE);
+  const rows = await s.storage.search.sampleVectors(CALIBRATION_RANDOM_SAMPLE);
   if (rows.length < Math.min(CALIBRATION_MIN_MEMORIES, CALIBRATION_RANDOM_SAMPLE)) return null;
-  const vectors = rows.map((r) => new Float32Array(r.embedding.buffer.slice(r.embedding.byteOffset, r.embedding.byteOffset + r.embedding.byteLength)));
+  const vectors = rows.map((r) => r.vector);
   const pairs: number[] = [];
   for (let i = 0; i < vectors.length; i++) {
     for (let j = i + 1; j < vectors.length; j++) pairs.push(dot(vectors[i], vectors[j]));
@@ -123,7 +143,7 @@ export async function measure(s: Services): Promise<CalibrationStats | null> {
   const nearest: number[] = [];
   for (let i = 0; i < Math.min(CALIBRATION_NEAREST_SAMPLE, rows.length); i++) {
     // Exact duplicates say nothing about the spread of distinct memories.
-    const hit = s.index.search(vectors[i], 4).find((h) => h.seq !== rows[i].seq && h.similarity < 0.999);
+    const hit = (await s.storage.search.nearest(vectors[i], 4)).find((h) => h.seq !== rows[i].seq && h.similarity < 0.999);
     if (hit) nearest.push(hit.similarity);
     if (i % 20 === 19) await new Promise((r) => setImmediate(r));
   }
@@ -140,11 +160,11 @@ export async function measure(s: Services): Promise<CalibrationStats | null> {
 }
 
 /** Whether the active embedder needs (re)measuring: never measured, or the store grew well past its measure. */
-export function calibrationDue(s: Services): boolean {
-  if (getMeta(s.store, "reembed_cursor") !== null) return false;
+export async function calibrationDue(s: Services): Promise<boolean> {
+  if (await s.storage.search.reembedPending()) return false;
   const count = s.index.size;
   if (count < CALIBRATION_MIN_MEMORIES) return false;
-  const stored = storedStats(s);
+  const stored = await storedStats(s);
   return stored === null || count >= stored.memories * CALIBRATION_REGROW_FACTOR;
 }
 
@@ -153,17 +173,14 @@ export function calibrationDue(s: Services): boolean {
  * the nightly job); off the hot path. Returns the thresholds now in force.
  */
 export async function ensureCalibration(s: Services, force = false): Promise<Thresholds> {
-  if (!force && !calibrationDue(s)) return thresholds(s);
+  if (!force && !(await calibrationDue(s))) return loadThresholds(s);
   const stats = await measure(s);
-  if (!stats) return thresholds(s);
+  if (!stats) return loadThresholds(s);
   const count = s.index.size;
-  s.store.sqlite.run(
-    `INSERT INTO embedder_calibration(embedder_id, memories, computed_at, stats) VALUES (?1, ?2, ?3, ?4)
-     ON CONFLICT(embedder_id) DO UPDATE SET memories = excluded.memories, computed_at = excluded.computed_at, stats = excluded.stats`,
-    [s.embedder.id, count, s.now(), JSON.stringify(stats)],
-  );
+  await s.storage.search.saveCalibration({ embedderId: s.embedder.id, memories: count, computedAt: s.now(), stats: JSON.stringify(stats) });
   cache.delete(s);
-  const t = thresholds(s);
+  loading.delete(s);
+  const t = await loadThresholds(s);
   if (t.source === "calibrated") s.log("info", `calibrated ${s.embedder.id} on ${count} memories: random pairs p50 ${stats.random.p50} p99 ${stats.random.p99}, nearest p50 ${stats.nearest.p50}`);
   else s.log("warn", `calibration of ${s.embedder.id} gave no usable spread; keeping the ${s.embedder.kind} defaults`);
   return t;

@@ -36,15 +36,16 @@ export interface QueryTerms {
 
 const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
-export function queryTerms(s: Services, query: string): QueryTerms {
+export async function queryTerms(s: Services, query: string): Promise<QueryTerms> {
   const terms = [...new Set(keywords(query.slice(0, QUERY_MAX_CHARS)))].slice(0, QUERY_MAX_TERMS);
   const n = s.index.size;
   // Counting stops at half the store, as bm25Expression's does (the same cache answers both):
   // a word in half the store weighs ln(2) already, little against a rare word's ln(n).
   const cap = Math.floor(n / 2) + 1;
   const byStem = new Map<string, number>();
-  for (const t of terms) {
-    const w = Math.log((n + 1) / (documentFrequency(s, t, cap) + 0.5));
+  const dfs = await Promise.all(terms.map((t) => documentFrequency(s, t, cap)));
+  for (const [i, t] of terms.entries()) {
+    const w = Math.log((n + 1) / (dfs[i] + 0.5));
     const st = stem(t);
     byStem.set(st, Math.max(byStem.get(st) ?? 0, Math.max(w, 0.05)));
   }
@@ -84,13 +85,10 @@ export function absoluteRelevance(kind: "onnx" | "fallback", lexical: number, co
 }
 
 /** Relevance of each candidate (by seq), reading only the first SCORE_CONTENT_CHARS of its content. */
-export function relevanceBySeq(s: Services, query: string, seqs: readonly number[], cosine: ReadonlyMap<number, number>): Map<number, number> {
+export async function relevanceBySeq(s: Services, query: string, seqs: readonly number[], cosine: ReadonlyMap<number, number>): Promise<Map<number, number>> {
   const out = new Map<number, number>();
   if (seqs.length === 0) return out;
-  const q = queryTerms(s, query);
-  const rows = s.store.sqlite
-    .query<{ seq: number; text: string }, [number, string]>("SELECT seq, substr(content, 1, ?) AS text FROM memories WHERE seq IN (SELECT value FROM json_each(?))")
-    .all(SCORE_CONTENT_CHARS, JSON.stringify(seqs));
+  const [q, rows] = await Promise.all([queryTerms(s, query), s.storage.search.contentPrefixes(seqs, SCORE_CONTENT_CHARS)]);
   for (const r of rows) out.set(r.seq, absoluteRelevance(s.embedder.kind, coverage(q, r.text), cosine.get(r.seq)));
   return out;
 }

@@ -1,23 +1,19 @@
 import { invalid } from "../../errors";
 import { staleOf, type StaleMark } from "../memories";
-import { thresholds } from "./calibration";
+import { loadThresholds } from "./calibration";
+import type { ScoringRow, SearchStore, VectorHit } from "./store";
+import { queryKeywords } from "./query";
 import { rowsBySeq, toView, type MemoryView } from "../memories";
 import { parseMinScore, relevanceBySeq } from "./score";
 import type { Services } from "../services";
 import { effectiveStrength, round3 } from "../memories";
-import { keywords } from "../text";
 import {
-  BM25_MAX_SCORED_ROWS,
-  BM25_MAX_WEIGHED_POSTINGS,
-  BM25_TERM_COUNTS_DRIFT,
-  BM25_TERM_COUNTS_MAX,
   DEFAULT_SEARCH_LIMIT,
   GRAPH_HOP_DIRECT_FACTOR,
   GRAPH_HOP_FACTOR,
   GRAPH_SEEDS,
   MAX_LIMIT,
   QUERY_MAX_CHARS,
-  QUERY_MAX_TERMS,
   RRF_K,
   SCORE_RANK_SHARE,
   SEARCH_CANDIDATES,
@@ -66,89 +62,12 @@ export function parseProject(value: unknown): string | null {
 }
 
 /**
- * An FTS5 expression built only from word characters, each quoted: no user
- * text can form FTS syntax (quotes, AND, *, -, NEAR, column filters).
- */
-export function ftsExpression(query: string): string | null {
-  const terms = [...new Set(keywords(query.slice(0, QUERY_MAX_CHARS)))].slice(0, QUERY_MAX_TERMS);
-  return terms.length ? terms.map((t) => `"${t}"`).join(" OR ") : null;
-}
-
-/** Seqs of the best BM25 matches of an FTS expression, optionally within one project. */
-export function bm25Candidates(s: Services, expr: string, project: string | null, k: number): number[] {
-  const rows = project
-    ? s.store.sqlite
-        .query<{ seq: number }, [string, string, number]>(
-          "SELECT f.rowid AS seq FROM memories_fts f JOIN memories m ON m.seq = f.rowid WHERE memories_fts MATCH ? AND m.project = ? ORDER BY bm25(memories_fts) LIMIT ?",
-        )
-        .all(expr, project, k)
-    : s.store.sqlite.query<{ seq: number }, [string, number]>("SELECT rowid AS seq FROM memories_fts WHERE memories_fts MATCH ? ORDER BY bm25(memories_fts) LIMIT ?").all(expr, k);
-  return rows.map((r) => r.seq);
-}
-
-/**
- * Document frequencies of query words, per Services, valid while the store
- * stays near `basis` memories. A count stopped at its cap is kept as such
- * (`capped`): it answers any later question with the same or a lower cap.
- */
-interface TermCounts {
-  basis: number;
-  df: Map<string, { n: number; capped: boolean }>;
-}
-const termCounts = new WeakMap<Services, TermCounts>();
-
-/**
  * Memories containing `term`, counted up to `cap` (the answer is `cap` when
- * there are at least that many). Shared by search and the recall index, so a
- * word is counted once for both.
+ * there are at least that many). Shared by search, the recall index and the
+ * domain index, so a word is counted once for all (the engine caches it).
  */
-export function documentFrequency(s: Services, term: string, cap: number): number {
-  const total = s.index.size;
-  let tc = termCounts.get(s);
-  if (!tc || Math.abs(total - tc.basis) > tc.basis * BM25_TERM_COUNTS_DRIFT || tc.df.size > BM25_TERM_COUNTS_MAX) {
-    tc = { basis: total, df: new Map() };
-    termCounts.set(s, tc);
-  }
-  const known = tc.df.get(term);
-  if (known && (!known.capped || known.n >= cap)) return Math.min(known.n, cap);
-  const n = s.store.sqlite
-    .query<{ n: number }, [string, number]>("SELECT count(*) AS n FROM (SELECT 1 FROM memories_fts WHERE memories_fts MATCH ? LIMIT ?)")
-    .get(`"${term}"`, cap)!.n;
-  tc.df.set(term, { n, capped: n >= cap });
-  return n;
-}
-
-const quoteOr = (terms: readonly string[]) => terms.map((t) => `"${t}"`).join(" OR ");
-
-/**
- * The FTS5 expression search runs. bm25() scores every row the expression
- * matches before LIMIT applies (~1 µs a row), so an OR of common words over a
- * large store costs tens of milliseconds. Small stores get every query word.
- * In large ones, words in more than half the store are dropped (FTS5 gives
- * them zero weight anyway), and when the rest would still match more than
- * BM25_MAX_SCORED_ROWS rows, only rows holding one of the rarest words are
- * scored: `(rare) AND (all)`, so those rows are still ranked by the other
- * words too (up to BM25_MAX_WEIGHED_POSTINGS: FTS5 reads every occurrence of
- * a word to weigh it). Counts are cached; a new word is counted once.
- */
-export function bm25Expression(s: Services, query: string): string | null {
-  const terms = [...new Set(keywords(query.slice(0, QUERY_MAX_CHARS)))].slice(0, QUERY_MAX_TERMS);
-  if (terms.length === 0) return null;
-  const total = s.index.size;
-  if (total <= BM25_MAX_SCORED_ROWS) return quoteOr(terms);
-  const half = Math.floor(total / 2);
-  const counted = terms.map((term) => ({ term, df: documentFrequency(s, term, half + 1) })).filter((t) => t.df <= half);
-  if (counted.length === 0) return null;
-  counted.sort((a, b) => a.df - b.df);
-  // The rarest words, as many as BM25_MAX_SCORED_ROWS rows allow (at least one)...
-  let rows = 0;
-  let rare = 0;
-  while (rare < counted.length && (rare === 0 || rows + counted[rare].df <= BM25_MAX_SCORED_ROWS)) rows += counted[rare++].df;
-  // ...ranked by those and the next ones, up to BM25_MAX_WEIGHED_POSTINGS occurrences.
-  let weighed = rare;
-  while (weighed < counted.length && rows + counted[weighed].df <= BM25_MAX_WEIGHED_POSTINGS) rows += counted[weighed++].df;
-  const used = quoteOr(counted.slice(0, weighed).map((t) => t.term));
-  return rare === weighed ? used : `(${quoteOr(counted.slice(0, rare).map((t) => t.term))}) AND (${used})`;
+export function documentFrequency(s: Services, term: string, cap: number): Promise<number> {
+  return s.storage.search.documentFrequency(term, cap);
 }
 
 interface Candidate {
@@ -174,29 +93,17 @@ export async function search(s: Services, input: SearchInput, queryVector?: Floa
   const project = parseProject(input.project);
   const minScore = parseMinScore(input.min_score);
   const vector = queryVector ?? (await s.embedder.embed([query], "query"))[0];
-  return await rank(s, query, vector, limit, project, minScore);
+  return rank(s, query, vector, limit, project, minScore);
 }
 
-/** What ranking needs of a candidate; full rows are read for the returned few only. */
-interface ScoringRow {
-  seq: number;
-  id: string;
-  project: string | null;
-  strength: number;
-  refreshedAt: number;
-}
-
-function scoringRows(s: Services, seqs: number[]): Map<number, ScoringRow> {
+async function scoringRows(s: Services, seqs: number[]): Promise<Map<number, ScoringRow>> {
   const out = new Map<number, ScoringRow>();
   if (seqs.length === 0) return out;
-  const rows = s.store.sqlite
-    .query<ScoringRow, [string]>("SELECT seq, id, project, strength, refreshed_at AS refreshedAt FROM memories WHERE seq IN (SELECT value FROM json_each(?))")
-    .all(JSON.stringify(seqs));
-  for (const r of rows) out.set(r.seq, r);
+  for (const r of await s.storage.search.scoringRows(seqs)) out.set(r.seq, r);
   return out;
 }
 
-/** The synchronous part of search, once the query vector is known (benchmarks time this). */
+/** Search once the query vector is known (benchmarks time this). */
 export async function rank(s: Services, query: string, vector: Float32Array, limit: number, project: string | null, minScore: number | null = null): Promise<SearchResult> {
   const now = s.now();
   const fused = new Map<number, Candidate>();
@@ -207,13 +114,18 @@ export async function rank(s: Services, query: string, vector: Float32Array, lim
       c.via.add(via);
     } else fused.set(seq, { rrf: score, via: new Set([via]) });
   };
-  const expr = bm25Expression(s, query);
-  if (expr) bm25Candidates(s, expr, project, SEARCH_CANDIDATES).forEach((seq, i) => add(seq, 1 / (RRF_K + i + 1), "bm25"));
-  const floor = thresholds(s).vectorMin;
+  const terms = queryKeywords(query);
+  // Both retrievers at once: on a networked engine their round trips overlap.
+  const [lexical, nearest, t] = await Promise.all([
+    terms.length ? s.storage.search.fullText(terms, project, SEARCH_CANDIDATES) : [],
+    s.storage.search.nearest(vector, SEARCH_CANDIDATES, project),
+    loadThresholds(s),
+  ]);
+  lexical.forEach((seq, i) => add(seq, 1 / (RRF_K + i + 1), "bm25"));
+  const floor = t.vectorMin;
   const weight = VECTOR_RRF_WEIGHT[s.embedder.kind];
   const cosine = new Map<number, number>();
-  s.index
-    .search(vector, SEARCH_CANDIDATES, project)
+  nearest
     .filter((hit) => hit.similarity >= floor)
     .forEach((hit, i) => {
       cosine.set(hit.seq, hit.similarity);
@@ -222,11 +134,10 @@ export async function rank(s: Services, query: string, vector: Float32Array, lim
 
   const best = (1 + weight) / (RRF_K + 1);
   const seeds = [...fused.entries()].sort((a, b) => b[1].rrf - a[1].rrf).slice(0, Math.max(GRAPH_SEEDS, limit));
-  const rows = scoringRows(s, [...fused.keys()]);
-  widenByGraph(s, seeds, rows, fused, project);
+  const rows = await scoringRows(s, [...fused.keys()]);
+  await widenByGraph(s, seeds, rows, fused, project);
 
-  const absolute = relevanceBySeq(s, query, [...rows.keys()], cosine);
-  const stale = await staleOf(s, [...rows.values()].map((r) => r.id));
+  const [absolute, stale] = await Promise.all([relevanceBySeq(s, query, [...rows.keys()], cosine), staleOf(s, [...rows.values()].map((r) => r.id))]);
   const scored: { seq: number; score: number; relevance: number; rank: number }[] = [];
   for (const [seq, c] of fused) {
     const row = rows.get(seq);
@@ -259,19 +170,11 @@ export async function rank(s: Services, query: string, vector: Float32Array, lim
  * did not find inherits a share of its seed's relevance; one they did find
  * gets GRAPH_HOP_DIRECT_FACTOR (see tuning.ts for why that is 0).
  */
-function widenByGraph(s: Services, seeds: [number, Candidate][], rows: Map<number, ScoringRow>, fused: Map<number, Candidate>, project: string | null): void {
+async function widenByGraph(s: Services, seeds: [number, Candidate][], rows: Map<number, ScoringRow>, fused: Map<number, Candidate>, project: string | null): Promise<void> {
   const seedIds = seeds.map(([seq]) => rows.get(seq)?.id).filter((x): x is string => !!x);
   if (seedIds.length === 0) return;
   const rrfById = new Map(seeds.map(([seq, c]) => [rows.get(seq)?.id, c.rrf]));
-  const links = s.store.sqlite
-    .query<{ seed: string; other: number; weight: number }, [string, string]>(
-      `SELECT l.from_id AS seed, m.seq AS other, l.weight AS weight FROM links l JOIN memories m ON m.id = l.to_id
-         WHERE l.from_id IN (SELECT value FROM json_each(?))
-       UNION ALL
-       SELECT l.to_id AS seed, m.seq AS other, l.weight AS weight FROM links l JOIN memories m ON m.id = l.from_id
-         WHERE l.to_id IN (SELECT value FROM json_each(?))`,
-    )
-    .all(JSON.stringify(seedIds), JSON.stringify(seedIds));
+  const links = await s.storage.search.neighbours(seedIds);
   const direct = new Set(fused.keys());
   const fresh: number[] = [];
   for (const l of links) {
@@ -287,8 +190,37 @@ function widenByGraph(s: Services, seeds: [number, Candidate][], rows: Map<numbe
       fresh.push(l.other);
     }
   }
-  for (const [seq, row] of scoringRows(s, fresh)) {
+  for (const [seq, row] of await scoringRows(s, fresh)) {
     if (project && row.project !== project) fused.delete(seq);
     else rows.set(seq, row);
   }
+}
+
+/** The engine's synchronous reads (SQLite only), or an error naming the async method to use instead. */
+function syncReads(s: Services, method: string): NonNullable<SearchStore["sync"]> {
+  const sync = s.storage.search.sync;
+  if (!sync) throw new Error(`a synchronous ${method} needs the SQLite engine; use await storage.search.${method}`);
+  return sync;
+}
+
+/*
+ * Synchronous forms for the callers that are still synchronous functions
+ * (analytics/domains.ts's keywords) until
+ * their capabilities' stores go async. Everything else uses the async
+ * s.storage.search methods.
+ */
+
+/** Nearest vectors, synchronously (SQLite's in-memory index). */
+export function nearestNow(s: Services, vector: Float32Array, k: number, project?: string | null): VectorHit[] {
+  return syncReads(s, "nearest").nearest(vector, k, project);
+}
+
+/** Best full-text matches of these words, synchronously (SQLite's FTS5). */
+export function fullTextNow(s: Services, terms: readonly string[], project: string | null, k: number, opts?: { every?: boolean }): number[] {
+  return syncReads(s, "fullText").fullText(terms, project, k, opts);
+}
+
+/** Memories holding `term` up to `cap`, synchronously (SQLite's FTS5, cached). */
+export function documentFrequencyNow(s: Services, term: string, cap: number): number {
+  return syncReads(s, "documentFrequency").documentFrequency(term, cap);
 }

@@ -1,7 +1,332 @@
-import type { SearchStore } from "../../core/search";
+import type { SQL } from "bun";
+import type { Logger } from "../../core/log";
+import { planCap, planTerms, TermCountCache } from "../../core/search/full-text";
+import { importanceBound } from "../../core/search/recent";
+import type { IndexState, RankedRow, SearchStore, VectorIndexControl, VectorMirror } from "../../core/search/store";
+import {
+  DECAY_FLOOR,
+  DECAY_HALF_LIFE_DAYS,
+  PG_HNSW_EF_SEARCH,
+  PG_VECTOR_COUNT_REFRESH_MS,
+  RECENT_CANDIDATES,
+  RECENT_CONNECTION_WEIGHT,
+  RECENT_RECENCY_DAYS,
+  RECENT_RECENCY_WEIGHT,
+  RECENT_STRENGTH_WEIGHT,
+} from "../../core/tuning";
 import type { PgHandle } from "./open";
 
-/** search/ on PostgreSQL. */
-export function pgSearch(_h: PgHandle): SearchStore {
-  return {};
+/**
+ * search/ on PostgreSQL. Vector search is pgvector's HNSW index (cosine,
+ * `<=>`) on memory_vec, queried per search: every server over the database
+ * sees every write at once, so there is no in-process copy to keep in step
+ * (the SQLite engine's index, its change log and index file have no
+ * counterpart here). Full text is the weighted tsvector `memories.fts`
+ * (GIN) ranked by ts_rank_cd, the project filter inside the same query.
+ * Raw SQL throughout: tsvector ranking and pgvector operators are what
+ * drizzle cannot say, and the few plain reads beside them share their shape.
+ */
+
+/** What this store needs of the handle (src/store/postgres/open.ts). */
+interface PgSearchHandle {
+  readonly sql: SQL;
+  readonly schema: string;
+  readonly inTransaction?: boolean;
+  ready(): Promise<void>;
+}
+
+const DAY_MS = 86_400_000;
+
+/** pgvector's text form of a vector (numbers only: safe to bind as text and cast). */
+const vectorText = (v: Float32Array) => `[${Array.from(v).join(",")}]`;
+
+/**
+ * A tsquery of words OR-ed, each quoted as a lexeme (a quote inside
+ * doubled), so no text forms tsquery syntax; to_tsquery('english', ...) stems
+ * them as the fts column was.
+ */
+const tsOr = (terms: readonly string[]) => terms.map((t) => `'${t.replaceAll("'", "''")}'`).join(" | ");
+
+/** Importance of /recent as SQL, the same formula as src/store/sqlite/search-recent.ts ($1 = now). */
+const IMPORTANCE = `(${RECENT_STRENGTH_WEIGHT} * (m.strength * (${DECAY_FLOOR} + ${1 - DECAY_FLOOR} * power(0.5, greatest(0, $1::float8 - m.refreshed_at) / ${DAY_MS * DECAY_HALF_LIFE_DAYS}.0)))
+  + ${RECENT_CONNECTION_WEIGHT} * ln(1 + m.link_count)
+  + ${RECENT_RECENCY_WEIGHT} * exp(-(greatest(0, $1::float8 - m.created_at)) / ${RECENT_RECENCY_DAYS * DAY_MS}.0))`;
+
+/** Full rows as plain data (bigint columns as numbers), camelCase. */
+const ROW_COLUMNS = `m.seq::float8 AS seq, m.id, m.content, m.memory_type AS "memoryType", m.project, m.source_agent AS "sourceAgent",
+  m.source_agent_id AS "sourceAgentId", m.source_domain AS "sourceDomain", m.source_session AS "sourceSession", m.privacy,
+  m.created_at::float8 AS "createdAt", m.updated_at::float8 AS "updatedAt", m.refreshed_at::float8 AS "refreshedAt", m.strength,
+  m.shown_count AS "shownCount", m.used_count AS "usedCount", m.last_shown_at::float8 AS "lastShownAt", m.last_used_at::float8 AS "lastUsedAt",
+  m.link_count AS "linkCount"`;
+
+export function pgSearch(handle: PgHandle, opts: { efSearch?: number } = {}): SearchStore {
+  // The engine base's handle carries the client and schema (see open.ts).
+  const h = handle as unknown as PgSearchHandle;
+  const S = h.schema;
+  const terms = new TermCountCache();
+  let vectors = 0;
+  let countedAt = -Infinity;
+  let counting: Promise<number> | null = null;
+  let log: Logger = () => {};
+
+  /** Rows of memory_vec: what /health reports as index_vectors and IDF counts against. */
+  const countVectors = (): Promise<number> => {
+    counting ??= (async () => {
+      try {
+        await h.ready();
+        const [row] = await h.sql.unsafe(`SELECT count(*)::float8 AS n FROM ${S}.memory_vec`);
+        vectors = Number(row.n);
+        countedAt = Date.now();
+        return vectors;
+      } finally {
+        counting = null;
+      }
+    })();
+    return counting;
+  };
+  const refreshCount = () => {
+    if (Date.now() - countedAt > PG_VECTOR_COUNT_REFRESH_MS && !counting) countVectors().catch(() => {});
+  };
+
+  const mirror: VectorMirror = {
+    get size() {
+      refreshCount();
+      return vectors;
+    },
+    has: () => false,
+    // pgvector indexes the row the write inserted; only the count moves.
+    upsert: () => void (countedAt = -Infinity),
+    remove: () => void (countedAt = -Infinity),
+    regroup: () => {},
+  };
+
+  const q = async (text: string, params: unknown[] = []) => {
+    await h.ready();
+    return h.sql.unsafe(text, params as any[]);
+  };
+  const meta = async (key: string): Promise<string | null> => {
+    const [row] = await q(`SELECT value FROM ${S}.meta WHERE key = $1`, [key]);
+    return row ? String(row.value) : null;
+  };
+  /** Counts up to `cap` of memories whose fts holds `term`, cached like the SQLite engine's. */
+  const documentFrequency = async (term: string, cap: number): Promise<number> => {
+    const known = terms.lookup(term, cap, mirror.size);
+    if (known !== undefined) return known;
+    const [row] = await q(`SELECT count(*)::float8 AS n FROM (SELECT 1 FROM ${S}.memories WHERE fts @@ to_tsquery('english', $1) LIMIT $2) x`, [tsOr([term]), cap]);
+    return terms.store(term, Number(row.n), cap);
+  };
+
+  const vectorIndex: VectorIndexControl = {
+    mirror,
+
+    start({ embedderId, log: logger }): IndexState {
+      log = logger;
+      let resolve!: () => void;
+      // Nothing to load: pgvector answers as soon as the database does. `ready` waits for the embedder's claim and the first count.
+      const state: IndexState = { status: "ready", loaded: 0, total: 0, ready: new Promise<void>((r) => (resolve = r)) };
+      void claimVectorSpace(embedderId)
+        .then(countVectors)
+        .then(
+          (n) => {
+            state.loaded = state.total = n;
+          },
+          (e) => log("warn", `vector search: could not read the store: ${(e as Error).message}`),
+        )
+        .finally(resolve);
+      return state;
+    },
+
+    close() {},
+  };
+
+  return {
+    vectorIndex,
+
+    async nearest(vector, k, project) {
+      if (k <= 0) return [];
+      const params: unknown[] = [vectorText(vector), k];
+      let join = "";
+      if (project === "") join = `JOIN ${S}.memories m ON m.seq = v.seq AND m.project IS NULL`;
+      else if (project !== undefined && project !== null) {
+        params.push(project);
+        join = `JOIN ${S}.memories m ON m.seq = v.seq AND m.project = $3`;
+      }
+      // Vectors past a pending re-embed's cursor are of the old space: full text finds them until it passes.
+      const text = `SELECT v.seq::float8 AS seq, 1 - (v.embedding <=> $1::vector) AS similarity FROM ${S}.memory_vec v ${join}
+        WHERE v.seq <= coalesce((SELECT value::bigint FROM ${S}.meta WHERE key = 'reembed_cursor'), 9223372036854775807)
+        ORDER BY v.embedding <=> $1::vector LIMIT $2`;
+      // ef_search bounds how many candidates HNSW returns (at least k), and
+      // the iterative scan keeps walking the graph when a project filter
+      // rejects them (pgvector 0.8+), so a small project still gets k hits.
+      // Set on the connection the query then runs on: inside a transaction
+      // for it alone (is_local); otherwise on a reserved pooled connection for
+      // its session, not in a transaction of our own, because PGlite's socket
+      // multiplexer (one backend) breaks when a transaction overlaps other
+      // connections' statements (measured: hangs and lost results), and every
+      // vector query of this process wants the same values anyway.
+      const ef = String(Math.max(opts.efSearch ?? PG_HNSW_EF_SEARCH, k));
+      await h.ready();
+      let rows: unknown;
+      if (h.inTransaction) {
+        await h.sql.unsafe("SELECT set_config('hnsw.ef_search', $1, true), set_config('hnsw.iterative_scan', 'relaxed_order', true)", [ef]);
+        rows = await h.sql.unsafe(text, params as any[]);
+      } else {
+        const c = await h.sql.reserve();
+        try {
+          await c.unsafe("SELECT set_config('hnsw.ef_search', $1, false), set_config('hnsw.iterative_scan', 'relaxed_order', false)", [ef]);
+          rows = await c.unsafe(text, params as any[]);
+        } finally {
+          c.release();
+        }
+      }
+      // relaxed_order may return near ties out of order: exact order by the distances themselves.
+      return (rows as { seq: number; similarity: number }[])
+        .map((r) => ({ seq: Number(r.seq), similarity: Number(r.similarity) }))
+        .sort((a, b) => b.similarity - a.similarity || a.seq - b.seq);
+    },
+
+    async fullText(words, project, k, opts) {
+      const clean = words.filter((w) => w.length > 0);
+      let plan: { match: string[]; rank: string[] } | null;
+      if (opts?.every || clean.length === 0) plan = clean.length ? { match: clean, rank: clean } : null;
+      else {
+        const total = mirror.size;
+        const cap = planCap(total);
+        const dfs = new Map(await Promise.all(clean.map(async (t) => [t, total > 0 ? await documentFrequency(t, cap) : 0] as const)));
+        plan = planTerms(clean, total, (t) => dfs.get(t) ?? 0);
+      }
+      if (!plan) return [];
+      const params: unknown[] = [tsOr(plan.match), tsOr(plan.rank), k];
+      let where = "";
+      if (project) {
+        params.push(project);
+        where = "AND m.project = $4";
+      }
+      const rows = await q(
+        `SELECT m.seq::float8 AS seq FROM ${S}.memories m, to_tsquery('english', $1) qm, to_tsquery('english', $2) qr
+          WHERE m.fts @@ qm ${where} ORDER BY ts_rank_cd(m.fts, qr) DESC, m.seq DESC LIMIT $3`,
+        params,
+      );
+      return (rows as { seq: number }[]).map((r) => Number(r.seq));
+    },
+
+    documentFrequency,
+
+    async scoringRows(seqs) {
+      if (seqs.length === 0) return [];
+      const rows = await q(
+        `SELECT seq::float8 AS seq, id, project, strength, refreshed_at::float8 AS "refreshedAt" FROM ${S}.memories WHERE seq = ANY($1::bigint[])`,
+        [seqs],
+      );
+      return (rows as { seq: number; id: string; project: string | null; strength: number; refreshedAt: number }[]).map((r) => ({
+        seq: Number(r.seq),
+        id: r.id,
+        project: r.project,
+        strength: Number(r.strength),
+        refreshedAt: Number(r.refreshedAt),
+      }));
+    },
+
+    async contentPrefixes(seqs, chars) {
+      if (seqs.length === 0) return [];
+      const rows = await q(`SELECT seq::float8 AS seq, substr(content, 1, $2) AS text FROM ${S}.memories WHERE seq = ANY($1::bigint[])`, [seqs, chars]);
+      return (rows as { seq: number; text: string }[]).map((r) => ({ seq: Number(r.seq), text: r.text }));
+    },
+
+    async neighbours(ids) {
+      if (ids.length === 0) return [];
+      const rows = await q(
+        `SELECT l.from_id AS seed, m.seq::float8 AS other, l.weight AS weight FROM ${S}.links l JOIN ${S}.memories m ON m.id = l.to_id WHERE l.from_id = ANY($1::text[])
+         UNION ALL
+         SELECT l.to_id AS seed, m.seq::float8 AS other, l.weight AS weight FROM ${S}.links l JOIN ${S}.memories m ON m.id = l.from_id WHERE l.to_id = ANY($1::text[])`,
+        [ids],
+      );
+      return (rows as { seed: string; other: number; weight: number }[]).map((r) => ({ seed: r.seed, other: Number(r.other), weight: Number(r.weight) }));
+    },
+
+    async recent(p) {
+      const rows = (await recentFromCandidates(p)) ?? (await q(
+        `SELECT ${ROW_COLUMNS}, ${IMPORTANCE} AS importance FROM ${S}.memories m
+          WHERE ($2::text IS NULL OR m.project = $2) ORDER BY importance DESC, m.seq DESC LIMIT $3`,
+        [p.now, p.project, p.limit],
+      ));
+      return (rows as RankedRow[]).map((r) => ({ ...r, importance: Number(r.importance) }));
+    },
+
+    async calibration(embedderId) {
+      const [row] = await q(`SELECT memories, stats FROM ${S}.embedder_calibration WHERE embedder_id = $1`, [embedderId]);
+      return row ? { memories: Number(row.memories), stats: String(row.stats) } : null;
+    },
+
+    async saveCalibration(r) {
+      await q(
+        `INSERT INTO ${S}.embedder_calibration(embedder_id, memories, computed_at, stats) VALUES ($1, $2, $3, $4)
+         ON CONFLICT (embedder_id) DO UPDATE SET memories = excluded.memories, computed_at = excluded.computed_at, stats = excluded.stats`,
+        [r.embedderId, r.memories, r.computedAt, r.stats],
+      );
+    },
+
+    async sampleVectors(n) {
+      const rows = await q(
+        `SELECT seq::float8 AS seq, embedding::text AS e FROM ${S}.memory_vec
+          WHERE seq <= coalesce((SELECT value::bigint FROM ${S}.meta WHERE key = 'reembed_cursor'), 9223372036854775807)
+          ORDER BY random() LIMIT $1`,
+        [n],
+      );
+      return (rows as { seq: number; e: string }[]).map((r) => ({ seq: Number(r.seq), vector: Float32Array.from(JSON.parse(r.e) as number[]) }));
+    },
+
+    async reembedPending() {
+      return (await meta("reembed_cursor")) !== null;
+    },
+  };
+
+  /**
+   * /recent without scoring every row, as the SQLite engine does it: the top
+   * RECENT_CANDIDATES by strength, link count and creation time (index walks),
+   * scored; exact when the k-th beats what any row outside them could reach
+   * (importanceBound), else null and the caller scores every row.
+   */
+  async function recentFromCandidates(p: { now: number; project: string | null; limit: number }): Promise<unknown[] | null> {
+    const where = p.project === null ? "" : "WHERE project = $2";
+    const lists = await Promise.all(
+      (["strength", "link_count", "created_at"] as const).map(
+        async (column) =>
+          (await q(`SELECT seq::float8 AS seq, ${column}::float8 AS v FROM ${S}.memories ${where} ORDER BY ${column} DESC LIMIT $1`, p.project === null ? [RECENT_CANDIDATES] : [RECENT_CANDIDATES, p.project])) as {
+            seq: number;
+            v: number;
+          }[],
+      ),
+    );
+    if (lists.some((l) => l.length < RECENT_CANDIDATES)) return null;
+    const [strength, links, created] = lists.map((l) => Number(l[l.length - 1].v));
+    const bound = importanceBound(strength, links, created, p.now);
+    const seqs = [...new Set(lists.flat().map((r) => Number(r.seq)))];
+    const top = (await q(
+      `SELECT ${ROW_COLUMNS}, ${IMPORTANCE} AS importance FROM ${S}.memories m WHERE m.seq = ANY($2::bigint[]) ORDER BY importance DESC, m.seq DESC LIMIT $3`,
+      [p.now, seqs, p.limit],
+    )) as { importance: number }[];
+    // Strictly above: an unseen row tying the last one could win the seq tie-break.
+    return top.length === p.limit && Number(top[top.length - 1].importance) > bound ? top : null;
+  }
+
+  /**
+   * Records the active embedder; stored vectors of another one are marked
+   * for re-embedding. One statement per decision, so two servers starting
+   * at once with the same embedder agree.
+   */
+  async function claimVectorSpace(embedderId: string): Promise<void> {
+    const recorded = await meta("embedder_id");
+    if (recorded === embedderId) return;
+    const [{ n }] = await q(`SELECT count(*)::float8 AS n FROM ${S}.memories`);
+    if (recorded === null || Number(n) === 0) {
+      await q(`INSERT INTO ${S}.meta(key, value) VALUES ('embedder_id', $1) ON CONFLICT (key) DO UPDATE SET value = excluded.value`, [embedderId]);
+      return;
+    }
+    await h.sql.begin(async (tx) => {
+      await tx.unsafe(`INSERT INTO ${S}.meta(key, value) VALUES ('embedder_id', $1) ON CONFLICT (key) DO UPDATE SET value = excluded.value`, [embedderId]);
+      await tx.unsafe(`INSERT INTO ${S}.meta(key, value) VALUES ('reembed_cursor', '0') ON CONFLICT (key) DO UPDATE SET value = excluded.value`);
+    });
+    log("warn", `stored vectors came from ${recorded}; re-embedding them with ${embedderId} in the background`);
+  }
 }

@@ -1,7 +1,163 @@
-import type { SearchStore } from "../../core/search";
+import type { Database } from "bun:sqlite";
+import type { IndexState as CoreIndexState, SearchStore, VectorIndexControl } from "../../core/search/store";
+import { VectorIndex } from "../../core/search/vector-index";
+import { getMeta } from "./open";
+import { bm25Expression, bm25Statements, quoteOr, TermCounts } from "./search-fts";
+import { saveIndex, startIndex, syncIndex, type IndexContext, type IndexState } from "./search-index";
+import { recentRows } from "./search-recent";
 import type { SqliteHandle } from "./storage";
 
-/** search/ on SQLite. */
-export function sqliteSearch(_h: SqliteHandle): SearchStore {
-  return {};
+/**
+ * search/ on SQLite. Vector search is the exact int8 index in this process's
+ * memory (search-index.ts keeps it in step with vec0 and other processes);
+ * full text is FTS5 bm25() with the expression trimmed for large stores
+ * (search-fts.ts). Everything here answers synchronously underneath: the
+ * async interface costs one resolved promise per call (microseconds), which
+ * bench/http.ts shows within noise of the synchronous version.
+ */
+
+/**
+ * One index and one word-count cache per connection: the storage object of a
+ * transaction (storage.ts builds a second one over the same connection) must
+ * see the same index as the one outside it.
+ */
+interface Shared {
+  index: VectorIndex;
+  state: IndexState | null;
+  ctx: IndexContext | null;
+  counts: TermCounts;
+  bm25: ReturnType<typeof bm25Statements>;
+}
+const shared = new WeakMap<Database, Shared>();
+
+function sharedOf(h: SqliteHandle): Shared {
+  let sh = shared.get(h.sqlite);
+  if (!sh) {
+    sh = { index: new VectorIndex(), state: null, ctx: null, counts: new TermCounts(h.sqlite), bm25: bm25Statements(h.sqlite) };
+    shared.set(h.sqlite, sh);
+  }
+  return sh;
+}
+
+const asVector = (b: Uint8Array) => new Float32Array(b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength));
+
+export function sqliteSearch(h: SqliteHandle): SearchStore {
+  const sh = sharedOf(h);
+  const db = h.sqlite;
+  const df = (term: string, cap: number) => sh.counts.of(term, cap, sh.index.size);
+  const reembedCursor = () => getMeta(h, "reembed_cursor");
+  const fullText = (terms: readonly string[], project: string | null, k: number, opts?: { every?: boolean }) => {
+    const expr = opts?.every ? (terms.length ? quoteOr(terms) : null) : bm25Expression(terms, sh.index.size, df);
+    return expr ? sh.bm25(expr, project, k) : [];
+  };
+  const sync = { nearest: (v: Float32Array, k: number, project?: string | null) => sh.index.search(v, k, project), fullText, documentFrequency: df };
+
+  const vectorIndex: VectorIndexControl = {
+    get mirror() {
+      return sh.index;
+    },
+
+    start({ embedderId, log, backgroundAbove }): CoreIndexState {
+      if (sh.state) sh.state.stop = true;
+      // A new embedder's vectors are of another space: the old index goes with it.
+      if (sh.ctx) sh.index = new VectorIndex();
+      const ctx: IndexContext = { store: h, index: sh.index, embedderId, log, write: h.write };
+      const state = startIndex(ctx, backgroundAbove);
+      sh.ctx = ctx;
+      sh.state = state;
+      sh.index.beforeSearch = () => {
+        if (state.status === "ready" && !state.stop) syncIndex(ctx, state);
+      };
+      return state;
+    },
+
+    close() {
+      if (!sh.state || !sh.ctx) return;
+      saveIndex(sh.ctx, sh.state);
+      sh.state.stop = true;
+    },
+  };
+
+  return {
+    vectorIndex,
+
+    async nearest(vector, k, project) {
+      return sh.index.search(vector, k, project);
+    },
+
+    async fullText(terms, project, k, opts) {
+      return fullText(terms, project, k, opts);
+    },
+
+    async documentFrequency(term, cap) {
+      return df(term, cap);
+    },
+
+    async scoringRows(seqs) {
+      return db
+        .query<{ seq: number; id: string; project: string | null; strength: number; refreshedAt: number }, [string]>(
+          "SELECT seq, id, project, strength, refreshed_at AS refreshedAt FROM memories WHERE seq IN (SELECT value FROM json_each(?))",
+        )
+        .all(JSON.stringify(seqs));
+    },
+
+    async contentPrefixes(seqs, chars) {
+      return db
+        .query<{ seq: number; text: string }, [number, string]>("SELECT seq, substr(content, 1, ?) AS text FROM memories WHERE seq IN (SELECT value FROM json_each(?))")
+        .all(chars, JSON.stringify(seqs));
+    },
+
+    async neighbours(ids) {
+      const list = JSON.stringify(ids);
+      return db
+        .query<{ seed: string; other: number; weight: number }, [string, string]>(
+          `SELECT l.from_id AS seed, m.seq AS other, l.weight AS weight FROM links l JOIN memories m ON m.id = l.to_id
+             WHERE l.from_id IN (SELECT value FROM json_each(?))
+           UNION ALL
+           SELECT l.to_id AS seed, m.seq AS other, l.weight AS weight FROM links l JOIN memories m ON m.id = l.from_id
+             WHERE l.to_id IN (SELECT value FROM json_each(?))`,
+        )
+        .all(list, list);
+    },
+
+    async recent(p) {
+      return recentRows(db, p);
+    },
+
+    async calibration(embedderId) {
+      return db.query<{ memories: number; stats: string }, [string]>("SELECT memories, stats FROM embedder_calibration WHERE embedder_id = ?").get(embedderId);
+    },
+
+    async saveCalibration(r) {
+      await h.write(() =>
+        db.run(
+          `INSERT INTO embedder_calibration(embedder_id, memories, computed_at, stats) VALUES (?1, ?2, ?3, ?4)
+           ON CONFLICT(embedder_id) DO UPDATE SET memories = excluded.memories, computed_at = excluded.computed_at, stats = excluded.stats`,
+          [r.embedderId, r.memories, r.computedAt, r.stats],
+        ),
+      );
+    },
+
+    async sampleVectors(n) {
+      const cursor = reembedCursor();
+      const upTo = cursor === null ? Number.MAX_SAFE_INTEGER : Number(cursor);
+      return db
+        .query<{ seq: number; embedding: Uint8Array }, [number, number]>(
+          "SELECT rowid AS seq, embedding FROM memory_vec WHERE rowid IN (SELECT seq FROM memories WHERE seq <= ? ORDER BY random() LIMIT ?)",
+        )
+        .all(upTo, n)
+        .map((r) => ({ seq: r.seq, vector: asVector(r.embedding) }));
+    },
+
+    async reembedPending() {
+      return reembedCursor() !== null;
+    },
+
+    sync,
+  };
+}
+
+/** The SQLite index's own state (change-log cursor, data_version), for tests and tools of this engine. */
+export function sqliteIndexState(h: { sqlite: Database }): IndexState | null {
+  return shared.get(h.sqlite)?.state ?? null;
 }

@@ -1,25 +1,38 @@
-import { getMeta, setMeta } from "../../store/sqlite";
+import { getMeta, setMeta, type Store } from "./open";
 import { indexFileOf, readIndexFile, saveIndexFile, type SavedIndex } from "./index-file";
-import type { Services } from "../services";
-import { INDEX_BACKGROUND_ABOVE, INDEX_LOAD_CHUNK, VECTOR_CHANGES_KEEP } from "../tuning";
-import type { VectorIndex } from "./vector-index";
+import type { IndexState as CoreIndexState } from "../../core/search/store";
+import type { Logger } from "../../core/log";
+import { INDEX_BACKGROUND_ABOVE, INDEX_LOAD_CHUNK, VECTOR_CHANGES_KEEP } from "../../core/tuning";
+import type { VectorIndex } from "../../core/search/vector-index";
+
+/**
+ * The SQLite engine's vector search: the exact int8 index in this process's
+ * memory (core/search/vector-index.ts, pure computation, stays in core beside
+ * its kernel) kept in step with the database here. This half is SQLite's own:
+ * vec0 is the durable truth it loads from, the vector_changes log (filled by
+ * triggers) and PRAGMA data_version tell it what other processes wrote, and
+ * the index file next to the database file makes restarts fast. PostgreSQL
+ * needs none of it (pgvector searches inside the database).
+ */
 
 /** Where the in-memory index stands against the database. */
-export interface IndexState {
-  status: "loading" | "ready";
-  /** Vectors loaded so far / to load, while loading. */
-  loaded: number;
-  total: number;
+export interface IndexState extends CoreIndexState {
   /** Last vector_changes row applied. */
   cursor: number;
   /** PRAGMA data_version at the last check: it moves only when another connection commits. */
   dataVersion: number;
-  /** Resolves once the index holds every vector. */
-  ready: Promise<void>;
-  /** Set at shutdown: a background load stops at its next step. */
-  stop?: boolean;
   /** Stores with more vectors load in the background and keep an index file. */
   backgroundAbove: number;
+}
+
+/** What the index's upkeep works with (one per connection and active embedder). */
+export interface IndexContext {
+  store: Store;
+  index: VectorIndex;
+  embedderId: string;
+  log: Logger;
+  /** The handle's write lock (write-lock.ts): housekeeping deletes queue behind other writes. */
+  write: <T>(fn: () => T) => Promise<T>;
 }
 
 type VecRow = { seq: number; embedding: Uint8Array | null; project: string | null };
@@ -27,20 +40,20 @@ type VecRow = { seq: number; embedding: Uint8Array | null; project: string | nul
 const asVector = (b: Uint8Array) => new Float32Array(b.buffer, b.byteOffset, b.byteLength / 4);
 
 /** Rows past a pending re-embed cursor are of the old vector space: BM25 finds them until it passes. */
-function reembedLimit(s: Services): number {
+function reembedLimit(s: IndexContext): number {
   const cursor = getMeta(s.store, "reembed_cursor");
   return cursor === null ? Number.MAX_SAFE_INTEGER : Number(cursor);
 }
 
-const maxChange = (s: Services) => s.store.sqlite.query<{ n: number | null }, []>("SELECT max(id) AS n FROM vector_changes").get()!.n ?? 0;
-const dataVersion = (s: Services) => s.store.sqlite.query<{ data_version: number }, []>("PRAGMA data_version").get()!.data_version;
+const maxChange = (s: IndexContext) => s.store.sqlite.query<{ n: number | null }, []>("SELECT max(id) AS n FROM vector_changes").get()!.n ?? 0;
+const dataVersion = (s: IndexContext) => s.store.sqlite.query<{ data_version: number }, []>("PRAGMA data_version").get()!.data_version;
 
 /**
  * Fills the index from vec0. Small stores load before this returns; large
  * ones load in chunks between requests, so the server listens at once and
  * answers searches BM25-only (health says `index: loading`) until done.
  */
-export function startIndex(s: Services, backgroundAbove = INDEX_BACKGROUND_ABOVE): IndexState {
+export function startIndex(s: IndexContext, backgroundAbove = INDEX_BACKGROUND_ABOVE): IndexState {
   let resolve!: () => void;
   const ready = new Promise<void>((r) => (resolve = r));
   const state: IndexState = { status: "loading", loaded: 0, total: 0, cursor: 0, dataVersion: dataVersion(s), ready, backgroundAbove };
@@ -112,7 +125,7 @@ export function startIndex(s: Services, backgroundAbove = INDEX_BACKGROUND_ABOVE
  * no paging by seq), consumed INDEX_LOAD_CHUNK rows per call; false when done.
  * Rows written meanwhile are in the change log past state.cursor and replayed.
  */
-function fromVec0(s: Services, state: IndexState): () => boolean {
+function fromVec0(s: IndexContext, state: IndexState): () => boolean {
   const upTo = reembedLimit(s);
   state.total = s.store.sqlite.query<{ n: number }, [number]>("SELECT count(*) AS n FROM memory_vec WHERE rowid <= ?").get(upTo)!.n;
   const rows = s.store.sqlite
@@ -131,19 +144,19 @@ function fromVec0(s: Services, state: IndexState): () => boolean {
 }
 
 /** Records the active embedder; the number of memories, or null when stored vectors are of another embedder (a re-embed is owed). */
-function claimVectorSpace(s: Services): number | null {
+function claimVectorSpace(s: IndexContext): number | null {
   const recorded = getMeta(s.store, "embedder_id");
   const count = s.store.sqlite.query<{ n: number }, []>("SELECT count(*) AS n FROM memories").get()!.n;
-  if (recorded === null || (count === 0 && recorded !== s.embedder.id)) {
-    setMeta(s.store, "embedder_id", s.embedder.id);
+  if (recorded === null || (count === 0 && recorded !== s.embedderId)) {
+    setMeta(s.store, "embedder_id", s.embedderId);
     return count;
   }
-  if (recorded === s.embedder.id) return count;
+  if (recorded === s.embedderId) return count;
   s.store.sqlite.transaction(() => {
-    setMeta(s.store, "embedder_id", s.embedder.id);
+    setMeta(s.store, "embedder_id", s.embedderId);
     setMeta(s.store, "reembed_cursor", "0");
   })();
-  s.log("warn", `stored vectors came from ${recorded}; re-embedding them with ${s.embedder.id} in the background`);
+  s.log("warn", `stored vectors came from ${recorded}; re-embedding them with ${s.embedderId} in the background`);
   return null;
 }
 
@@ -152,9 +165,9 @@ function claimVectorSpace(s: Services): number | null {
  * this embedder and the change log still reaches back to it, replays the log
  * past it, and keeps it only if it then holds exactly the stored vectors.
  */
-function fromIndexFile(s: Services, state: IndexState, stored: number, saved: SavedIndex): boolean {
+function fromIndexFile(s: IndexContext, state: IndexState, stored: number, saved: SavedIndex): boolean {
   if (getMeta(s.store, "reembed_cursor") !== null) return false;
-  if (saved.header.embedder !== s.embedder.id) return false;
+  if (saved.header.embedder !== s.embedderId) return false;
   const newest = maxChange(s);
   const oldest = s.store.sqlite.query<{ n: number | null }, []>("SELECT min(id) AS n FROM vector_changes").get()!.n ?? 0;
   const cursor = saved.header.cursor;
@@ -175,23 +188,21 @@ function fromIndexFile(s: Services, state: IndexState, stored: number, saved: Sa
 }
 
 /** Writes the index file for large stores (small ones load from vec0 in milliseconds). */
-export function saveIndex(s: Services, state: IndexState): void {
+export function saveIndex(s: IndexContext, state: IndexState): void {
   if (state.status !== "ready" || state.stop || s.index.size <= state.backgroundAbove || getMeta(s.store, "reembed_cursor") !== null) return;
   try {
     syncIndex(s, state);
-    saveIndexFile(indexFileOf(s.store.file), s.index, s.embedder.id, state.cursor);
+    saveIndexFile(indexFileOf(s.store.file), s.index, s.embedderId, state.cursor);
   } catch (e) {
     // Only a cache: the next start loads from vec0 instead.
     s.log("warn", `could not save the vector index: ${(e as Error).message}`);
   }
 }
 
-function pruneChanges(s: Services, cursor: number): void {
-  try {
-    s.store.sqlite.run("DELETE FROM vector_changes WHERE id <= ?", [cursor - VECTOR_CHANGES_KEEP]);
-  } catch {
-    /* a read-only or busy store keeps its log; pruning is housekeeping */
-  }
+function pruneChanges(s: IndexContext, cursor: number): void {
+  s.write(() => s.store.sqlite.run("DELETE FROM vector_changes WHERE id <= ?", [cursor - VECTOR_CHANGES_KEEP])).catch(() => {
+    /* a read-only, busy or closed store keeps its log; pruning is housekeeping */
+  });
 }
 
 /**
@@ -201,14 +212,14 @@ function pruneChanges(s: Services, cursor: number): void {
  * applied, and the cursor just advances. Otherwise the changed rows are read
  * back and applied (insert, update, delete, project move).
  */
-export function syncIndex(s: Services, state: IndexState): void {
+export function syncIndex(s: IndexContext, state: IndexState): void {
   // Inside a caller's write transaction its own rows are not committed yet: the next search catches up.
   if (s.store.sqlite.inTransaction) return;
   // One read transaction: the change log and data_version describe the same snapshot.
   s.store.sqlite.transaction(() => catchUp(s, state))();
 }
 
-function catchUp(s: Services, state: IndexState): void {
+function catchUp(s: IndexContext, state: IndexState): void {
   const newest = maxChange(s);
   const dv = dataVersion(s);
   if (dv === state.dataVersion) {
@@ -243,7 +254,7 @@ function catchUp(s: Services, state: IndexState): void {
   state.cursor = newest;
 }
 
-function reloadAll(s: Services, index: VectorIndex, state: IndexState): void {
+function reloadAll(s: IndexContext, index: VectorIndex, state: IndexState): void {
   index.clear();
   state.cursor = maxChange(s);
   const upTo = reembedLimit(s);

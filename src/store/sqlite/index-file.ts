@@ -1,7 +1,7 @@
 import { closeSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { DIMENSIONS } from "../../embed/types";
-import type { IndexSnapshot, VectorIndex } from "./vector-index";
+import type { IndexSnapshot, VectorIndex } from "../../core/search/vector-index";
 
 /**
  * The in-memory vector index saved next to the database, so a restart reads

@@ -1,0 +1,61 @@
+import type { Database } from "bun:sqlite";
+import { queryKeywords } from "../../core/search/query";
+import { planCap, planTerms, TermCountCache } from "../../core/search/full-text";
+
+/**
+ * Full text on SQLite: FTS5 with bm25(), which scores every row the
+ * expression matches before LIMIT applies (~1 µs a row); which words go into
+ * the expression is planned in core/search/full-text.ts.
+ */
+
+/** Word counts on one connection, cached (core/search/full-text.ts says how long a count holds). */
+export class TermCounts {
+  private cache = new TermCountCache();
+  private count: ReturnType<Database["query"]> | null = null;
+
+  constructor(private readonly sqlite: Database) {}
+
+  /** Memories containing `term`, counted up to `cap` (the answer is `cap` when there are at least that many). */
+  of(term: string, cap: number, total: number): number {
+    const known = this.cache.lookup(term, cap, total);
+    if (known !== undefined) return known;
+    this.count ??= this.sqlite.query("SELECT count(*) AS n FROM (SELECT 1 FROM memories_fts WHERE memories_fts MATCH ? LIMIT ?)");
+    return this.cache.store(term, (this.count.get(quoteOr([term]), cap) as { n: number }).n, cap);
+  }
+}
+
+/**
+ * An FTS5 expression of the words, each quoted (a quote inside doubled, as
+ * FTS5 escapes it): no text can form FTS syntax (AND, *, -, NEAR, column filters).
+ */
+export const quoteOr = (terms: readonly string[]) => terms.map((t) => `"${t.replaceAll('"', '""')}"`).join(" OR ");
+
+/** The FTS5 expression of every keyword of a query (what a plain OR search would run), or null when it has none. */
+export function ftsExpression(query: string): string | null {
+  const terms = queryKeywords(query);
+  return terms.length ? quoteOr(terms) : null;
+}
+
+/**
+ * The FTS5 expression search runs for these keywords: every word on a small
+ * store; on a large one `(rare) AND (ranking words)` as planTerms decides, so
+ * bm25() scores few rows and still ranks them by the other words too. Counts
+ * are cached; a new word is counted once.
+ */
+export function bm25Expression(terms: readonly string[], total: number, df: (term: string, cap: number) => number): string | null {
+  const cap = planCap(total);
+  const plan = planTerms(terms, total, (t) => df(t, cap));
+  if (!plan) return null;
+  const rank = quoteOr(plan.rank);
+  return plan.match.length === plan.rank.length ? rank : `(${quoteOr(plan.match)}) AND (${rank})`;
+}
+
+/** Prepared once per connection: the two statements of the hot path. */
+export function bm25Statements(sqlite: Database) {
+  const all = sqlite.query<{ seq: number }, [string, number]>("SELECT rowid AS seq FROM memories_fts WHERE memories_fts MATCH ? ORDER BY bm25(memories_fts) LIMIT ?");
+  const inProject = sqlite.query<{ seq: number }, [string, string, number]>(
+    "SELECT f.rowid AS seq FROM memories_fts f JOIN memories m ON m.seq = f.rowid WHERE memories_fts MATCH ? AND m.project = ? ORDER BY bm25(memories_fts) LIMIT ?",
+  );
+  /** Seqs of the best BM25 matches of an FTS expression, optionally within one project. */
+  return (expr: string, project: string | null, k: number): number[] => (project ? inProject.all(expr, project, k) : all.all(expr, k)).map((r) => r.seq);
+}
