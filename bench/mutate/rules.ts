@@ -183,8 +183,8 @@ export const RULES: Rule[] = [
   {
     rule: "nightly decay lowers memories shown but not used on the day",
     mutants: [
-      { id: "decay-ignores-used", file: "src/core/nightly/maintain.ts", find: "AND id NOT IN (SELECT memory_id FROM memory_events WHERE kind = 'used' AND at >= :start)`;", replace: "`;", tests: NIGHTLY },
-      { id: "decay-min-shown", file: "src/core/nightly/maintain.ts", find: "const where = `shown_count >= :minShown AND", replace: "const where = `shown_count >= 0 AND", tests: NIGHTLY },
+      { id: "decay-ignores-used", file: "src/store/sqlite/nightly.ts", find: "AND id NOT IN (SELECT memory_id FROM memory_events WHERE kind = 'used' AND at >= :start)`;", replace: "`;", tests: NIGHTLY },
+      { id: "decay-min-shown", file: "src/store/sqlite/nightly.ts", find: "const where = `shown_count >= :minShown AND", replace: "const where = `shown_count >= 0 AND", tests: NIGHTLY },
     ],
   },
   {
@@ -213,9 +213,9 @@ export const RULES: Rule[] = [
   {
     rule: "identity modes: off sees no global sections, global ignores the agent's own, override layers them",
     mutants: [
-      { id: "mode-off-sees-global", file: "src/core/identity/identity.ts", find: 'if (mode !== "off") merged = filesOf(s, root, "global");', replace: 'merged = filesOf(s, root, "global");', tests: IDENTITY },
+      { id: "mode-off-sees-global", file: "src/core/identity/identity.ts", find: 'if (mode !== "off") merged = await filesOf(s, null, "global");', replace: 'merged = await filesOf(s, null, "global");', tests: IDENTITY },
       { id: "mode-global-layers", file: "src/core/identity/identity.ts", find: 'if (agent !== null && mode === "override") {', replace: 'if (agent !== null && mode !== "off") {', tests: IDENTITY },
-      { id: "mode-folder-override", file: "src/core/identity/identity.ts", find: 'return agentDirPresent(s.config.paths.identity, agent) ? "override" : "global";', replace: 'return "global";', tests: IDENTITY },
+      { id: "mode-folder-override", file: "src/core/identity/identity.ts", find: 'return (await sections(s).hasAgentScope(agent)) ? "override" : "global";', replace: 'return "global";', tests: IDENTITY },
     ],
   },
   {
@@ -258,7 +258,7 @@ export const RULES: Rule[] = [
   {
     rule: "a distill writes its memories and segment row in one transaction",
     mutants: [
-      { id: "distill-no-segment-row", file: "src/core/distill/distill.ts", find: 's.store.sqlite.run("INSERT INTO segments(key, session_id, memory_count, created_at) VALUES (?, ?, ?, ?)", [req.segmentKey, req.sessionId, written.ids.length, s.now()]);', replace: "", tests: DISTILL },
+      { id: "distill-no-segment-row", file: "src/store/sqlite/distill.ts", find: 'return h.write(() => q("INSERT INTO segments(key, session_id, memory_count, created_at) VALUES (?, ?, 0, ?) ON CONFLICT(key) DO NOTHING").run(key, sessionId, at).changes === 1);', replace: "return h.write(() => true);", tests: DISTILL },
     ],
   },
   {
@@ -271,6 +271,6 @@ export const RULES: Rule[] = [
   // --- FTS ---
   {
     rule: "search terms are quoted, so no user text forms FTS5 syntax",
-    mutants: [{ id: "fts-unquoted", file: "src/core/search/search.ts", find: 'return terms.length ? terms.map((t) => `"${t}"`).join(" OR ") : null;', replace: 'return terms.length ? terms.join(" OR ") : null;', tests: SEARCH }],
+    mutants: [{ id: "fts-unquoted", file: "src/store/sqlite/search-fts.ts", find: 'export const quoteOr = (terms: readonly string[]) => terms.map((t) => `"${t.replaceAll(\'"\', \'""\')}"`).join(" OR ");', replace: 'export const quoteOr = (terms: readonly string[]) => terms.join(" OR ");', tests: SEARCH }],
   },
 ];
