@@ -8,6 +8,7 @@ import { parseAnchors } from "./anchors";
 import { agentDir, agentFolders, isValidName, readScope } from "../identity";
 import { writeSections } from "../identity";
 import { normalizeMemoryType } from "./types";
+import type { MemoryColumns } from "./store-bulk";
 import { redact } from "../secrets";
 import type { Services } from "../services";
 import type { Storage } from "../storage";
@@ -25,25 +26,8 @@ import { counted } from "../text";
  */
 export const FORMAT = "memsvc-export/1";
 
-interface MemoryRecord {
+interface MemoryRecord extends MemoryColumns {
   kind: "memory";
-  id: string;
-  content: string;
-  memory_type: string;
-  project: string | null;
-  source_agent: string;
-  source_agent_id: string | null;
-  source_domain: string | null;
-  source_session: string | null;
-  privacy: string;
-  created_at: number;
-  updated_at: number;
-  refreshed_at: number;
-  strength: number;
-  shown_count: number;
-  used_count: number;
-  last_shown_at: number | null;
-  last_used_at: number | null;
   tags: { tag: string; weight: number }[];
   vector?: string;
 }
