@@ -2,8 +2,12 @@ import type { SQL, TransactionSQL } from "bun";
 import { PG_MIGRATIONS } from "./migrations";
 import { PgUnavailableError } from "./errors";
 
-/** HNSW indexes arrived in pgvector 0.5.0. */
-const MIN_PGVECTOR = [0, 5, 0];
+/**
+ * HNSW indexes arrived in pgvector 0.5.0; search sets `hnsw.iterative_scan`
+ * (0.8.0) so a project filter still finds k neighbours, and on PostgreSQL 15+
+ * an unknown name under the extension's `hnsw.` prefix is an error.
+ */
+const MIN_PGVECTOR = [0, 8, 0];
 /** One key for every store in the database: CREATE EXTENSION is database-wide. */
 const MIGRATE_LOCK = "memsvc:migrate";
 
@@ -57,7 +61,7 @@ async function ensureVector(tx: TransactionSQL, location: string, hide: (m: stri
   }
   const version = String(row.extversion);
   if (older(version, MIN_PGVECTOR)) {
-    throw new PgUnavailableError(`PostgreSQL at ${location} has pgvector ${version}; memsvc needs ${MIN_PGVECTOR.join(".")} or later (HNSW indexes): ALTER EXTENSION vector UPDATE`, "no_pgvector");
+    throw new PgUnavailableError(`PostgreSQL at ${location} has pgvector ${version}; memsvc needs ${MIN_PGVECTOR.join(".")} or later (HNSW indexes with iterative scans): ALTER EXTENSION vector UPDATE`, "no_pgvector");
   }
 }
 
