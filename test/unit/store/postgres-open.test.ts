@@ -143,7 +143,7 @@ describe("errors and secrets", () => {
         (e) => e,
       );
       expect(err).toBeInstanceOf(PgUnavailableError);
-      expect(err.message).toMatch(/has no pgvector extension .*install pgvector 0\.5\.0 or later/);
+      expect(err.message).toMatch(/has no pgvector extension .*install pgvector 0\.8\.0 or later/);
       expect(err.message).not.toContain(PGLITE_PASSWORD);
       expect(err.details).toEqual({ reason: "no_pgvector" });
       // Nothing half-made: the failed migration rolled back.
