@@ -32,23 +32,10 @@ export interface MemoryRow {
 }
 
 /** A new memory with everything written with it: its vector and its domain tags. */
-export interface NewMemoryRow {
-  id: string;
-  content: string;
-  memoryType: string;
-  project: string | null;
-  sourceAgent: string;
-  sourceAgentId: string | null;
-  sourceDomain: string | null;
-  sourceSession: string | null;
-  privacy: string;
-  createdAt: number;
-  updatedAt: number;
-  refreshedAt: number;
-  strength: number;
+export type NewMemoryRow = Omit<MemoryRow, "seq" | "shownCount" | "usedCount" | "lastShownAt" | "lastUsedAt" | "linkCount"> & {
   vector: Float32Array;
   tags: readonly { tag: string; weight: number }[];
-}
+};
 
 /** The fields PATCH /memory may change. */
 export interface MemoryChange {

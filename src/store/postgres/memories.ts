@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, inArray, isNotNull, like, or, sql } from "drizzle-orm";
+import { and, asc, desc, eq, getTableColumns, inArray, isNotNull, like, or, sql } from "drizzle-orm";
 import type { AnchorRow, MemoriesStore, MemoryRow, VersionRow } from "../../core/memories";
 import type { MemoriesBulkStore } from "../../core/memories/store-bulk";
 import type { AnyPgColumn } from "drizzle-orm/pg-core";
@@ -17,27 +17,7 @@ export function pgMemories(h: PgHandle): Omit<MemoriesStore, keyof MemoriesBulkS
   const t = h.t;
   const m = t.memories;
   // Every column but the generated full-text vector: rows leave as MemoryRow.
-  const cols = {
-    seq: m.seq,
-    id: m.id,
-    content: m.content,
-    memoryType: m.memoryType,
-    project: m.project,
-    sourceAgent: m.sourceAgent,
-    sourceAgentId: m.sourceAgentId,
-    sourceDomain: m.sourceDomain,
-    sourceSession: m.sourceSession,
-    privacy: m.privacy,
-    createdAt: m.createdAt,
-    updatedAt: m.updatedAt,
-    refreshedAt: m.refreshedAt,
-    strength: m.strength,
-    shownCount: m.shownCount,
-    usedCount: m.usedCount,
-    lastShownAt: m.lastShownAt,
-    lastUsedAt: m.lastUsedAt,
-    linkCount: m.linkCount,
-  };
+  const { fts: _fts, ...cols } = getTableColumns(m);
   const inTx = <T>(fn: (hh: PgHandle) => Promise<T>): Promise<T> => (h.inTransaction ? fn(h) : (h.sql.begin((tx) => fn(h.bind(tx))) as Promise<T>));
   const a = t.memoryAnchors;
   const anchorOf = (r: typeof a.$inferSelect): AnchorRow => ({
