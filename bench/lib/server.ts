@@ -8,12 +8,19 @@ export interface ServerCommand {
   /** "binary" (dist/memsvc) or "source" (bun src/main.ts). */
   kind: "binary" | "source";
   argv: string[];
+  /** The checkout the server runs from (its working directory); ROOT unless said. */
+  root?: string;
 }
 
 /** dist/memsvc when it was built, otherwise the sources through the running Bun. */
 export function serverCommand(prefer: "binary" | "source" = "binary"): ServerCommand {
   if (prefer === "binary" && existsSync(BINARY)) return { kind: "binary", argv: [BINARY, "server"] };
-  return { kind: "source", argv: [process.execPath, join(ROOT, "src/main.ts"), "server"] };
+  return serverCommandAt(ROOT);
+}
+
+/** The sources of the checkout at `root` (bench/compare.ts: another ref's worktree) through the running Bun. */
+export function serverCommandAt(root: string): ServerCommand {
+  return { kind: "source", argv: [process.execPath, join(root, "src/main.ts"), "server"], root };
 }
 
 export interface RunningServer {
@@ -38,7 +45,7 @@ export async function spawnServer(home: string, cmd: ServerCommand, timeoutMs = 
   const url = `http://127.0.0.1:${port}`;
   const started = performance.now();
   const proc = Bun.spawn([...cmd.argv, "--port", String(port)], {
-    cwd: ROOT,
+    cwd: cmd.root ?? ROOT,
     env: { ...process.env, MEMSVC_HOME: home, MEMSVC_OFFLINE: "1", MEMSVC_LOG: "info", ...env },
     stdout: "ignore",
     stderr: "pipe",

@@ -5,6 +5,8 @@ const SCRIPT = join(import.meta.dir, "pglite-server.ts");
 
 export interface PgliteProcess {
   url: string;
+  /** The database process (bench/ reads its RSS and CPU). */
+  pid: number;
   stop(): void;
 }
 
@@ -43,7 +45,7 @@ export async function startPglite(opts: { vector?: boolean } = {}): Promise<Pgli
   };
   process.once("exit", stop);
   proc.unref();
-  return { url, stop };
+  return { url, pid: proc.pid, stop };
 }
 
 let shared: Promise<PgliteProcess> | null = null;

@@ -3,6 +3,7 @@ import type { ExportSlice, GraphAt, GraphMemoryRow, GraphStore, LinkAround, NewL
 // Straight from the file: read while modules load (the memories barrel may not be complete yet).
 import { DEFAULT_DOMAIN } from "../../core/memories/tags";
 import { DECAY_FLOOR, DECAY_HALF_LIFE_DAYS } from "../../core/tuning";
+import { byParams, inOneTransaction } from "./chunk";
 import type { PgHandle } from "./open";
 
 const DAY_MS = 86_400_000;
@@ -50,10 +51,15 @@ export function pgGraph(h: PgHandle): GraphStore {
 
     async addLinks(links, now) {
       if (links.length === 0) return;
-      await h.orm
-        .insert(l)
-        .values(strongest(links).map((x) => ({ fromId: x.fromId, toId: x.toId, relationship: x.relationship, weight: x.weight, createdAt: now })))
-        .onConflictDoUpdate({ target: [l.fromId, l.toId, l.relationship], set: { weight: sql`greatest(${l.weight}, excluded.weight)` } });
+      const parts = byParams(strongest(links).map((x) => ({ fromId: x.fromId, toId: x.toId, relationship: x.relationship, weight: x.weight, createdAt: now })));
+      await inOneTransaction(h, parts.length, async (th) => {
+        for (const part of parts) {
+          await th.orm
+            .insert(l)
+            .values(part)
+            .onConflictDoUpdate({ target: [l.fromId, l.toId, l.relationship], set: { weight: sql`greatest(${l.weight}, excluded.weight)` } });
+        }
+      });
     },
 
     async linkToNearest({ memoryId, vector, project, limit, minSimilarity, exclude, now }) {

@@ -1,29 +1,23 @@
 import { and, asc, count, desc, eq, gt, gte, inArray, isNotNull, lte, or, sql, type SQL as Fragment } from "drizzle-orm";
 import type {
-  AnchorRecord,
-  EventRecord,
   ExportRow,
   FullMemory,
-  HistoryRecord,
-  LinkRecord,
   ListFilterSpec,
   ListRow,
   MemoriesBulkStore,
   MigrateTable,
-  SegmentRecord,
 } from "../../core/memories/store-bulk";
 import { DEFAULT_DOMAIN } from "../../core/memories/tags";
 import { DECAY_FLOOR, DECAY_HALF_LIFE_DAYS } from "../../core/tuning";
 import { invalid } from "../../errors";
+import { byParams } from "./chunk";
 import type { PgHandle } from "./open";
 
 const DAY_MS = 86_400_000;
-/** Rows per INSERT statement: well under PostgreSQL's 65535 bind parameters at 18 columns. */
-const INSERT_CHUNK = 1000;
 /** Rows per read while exporting: the snapshot is one transaction, read in keyset pages. */
 const READ_PAGE = 1000;
 
-const chunks = <T>(xs: T[], n = INSERT_CHUNK): T[][] => {
+const chunks = <T>(xs: T[], n: number): T[][] => {
   const out: T[][] = [];
   for (let i = 0; i < xs.length; i += n) out.push(xs.slice(i, i + n));
   return out;
@@ -154,74 +148,69 @@ export function pgMemoriesBulk(h: PgHandle): MemoriesBulkStore {
   const insertAll = async (th: PgHandle, rows: ExportRow[], keepSeq: boolean): Promise<{ seqs: number[]; links: number }> => {
     const mems = rows.flatMap((r) => (r.kind === "memory" ? [r.memory] : []));
     const seqs: number[] = [];
-    for (const part of chunks(mems)) {
-      const inserted = await th.orm
-        .insert(m)
-        .values(
-          part.map((x) => ({
-            ...(keepSeq ? { seq: x.seq! } : {}),
-            id: x.id,
-            content: x.content,
-            memoryType: x.memory_type,
-            project: x.project,
-            sourceAgent: x.source_agent,
-            sourceAgentId: x.source_agent_id,
-            sourceDomain: x.source_domain,
-            sourceSession: x.source_session,
-            privacy: x.privacy,
-            createdAt: x.created_at,
-            updatedAt: x.updated_at,
-            refreshedAt: x.refreshed_at,
-            strength: x.strength,
-            shownCount: x.shown_count,
-            usedCount: x.used_count,
-            lastShownAt: x.last_shown_at,
-            lastUsedAt: x.last_used_at,
-          })),
-        )
-        .returning({ seq: m.seq });
+    const values = mems.map((x) => ({
+      ...(keepSeq ? { seq: x.seq! } : {}),
+      id: x.id,
+      content: x.content,
+      memoryType: x.memory_type,
+      project: x.project,
+      sourceAgent: x.source_agent,
+      sourceAgentId: x.source_agent_id,
+      sourceDomain: x.source_domain,
+      sourceSession: x.source_session,
+      privacy: x.privacy,
+      createdAt: x.created_at,
+      updatedAt: x.updated_at,
+      refreshedAt: x.refreshed_at,
+      strength: x.strength,
+      shownCount: x.shown_count,
+      usedCount: x.used_count,
+      lastShownAt: x.last_shown_at,
+      lastUsedAt: x.last_used_at,
+    }));
+    let at = 0;
+    for (const part of byParams(values)) {
+      const inserted = await th.orm.insert(m).values(part).returning({ seq: m.seq });
       // INSERT ... RETURNING gives rows in VALUES order.
       const partSeqs = inserted.map((r) => r.seq);
       seqs.push(...partSeqs);
-      const vecs = part.flatMap((x, i) => (x.vector ? [{ seq: partSeqs[i], embedding: Array.from(x.vector) }] : []));
-      if (vecs.length) await th.orm.insert(memoryVec).values(vecs);
-      const tags = part.flatMap((x) => x.tags.map((t) => ({ memoryId: x.id, tag: t.tag, weight: t.weight })));
-      for (const tp of chunks(tags)) await th.orm.insert(memoryTags).values(tp);
+      const partMems = mems.slice(at, at + part.length);
+      at += part.length;
+      const vecs = partMems.flatMap((x, i) => (x.vector ? [{ seq: partSeqs[i], embedding: Array.from(x.vector) }] : []));
+      for (const vp of byParams(vecs)) await th.orm.insert(memoryVec).values(vp);
+      const tags = partMems.flatMap((x) => x.tags.map((t) => ({ memoryId: x.id, tag: t.tag, weight: t.weight })));
+      for (const tp of byParams(tags)) await th.orm.insert(memoryTags).values(tp);
     }
     let linkCount = 0;
     const of = <K extends ExportRow["kind"]>(kind: K) => rows.filter((r): r is Extract<ExportRow, { kind: K }> => r.kind === kind);
-    for (const part of chunks(of("link").map((r) => r.link))) {
+    for (const part of byParams(of("link").map(({ link: l }) => ({ fromId: l.from_id, toId: l.to_id, relationship: l.relationship, weight: l.weight, createdAt: l.created_at })))) {
       const added = await th.orm
         .insert(links)
-        .values(part.map((l: LinkRecord) => ({ fromId: l.from_id, toId: l.to_id, relationship: l.relationship, weight: l.weight, createdAt: l.created_at })))
+        .values(part)
         .onConflictDoNothing()
         .returning({ fromId: links.fromId });
       linkCount += added.length;
     }
-    for (const part of chunks(of("segment").map((r) => r.segment))) {
-      await th.orm
-        .insert(segments)
-        .values(part.map((g: SegmentRecord) => ({ key: g.key, sessionId: g.session_id, memoryCount: g.memory_count, createdAt: g.created_at })))
-        .onConflictDoNothing();
+    for (const part of byParams(of("segment").map(({ segment: g }) => ({ key: g.key, sessionId: g.session_id, memoryCount: g.memory_count, createdAt: g.created_at })))) {
+      await th.orm.insert(segments).values(part).onConflictDoNothing();
     }
-    for (const part of chunks(of("event").map((r) => r.event))) {
-      await th.orm.insert(memoryEvents).values(part.map((e: EventRecord) => ({ memoryId: e.memory_id, kind: e.event, at: e.at })));
+    for (const part of byParams(of("event").map(({ event: e }) => ({ memoryId: e.memory_id, kind: e.event, at: e.at })))) {
+      await th.orm.insert(memoryEvents).values(part);
     }
-    for (const part of chunks(of("history").map((r) => r.history))) {
+    const history = of("history").map(({ history: v }) => ({
+      memoryId: v.memory_id,
+      version: v.version,
+      content: v.content,
+      memoryType: v.memory_type,
+      project: v.project ?? null,
+      reason: v.reason,
+      sourceId: v.source_id ?? null,
+      replacedAt: v.replaced_at,
+    }));
+    for (const part of byParams(history)) {
       await th.orm
         .insert(memoryHistory)
-        .values(
-          part.map((v: HistoryRecord) => ({
-            memoryId: v.memory_id,
-            version: v.version,
-            content: v.content,
-            memoryType: v.memory_type,
-            project: v.project ?? null,
-            reason: v.reason,
-            sourceId: v.source_id ?? null,
-            replacedAt: v.replaced_at,
-          })),
-        )
+        .values(part)
         .onConflictDoUpdate({
           target: [memoryHistory.memoryId, memoryHistory.version],
           set: {
@@ -234,21 +223,20 @@ export function pgMemoriesBulk(h: PgHandle): MemoriesBulkStore {
           },
         });
     }
-    for (const part of chunks(of("anchor").map((r) => r.anchor))) {
+    const anchors = of("anchor").map(({ anchor: a }) => ({
+      memoryId: a.memory_id,
+      repo: a.repo,
+      branch: a.branch ?? null,
+      commitId: a.commit_id ?? "",
+      paths: a.paths,
+      anchoredAt: a.anchored_at,
+      stale: a.stale ?? null,
+      staleAt: a.stale_at ?? null,
+    }));
+    for (const part of byParams(anchors)) {
       await th.orm
         .insert(memoryAnchors)
-        .values(
-          part.map((a: AnchorRecord) => ({
-            memoryId: a.memory_id,
-            repo: a.repo,
-            branch: a.branch ?? null,
-            commitId: a.commit_id ?? "",
-            paths: a.paths,
-            anchoredAt: a.anchored_at,
-            stale: a.stale ?? null,
-            staleAt: a.stale_at ?? null,
-          })),
-        )
+        .values(part)
         .onConflictDoUpdate({
           target: [memoryAnchors.memoryId, memoryAnchors.repo],
           set: { branch: sql`excluded.branch`, commitId: sql`excluded.commit_id`, paths: sql`excluded.paths`, anchoredAt: sql`excluded.anchored_at`, stale: sql`excluded.stale`, staleAt: sql`excluded.stale_at` },

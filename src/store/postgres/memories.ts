@@ -2,6 +2,7 @@ import { and, asc, desc, eq, getTableColumns, inArray, isNotNull, like, or, sql 
 import type { AnchorRow, MemoriesStore, MemoryRow, VersionRow } from "../../core/memories";
 import type { MemoriesBulkStore } from "../../core/memories/store-bulk";
 import type { AnyPgColumn } from "drizzle-orm/pg-core";
+import { byParams, inOneTransaction } from "./chunk";
 import type { PgHandle } from "./open";
 
 /**
@@ -44,31 +45,29 @@ export function pgMemories(h: PgHandle): Omit<MemoriesStore, keyof MemoriesBulkS
     async insertMemories(rows) {
       if (rows.length === 0) return [];
       return inTx(async (hh) => {
-        const out = await hh.orm
-          .insert(m)
-          .values(
-            rows.map((r) => ({
-              id: r.id,
-              content: r.content,
-              memoryType: r.memoryType,
-              project: r.project,
-              sourceAgent: r.sourceAgent,
-              sourceAgentId: r.sourceAgentId,
-              sourceDomain: r.sourceDomain,
-              sourceSession: r.sourceSession,
-              privacy: r.privacy,
-              createdAt: r.createdAt,
-              updatedAt: r.updatedAt,
-              refreshedAt: r.refreshedAt,
-              strength: r.strength,
-            })),
-          )
-          .returning({ id: m.id, seq: m.seq });
-        const seqOf = new Map(out.map((r) => [r.id, r.seq]));
+        const values = rows.map((r) => ({
+          id: r.id,
+          content: r.content,
+          memoryType: r.memoryType,
+          project: r.project,
+          sourceAgent: r.sourceAgent,
+          sourceAgentId: r.sourceAgentId,
+          sourceDomain: r.sourceDomain,
+          sourceSession: r.sourceSession,
+          privacy: r.privacy,
+          createdAt: r.createdAt,
+          updatedAt: r.updatedAt,
+          refreshedAt: r.refreshedAt,
+          strength: r.strength,
+        }));
+        const seqOf = new Map<string, number>();
+        for (const part of byParams(values)) {
+          for (const r of await hh.orm.insert(m).values(part).returning({ id: m.id, seq: m.seq })) seqOf.set(r.id, r.seq);
+        }
         const seqs = rows.map((r) => seqOf.get(r.id)!);
-        await hh.orm.insert(t.memoryVec).values(rows.map((r, i) => ({ seq: seqs[i], embedding: Array.from(r.vector) })));
+        for (const part of byParams(rows.map((r, i) => ({ seq: seqs[i], embedding: Array.from(r.vector) })))) await hh.orm.insert(t.memoryVec).values(part);
         const tags = rows.flatMap((r) => r.tags.map((g) => ({ memoryId: r.id, tag: g.tag, weight: g.weight })));
-        if (tags.length) await hh.orm.insert(t.memoryTags).values(tags);
+        for (const part of byParams(tags)) await hh.orm.insert(t.memoryTags).values(part);
         return seqs;
       });
     },
@@ -224,13 +223,19 @@ export function pgMemories(h: PgHandle): Omit<MemoriesStore, keyof MemoriesBulkS
 
     async upsertAnchors(rows) {
       if (rows.length === 0) return;
-      await h.orm
-        .insert(a)
-        .values(rows.map((r) => ({ memoryId: r.memoryId, repo: r.repo, branch: r.branch, commitId: r.commit, paths: JSON.stringify(r.paths), anchoredAt: r.anchoredAt, stale: null, staleAt: null })))
-        .onConflictDoUpdate({
-          target: [a.memoryId, a.repo],
-          set: { branch: sql`excluded.branch`, commitId: sql`excluded.commit_id`, paths: sql`excluded.paths`, anchoredAt: sql`excluded.anchored_at`, stale: null, staleAt: null },
-        });
+      const values = rows.map((r) => ({ memoryId: r.memoryId, repo: r.repo, branch: r.branch, commitId: r.commit, paths: JSON.stringify(r.paths), anchoredAt: r.anchoredAt, stale: null, staleAt: null }));
+      const parts = byParams(values);
+      await inOneTransaction(h, parts.length, async (th) => {
+        for (const part of parts) {
+          await th.orm
+            .insert(a)
+          .values(part)
+          .onConflictDoUpdate({
+            target: [a.memoryId, a.repo],
+              set: { branch: sql`excluded.branch`, commitId: sql`excluded.commit_id`, paths: sql`excluded.paths`, anchoredAt: sql`excluded.anchored_at`, stale: null, staleAt: null },
+            });
+        }
+      });
     },
 
     async anchorsOf(memoryIds) {
