@@ -242,8 +242,15 @@ async function main(): Promise<void> {
         previousSchema = pgTarget.pg!.schema;
         log(`postgres seed: ${JSON.stringify(pgSeed)}`);
       }
-      if (ENGINES.includes("sqlite")) at.sqlite = await measure({ engine: "sqlite", home, cmd: serverCommand("source") }, seedOut, seeded.total, notes, i === 0, null);
-      if (pgTarget && pgSeed) at.postgres = await measure(pgTarget, pgSeed, seeded.total, notes, i === 0, pg);
+      // Each engine's figures are logged as soon as they are in: a run cut short keeps what it measured.
+      if (ENGINES.includes("sqlite")) {
+        at.sqlite = await measure({ engine: "sqlite", home, cmd: serverCommand("source") }, seedOut, seeded.total, notes, i === 0, null);
+        log(`sqlite figures at ${size}: ${JSON.stringify(at.sqlite)}`);
+      }
+      if (pgTarget && pgSeed) {
+        at.postgres = await measure(pgTarget, pgSeed, seeded.total, notes, i === 0, pg);
+        log(`postgres figures at ${size}: ${JSON.stringify(at.postgres)}`);
+      }
       if (at.sqlite && at.postgres) at.postgres_over_sqlite = ratios(at.sqlite as SizeFigures, at.postgres as SizeFigures);
       at.load_average_after = loadavg().map((x) => round(x));
       sizes[String(size)] = at;
