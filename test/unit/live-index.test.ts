@@ -1,10 +1,11 @@
 import { afterEach, expect, test } from "bun:test";
 import { deleteMemory, ingestMemory, updateMemory } from "../../src/core/memories";
 import { search } from "../../src/core/search";
+import { onPostgres } from "../helpers/engine";
 import { makeServices, type TestServices } from "../helpers/services";
 
 // Two Services on one home are two connections to one database, exactly as two server processes are.
-const PG = process.env.MEMSVC_TEST_ENGINE === "postgres";
+const PG = onPostgres;
 /** The SQLite engine's in-memory index, its change-log sync and index file: nothing of it exists on PostgreSQL. */
 const sqliteOnly = (name: string, fn: () => Promise<void>) => test.skipIf(PG)(`${name} [SQLite engine's in-memory index]`, fn);
 const open: TestServices[] = [];
