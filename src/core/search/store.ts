@@ -99,6 +99,13 @@ export interface IndexState {
   total: number;
   /** Resolves once vector search sees every stored vector. */
   ready: Promise<void>;
+  /**
+   * Resolves once the database records the active embedder's vector space
+   * (embedder_id, and a re-embed cursor when stored vectors are of another
+   * space). Absent where start() records it before returning (SQLite); on
+   * PostgreSQL it is a round trip, and re-embedding must not look before it lands.
+   */
+  claimed?: Promise<void>;
   /** Engines with a change log: the last change applied. */
   cursor?: number;
   /** Set at shutdown: a background load stops at its next step. */
