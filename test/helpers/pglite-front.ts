@@ -22,6 +22,9 @@ const PROTOCOL_3 = 196608;
 /** Frontend messages that end a unit the client waits on (Sync, Query, Flush). */
 const UNIT_END = new Set(["S", "Q", "H"]);
 
+/** How long a connection may hold the backend idle in a transaction, others waiting, before stderr hears of it. */
+const STALL_REPORT_MS = 10_000;
+
 const SYNC = new Uint8Array([0x53, 0, 0, 0, 4]);
 function query(text: string): Uint8Array {
   const body = Buffer.from(`${text}\0`);
@@ -136,6 +139,7 @@ export class PgliteFront {
   private owner: Connection | null = null;
   private waiting: Connection[] = [];
   private running = false;
+  private stallTimer: ReturnType<typeof setTimeout> | null = null;
   private readonly conns = new Set<Connection>();
 
   constructor(private readonly db: PGlite) {}
@@ -179,7 +183,10 @@ export class PgliteFront {
         const unit = c.units.shift();
         if (!unit) {
           // Inside its transaction, waiting for the client's next unit: everyone else waits too.
-          if (c.holding) return;
+          if (c.holding) {
+            this.watchStall(c);
+            return;
+          }
           this.owner = null;
           continue;
         }
@@ -208,6 +215,25 @@ export class PgliteFront {
     }
   }
 
+  /**
+   * A client that, inside its transaction, waits for a query on another
+   * connection waits forever here (one backend), where a real server would
+   * answer: say so on stderr rather than hang silently.
+   */
+  private watchStall(c: Connection): void {
+    if (this.stallTimer || !this.waiting.length) return;
+    this.stallTimer = setTimeout(() => {
+      this.stallTimer = null;
+      if (this.owner === c && c.holding && !c.units.length && this.waiting.length) {
+        process.stderr.write(
+          `pglite-front: one connection has held the database inside a transaction for ${STALL_REPORT_MS / 1000} s while ${this.waiting.length} other connection(s) wait; ` +
+            "code that awaits another connection inside a transaction deadlocks on PGlite's single backend\n",
+        );
+      }
+    }, STALL_REPORT_MS);
+    this.stallTimer.unref?.();
+  }
+
   private async run(messages: Buffer[], onChunk: (b: Buffer) => void): Promise<Buffer> {
     const chunks: Buffer[] = [];
     for (const m of messages) {
@@ -231,6 +257,7 @@ export class PgliteFront {
   }
 
   async close(): Promise<void> {
+    if (this.stallTimer) clearTimeout(this.stallTimer);
     for (const c of this.conns) c.socket.destroy();
     await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
     this.server = null;
