@@ -62,7 +62,9 @@ function lexicalLines(lines: readonly string[], memory: string): number[] {
  */
 export async function pickEvidence(chunk: string, memory: string, quotes: readonly string[]): Promise<string | null> {
   const lines = evidenceLines(chunk);
-  const quoted = quotedLines(lines, quotes);
+  // The chunk is redacted; a quote the model echoed a secret into would otherwise match nothing.
+  const clean = await Promise.all(quotes.map(async (q) => (await redactSecrets(q)).text));
+  const quoted = quotedLines(lines, clean);
   const order = quoted.length ? quoted : lexicalLines(lines, memory);
   const chosen: number[] = [];
   let used = 0;
@@ -77,6 +79,6 @@ export async function pickEvidence(chunk: string, memory: string, quotes: readon
     .sort((a, b) => a - b)
     .map((i) => lines[i])
     .join("\n");
-  const clean = (await redactSecrets(text)).text;
-  return clean.length > DISTILL_EVIDENCE_MAX_CHARS ? clean.slice(0, DISTILL_EVIDENCE_MAX_CHARS) : clean;
+  const out = (await redactSecrets(text)).text;
+  return out.length > DISTILL_EVIDENCE_MAX_CHARS ? out.slice(0, DISTILL_EVIDENCE_MAX_CHARS) : out;
 }

@@ -59,7 +59,7 @@ export async function distillChunks(s: Services, llm: LlmClient, chunks: readonl
  * The client's own timeout covers connecting and the response headers; this
  * deadline also covers a server that sends headers and then stalls the body.
  */
-async function callWithDeadline(llm: LlmClient, messages: Parameters<LlmClient["chatJson"]>[0], timeoutMs: number): Promise<unknown> {
+export async function callWithDeadline(llm: LlmClient, messages: Parameters<LlmClient["chatJson"]>[0], timeoutMs: number): Promise<unknown> {
   const controller = new AbortController();
   let timedOut = false;
   const timer = setTimeout(() => {
