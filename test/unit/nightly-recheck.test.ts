@@ -2,7 +2,11 @@ import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test
 import { distill } from "../../src/core/distill";
 import { pickEvidence } from "../../src/core/distill/evidence";
 import { fetchMemory, ingestMemory, markStale, memoryHistory } from "../../src/core/memories";
-import { runNightly } from "../../src/core/nightly";
+import { NightlyInterrupted, runNightly, type NightlyProgress } from "../../src/core/nightly";
+import { exportAll, importAll } from "../../src/core/memories";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { markKey, parseVerdict } from "../../src/core/nightly/recheck";
 import { DISTILL_EVIDENCE_MAX_CHARS } from "../../src/core/tuning";
 import { createLlmClient } from "../../src/llm/client";
@@ -159,6 +163,46 @@ describe("the nightly re-check of stale memories", () => {
     expect((await staleIds(s)).length).toBe(1);
     await runNightly(s, { day: "2026-03-09" });
     expect(await staleIds(s)).toEqual([]);
+  });
+
+  test("interrupted between memories, the run resumes with the rest and asks no memory twice; a dry run asks nothing", async () => {
+    const s = services();
+    const ids = [];
+    for (let i = 0; i < 3; i++) ids.push(await anchored(s, `Queue ${i} drains through src/queues/q${i}.ts with a visibility timeout of 30 s.`, [`src/queues/q${i}.ts`]));
+    await markStale(s, { repo: REPO, head: HEAD, marks: ids.map((id, i) => changed(id, [`src/queues/q${i}.ts`])) });
+    fake.fallback = () => ({ json: { verdict: "confirm", reason: "fine" } });
+    const dry = await runNightly(s, { day: DAY, dryRun: true });
+    expect(dry.digest!.recheck).toMatchObject({ due: 3, confirmed: 0 });
+    expect(dry.digest!.model_calls).toBe(3);
+    expect(fake.requests.length).toBe(0);
+    const abort = new AbortController();
+    let asked = 0;
+    const progress = (e: NightlyProgress) => {
+      if (e.step === "recheck" && e.message.startsWith("asking") && ++asked === 2) abort.abort();
+    };
+    await expect(runNightly(s, { day: DAY, signal: abort.signal, progress })).rejects.toBeInstanceOf(NightlyInterrupted);
+    expect((await staleIds(s)).length).toBeLessThan(3);
+    const resumed = await runNightly(s, { day: DAY });
+    expect(resumed.digest).toMatchObject({ resumed: 1, status: "done" });
+    expect(resumed.digest!.recheck).toMatchObject({ due: 3, confirmed: 3 });
+    expect(fake.requests.length).toBe(3);
+    expect(new Set(fake.requests.map((r) => /<memory>\n(.*)\n<\/memory>/.exec(r.body.messages[1].content)![1])).size).toBe(3);
+    expect(await staleIds(s)).toEqual([]);
+  });
+
+  test("an export carries the evidence; an import redacts a secret planted in it", async () => {
+    const s = services();
+    const id = await anchored(s, "The signing key for webhooks is rotated by scripts/rotate-key.ts monthly.", ["scripts/rotate-key.ts"], "assistant: rotate with scripts/rotate-key.ts monthly");
+    const dir = mkdtempSync(join(tmpdir(), "memsvc-recheck-export-"));
+    const file = join(dir, "export.jsonl");
+    await exportAll(s.storage, s.config.paths.identity, file, { vectors: false });
+    const secret = `ghp_${"Planted7Secret".repeat(3)}`;
+    const lines = readFileSync(file, "utf8").split("\n").map((l) => (l.startsWith('{"kind":"anchor"') ? JSON.stringify({ ...JSON.parse(l), evidence: `assistant: the token ${secret} rotates monthly` }) : l));
+    expect(lines.some((l) => l.includes(secret))).toBe(true);
+    writeFileSync(file, lines.join("\n"));
+    const t = services();
+    await importAll(t, file);
+    expect(await t.storage.memories.evidenceOf(id)).toEqual([{ repo: REPO, evidence: "assistant: the token [REDACTED:github-token] rotates monthly" }]);
   });
 
   test("without a model, or without evidence, the marks stay and the digest says the re-check is owed", async () => {

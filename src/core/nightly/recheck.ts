@@ -70,7 +70,10 @@ export function parseVerdict(answer: unknown): Verdict | null {
 
 interface Due {
   id: string;
+  /** The marked anchors whose mark is still unanswered (the ones a verdict settles). */
   anchors: RecheckAnchorRow[];
+  /** Every excerpt the memory has, from any of its marked anchors. */
+  evidence: string[];
 }
 
 /** Marked memories whose current mark the model has not answered for, and how many of them have no evidence. */
@@ -83,7 +86,7 @@ async function dueMemories(s: Services): Promise<{ due: Due[]; noEvidence: numbe
     const open = anchors.filter((a) => a.rechecked !== markKey(a.staleText));
     if (open.length === 0) continue;
     if (!anchors.some((a) => a.evidence)) noEvidence++;
-    else due.push({ id, anchors: open });
+    else due.push({ id, anchors: open, evidence: [...new Set(anchors.map((a) => a.evidence).filter((e): e is string => !!e))] });
   }
   return { due, noEvidence };
 }
@@ -111,8 +114,9 @@ export async function recheckStep(ctx: RunContext, llm: LlmClient | null): Promi
   const { s, digest } = ctx;
   const r = (digest.recheck ??= newRecheckDigest());
   const { due, noEvidence } = await dueMemories(s);
-  r.due = due.length + noEvidence;
-  r.no_evidence = noEvidence;
+  // A resumed step finds fewer due (the settled ones are done): the counts keep the larger figure.
+  r.due = Math.max(r.due, due.length + noEvidence);
+  r.no_evidence = Math.max(r.no_evidence, noEvidence);
   const finish = async (reason: string | null, left: number) => {
     if (reason && left > 0) digest.skipped.push({ step: "recheck", reason, memories: left });
     digest.steps.recheck = "done";
@@ -134,11 +138,9 @@ export async function recheckStep(ctx: RunContext, llm: LlmClient | null): Promi
     if (digest.model_calls >= digest.max_model_calls) return finish(`model call cap reached (nightly.maxModelCalls = ${digest.max_model_calls}): the stale marks stay; the next run re-checks them`, due.length - k);
     const row = await s.storage.memories.memoryById(item.id);
     if (!row) continue;
-    const all = (await s.storage.memories.staleAnchors(RECHECK_SCAN_MAX)).filter((a) => a.memoryId === item.id);
-    const evidence = [...new Set(all.map((a) => a.evidence).filter((e): e is string => !!e))];
     ctx.progress("recheck", `asking ${llm.label} about stale memory ${item.id.slice(0, 8)}`, k, due.length);
     // Stored memories predating full redaction may hold a secret: none goes to the model (chatJson redacts too).
-    const messages = recheckMessages({ content: await redact(row.content), memoryType: row.memoryType, date: isoDate(row.createdAt), changes: item.anchors.map(describeChange), evidence });
+    const messages = recheckMessages({ content: await redact(row.content), memoryType: row.memoryType, date: isoDate(row.createdAt), changes: item.anchors.map(describeChange), evidence: item.evidence });
     let answer: unknown;
     try {
       answer = await callWithDeadline(llm, messages, s.config.llm.timeoutMs);
