@@ -216,7 +216,16 @@ describe("the nightly re-check of stale memories", () => {
     expect(reasons.join(" | ")).toContain("re-check owed");
     expect(reasons.join(" | ")).toContain("no evidence");
     expect(out.message).toContain("re-check owed");
+    expect(out.digest!.steps.recheck).toBe("incomplete");
     expect(await staleIds(s)).toEqual([id, bare].sort());
+    // The next run with a model configured pays it back; the memory without evidence keeps its mark.
+    const withModel = makeServices({ home: s.config.home, now: () => clock, config: { llm: { baseURL: fake.baseURL, model: "fake-model", timeoutMs: 5000 }, nightly: { enabled: true } } });
+    open.push(withModel);
+    fake.fallback = () => ({ json: { verdict: "confirm", reason: "fine" } });
+    const next = await runNightly(withModel, { day: "2026-03-09" });
+    expect(next.digest!.recheck).toMatchObject({ due: 2, no_evidence: 1, confirmed: 1 });
+    expect(next.digest!.steps.recheck).toBe("done");
+    expect(await staleIds(withModel)).toEqual([bare]);
   });
 
   test("distill.keepEvidence false: nothing is kept, and the re-check leaves the marks alone", async () => {

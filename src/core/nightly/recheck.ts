@@ -117,16 +117,17 @@ export async function recheckStep(ctx: RunContext, llm: LlmClient | null): Promi
   // A resumed step finds fewer due (the settled ones are done): the counts keep the larger figure.
   r.due = Math.max(r.due, due.length + noEvidence);
   r.no_evidence = Math.max(r.no_evidence, noEvidence);
-  const finish = async (reason: string | null, left: number) => {
+  // "incomplete": owed (no model, or it failed), so a resumed run of this day with a model does it.
+  const finish = async (reason: string | null, left: number, state: "done" | "incomplete" = "done") => {
     if (reason && left > 0) digest.skipped.push({ step: "recheck", reason, memories: left });
-    digest.steps.recheck = "done";
+    digest.steps.recheck = left > 0 ? state : "done";
     if (!ctx.dryRun) await ctx.save();
     ctx.progress("recheck", `${r.confirmed} confirmed, ${r.rewritten} rewritten, ${r.retired} retired${r.unusable ? `, ${r.unusable} unusable answers` : ""}${left ? `; ${counted(left, "stale memory", "stale memories")} keep their mark` : ""}`);
   };
   if (noEvidence > 0) digest.skipped.push({ step: "recheck", reason: "no evidence kept for them (anchored through /ingest, or distill.keepEvidence was off): their stale mark stays", memories: noEvidence });
   if (due.length === 0) return finish(null, 0);
   if (!s.config.distill.keepEvidence) return finish("distill.keepEvidence is off: nothing to re-check against; the stale marks stay", due.length);
-  if (!llm) return finish("no language model configured (llm.baseURL and llm.model): the stale marks stay; re-check owed to the next nightly run with a model", due.length);
+  if (!llm) return finish("no language model configured (llm.baseURL and llm.model): the stale marks stay; re-check owed to the next nightly run with a model", due.length, "incomplete");
   if (ctx.dryRun) {
     const calls = Math.min(due.length, Math.max(0, digest.max_model_calls - digest.model_calls));
     digest.model_calls += calls;
@@ -157,7 +158,7 @@ export async function recheckStep(ctx: RunContext, llm: LlmClient | null): Promi
       digest.errors.push(`recheck ${item.id.slice(0, 8)}: ${message}`);
       note(r, item.id, "failed", message);
       s.log("warn", `nightly recheck of ${item.id.slice(0, 8)}: the language model failed: ${message}; the mark stays`);
-      return finish(`the language model failed: ${message}; the stale marks stay and the next run re-checks them`, due.length - k);
+      return finish(`the language model failed: ${message}; the stale marks stay and the next run re-checks them`, due.length - k, "incomplete");
     }
     digest.model_calls++;
     const verdict = parseVerdict(answer);
