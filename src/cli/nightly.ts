@@ -19,6 +19,10 @@ false turns the schedule off):
   learn   the day's memories go to the language model, which writes
           actionable learnings (memory_type learnings, linked derived_from
           to their sources); at most nightly.maxModelCalls calls per run
+  recheck memories marked possibly stale (memsvc stale) go to the model
+          with the session lines they came from and what changed; it
+          confirms (the mark goes), rewrites (history kept) or retires
+          them; without a model the marks stay (re-check owed)
   merge   near-duplicates of the day are folded into the stronger copy
   decay   memories shown but ignored on the day lose strength
   prune   faded, never-used, old memories are deleted; idle recall

@@ -598,3 +598,21 @@ export const STALE_HOOK_BUDGET_MS = 1200;
  * 65535) and an interrupted run loses at most one batch of work.
  */
 export const MIGRATE_BATCH = 500;
+/**
+ * Evidence kept per anchored memory at /distill for the nightly re-check:
+ * the lines of the (denoised, redacted) segment the memory came from. Not
+ * measured: a bound, so a year of sessions adds at most ~1.5 kB per anchored
+ * memory (the memory itself may be 4 kB) and a re-check prompt stays far
+ * below the smallest context (llm.contextChars 24,000) with the memory, its
+ * changes and the instructions.
+ */
+export const DISTILL_EVIDENCE_MAX_CHARS = 1500;
+/** A segment line longer than this is cut into pieces before lines are picked: one long tool output cannot fill the excerpt. */
+export const DISTILL_EVIDENCE_LINE_CHARS = 300;
+/**
+ * Marked anchors one nightly re-check step reads (the longest-marked first).
+ * A bound on the read, not a tuned value: the model-call cap
+ * (nightly.maxModelCalls, default 40) spends far fewer; whatever is left is
+ * reached on later nights as the older marks settle.
+ */
+export const RECHECK_SCAN_MAX = 2000;

@@ -37,6 +37,8 @@ export interface MemoryView {
   last_used_at: string | null;
   /** The code the memory is about, with any stale mark: GET /memory and memsvc_get only. */
   anchors?: AnchorView[];
+  /** Only with GET /memory?evidence=true: the session lines kept for the nightly re-check, per repository. */
+  evidence?: { repo: string; evidence: string }[];
 }
 
 export function toView(row: MemoryRow, now: number): MemoryView {
@@ -218,7 +220,8 @@ export async function resolveMemory(s: Services, rawId: unknown, field = "id"): 
 }
 
 /** GET /memory and memsvc_get: the memory, its citation; marks it used and strengthens it. */
-export async function fetchMemory(s: Services, rawId: unknown): Promise<{ memory: MemoryView; citation: string }> {
+export async function fetchMemory(s: Services, rawId: unknown, opts: { evidence?: unknown } = {}): Promise<{ memory: MemoryView; citation: string }> {
+  const withEvidence = parseFlag(opts.evidence, "evidence");
   const row = await resolveMemory(s, rawId);
   const now = s.now();
   const updated = await s.storage.memories.markUsed(row.id, now, strengthenedOnUse(row.strength));
@@ -226,7 +229,15 @@ export async function fetchMemory(s: Services, rawId: unknown): Promise<{ memory
   const memory = toView(updated, now);
   const anchors = (await anchorsOf(s, [row.id])).get(row.id);
   if (anchors) memory.anchors = anchors;
+  if (withEvidence) memory.evidence = await s.storage.memories.evidenceOf(row.id);
   return { memory, citation: citation(updated) };
+}
+
+/** An optional true/false query flag ("true", "1", "false", "0"), else a 400 naming it. */
+function parseFlag(v: unknown, name: string): boolean {
+  if (v === undefined || v === null || v === false || v === "" || v === "false" || v === "0") return false;
+  if (v === true || v === "true" || v === "1") return true;
+  throw invalid(`${name} must be true or false`);
 }
 
 export interface UpdateInput {
@@ -246,7 +257,13 @@ export interface UpdateResult {
  * changes re-embed. What a change replaces is kept as a version (history.ts),
  * in the same transaction.
  */
-export async function updateMemory(s: Services, input: UpdateInput, reason: "update" | "restore" = "update"): Promise<UpdateResult> {
+export async function updateMemory(
+  s: Services,
+  input: UpdateInput,
+  reason: "update" | "restore" | "recheck" = "update",
+  /** More writes that belong to the change (the nightly re-check settles the anchors), inside its transaction. */
+  within?: (ts: Services) => Promise<void>,
+): Promise<UpdateResult> {
   const row = await resolveMemory(s, input.id);
   const next: { content?: string; project?: string | null; memoryType?: string } = {};
   if (input.content !== undefined) next.content = await redact(requireContent(input.content));
@@ -274,6 +291,7 @@ export async function updateMemory(s: Services, input: UpdateInput, reason: "upd
           const others = (await tagsOf(ts, [r.id])).get(r.id)?.map((t) => t.tag).filter((t) => t !== row.project) ?? [];
           await writeTags(ts, r.id, deriveTags(r.project, others));
         }
+        if (within) await within(ts);
         return r;
       });
       if (vector) liveIndex(s)?.upsert(updated.seq, vector, updated.project);

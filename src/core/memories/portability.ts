@@ -14,12 +14,14 @@ import type { Services } from "../services";
 import type { Storage } from "../storage";
 import type { AnchorRecord, EventRecord, FullMemory, HistoryRecord, LinkRecord, SegmentRecord } from "./store-bulk";
 import { counted } from "../text";
+import { DISTILL_EVIDENCE_MAX_CHARS } from "../tuning";
 
 /**
  * The JSONL portability format: one record per line, `kind` first. Every
  * column of memories, links, tags, segments, adoption events and earlier
  * versions (`history`, added in 0.17; older exports simply have none) and
- * anchors to code (`anchor`, added in 0.17; likewise optional) is carried
+ * anchors to code (`anchor`, added in 0.17; likewise optional; with the
+ * re-check's evidence excerpt, state and confirmation) is carried
  * as is, so an import reproduces the database (ids, dates, strength,
  * counters); vectors travel optionally and are reused only when they came
  * from the same embedder.
@@ -141,6 +143,8 @@ export async function importAll(s: Services, file: string, progress: (line: stri
     }
   }
   for (const r of rest) if (r.kind === "history" && typeof r.content === "string") r.content = await redact(r.content);
+  // Evidence excerpts are session text: a hand-edited or old export is redacted like memories.
+  for (const r of rest) if (r.kind === "anchor" && typeof r.evidence === "string") r.evidence = await redact(r.evidence);
   const reuse = meta.embedder === s.embedder.id;
   const vectors: Float32Array[] = new Array(memories.length);
   const toEmbed: number[] = [];
@@ -190,6 +194,9 @@ export async function importAll(s: Services, file: string, progress: (line: stri
       anchored_at: r.anchored_at,
       stale: r.stale ?? null,
       stale_at: r.stale_at ?? null,
+      evidence: r.evidence ?? null,
+      rechecked: r.rechecked ?? null,
+      confirmed_at: r.confirmed_at ?? null,
     })),
   }, s.embedder.id);
   memories.forEach((m, i) => s.index.upsert(seqs[i], vectors[i], m.project));
@@ -229,7 +236,7 @@ function checkHistory(rec: Record<string, any>, where: string): Record<string, a
   need(typeof rec.content === "string", "content");
   need(typeof rec.memory_type === "string", "memory_type");
   need(rec.project === null || rec.project === undefined || typeof rec.project === "string", "project");
-  need(["update", "restore", "distill", "nightly-merge"].includes(rec.reason), "reason");
+  need(["update", "restore", "distill", "nightly-merge", "recheck"].includes(rec.reason), "reason");
   need(typeof rec.replaced_at === "number", "replaced_at");
   return rec;
 }
@@ -244,6 +251,9 @@ function checkAnchor(rec: Record<string, any>, where: string): Record<string, an
   need(typeof rec.anchored_at === "number", "anchored_at");
   need(rec.stale === null || rec.stale === undefined || typeof rec.stale === "string", "stale");
   need(rec.stale_at === null || rec.stale_at === undefined || typeof rec.stale_at === "number", "stale_at");
+  need(rec.evidence === null || rec.evidence === undefined || (typeof rec.evidence === "string" && rec.evidence.length <= DISTILL_EVIDENCE_MAX_CHARS * 2), "evidence");
+  need(rec.rechecked === null || rec.rechecked === undefined || typeof rec.rechecked === "string", "rechecked");
+  need(rec.confirmed_at === null || rec.confirmed_at === undefined || typeof rec.confirmed_at === "number", "confirmed_at");
   let paths: unknown;
   try {
     paths = JSON.parse(rec.paths);

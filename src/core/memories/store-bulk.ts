@@ -105,6 +105,10 @@ export interface AnchorRecord {
   anchored_at: number;
   stale: string | null;
   stale_at: number | null;
+  /** Added in 0.17 with the nightly re-check; older exports lack them (null). */
+  evidence?: string | null;
+  rechecked?: string | null;
+  confirmed_at?: number | null;
 }
 
 /** A memory with what hangs off it; `seq` is kept by migrate (order and ids survive), assigned anew by import. */

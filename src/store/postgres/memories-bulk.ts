@@ -148,6 +148,9 @@ export function pgMemoriesBulk(h: PgHandle): MemoriesBulkStore {
     anchored_at: memoryAnchors.anchoredAt,
     stale: memoryAnchors.stale,
     stale_at: memoryAnchors.staleAt,
+    evidence: memoryAnchors.evidence,
+    rechecked: memoryAnchors.rechecked,
+    confirmed_at: memoryAnchors.confirmedAt,
   };
 
   /** Writes rows of every kind (memories first); call inside a transaction. `keepSeq`: migrate carries seq values over. */
@@ -247,11 +250,19 @@ export function pgMemoriesBulk(h: PgHandle): MemoriesBulkStore {
             anchoredAt: a.anchored_at,
             stale: a.stale ?? null,
             staleAt: a.stale_at ?? null,
+            evidence: a.evidence ?? null,
+            rechecked: a.rechecked ?? null,
+            confirmedAt: a.confirmed_at ?? null,
           })),
         )
         .onConflictDoUpdate({
           target: [memoryAnchors.memoryId, memoryAnchors.repo],
-          set: { branch: sql`excluded.branch`, commitId: sql`excluded.commit_id`, paths: sql`excluded.paths`, anchoredAt: sql`excluded.anchored_at`, stale: sql`excluded.stale`, staleAt: sql`excluded.stale_at` },
+          set: { branch: sql`excluded.branch`, commitId: sql`excluded.commit_id`, paths: sql`excluded.paths`, anchoredAt: sql`excluded.anchored_at`, stale: sql`excluded.stale`,
+            staleAt: sql`excluded.stale_at`,
+            evidence: sql`excluded.evidence`,
+            rechecked: sql`excluded.rechecked`,
+            confirmedAt: sql`excluded.confirmed_at`,
+          },
         });
     }
     return { seqs, links: linkCount };
