@@ -102,3 +102,49 @@ sqliteOnly("an index file that disagrees with the database is ignored", async ()
   expect(second.index.size).toBe(7);
   expect(second.index.has(3)).toBe(false);
 });
+
+sqliteOnly("an index restored from its file answers exactly as one loaded from the database; a damaged file is ignored", async () => {
+  const first = makeServices({ indexBackgroundAbove: 20 });
+  open.push(first);
+  const projects = ["a", "b", null];
+  for (let i = 0; i < 40; i++) await ingestMemory(first, { content: `note ${i}: ${["webhook retries", "cache eviction", "deploy pipeline", "schema migration"][i % 4]} in service ${i % 7}`, project: projects[i % 3] });
+  const home = first.config.home;
+  const file = `${first.store.file}.vindex`;
+  await first.close();
+  open.splice(open.indexOf(first), 1);
+  const probes = [new Float32Array(384), new Float32Array(384)];
+  probes[0][3] = 1;
+  for (let i = 0; i < 384; i++) probes[1][i] = Math.sin(i);
+  const answers = async (s: TestServices) => {
+    await s.indexState.ready;
+    return [null, "a", "b"].flatMap((p) => probes.map((v) => s.index.search(v, 10, p)));
+  };
+  // From the database (no file), the reference.
+  const { rmSync, readFileSync, writeFileSync } = await import("node:fs");
+  const saved = readFileSync(file);
+  rmSync(file);
+  const fromDb = makeServices({ home, indexBackgroundAbove: 20 });
+  open.push(fromDb);
+  const reference = await answers(fromDb);
+  expect(fromDb.logs.some((l) => /vector index ready: 40 vectors/.test(l.message))).toBe(true);
+  await fromDb.close();
+  open.splice(open.indexOf(fromDb), 1);
+  // From the file: the same hits, the same similarities.
+  writeFileSync(file, saved, { mode: 0o600 });
+  const fromFile = makeServices({ home, indexBackgroundAbove: 20 });
+  open.push(fromFile);
+  expect(await answers(fromFile)).toEqual(reference);
+  expect(fromFile.logs.some((l) => /vector index ready from its file: 40 vectors/.test(l.message))).toBe(true);
+  await fromFile.close();
+  open.splice(open.indexOf(fromFile), 1);
+  // Cut short, or another format: loaded from the database instead, with the same answers.
+  for (const damaged of [saved.subarray(0, saved.length - 100), Buffer.concat([Buffer.from("not an index\n"), saved.subarray(13)])]) {
+    writeFileSync(file, damaged, { mode: 0o600 });
+    const again = makeServices({ home, indexBackgroundAbove: 20 });
+    open.push(again);
+    expect(await answers(again)).toEqual(reference);
+    expect(again.logs.some((l) => /vector index ready: 40 vectors/.test(l.message))).toBe(true);
+    await again.close();
+    open.splice(open.indexOf(again), 1);
+  }
+});
