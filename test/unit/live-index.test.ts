@@ -117,7 +117,7 @@ sqliteOnly("an index restored from its file answers exactly as one loaded from t
   for (let i = 0; i < 384; i++) probes[1][i] = Math.sin(i);
   const answers = async (s: TestServices) => {
     await s.indexState.ready;
-    return [null, "a", "b"].flatMap((p) => probes.map((v) => s.index.search(v, 10, p)));
+    return Promise.all([null, "a", "b"].flatMap((p) => probes.map((v) => s.storage.search.nearest(v, 10, p))));
   };
   // From the database (no file), the reference.
   const { rmSync, readFileSync, writeFileSync } = await import("node:fs");
