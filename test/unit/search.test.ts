@@ -227,3 +227,34 @@ describe("recent at scale", () => {
   });
 });
 
+
+describe("project-filtered full text", () => {
+  test.skipIf(onPostgres)("filtering through the project index returns exactly what joining the memory rows returns [SQLite engine's statements]", async () => {
+    s = makeServices();
+    const words = ["webhook", "retry", "cache", "eviction", "deploy", "schema", "billing", "timeout", "queue", "lock"];
+    let x = 777;
+    const rnd = () => ((x = (x * 1103515245 + 12345) >>> 0) / 2 ** 32);
+    s.store.sqlite.transaction(() => {
+      const ins = s.store.sqlite.prepare("INSERT INTO memories(id, content, memory_type, project, created_at, updated_at, refreshed_at) VALUES (?, ?, 'knowledge', ?, 1, 1, 1)");
+      for (let i = 0; i < 3000; i++) {
+        const text = Array.from({ length: 3 + Math.floor(rnd() * 30) }, () => words[Math.floor(rnd() ** 2 * words.length)]).join(" ");
+        ins.run(crypto.randomUUID(), text, [null, "a", "b", "c", "d"][Math.floor(rnd() * 5)]);
+      }
+    })();
+    const reference = s.store.sqlite.query<{ seq: number }, [string, string, number]>(
+      "SELECT f.rowid AS seq FROM memories_fts f JOIN memories m ON m.seq = f.rowid WHERE memories_fts MATCH ? AND m.project = ? ORDER BY bm25(memories_fts) LIMIT ?",
+    );
+    let compared = 0;
+    for (const terms of [["webhook"], ["lock", "queue"], ["cache", "timeout", "schema"], words]) {
+      for (const project of ["a", "b", "d", "missing"]) {
+        for (const k of [1, 10, 60, 5000]) {
+          const got = await s.storage.search.fullText(terms, project, k, { every: true });
+          const expr = terms.map((t) => `"${t}"`).join(" OR ");
+          expect(got).toEqual(reference.all(expr, project, k).map((r) => r.seq));
+          compared += got.length;
+        }
+      }
+    }
+    expect(compared).toBeGreaterThan(1000);
+  });
+});
