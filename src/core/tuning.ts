@@ -174,6 +174,8 @@ export const PG_HNSW_EF_SEARCH = 100;
  * on every search would cost a scan of memory_vec each time.
  */
 export const PG_VECTOR_COUNT_REFRESH_MS = 1000;
+/** SQLite: the same for the memory count word weights read (VectorMirror.memories). */
+export const MEMORY_COUNT_REFRESH_MS = 1000;
 /**
  * Vectors read per background step: ~15 us each from vec0 (200k in ~3 s), so
  * ~7 ms steps between requests. 2000 made every /health during a 30k load

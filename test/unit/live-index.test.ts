@@ -148,3 +148,27 @@ sqliteOnly("an index restored from its file answers exactly as one loaded from t
     open.splice(open.indexOf(again), 1);
   }
 });
+
+sqliteOnly("word weights count the store's memories while the index loads in the background, not the vectors loaded so far", async () => {
+  const first = makeServices({ indexBackgroundAbove: 20 });
+  open.push(first);
+  for (let i = 0; i < 30; i++) await ingestMemory(first, { content: `note ${i}: the payments worker retries webhook ${i % 5} with backoff`, project: i % 2 ? "a" : "b" });
+  await ingestMemory(first, { content: "Terraform state lives in the ops bucket with object locking" });
+  const home = first.config.home;
+  await first.close();
+  open.splice(open.indexOf(first), 1);
+  const { weighTerms } = await import("../../src/core/recall/terms");
+  const second = makeServices({ home, indexBackgroundAbove: 20 });
+  open.push(second);
+  expect(second.indexState.status).toBe("loading");
+  expect(second.index.size).toBe(0);
+  expect(second.index.memories).toBe(31);
+  const during = await weighTerms(second, ["terraform", "webhook", "payments"]);
+  await second.indexState.ready;
+  expect(second.index.size).toBe(31);
+  expect(second.index.memories).toBe(31);
+  expect(await weighTerms(second, ["terraform", "webhook", "payments"])).toEqual(during);
+  // Once complete, a write moves the count at once (no refresh interval).
+  await ingestMemory(second, { content: "Kafka consumer lag pages the on-call after ten minutes" });
+  expect(second.index.memories).toBe(32);
+});

@@ -48,6 +48,12 @@ export class VectorIndex {
   beforeSearch: (() => void) | null = null;
   /** While a background load runs, searches find nothing: callers fall back to BM25 rather than a partial list. */
   loading = false;
+  /** The engine's count of stored memories (VectorMirror.memories); without one, the vectors held. */
+  countMemories: (() => number) | null = null;
+
+  get memories(): number {
+    return this.countMemories?.() ?? this.size;
+  }
 
   constructor(opts: { relaxedSimd?: boolean } = {}) {
     if (DIMENSIONS !== KERNEL_DIMS) throw new Error(`vector index kernel is built for ${KERNEL_DIMS} dimensions, not ${DIMENSIONS}`);
