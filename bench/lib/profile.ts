@@ -32,8 +32,11 @@ export async function profileRank(home: string, queries: Query[]): Promise<RankP
   const indexLoad = performance.now() - t0;
   const db = s.store.sqlite;
   const all = db.query<{ seq: number }, [string, number]>("SELECT rowid AS seq FROM memories_fts WHERE memories_fts MATCH ? ORDER BY bm25(memories_fts) LIMIT ?");
+  // The same statement as search-fts.ts's bm25Statements.
   const inProject = db.query<{ seq: number }, [string, string, number]>(
-    "SELECT f.rowid AS seq FROM memories_fts f JOIN memories m ON m.seq = f.rowid WHERE memories_fts MATCH ? AND m.project = ? ORDER BY bm25(memories_fts) LIMIT ?",
+    `SELECT f.rowid AS seq FROM memories_fts f WHERE memories_fts MATCH ?1
+       AND EXISTS (SELECT 1 FROM memories m INDEXED BY memories_project WHERE m.project = ?2 AND m.seq = f.rowid)
+     ORDER BY bm25(memories_fts) LIMIT ?3`,
   );
   const matching = db.query<{ n: number }, [string]>("SELECT count(*) AS n FROM memories_fts WHERE memories_fts MATCH ?");
   const out = { embed: [] as number[], bm25: [] as number[], vector: [] as number[], rank: [] as number[], all: [] as number[], scored: [] as number[] };

@@ -102,11 +102,23 @@ export const RECENT_RECENCY_WEIGHT = 1.5;
 /** /recent recency fades with this time constant (days). */
 export const RECENT_RECENCY_DAYS = 7;
 /**
- * /recent reads this many of the strongest, the most linked and the newest
- * memories from indexes and ranks only those, when that provably holds the
- * top results (else it scores every row from a covering index: ~26 ms at 100k).
+ * PostgreSQL's /recent reads this many of the strongest, the most linked and
+ * the newest memories from indexes and ranks only those, when that provably
+ * holds the top results (else it scores every row: ~26 ms at 100k).
  */
 export const RECENT_CANDIDATES = 1000;
+/**
+ * SQLite /recent scores the RECENT_WALK_FIRST most recently touched memories
+ * (created or refreshed) first; their k-th best is the floor that decides how
+ * far back the exact answer must read (store/sqlite/search-recent.ts). The
+ * candidate lists above (PostgreSQL's still) never proved exactness on the
+ * bench corpus at 200k, so SQLite's /recent without a project paid the full
+ * scan: 40 ms CPU in-process (load ~11), 42 ms p50 over HTTP last session.
+ * With this walk: 2.2 ms CPU without a project, 0.6-0.8 ms with one (k = 12;
+ * 6 / 2 ms for k = 100), same store, same load. 1024 rows cost ~0.2 ms and on
+ * that corpus their 12th best already sits within 0.01 of the answer's.
+ */
+export const RECENT_WALK_FIRST = 1024;
 
 /**
  * The vector index scores every row with an exact int8 dot product (WebAssembly
@@ -162,12 +174,24 @@ export const PG_HNSW_EF_SEARCH = 100;
  * on every search would cost a scan of memory_vec each time.
  */
 export const PG_VECTOR_COUNT_REFRESH_MS = 1000;
+/** SQLite: the same for the memory count word weights read (VectorMirror.memories). */
+export const MEMORY_COUNT_REFRESH_MS = 1000;
 /**
  * Vectors read per background step: ~15 us each from vec0 (200k in ~3 s), so
  * ~7 ms steps between requests. 2000 made every /health during a 30k load
  * take 25-50 ms (measured); the steps' own overhead is negligible either way.
  */
 export const INDEX_LOAD_CHUNK = 500;
+/**
+ * The index file is read straight into the index's arrays in reads of this
+ * size, and its seq -> slot map is built this many rows per event-loop turn,
+ * so /health and BM25 searches are answered while it loads. Before, the file
+ * (40 MB at 100k) was read whole, copied twice and mapped in one go: ~200-350
+ * ms with the event loop held (load ~5-13), and the bench's first /health
+ * 200 came only after it. A 4 MB read is ~1-3 ms; 20k map entries ~2 ms.
+ */
+export const INDEX_FILE_READ_BYTES = 4 * 1024 * 1024;
+export const INDEX_RESTORE_SLICE = 20_000;
 /**
  * vector_changes rows kept behind the newest at start-up (~20 bytes each, so
  * ~4 MB): covers an index file or another server that is up to 200k writes

@@ -93,6 +93,10 @@ export function pgSearch(handle: PgHandle, opts: { efSearch?: number } = {}): Se
       refreshCount();
       return vectors;
     },
+    // Every stored memory has its vector row: the same count.
+    get memories() {
+      return mirror.size;
+    },
     has: () => false,
     // pgvector indexes the row the write inserted; only the count moves.
     upsert: () => void (countedAt = -Infinity),
