@@ -194,6 +194,14 @@ export const DEFAULT_SEARCH_LIMIT = 8;
 export const DEFAULT_RECENT_LIMIT = 12;
 export const MAX_LIMIT = 100;
 
+/**
+ * Most ingests written in one transaction when several arrive at once
+ * (memories/group-commit.ts). Eight concurrent clients queue at most eight;
+ * the cap only bounds how long one group holds the write lock (~3-5 ms a
+ * memory at 100k, so ~100-150 ms at 32) from the other writers.
+ */
+export const GROUP_COMMIT_MAX = 32;
+
 /** A new memory links to at most this many of its nearest neighbours (above the `link` threshold). */
 export const LINK_MAX_NEAREST = 3;
 
