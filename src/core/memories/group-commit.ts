@@ -65,9 +65,10 @@ class GroupCommit {
             job.reject(e);
             continue;
           }
+          // Listed first: an `apply` that throws fails the group, and this write with it.
+          done.push({ job, out });
           const back = job.apply(out);
           if (back) undo.push(back);
-          done.push({ job, out });
         }
       });
     } catch (e) {
