@@ -63,7 +63,10 @@ class GroupCommit {
             out = await tx.savepoint!(() => job.write(tx));
           } catch (e) {
             job.reject(e);
-            continue;
+            // The group ends here: some errors (a full disk) roll the whole
+            // transaction back, and then the commit fails for those before
+            // it; the writes still queued start a transaction of their own.
+            break;
           }
           // Listed first: an `apply` that throws fails the group, and this write with it.
           done.push({ job, out });
