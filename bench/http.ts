@@ -11,6 +11,13 @@
  * (default 300), BENCH_INGEST (default 2000), BENCH_VECTOR_QUERIES (default
  * 100; 0 skips recall), BENCH_KEEP=1 keeps the temp home.
  *
+ * Ingest sustained 0 -> N (sqlite only; --sustained N or BENCH_SUSTAINED,
+ * default 100000, 0 skips; BENCH_SLICE, default 10000): a fresh server on an
+ * empty home fed N memories over HTTP by one client, each slice reported with
+ * its rate and the server's CPU per memory; then, at N, one client against
+ * eight concurrent ones (BENCH_INGEST memories each), and the server's RSS.
+ * `--only sustained` runs just that.
+ *
  * --engine postgres: the same figures with the server on PostgreSQL: a PGlite
  * database (test/helpers/pglite-server.ts, real PostgreSQL + pgvector in
  * WebAssembly) served over TCP in its own process, seeded straight into its
@@ -26,7 +33,7 @@ import { pathsFor } from "../src/config";
 import { hashEmbed } from "../src/embed/fallback";
 import { VERSION } from "../src/version";
 import { NoteGenerator } from "./lib/corpus";
-import { ingestOverHttp, searchPath, timeGets, timeRecall, type GetFigures, type IngestFigures } from "./lib/load";
+import { ingestOverHttp, ingestSustained, searchPath, timeGets, timeRecall, type GetFigures, type IngestFigures } from "./lib/load";
 import { seedPostgres } from "./lib/seed-postgres";
 import { profileRank } from "./lib/profile";
 import { seedStore, type SeedResult } from "./lib/seed";
@@ -34,7 +41,7 @@ import { cpuMsOf, memoryOf, ROOT, serverCommand, spawnServer } from "./lib/serve
 import { median, round, summarize, timeMs } from "./lib/stats";
 import { vectorFigures, type VectorFigures } from "./lib/vectors";
 
-const { values: args } = parseArgs({ options: { sizes: { type: "string" }, engine: { type: "string" } } });
+const { values: args } = parseArgs({ options: { sizes: { type: "string" }, engine: { type: "string" }, sustained: { type: "string" }, only: { type: "string" } } });
 const ENGINE = args.engine ?? "sqlite";
 if (ENGINE !== "sqlite" && ENGINE !== "postgres") throw new Error(`--engine must be sqlite or postgres, not ${ENGINE}`);
 const PG_SCHEMA = "bench";
@@ -42,6 +49,9 @@ const SIZES = (args.sizes ?? process.env.BENCH_SIZES ?? "10000,100000,200000").s
 const VECTOR_QUERIES = Number(process.env.BENCH_VECTOR_QUERIES ?? 100);
 const QUERIES = Number(process.env.BENCH_QUERIES ?? 300);
 const INGEST = Number(process.env.BENCH_INGEST ?? 2000);
+const SUSTAINED = Number(args.sustained ?? process.env.BENCH_SUSTAINED ?? 100_000);
+const SLICE = Number(process.env.BENCH_SLICE ?? 10_000);
+if (args.only !== undefined && args.only !== "sustained") throw new Error(`--only takes "sustained", not ${args.only}`);
 const TARGET = { search_p50_ms: 10, search_p95_ms: 30, at: 100_000 };
 
 const home = mkdtempSync(join(tmpdir(), "memsvc-bench-"));
@@ -242,6 +252,48 @@ function issue13Summary(sizes: Record<string, SizeFigures>): Record<string, unkn
   return out;
 }
 
+/**
+ * Ingest from 0 to SUSTAINED memories over HTTP into a fresh server (its own
+ * home), one client, reported per SLICE; then one client against eight at
+ * that size, and the server's RSS.
+ */
+async function sustained(): Promise<Record<string, unknown>> {
+  const fresh = mkdtempSync(join(tmpdir(), "memsvc-bench-ingest-"));
+  const notes = new NoteGenerator(1234);
+  const next = () => notes.note();
+  try {
+    const server = await spawnServer(fresh, serverCommand("source"), 120_000);
+    try {
+      log(`ingest sustained 0 -> ${SUSTAINED}, one client, per ${SLICE}`);
+      const load = [loadavg().map((x) => round(x))];
+      const slices = await ingestSustained(server.url, server.pid, next, SUSTAINED, SLICE, 1);
+      for (const s of slices) log(`  ${s.from} -> ${s.to}: ${s.memories_per_s}/s, ${s.server_cpu_ms_per_memory} ms CPU a memory`);
+      load.push(loadavg().map((x) => round(x)));
+      const compare = Math.max(1, INGEST);
+      const one = (await ingestSustained(server.url, server.pid, next, compare, compare, 1, SUSTAINED))[0];
+      const eight = (await ingestSustained(server.url, server.pid, next, compare, compare, 8, SUSTAINED + compare))[0];
+      load.push(loadavg().map((x) => round(x)));
+      const rates = slices.map((s) => s.memories_per_s);
+      const cpu = slices.map((s) => s.server_cpu_ms_per_memory);
+      return {
+        memories: SUSTAINED,
+        client: "one sequential client, HTTP keep-alive; fresh server and empty home",
+        slices,
+        min_memories_per_s: Math.min(...rates),
+        overall_memories_per_s: Math.round(SUSTAINED / slices.reduce((t, s) => t + (s.to - s.from) / s.memories_per_s, 0)),
+        server_cpu_ms_per_memory: { first_slice: cpu[0], last_slice: cpu[cpu.length - 1] },
+        at_size: { memories: SUSTAINED, one_client: one, eight_clients: eight },
+        memory_after: memoryOf(server.pid),
+        load_average: { start: load[0], after_sustained: load[1], end: load[2] },
+      };
+    } finally {
+      await server.stop();
+    }
+  } finally {
+    rmSync(fresh, { recursive: true, force: true });
+  }
+}
+
 function embedCost(): Record<string, unknown> {
   const samples = queries.map((q) => timeMs(() => hashEmbed(q.query)));
   return { embedder: "fallback:hash-v1", query_embedding_ms: summarize(samples, 4) };
@@ -259,6 +311,12 @@ async function main(): Promise<void> {
     queries: { count: queries.length, with_project: queries.filter((q) => q.project).length, examples: queries.slice(0, 3) },
   };
   try {
+    if (SUSTAINED > 0 && !pg && ENGINE === "sqlite") result.ingest_sustained = await sustained();
+    if (args.only === "sustained") {
+      result.load_average_at_end = loadavg().map((x) => round(x));
+      result.seconds = Math.round((performance.now() - started) / 1000);
+      return finish(result);
+    }
     if (ENGINE === "postgres") {
       await startPglite();
       result.database = "PGlite (PostgreSQL in WebAssembly, one process, one backend: the socket server serialises every connection's queries) over TCP on 127.0.0.1";
@@ -274,6 +332,10 @@ async function main(): Promise<void> {
     }
     result.sizes = sizes;
     result.issue_13 = issue13Summary(sizes);
+    if (result.ingest_sustained) {
+      const sus = result.ingest_sustained as { memories: number; min_memories_per_s: number; overall_memories_per_s: number };
+      (result.issue_13 as Record<string, unknown>).ingest_sustained = { memories: sus.memories, min_slice_per_s: sus.min_memories_per_s, overall_per_s: sus.overall_memories_per_s };
+    }
     if (!pg) {
       log(`profiling rank() in-process at ${current} memories`);
       result.rank_profile = { memories: current, ...(await profileRank(home, queries)) };
@@ -294,6 +356,10 @@ async function main(): Promise<void> {
     if (process.env.BENCH_KEEP === "1") log(`kept ${home}`);
     else rmSync(home, { recursive: true, force: true });
   }
+  finish(result);
+}
+
+function finish(result: Record<string, unknown>): void {
   const json = JSON.stringify(result, null, 2);
   mkdirSync(join(ROOT, "bench/results"), { recursive: true });
   writeFileSync(join(ROOT, "bench/results", `http-${new Date().toISOString().replace(/[:.]/g, "-")}.json`), `${json}\n`);

@@ -10,6 +10,7 @@ import { deriveTags, tagsOf, writeTags } from "./tags";
 import { INITIAL_STRENGTH } from "../tuning";
 import { anchorsOf, parseAnchors, writeAnchors, type AnchorView } from "./anchors";
 import { withStorage } from "../storage";
+import { commitGrouped } from "./group-commit";
 import type { MemoryRow } from "./store";
 
 /** Longest memory content accepted; distilled memories are a few hundred characters. */
@@ -176,17 +177,27 @@ export async function ingestMemory(s: Services, input: IngestInput | Record<stri
     (async () => {
       const [vector] = await s.embedder.embed([content], "document");
       // Checked again inside the transaction: a concurrent ingest of the same
-      // session may have committed while we were embedding.
-      const result = await s.storage.transaction(async (tx): Promise<{ skipped: number } | { row: { id: string; seq: number } }> => {
-        const again = session ? await tx.memories.claimSession(session) : 0;
-        if (again > 0) return { skipped: again };
-        const ts = withStorage(s, tx);
-        const [row] = await insertMemoryRows(ts, [{ content, memoryType, project, sourceAgent, sourceSession: session, privacy, createdAt }], [vector]);
-        if (anchors) await writeAnchors(ts, [row.id], anchors, s.now());
-        return { row };
-      });
+      // session may have committed while we were embedding. Concurrent ingests
+      // share one transaction where the engine allows (group-commit.ts); each
+      // one's vector joins the live index before the next one links.
+      const result = await commitGrouped(
+        s.storage,
+        async (tx): Promise<{ skipped: number } | { row: { id: string; seq: number } }> => {
+          const again = session ? await tx.memories.claimSession(session) : 0;
+          if (again > 0) return { skipped: again };
+          const ts = withStorage(s, tx);
+          const [row] = await insertMemoryRows(ts, [{ content, memoryType, project, sourceAgent, sourceSession: session, privacy, createdAt }], [vector]);
+          if (anchors) await writeAnchors(ts, [row.id], anchors, s.now());
+          return { row };
+        },
+        (out) => {
+          const index = liveIndex(s);
+          if (!index || "skipped" in out) return null;
+          index.upsert(out.row.seq, vector, project);
+          return () => index.remove(out.row.seq);
+        },
+      );
       if ("skipped" in result) return { id: null, skipped: true, existing_count: result.skipped } satisfies IngestResult;
-      liveIndex(s)?.upsert(result.row.seq, vector, project);
       return { id: result.row.id, message: `Stored memory ${result.row.id.slice(0, 8)} (${memoryType}).` } satisfies IngestResult;
     })(),
   );
