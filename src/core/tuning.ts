@@ -36,8 +36,41 @@ export const SEARCH_CANDIDATES = 60;
  * int8, 6 MB) as a SIF-weighted, mean-removed 100-d part beside 284 hashed
  * dimensions, at part weights 0.3-0.9 and this weight 0.02-1: hybrid
  * 0.596-0.623, vector-only 0.415-0.483 (2026-11-23, bench/locomo.ts).
+ * Also not kept, on the hashed document vectors (r@5 / r@10, hybrid and
+ * vector-only): word trigrams dropped 0.544 / 0.613, 0.317 / 0.397; word
+ * bigrams added at 0.5 0.540 / 0.612, 0.358 / 0.436. No real model could be
+ * measured: no package of the npm registry list (or Debian) ships sentence
+ * encoder weights (ONNX MiniLM/bge/e5/gte, model2vec, USE: the wrappers
+ * there download them from a model hub at run time).
+ * With QUERY_IDF_POWER's weighted query (hybrid 0.550 / 0.630): this weight
+ * at 0.01 0.550 / 0.632, 0.05 0.550 / 0.630, 0.1 0.551 / 0.626, 0.2 0.549 /
+ * 0.620; unchanged at 0.02.
  */
 export const VECTOR_RRF_WEIGHT: Record<"onnx" | "fallback", number> = { onnx: 1, fallback: 0.02 };
+/**
+ * The hashing fallback's query vector weighs each word by its IDF in the
+ * store to this power (core/search/query-vector.ts); stored vectors stay
+ * unweighted hash-v1. At 2 the dot product is that of tf-idf vectors (IDF on
+ * both sides), which the stateless document side cannot carry itself.
+ * LoCoMo-dev (bench/locomo.ts, r@5 / r@10, hybrid and vector-only; before:
+ * 0.547 / 0.617 and 0.368 / 0.440): power 1 0.548 / 0.624, 0.446 / 0.516;
+ * 1.5 0.550 / 0.626, 0.447 / 0.521; 2 0.550 / 0.630, 0.430 / 0.504; 3
+ * 0.549 / 0.633, 0.399 / 0.462. 2 keeps most of the hybrid gain without
+ * letting one rare word decide the vector list alone. The hybrid gain comes
+ * mostly from the candidates the vector list brings in (scored by lexical
+ * coverage), not from its RRF share: SCORE_VECTOR_WEIGHT 0.15 / 0.3 / 0.5
+ * gave r@10 0.631 / 0.630 / 0.622; the vector list's length (30 / 60 /
+ * 100) 0.630 / 0.630 / 0.631.
+ * Tried on top, not kept: expanding the query with the m words that co-occur
+ * most (PMI) with its rare words (in at most 5% of the store) in the store's
+ * memories, each at β × IDF²: m 10 β 0.3 0.556 / 0.635, vector-only 0.456 /
+ * 0.527; m 20 β 0.2 0.554 / 0.636, 0.478 / 0.541; m 20 β 0.4 0.555 /
+ * 0.638, 0.459 / 0.519; m 40 β 0.2 0.554 / 0.633, 0.495 / 0.554; with the
+ * vector weight at 0.2 or 1 instead of 0.02: 0.636 / 0.627. Under a point
+ * of recall@10 for reading every memory that holds a query word at search
+ * time (or keeping a co-occurrence table up to date on every write).
+ */
+export const QUERY_IDF_POWER = 2;
 /** Fused results whose graph neighbours are pulled in. */
 export const GRAPH_SEEDS = 8;
 /** A neighbour inherits this share of its seed's relevance, times the link weight. */
