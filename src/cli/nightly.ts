@@ -55,12 +55,12 @@ error; 2 bad usage; 130 interrupted.`;
 /** Exit status of a run whose learn step is still owed. */
 export const EXIT_PARTIAL = 3;
 
-/** The embedder the database's vectors were made with (null for a new database). */
+/** The embedder the store's vectors were made with (null for a new store). */
 async function recordedEmbedder(config: Config): Promise<string | null> {
   if (config.storage === "postgres") {
     const storage = pgStorage(openPostgres({ url: config.database.url!, schema: config.database.schema, pool: 1 }));
     try {
-      return await storage.meta.get("embedder_id");
+      return (await storage.memories.embedderState()).embedderId;
     } finally {
       await storage.close();
     }
@@ -91,7 +91,6 @@ export async function runNightlyCommand(argv: string[]): Promise<number> {
     }
   }
   const config = loadConfig(process.env);
-  // A PostgreSQL store is a schema in a shared database, not a file to look for.
   if (config.storage === "sqlite" && !existsSync(config.paths.db)) {
     console.error(`memsvc nightly: no database at ${config.paths.db}: nothing to consolidate (is MEMSVC_HOME right?)`);
     return 1;
@@ -100,13 +99,14 @@ export async function runNightlyCommand(argv: string[]): Promise<number> {
   // Never download here: a batch job must not stall on the network, and must
   // not swap the database's vector space for the hashing fallback either.
   const embedder = await loadEmbedder({ home: config.home, model: config.embedder.model, offline: true, log: (line) => log("debug", line) });
+  // Read before the services open the store: they claim its vector space for this embedder.
   let recorded: string | null;
   try {
     recorded = await recordedEmbedder(config);
   } catch (e) {
     await embedder.close?.();
-    if (e instanceof AppError) {
-      console.error(`memsvc nightly: ${e.message}`);
+    if (e instanceof AppError || (e as Error).name === "PgUnavailableError") {
+      console.error(`memsvc nightly: ${(e as Error).message}`);
       return 1;
     }
     throw e;

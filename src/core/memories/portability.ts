@@ -5,8 +5,7 @@ import { invalid } from "../../errors";
 import { createPrivateFile, PRIVATE_FILE_MODE } from "../../private-files";
 import { VERSION } from "../../version";
 import { parseAnchors } from "./anchors";
-import { agentDir, agentFolders, isValidName, readScope } from "../identity";
-import { writeSections } from "../identity";
+import { folderSections, isValidName, sectionStore, type SectionStore } from "../identity";
 import { normalizeMemoryType } from "./types";
 import type { MemoryColumns } from "./store-bulk";
 import { redact } from "../secrets";
@@ -78,13 +77,10 @@ export async function exportAll(storage: Storage, identityRoot: string, file: st
     if (row.kind === "history") return write({ kind: "history", ...row.history });
     return write({ kind: "anchor", ...row.anchor });
   });
-  const warn = () => {};
-  for (const [name, f] of readScope(identityRoot, identityRoot, warn)) {
-    await write({ kind: "identity", agent: null, name, body: f.body });
-    sections++;
-  }
-  for (const agent of agentFolders(identityRoot, warn)) {
-    for (const [name, f] of readScope(identityRoot, agentDir(identityRoot, agent), warn)) {
+  // Through the engine's section store: on PostgreSQL the sections live in the database, not in this home's folder.
+  const identity = identitySections(storage, identityRoot);
+  for (const agent of [null, ...(await identity.agentScopes())]) {
+    for (const [name, f] of await identity.readScope(agent)) {
       await write({ kind: "identity", agent, name, body: f.body });
       sections++;
     }
@@ -200,7 +196,7 @@ export async function importAll(s: Services, file: string, progress: (line: stri
     })),
   }, s.embedder.id);
   memories.forEach((m, i) => s.index.upsert(seqs[i], vectors[i], m.project));
-  const root = s.config.paths.identity;
+  const identity = sectionStore(s, () => {});
   const byScope = new Map<string, [string, string][]>();
   for (const r of rest) {
     if (r.kind !== "identity") continue;
@@ -210,7 +206,7 @@ export async function importAll(s: Services, file: string, progress: (line: stri
   }
   let sections = 0;
   for (const [agent, list] of byScope) {
-    writeSections(root, agent ? agentDir(root, agent) : root, list);
+    await identity.writeSections(agent || null, list, s.now());
     sections += list.length;
   }
   return { memories: memories.length, links, identity_sections: sections, reembedded: toEmbed.length, reused_vectors: memories.length - toEmbed.length };
@@ -267,6 +263,11 @@ function checkAnchor(rec: Record<string, any>, where: string): Record<string, an
   } catch (e) {
     throw invalid(`${where}: ${(e as Error).message}`);
   }
+}
+
+/** Where the engine keeps identity sections: its database (PostgreSQL), else the home's identity folder. */
+function identitySections(storage: Storage, identityRoot: string): SectionStore {
+  return storage.identity.sections ?? folderSections(identityRoot, () => {});
 }
 
 /**
