@@ -62,8 +62,9 @@ export const VECTOR_RRF_WEIGHT: Record<"onnx" | "fallback", number> = { onnx: 1,
  * coverage), not from its RRF share: SCORE_VECTOR_WEIGHT 0.15 / 0.3 / 0.5
  * gave r@10 0.631 / 0.631 / 0.622 (the bench-side prototype); the vector
  * list's length (30 / 60 / 100) 0.630 / 0.630 / 0.631.
- * Tried on top, not kept (the prototype, 0.548 / 0.631 without it): expanding the query with the m words that co-occur
- * most (PMI) with its rare words (in at most 5% of the store) in the store's
+ * Tried on top, not kept (the prototype, 0.548 / 0.631 without it):
+ * expanding the query with the m words that co-occur most (PMI) with its
+ * rare words (in at most 5% of the store) in the store's
  * memories, each at β × IDF²: m 10 β 0.3 0.556 / 0.635, vector-only 0.456 /
  * 0.527; m 20 β 0.2 0.554 / 0.636, 0.478 / 0.541; m 20 β 0.4 0.555 /
  * 0.638, 0.459 / 0.519; m 40 β 0.2 0.554 / 0.633, 0.495 / 0.554; with the
