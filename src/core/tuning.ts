@@ -42,9 +42,10 @@ export const SEARCH_CANDIDATES = 60;
  * measured: no package of the npm registry list (or Debian) ships sentence
  * encoder weights (ONNX MiniLM/bge/e5/gte, model2vec, USE: the wrappers
  * there download them from a model hub at run time).
- * With QUERY_IDF_POWER's weighted query (hybrid 0.550 / 0.630): this weight
- * at 0.01 0.550 / 0.632, 0.05 0.550 / 0.630, 0.1 0.551 / 0.626, 0.2 0.549 /
- * 0.620; unchanged at 0.02.
+ * With a query weighted by IDF² (a bench-side prototype of QUERY_IDF_POWER
+ * counting exact stems, 0.550 / 0.631 at 0.02): this weight at 0.01 0.550 /
+ * 0.632, 0.05 0.550 / 0.630, 0.1 0.551 / 0.626 (and 0.2 with IDF¹: 0.549 /
+ * 0.620 against 0.547 / 0.624 at 0.02); unchanged at 0.02.
  */
 export const VECTOR_RRF_WEIGHT: Record<"onnx" | "fallback", number> = { onnx: 1, fallback: 0.02 };
 /**
@@ -59,10 +60,11 @@ export const VECTOR_RRF_WEIGHT: Record<"onnx" | "fallback", number> = { onnx: 1,
  * letting one rare word decide the vector list alone. The hybrid gain comes
  * mostly from the candidates the vector list brings in (scored by lexical
  * coverage), not from its RRF share: SCORE_VECTOR_WEIGHT 0.15 / 0.3 / 0.5
- * gave r@10 0.631 / 0.630 / 0.622; the vector list's length (30 / 60 /
- * 100) 0.630 / 0.630 / 0.631.
- * Tried on top, not kept: expanding the query with the m words that co-occur
- * most (PMI) with its rare words (in at most 5% of the store) in the store's
+ * gave r@10 0.631 / 0.631 / 0.622 (the bench-side prototype); the vector
+ * list's length (30 / 60 / 100) 0.630 / 0.630 / 0.631.
+ * Tried on top, not kept (the prototype, 0.548 / 0.631 without it):
+ * expanding the query with the m words that co-occur most (PMI) with its
+ * rare words (in at most 5% of the store) in the store's
  * memories, each at β × IDF²: m 10 β 0.3 0.556 / 0.635, vector-only 0.456 /
  * 0.527; m 20 β 0.2 0.554 / 0.636, 0.478 / 0.541; m 20 β 0.4 0.555 /
  * 0.638, 0.459 / 0.519; m 40 β 0.2 0.554 / 0.633, 0.495 / 0.554; with the
