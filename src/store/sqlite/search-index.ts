@@ -108,16 +108,15 @@ export function startIndex(s: IndexContext, backgroundAbove = INDEX_BACKGROUND_A
   };
   // The first step waits a turn of the event loop: the server listens and answers before any of this runs.
   setImmediate(() =>
-    fromIndexFile(s, state).then(
-      (done) => {
+    fromIndexFile(s, state)
+      .then((done) => {
         if (state.stop) return finish();
         if (!done) return fromVec0Steps();
         pruneChanges(s, state.cursor);
         s.log("info", `vector index ready from its file: ${s.index.size} vectors in ${Math.round(performance.now() - started)} ms`);
         finish();
-      },
-      stopped,
-    ),
+      })
+      .catch(stopped),
   );
   return state;
 }

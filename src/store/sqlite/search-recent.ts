@@ -84,6 +84,8 @@ export function walkTouched(sqlite: Database, p: RecentParams): Raw[] {
   // Fewer rows than asked: the window held them all.
   if (first.length < p.limit || p.limit === 0) return first;
   const floor = first[first.length - 1].importance - SLACK;
+  // A NULL importance (a value no write path stores, e.g. a negative link count) proves nothing: score every row.
+  if (!Number.isFinite(floor)) return scoreAll(sqlite, p);
   const { s, l } = q.maxima();
   const maxStrength = Math.max(0, s ?? 0);
   const maxLinks = Math.max(0, l ?? 0);
