@@ -162,7 +162,9 @@ export async function recheckStep(ctx: RunContext, llm: LlmClient | null): Promi
     }
     digest.model_calls++;
     const verdict = parseVerdict(answer);
-    await settle(ctx, item, verdict, JSON.stringify(answer ?? null).slice(0, 200));
+    // Model output goes to the digest and the log: a secret it echoed must not.
+    if (verdict) verdict.reason = await redact(verdict.reason);
+    await settle(ctx, item, verdict, await redact(JSON.stringify(answer ?? null).slice(0, 200)));
   }
   return finish(null, 0);
 }
