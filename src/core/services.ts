@@ -100,6 +100,10 @@ export function createServices(config: Config, opts: ServiceOptions): Services {
       // Writes that embedded with the previous model land before the re-embed cursor is set, so it covers them.
       await services.drain();
       attachIndex();
+      // PostgreSQL claims the vector space (embedder id, re-embed cursor) asynchronously in start(): the
+      // re-embed the caller runs next must find the cursor set, or it ends at once and the stored vectors
+      // stay in the old space. SQLite's claim is synchronous, and its ready can mean a long index load.
+      if (postgres) await state.ready;
       await previous.close?.();
     },
     now: opts.now ?? Date.now,
