@@ -5,7 +5,7 @@ import { invalid } from "../../errors";
 import { createPrivateFile, PRIVATE_FILE_MODE } from "../../private-files";
 import { VERSION } from "../../version";
 import { parseAnchors } from "./anchors";
-import { folderSections, isValidName, sectionStore, type SectionStore } from "../identity";
+import { folderSections, isValidName, sectionStore } from "../identity";
 import { normalizeMemoryType } from "./types";
 import type { MemoryColumns } from "./store-bulk";
 import { redact } from "../secrets";
@@ -75,14 +75,21 @@ export async function exportAll(storage: Storage, identityRoot: string, file: st
     if (row.kind === "segment") return write({ kind: "segment", ...row.segment });
     if (row.kind === "event") return write({ kind: "event", ...row.event });
     if (row.kind === "history") return write({ kind: "history", ...row.history });
+    if (row.kind === "identity") {
+      // PostgreSQL: the sections are rows, read in the same snapshot.
+      sections++;
+      return write({ kind: "identity", ...row.identity });
+    }
     return write({ kind: "anchor", ...row.anchor });
   });
-  // Through the engine's section store: on PostgreSQL the sections live in the database, not in this home's folder.
-  const identity = identitySections(storage, identityRoot);
-  for (const agent of [null, ...(await identity.agentScopes())]) {
-    for (const [name, f] of await identity.readScope(agent)) {
-      await write({ kind: "identity", agent, name, body: f.body });
-      sections++;
+  // SQLite: the sections are the home's files, read after the snapshot.
+  if (!storage.identity.sections) {
+    const identity = folderSections(identityRoot, () => {});
+    for (const agent of [null, ...(await identity.agentScopes())]) {
+      for (const [name, f] of await identity.readScope(agent)) {
+        await write({ kind: "identity", agent, name, body: f.body });
+        sections++;
+      }
     }
   }
   await new Promise<void>((resolve, reject) => out.end((e?: Error | null) => (e ? reject(e) : resolve())));
@@ -263,11 +270,6 @@ function checkAnchor(rec: Record<string, any>, where: string): Record<string, an
   } catch (e) {
     throw invalid(`${where}: ${(e as Error).message}`);
   }
-}
-
-/** Where the engine keeps identity sections: its database (PostgreSQL), else the home's identity folder. */
-function identitySections(storage: Storage, identityRoot: string): SectionStore {
-  return storage.identity.sections ?? folderSections(identityRoot, () => {});
 }
 
 /**

@@ -403,6 +403,11 @@ export function pgMemoriesBulk(h: PgHandle): MemoriesBulkStore {
         }
         for (const history of await th.orm.select(historyColumns).from(memoryHistory).orderBy(sql`${memoryHistory.memoryId} COLLATE "C"`, asc(memoryHistory.version))) await emit({ kind: "history", history });
         for (const anchor of await th.orm.select(anchorColumns).from(memoryAnchors).orderBy(sql`${memoryAnchors.memoryId} COLLATE "C"`, sql`${memoryAnchors.repo} COLLATE "C"`)) await emit({ kind: "anchor", anchor });
+        // Identity lives in the database here: in the same snapshot. Global scope first, then agents, names in code-point order (as the folder lists them).
+        const id = th.t.identitySections;
+        for (const r of await th.orm.select({ scope: id.scope, name: id.name, body: id.body }).from(id).orderBy(sql`${id.scope} COLLATE "C"`, sql`${id.name} COLLATE "C"`)) {
+          await emit({ kind: "identity", identity: { agent: r.scope === "" ? null : r.scope, name: r.name, body: r.body } });
+        }
       };
       await inTx(run);
     },
