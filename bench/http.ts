@@ -10,7 +10,16 @@
  *
  * Env: BENCH_SIZES (or --sizes; default "10000,100000,200000"), BENCH_QUERIES
  * (default 300), BENCH_INGEST (default 2000), BENCH_VECTOR_QUERIES (default
- * 100; 0 skips recall), BENCH_KEEP=1 keeps the temp home.
+ * 100; 0 skips recall), BENCH_KEEP=1 keeps the temp home. `issue_13` gathers
+ * every figure of issue 13's target list per size and engine, next to the
+ * targets.
+ *
+ * Ingest sustained 0 -> N (SQLite; --sustained N or BENCH_SUSTAINED, default
+ * 100000, 0 skips; BENCH_SLICE, default 10000): a fresh server on an empty
+ * home fed N memories over HTTP by one client, each slice reported with its
+ * rate and the server's CPU per memory; then, at N, one client against eight
+ * concurrent ones (BENCH_INGEST memories each), and the server's RSS.
+ * `--only sustained` runs just that.
  *
  * --engine postgres / both: the server also (or only) on PostgreSQL: a PGlite
  * database (test/helpers/pglite-server.ts, real PostgreSQL + pgvector in
@@ -32,7 +41,7 @@ import { VERSION } from "../src/version";
 import { startPglite, type PgliteProcess } from "../test/helpers/pglite";
 import { NoteGenerator, type Note } from "./lib/corpus";
 import {
-  indexReady,
+  startFigures,
   startServer,
   timeConcurrentSearch,
   timeRecallIndex,
@@ -43,8 +52,9 @@ import {
   type ConcurrencyFigures,
   type Engine,
   type SearchFigures,
+  type StartFigures,
 } from "./lib/http-run";
-import { ingestOverHttp, type GetFigures, type IngestFigures } from "./lib/load";
+import { ingestOverHttp, ingestSustained, type GetFigures, type IngestFigures } from "./lib/load";
 import { pgVectorRecall, seedPostgresByMigrate, type PgSeed, type PgVectorRecall } from "./lib/pg-bench";
 import { profileRank } from "./lib/profile";
 import { seedStore, type SeedResult } from "./lib/seed";
@@ -52,7 +62,7 @@ import { memoryOf, ROOT, serverCommand, spawnServer } from "./lib/server";
 import { median, round, summarize, timeMs, type Summary } from "./lib/stats";
 import { vectorFigures, type VectorFigures } from "./lib/vectors";
 
-const { values: args } = parseArgs({ options: { sizes: { type: "string" }, engine: { type: "string" } } });
+const { values: args } = parseArgs({ options: { sizes: { type: "string" }, engine: { type: "string" }, sustained: { type: "string" }, only: { type: "string" } } });
 const ENGINE_ARG = args.engine ?? "sqlite";
 if (!["sqlite", "postgres", "both"].includes(ENGINE_ARG)) throw new Error(`--engine must be sqlite, postgres or both, not ${ENGINE_ARG}`);
 const ENGINES: Engine[] = ENGINE_ARG === "both" ? ["sqlite", "postgres"] : [ENGINE_ARG as Engine];
@@ -60,6 +70,10 @@ const SIZES = (args.sizes ?? process.env.BENCH_SIZES ?? "10000,100000,200000").s
 const VECTOR_QUERIES = Number(process.env.BENCH_VECTOR_QUERIES ?? 100);
 const QUERIES = Number(process.env.BENCH_QUERIES ?? 300);
 const INGEST = Number(process.env.BENCH_INGEST ?? 2000);
+const SUSTAINED = Number(args.sustained ?? process.env.BENCH_SUSTAINED ?? 100_000);
+const SLICE = Number(process.env.BENCH_SLICE ?? 10_000);
+if (args.only !== undefined && args.only !== "sustained") throw new Error(`--only takes "sustained", not ${args.only}`);
+if (args.only === "sustained" && !ENGINES.includes("sqlite")) throw new Error("--only sustained measures SQLite: leave out --engine postgres");
 /** Rows per `memsvc migrate` batch when seeding PostgreSQL (the command's maximum). */
 const MIGRATE_BATCH = 10_000;
 const TARGET = { search_p50_ms: 10, search_p95_ms: 30, at: 100_000 };
@@ -94,16 +108,13 @@ async function startup(): Promise<Record<string, unknown>> {
   };
 }
 
-interface SizeFigures extends SearchFigures {
+interface SizeFigures extends SearchFigures, StartFigures {
   engine: Engine;
   memories: number;
   seed: SeedResult | PgSeed;
   db_mb: number | null;
-  start_to_first_200_ms: number;
-  /** Spawn to /health reporting `index: ready` (SQLite: the vector index loaded; PostgreSQL: at once). */
-  start_to_index_ready_ms: number;
   /** The same after a restart (SQLite: the index file saved by the first server is there). */
-  restart?: { start_to_first_200_ms: number; start_to_index_ready_ms: number; memory: ReturnType<typeof memoryOf> };
+  restart?: StartFigures & { memory: ReturnType<typeof memoryOf> };
   /** POST /recall-index with the queries as prompts (a new session each). */
   recall_index: GetFigures;
   recent: GetFigures;
@@ -126,8 +137,8 @@ async function measure(t: BenchTarget, seed: SeedResult | PgSeed, size: number, 
   let stopped = false;
   log(`${t.engine}: server up in ${Math.round(server.startMs)} ms; waiting for the vector index`);
   try {
-    const readyMs = await indexReady(server.url, server.startMs);
-    log(`${t.engine}: index ready at ${Math.round(readyMs)} ms; timing /search, /recent, /recall-index`);
+    const start = await startFigures(server);
+    log(`${t.engine}: index ready at ${start.start_to_index_ready_ms} ms; timing /search, /recent, /recall-index`);
     const search = await timeSearch(server, queries);
     const recent = await timeRecent(server, queries);
     const recallIndex = await timeRecallIndex(server, queries);
@@ -138,8 +149,7 @@ async function measure(t: BenchTarget, seed: SeedResult | PgSeed, size: number, 
       memories: size,
       seed,
       db_mb: t.pg ? null : Math.round(statSync(db).size / 1024 / 1024),
-      start_to_first_200_ms: Math.round(server.startMs),
-      start_to_index_ready_ms: Math.round(readyMs),
+      ...start,
       ...search,
       ...recent,
       recall_index: recallIndex,
@@ -163,8 +173,7 @@ async function measure(t: BenchTarget, seed: SeedResult | PgSeed, size: number, 
     log(`${t.engine}: restarting`);
     const again = await startServer(t);
     try {
-      const readyAgain = await indexReady(again.url, again.startMs);
-      figures.restart = { start_to_first_200_ms: Math.round(again.startMs), start_to_index_ready_ms: Math.round(readyAgain), memory: memoryOf(again.pid) };
+      figures.restart = { ...(await startFigures(again)), memory: memoryOf(again.pid) };
     } finally {
       await again.stop();
     }
@@ -198,6 +207,105 @@ function ratios(lite: SizeFigures, pg: SizeFigures): Record<string, number | nul
   };
 }
 
+/**
+ * Every figure of issue 13's target list, per size and engine, gathered from
+ * the measurements above (wall clock under the load average printed with it;
+ * server CPU where load inflates wall time).
+ */
+function issue13Summary(sizes: Record<string, Record<string, unknown>>): Record<string, unknown> {
+  const out: Record<string, unknown> = {
+    targets: {
+      vector_recall_at_10: ">= 0.95 sparse and dense",
+      vector_phase_p95_ms: "<= 3 at 100k",
+      search_p95_ms: "<= 15 at 100k, <= 25 at 200k, project filter included",
+      recent_p95_ms: "<= 10 at 200k, with and without a project",
+      start_to_first_200_ms: "<= 300 at 100k",
+      index_ready_ms: "<= 1500 at 100k",
+      ingest_per_s: ">= 600 sustained, one client",
+      rss_mb: "<= 300 at 100k after warm-up",
+    },
+  };
+  for (const [size, at] of Object.entries(sizes)) {
+    const perEngine: Record<string, unknown> = {};
+    for (const engine of ENGINES) {
+      const f = at[engine] as SizeFigures | undefined;
+      if (f) perEngine[engine] = issue13Figures(f);
+    }
+    out[size] = perEngine;
+  }
+  return out;
+}
+
+function issue13Figures(f: SizeFigures): Record<string, unknown> {
+  const sqlite = f.engine === "sqlite";
+  return {
+    vector_recall_at_10: f.vectors
+      ? { sparse: f.vectors.sparse.recall_at_10, dense: f.vectors.dense.recall_at_10, sparse_project: f.vectors.sparse.recall_at_10_project, dense_project: f.vectors.dense.recall_at_10_project }
+      : f.pgvector
+        ? { hnsw: f.pgvector.recall_at_10, hnsw_project: f.pgvector.recall_at_10_project }
+        : null,
+    vector_phase_p95_ms: f.vectors
+      ? { sparse: f.vectors.sparse.search_ms.p95, dense: f.vectors.dense.search_ms.p95, sparse_project: f.vectors.sparse.search_project_ms.p95 }
+      : f.pgvector
+        ? { hnsw: f.pgvector.hnsw_ms.p95, hnsw_project: f.pgvector.hnsw_project_ms.p95 }
+        : null,
+    search_p95_ms: { all: f.search.latency_ms.p95, without_project: f.search_unfiltered.latency_ms.p95, with_project: f.search_project.latency_ms.p95 },
+    search_server_cpu_ms_per_request: { without_project: f.search_unfiltered.server_cpu_ms_per_request, with_project: f.search_project.server_cpu_ms_per_request },
+    recent_p95_ms: { without_project: f.recent.latency_ms.p95, with_project: f.recent_project.latency_ms.p95 },
+    recent_server_cpu_ms_per_request: { without_project: f.recent.server_cpu_ms_per_request, with_project: f.recent_project.server_cpu_ms_per_request },
+    start_to_first_200_ms: { first_start: f.start_to_first_200_ms, restart: f.restart?.start_to_first_200_ms ?? null },
+    // SQLite loads the index from vec0 on a first start and from the index file on a restart; PostgreSQL has nothing to load.
+    index_ready_ms: sqlite
+      ? { first_start_from_vec0: f.start_to_index_ready_ms, restart_from_index_file: f.restart?.start_to_index_ready_ms ?? null }
+      : { first_start: f.start_to_index_ready_ms, restart: f.restart?.start_to_index_ready_ms ?? null },
+    start_server_cpu_ms: { first_start: f.start_cpu_ms, restart: f.restart?.start_cpu_ms ?? null },
+    ingest_per_s: f.ingest?.map((i) => ({ concurrency: i.concurrency, memories_per_s: i.memories_per_s })) ?? null,
+    rss_mb: { after_queries: f.memory.rss_mb, peak: f.memory.peak_rss_mb, restart: f.restart?.memory.rss_mb ?? null, ...(f.database_memory ? { database: f.database_memory.rss_mb } : {}) },
+  };
+}
+
+/**
+ * Ingest from 0 to SUSTAINED memories over HTTP into a fresh SQLite server
+ * (its own home), one client, reported per SLICE; then one client against
+ * eight at that size, and the server's RSS.
+ */
+async function sustained(): Promise<Record<string, unknown>> {
+  const fresh = mkdtempSync(join(tmpdir(), "memsvc-bench-ingest-"));
+  const notes = new NoteGenerator(1234);
+  const next = () => notes.note();
+  try {
+    const server = await startServer({ engine: "sqlite", home: fresh, cmd: serverCommand("source") });
+    try {
+      log(`ingest sustained 0 -> ${SUSTAINED}, one client, per ${SLICE}`);
+      const load = [loadavg().map((x) => round(x))];
+      const slices = await ingestSustained(server.url, server.pid, next, SUSTAINED, SLICE, 1);
+      for (const s of slices) log(`  ${s.from} -> ${s.to}: ${s.memories_per_s}/s, ${s.server_cpu_ms_per_memory} ms CPU a memory`);
+      load.push(loadavg().map((x) => round(x)));
+      const compare = Math.max(1, INGEST);
+      const one = (await ingestSustained(server.url, server.pid, next, compare, compare, 1, SUSTAINED))[0];
+      const eight = (await ingestSustained(server.url, server.pid, next, compare, compare, 8, SUSTAINED + compare))[0];
+      load.push(loadavg().map((x) => round(x)));
+      const rates = slices.map((s) => s.memories_per_s);
+      const cpu = slices.map((s) => s.server_cpu_ms_per_memory);
+      return {
+        memories: SUSTAINED,
+        client: "one sequential client, HTTP keep-alive; fresh server and empty home",
+        slices,
+        min_memories_per_s: Math.min(...rates),
+        overall_memories_per_s: Math.round(SUSTAINED / slices.reduce((t, s) => t + (s.to - s.from) / s.memories_per_s, 0)),
+        server_cpu_ms_per_memory: { first_slice: cpu[0], last_slice: cpu[cpu.length - 1] },
+        at_size: { memories: SUSTAINED, one_client: one, eight_clients: eight },
+        memory_after: memoryOf(server.pid),
+        load_average: { start: load[0], after_sustained: load[1], end: load[2] },
+      };
+    } finally {
+      await server.stop();
+    }
+  } finally {
+    rmSync(fresh, { recursive: true, force: true });
+  }
+}
+
 function embedCost(): Record<string, unknown> {
   const samples = queries.map((q) => timeMs(() => hashEmbed(q.query)));
   return { embedder: "fallback:hash-v1", query_embedding_ms: summarize(samples, 4) };
@@ -216,6 +324,13 @@ async function main(): Promise<void> {
   };
   let pg: PgliteProcess | null = null;
   try {
+    // Before PGlite starts: the sustained ingest has the machine to itself.
+    if (SUSTAINED > 0 && ENGINES.includes("sqlite")) result.ingest_sustained = await sustained();
+    if (args.only === "sustained") {
+      result.load_average_at_end = loadavg().map((x) => round(x));
+      result.seconds = Math.round((performance.now() - started) / 1000);
+      return finish(result);
+    }
     if (ENGINES.includes("postgres")) {
       pg = await startPglite();
       result.database = "PGlite (PostgreSQL in WebAssembly with pgvector, one process, one backend: its socket server serialises every connection's queries) over TCP on 127.0.0.1, data in memory";
@@ -259,6 +374,11 @@ async function main(): Promise<void> {
       current = seeded.total + (ENGINES.includes("sqlite") ? notes.length : 0);
     }
     result.sizes = sizes;
+    result.issue_13 = issue13Summary(sizes);
+    if (result.ingest_sustained) {
+      const sus = result.ingest_sustained as { memories: number; min_memories_per_s: number; overall_memories_per_s: number };
+      (result.issue_13 as Record<string, unknown>).ingest_sustained = { memories: sus.memories, min_slice_per_s: sus.min_memories_per_s, overall_per_s: sus.overall_memories_per_s };
+    }
     if (ENGINES.includes("sqlite")) {
       log(`profiling rank() in-process at ${current} memories`);
       result.rank_profile = { memories: current, ...(await profileRank(home, queries)) };
@@ -277,6 +397,10 @@ async function main(): Promise<void> {
     if (process.env.BENCH_KEEP === "1") log(`kept ${home} and ${pgHome}`);
     else for (const dir of [home, pgHome]) rmSync(dir, { recursive: true, force: true });
   }
+  finish(result);
+}
+
+function finish(result: Record<string, unknown>): void {
   const json = JSON.stringify(result, null, 2);
   mkdirSync(join(ROOT, "bench/results"), { recursive: true });
   writeFileSync(join(ROOT, "bench/results", `http-${ENGINE_ARG}-${new Date().toISOString().replace(/[:.]/g, "-")}.json`), `${json}\n`);

@@ -18,7 +18,7 @@ import { DEFAULT_EMBED_MODEL, homeDir, loadConfig } from "../src/config";
 import { parseSessionDate } from "../src/core/dates";
 import { silentLogger } from "../src/core/log";
 import { insertMemoryRows, type NewMemory } from "../src/core/memories";
-import { rank } from "../src/core/search";
+import { queryVector, rank } from "../src/core/search";
 import { ftsExpression } from "../src/store/sqlite/search-fts";
 import { thresholds } from "../src/core/search";
 import { createServices, type Services } from "../src/core/services";
@@ -82,10 +82,13 @@ async function evaluate(s: Services, queries: LocomoQuery[], keyOf: Map<string, 
   );
   for (let i = 0; i < queries.length; i += EMBED_BATCH) {
     const batch = queries.slice(i, i + EMBED_BATCH);
-    const vectors = await s.embedder.embed(
-      batch.map((q) => q.question),
-      "query",
-    );
+    // As /search embeds them: the fallback weighs the query's words by their IDF in the store (queryVector).
+    const vectors = s.embedder.embedWeighted
+      ? await Promise.all(batch.map((q) => queryVector(s, q.question.trim())))
+      : await s.embedder.embed(
+          batch.map((q) => q.question),
+          "query",
+        );
     for (const [j, q] of batch.entries()) {
       const hits = (await rank(s, q.question.trim(), vectors[j], K, q.project)).results;
       out.hybrid.add(q, hits.map((h) => keyOf.get(h.id)!));

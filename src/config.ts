@@ -29,6 +29,8 @@ export interface Config {
   /** hubUrl: where a missing model is downloaded from (null: transformers.js's default, https://huggingface.co/). */
   readonly embedder: { readonly model: string; readonly hubUrl: string | null };
   readonly nightly: { readonly enabled: boolean; readonly schedule: string; readonly maxModelCalls: number };
+  /** keepEvidence: keep a bounded excerpt of the segment per anchored memory, for the nightly re-check (README: Capture and hooks). */
+  readonly distill: { readonly keepEvidence: boolean };
   readonly offline: boolean;
   /** Which engine holds the data: one embedded SQLite file (the default) or PostgreSQL with pgvector. */
   readonly storage: StorageEngine;
@@ -104,6 +106,7 @@ const SCHEMA: Record<string, Kind> = {
   llm: "object",
   embedder: "object",
   nightly: "object",
+  distill: "object",
   storage: "storage",
   database_url: "pgurl",
   database_schema: "identifier",
@@ -113,6 +116,7 @@ const NESTED: Record<string, Record<string, Kind>> = {
   llm: { baseURL: "url", apiKey: "string", model: "string", timeoutMs: "posint", contextChars: "posint" },
   embedder: { model: "string", hubUrl: "url" },
   nightly: { enabled: "boolean", schedule: "string", maxModelCalls: "posint" },
+  distill: { keepEvidence: "boolean" },
 };
 
 function check(file: string, key: string, kind: Kind, value: unknown): void {
@@ -231,6 +235,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: Override
       schedule: str(file.nightly?.schedule) ?? "30 3 * * *",
       maxModelCalls: file.nightly?.maxModelCalls ?? 40,
     },
+    distill: { keepEvidence: file.distill?.keepEvidence ?? true },
     offline: env.MEMSVC_OFFLINE === "1" || env.MEMSVC_OFFLINE === "true",
     ...storageConfig(paths.config, file, env, flags),
     paths,

@@ -41,6 +41,23 @@ export async function indexReady(url: string, startMs: number): Promise<number> 
   }
 }
 
+export interface StartFigures {
+  /** Spawn to the first 200 of /health. */
+  start_to_first_200_ms: number;
+  /** Spawn to /health reporting `index: ready` (SQLite: the vector index loaded; PostgreSQL: at once). */
+  start_to_index_ready_ms: number;
+  /** Server CPU (user + system) spent by the first 200 and by `index: ready`: what load on a shared machine cannot inflate. */
+  start_cpu_ms: { first_200: number; index_ready: number };
+}
+
+/** Waits for `index: ready` on a server just started: wall clock and its CPU to the first 200 and to ready. */
+export async function startFigures(server: RunningServer): Promise<StartFigures> {
+  const cpuFirst200 = cpuMsOf(server.pid);
+  const readyMs = await indexReady(server.url, server.startMs);
+  const cpuReady = cpuMsOf(server.pid);
+  return { start_to_first_200_ms: Math.round(server.startMs), start_to_index_ready_ms: Math.round(readyMs), start_cpu_ms: { first_200: cpuFirst200, index_ready: cpuReady } };
+}
+
 export interface SearchFigures {
   search: GetFigures & { filtered_share: number };
   search_unfiltered: GetFigures;

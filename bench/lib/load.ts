@@ -93,3 +93,38 @@ export async function timeRecall(url: string, pid: number, prompts: { prompt: st
   // mean_results: the share of prompts that got a block.
   return { latency_ms: summarize(samples), server_cpu_ms_per_request: round((cpuMsOf(pid) - cpu) / prompts.length), mean_results: round(blocks / prompts.length, 2) };
 }
+
+/** One slice of a sustained ingest: the memories the store held before and after it, its rate and the server's CPU per memory. */
+export interface IngestSlice {
+  from: number;
+  to: number;
+  memories_per_s: number;
+  /** Server CPU (user + system) per memory: what a loaded machine inflates least. */
+  server_cpu_ms_per_memory: number;
+  latency_ms_p50: number;
+  latency_ms_p95: number;
+}
+
+/**
+ * POST /ingest of `total` notes from `next()` into the server `pid`, with
+ * `concurrency` clients, reported per `slice` memories: does the rate hold as
+ * the store grows? `at` is how many memories the store held before.
+ */
+export async function ingestSustained(url: string, pid: number, next: () => Note, total: number, slice: number, concurrency = 1, at = 0): Promise<IngestSlice[]> {
+  const slices: IngestSlice[] = [];
+  for (let done = 0; done < total; done += slice) {
+    const n = Math.min(slice, total - done);
+    const notes = Array.from({ length: n }, next);
+    const cpu = cpuMsOf(pid);
+    const f = await ingestOverHttp(url, notes, concurrency);
+    slices.push({
+      from: at + done,
+      to: at + done + n,
+      memories_per_s: f.memories_per_s,
+      server_cpu_ms_per_memory: round((cpuMsOf(pid) - cpu) / n, 3),
+      latency_ms_p50: f.latency_ms.p50,
+      latency_ms_p95: f.latency_ms.p95,
+    });
+  }
+  return slices;
+}

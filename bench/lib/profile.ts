@@ -1,11 +1,10 @@
 import { loadConfig } from "../../src/config";
 import { silentLogger } from "../../src/core/log";
-import { queryKeywords, rank } from "../../src/core/search";
+import { queryKeywords, queryVector, rank } from "../../src/core/search";
 import { bm25Expression, ftsExpression } from "../../src/store/sqlite/search-fts";
 import { createServices } from "../../src/core/services";
 import { DEFAULT_SEARCH_LIMIT, SEARCH_CANDIDATES } from "../../src/core/tuning";
 import { FallbackEmbedder } from "../../src/embed";
-import { hashEmbed } from "../../src/embed/fallback";
 import type { Query } from "./corpus";
 import { round, summarize, type Summary } from "./stats";
 
@@ -32,8 +31,11 @@ export async function profileRank(home: string, queries: Query[]): Promise<RankP
   const indexLoad = performance.now() - t0;
   const db = s.store.sqlite;
   const all = db.query<{ seq: number }, [string, number]>("SELECT rowid AS seq FROM memories_fts WHERE memories_fts MATCH ? ORDER BY bm25(memories_fts) LIMIT ?");
+  // The same statement as search-fts.ts's bm25Statements.
   const inProject = db.query<{ seq: number }, [string, string, number]>(
-    "SELECT f.rowid AS seq FROM memories_fts f JOIN memories m ON m.seq = f.rowid WHERE memories_fts MATCH ? AND m.project = ? ORDER BY bm25(memories_fts) LIMIT ?",
+    `SELECT f.rowid AS seq FROM memories_fts f WHERE memories_fts MATCH ?1
+       AND EXISTS (SELECT 1 FROM memories m INDEXED BY memories_project WHERE m.project = ?2 AND m.seq = f.rowid)
+     ORDER BY bm25(memories_fts) LIMIT ?3`,
   );
   const matching = db.query<{ n: number }, [string]>("SELECT count(*) AS n FROM memories_fts WHERE memories_fts MATCH ?");
   const out = { embed: [] as number[], bm25: [] as number[], vector: [] as number[], rank: [] as number[], all: [] as number[], scored: [] as number[] };
@@ -52,9 +54,10 @@ export async function profileRank(home: string, queries: Query[]): Promise<RankP
   const sync = s.storage.search.sync!;
   const used = (query: string) => bm25Expression(queryKeywords(query), s.index.size, sync.documentFrequency);
   // Warm the page cache, the word counts and the JIT, as the HTTP run did.
-  for (const q of queries) await rank(s, q.query, hashEmbed(q.query), DEFAULT_SEARCH_LIMIT, q.project);
+  for (const q of queries) await rank(s, q.query, await queryVector(s, q.query), DEFAULT_SEARCH_LIMIT, q.project);
   for (const q of queries) {
-    const vector = lap(out.embed, () => hashEmbed(q.query));
+    // As /search builds it: hashed, each word weighted by its IDF in the store.
+    const vector = await lapAsync(out.embed, () => queryVector(s, q.query));
     lap(out.bm25, () => {
       const expr = used(q.query);
       if (expr) (q.project ? inProject.all(expr, q.project, SEARCH_CANDIDATES) : all.all(expr, SEARCH_CANDIDATES));

@@ -11,6 +11,7 @@ import { pgStorage } from "../store/postgres/storage";
 import { parseFlags, UsageError } from "./args";
 import { progressLine } from "./progress";
 import { counted } from "../core/text";
+import type { Storage } from "../core/storage";
 
 export const MIGRATE_HELP = `memsvc migrate --to <postgres url> [--schema <name>] [--batch <n>]
 
@@ -29,8 +30,9 @@ may be missed.
 
 Not copied: recall-index state (per-session, lives hours), nightly run
 records, embedder calibration (recomputed), the distiller's dropped-fragment
-queue. Identity files are files, not rows: the command lists them; copy the
-identity folder to each server's home.`;
+queue. The identity folder's sections are copied into the database, where
+servers on PostgreSQL read them (a section of the same name there is
+overwritten by the laptop's).`;
 
 export async function runMigrate(argv: string[]): Promise<number> {
   const { values } = parseFlags(argv, { to: { type: "string" }, schema: { type: "string" }, batch: { type: "string" } });
@@ -70,11 +72,8 @@ export async function runMigrate(argv: string[]): Promise<number> {
     const what = `${counted(c.memories, "memory", "memories")}, ${counted(c.links, "link")}, ${counted(c.history, "earlier version")}, ${counted(c.anchors, "anchor")}, ${counted(c.events, "adoption event")}, ${counted(c.segments, "segment")}`;
     if (r.status === "already-done") bar.done(`already migrated to ${target.location} (schema ${schema}): ${what}; nothing to do`);
     else bar.done(`migrated ${what} to ${target.location} (schema ${schema})${r.resumed ? ", resuming an interrupted run" : ""}`);
-    const files = identityFiles(config.paths.identity);
-    if (files.length) {
-      console.log(`identity files are not stored in the database (${counted(files.length, "section")}: ${files.slice(0, 5).join(", ")}${files.length > 5 ? ", ..." : ""}).`);
-      console.log(`copy ${config.paths.identity} to the identity folder of each server's home, e.g. rsync -a ${config.paths.identity}/ server:~/.memsvc/identity/`);
-    }
+    const names = await copyIdentity(config.paths.identity, target);
+    if (names.length) console.log(`copied ${counted(names.length, "identity section")} into the database (${names.slice(0, 5).join(", ")}${names.length > 5 ? ", ..." : ""})`);
     return 0;
   } catch (e) {
     if (e instanceof AppError || (e as Error).name === "PgUnavailableError") {
@@ -90,9 +89,24 @@ export async function runMigrate(argv: string[]): Promise<number> {
   }
 }
 
-function identityFiles(root: string): string[] {
+/**
+ * On PostgreSQL identity sections live in the database (every server reads
+ * them there, never its home's folder): the laptop's folder goes in, each
+ * section keeping its file's mtime. Upserts, so an interrupted run's rerun
+ * writes them all again.
+ */
+async function copyIdentity(root: string, target: Storage): Promise<string[]> {
+  const sections = target.identity.sections;
+  if (!sections) return [];
   const warn = () => {};
-  const out = [...readScope(root, root, warn).keys()];
-  for (const agent of agentFolders(root, warn)) for (const name of readScope(root, agentDir(root, agent), warn).keys()) out.push(`agents/${agent}/${name}`);
-  return out;
+  const names: string[] = [];
+  for (const agent of [null, ...agentFolders(root, warn)]) {
+    const files = readScope(root, agent === null ? root : agentDir(root, agent), warn);
+    // One write per section: writeSections stamps one time per call, and each file has its own.
+    for (const [name, f] of files) {
+      await sections.writeSections(agent, [[name, f.body]], Math.round(f.mtimeMs));
+      names.push(agent === null ? name : `agents/${agent}/${name}`);
+    }
+  }
+  return names;
 }

@@ -1,12 +1,14 @@
 import { Database } from "bun:sqlite";
 import { existsSync } from "node:fs";
-import { loadConfig } from "../config";
+import { loadConfig, type Config } from "../config";
 import { stderrLogger } from "../core/log";
 import { defaultDay, NightlyInterrupted, owedDays, parseDay, runNightly, type NightlyProgress } from "../core/nightly";
 import { createLlmClient } from "../llm/client";
 import { createServices } from "../core/services";
 import { loadEmbedder } from "../embed";
 import { AppError } from "../errors";
+import { openPostgres } from "../store/postgres/open";
+import { pgStorage } from "../store/postgres/storage";
 import { parseFlags, UsageError } from "./args";
 
 export const NIGHTLY_HELP = `memsvc nightly [--day YYYY-MM-DD] [--force] [--dry-run] [--json]
@@ -17,6 +19,10 @@ false turns the schedule off):
   learn   the day's memories go to the language model, which writes
           actionable learnings (memory_type learnings, linked derived_from
           to their sources); at most nightly.maxModelCalls calls per run
+  recheck memories marked possibly stale (memsvc stale) go to the model
+          with the session lines they came from and what changed; it
+          confirms (the mark goes), rewrites (history kept) or retires
+          them; without a model the marks stay (re-check owed)
   merge   near-duplicates of the day are folded into the stronger copy
   decay   memories shown but ignored on the day lose strength
   prune   faded, never-used, old memories are deleted; idle recall
@@ -49,8 +55,17 @@ error; 2 bad usage; 130 interrupted.`;
 /** Exit status of a run whose learn step is still owed. */
 export const EXIT_PARTIAL = 3;
 
-/** The embedder the database's vectors were made with (null for a new database). */
-function recordedEmbedder(file: string): string | null {
+/** The embedder the store's vectors were made with (null for a new store). */
+async function recordedEmbedder(config: Config): Promise<string | null> {
+  if (config.storage === "postgres") {
+    const storage = pgStorage(openPostgres({ url: config.database.url!, schema: config.database.schema, pool: 1 }));
+    try {
+      return (await storage.memories.embedderState()).embedderId;
+    } finally {
+      await storage.close();
+    }
+  }
+  const file = config.paths.db;
   if (!existsSync(file)) return null;
   const db = new Database(file, { readonly: true });
   try {
@@ -76,7 +91,7 @@ export async function runNightlyCommand(argv: string[]): Promise<number> {
     }
   }
   const config = loadConfig(process.env);
-  if (!existsSync(config.paths.db)) {
+  if (config.storage === "sqlite" && !existsSync(config.paths.db)) {
     console.error(`memsvc nightly: no database at ${config.paths.db}: nothing to consolidate (is MEMSVC_HOME right?)`);
     return 1;
   }
@@ -84,7 +99,18 @@ export async function runNightlyCommand(argv: string[]): Promise<number> {
   // Never download here: a batch job must not stall on the network, and must
   // not swap the database's vector space for the hashing fallback either.
   const embedder = await loadEmbedder({ home: config.home, model: config.embedder.model, offline: true, log: (line) => log("debug", line) });
-  const recorded = recordedEmbedder(config.paths.db);
+  // Read before the services open the store: they claim its vector space for this embedder.
+  let recorded: string | null;
+  try {
+    recorded = await recordedEmbedder(config);
+  } catch (e) {
+    await embedder.close?.();
+    if (e instanceof AppError || (e as Error).name === "PgUnavailableError") {
+      console.error(`memsvc nightly: ${(e as Error).message}`);
+      return 1;
+    }
+    throw e;
+  }
   if (recorded !== null && recorded !== embedder.id) {
     await embedder.close?.();
     console.error(

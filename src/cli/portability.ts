@@ -34,7 +34,7 @@ export const BACKUP_HELP = `memsvc backup [--out <file>]
 Takes a consistent online copy, safe while servers run. SQLite: a copy of
 the database file (VACUUM INTO), default <home>/backups/memsvc-<timestamp>.db.
 PostgreSQL (storage "postgres"): a logical export (JSONL with vectors and
-identity files, restored with memsvc import), default
+identity sections, restored with memsvc import), default
 <home>/backups/memsvc-<timestamp>.jsonl; for physical backups use pg_dump.`;
 
 /** The configured store, for commands that need no embedder (export, backup). */

@@ -5,7 +5,7 @@ import { startNightlySchedule } from "../core/nightly";
 import { createServices } from "../core/services";
 import { storageFailure } from "../store/sqlite/storage-errors";
 import { createApp, MAX_BODY_BYTES } from "../http/app";
-import { closeAll as closeMcpSessions } from "../mcp";
+import { closeAll as closeMcpSessions } from "../mcp/registry";
 import { removeRuntimeFile, runtimeFile, writeRuntimeFile } from "../runtime-file";
 import { VERSION } from "../version";
 import { parseFlags, parsePort, UsageError } from "./args";

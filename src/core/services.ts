@@ -100,6 +100,8 @@ export function createServices(config: Config, opts: ServiceOptions): Services {
       // Writes that embedded with the previous model land before the re-embed cursor is set, so it covers them.
       await services.drain();
       attachIndex();
+      // The new space is recorded (and the re-embed cursor set) before callers run runReembed.
+      await state.claimed;
       await previous.close?.();
     },
     now: opts.now ?? Date.now,

@@ -46,6 +46,14 @@ export interface Storage {
    * storage calls and computation: no network, no model, no embedding.
    */
   transaction<T>(fn: (tx: Storage) => Promise<T>): Promise<T>;
+  /**
+   * Inside `transaction(fn)`, on its `tx` only: runs `inner` under a
+   * savepoint, so an exception rolls back what `inner` wrote and the
+   * transaction goes on. Present on SQLite (ingest groups concurrent writes in
+   * one transaction there: memories/group-commit.ts); absent on PostgreSQL,
+   * whose writers each have a connection and a transaction of their own.
+   */
+  savepoint?<T>(inner: () => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }
 

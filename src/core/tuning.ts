@@ -36,8 +36,43 @@ export const SEARCH_CANDIDATES = 60;
  * int8, 6 MB) as a SIF-weighted, mean-removed 100-d part beside 284 hashed
  * dimensions, at part weights 0.3-0.9 and this weight 0.02-1: hybrid
  * 0.596-0.623, vector-only 0.415-0.483 (2026-11-23, bench/locomo.ts).
+ * Also not kept, on the hashed document vectors (r@5 / r@10, hybrid and
+ * vector-only): word trigrams dropped 0.544 / 0.613, 0.317 / 0.397; word
+ * bigrams added at 0.5 0.540 / 0.612, 0.358 / 0.436. No real model could be
+ * measured: no package of the npm registry list (or Debian) ships sentence
+ * encoder weights (ONNX MiniLM/bge/e5/gte, model2vec, USE: the wrappers
+ * there download them from a model hub at run time).
+ * With a query weighted by IDF² (a bench-side prototype of QUERY_IDF_POWER
+ * counting exact stems, 0.550 / 0.631 at 0.02): this weight at 0.01 0.550 /
+ * 0.632, 0.05 0.550 / 0.630, 0.1 0.551 / 0.626 (and 0.2 with IDF¹: 0.549 /
+ * 0.620 against 0.547 / 0.624 at 0.02); unchanged at 0.02.
  */
 export const VECTOR_RRF_WEIGHT: Record<"onnx" | "fallback", number> = { onnx: 1, fallback: 0.02 };
+/**
+ * The hashing fallback's query vector weighs each word by its IDF in the
+ * store to this power (core/search/query-vector.ts); stored vectors stay
+ * unweighted hash-v1. At 2 the dot product is that of tf-idf vectors (IDF on
+ * both sides), which the stateless document side cannot carry itself.
+ * LoCoMo-dev (bench/locomo.ts, r@5 / r@10, hybrid and vector-only; before:
+ * 0.547 / 0.617 and 0.368 / 0.440): power 1 0.548 / 0.624, 0.446 / 0.516;
+ * 1.5 0.550 / 0.626, 0.447 / 0.521; 2 0.550 / 0.630, 0.430 / 0.504; 3
+ * 0.549 / 0.633, 0.399 / 0.462. 2 keeps most of the hybrid gain without
+ * letting one rare word decide the vector list alone. The hybrid gain comes
+ * mostly from the candidates the vector list brings in (scored by lexical
+ * coverage), not from its RRF share: SCORE_VECTOR_WEIGHT 0.15 / 0.3 / 0.5
+ * gave r@10 0.631 / 0.631 / 0.622 (the bench-side prototype); the vector
+ * list's length (30 / 60 / 100) 0.630 / 0.630 / 0.631.
+ * Tried on top, not kept (the prototype, 0.548 / 0.631 without it):
+ * expanding the query with the m words that co-occur most (PMI) with its
+ * rare words (in at most 5% of the store) in the store's
+ * memories, each at β × IDF²: m 10 β 0.3 0.556 / 0.635, vector-only 0.456 /
+ * 0.527; m 20 β 0.2 0.554 / 0.636, 0.478 / 0.541; m 20 β 0.4 0.555 /
+ * 0.638, 0.459 / 0.519; m 40 β 0.2 0.554 / 0.633, 0.495 / 0.554; with the
+ * vector weight at 0.2 or 1 instead of 0.02: 0.636 / 0.627. Under a point
+ * of recall@10 for reading every memory that holds a query word at search
+ * time (or keeping a co-occurrence table up to date on every write).
+ */
+export const QUERY_IDF_POWER = 2;
 /** Fused results whose graph neighbours are pulled in. */
 export const GRAPH_SEEDS = 8;
 /** A neighbour inherits this share of its seed's relevance, times the link weight. */
@@ -102,11 +137,23 @@ export const RECENT_RECENCY_WEIGHT = 1.5;
 /** /recent recency fades with this time constant (days). */
 export const RECENT_RECENCY_DAYS = 7;
 /**
- * /recent reads this many of the strongest, the most linked and the newest
- * memories from indexes and ranks only those, when that provably holds the
- * top results (else it scores every row from a covering index: ~26 ms at 100k).
+ * PostgreSQL's /recent reads this many of the strongest, the most linked and
+ * the newest memories from indexes and ranks only those, when that provably
+ * holds the top results (else it scores every row: ~26 ms at 100k).
  */
 export const RECENT_CANDIDATES = 1000;
+/**
+ * SQLite /recent scores the RECENT_WALK_FIRST most recently touched memories
+ * (created or refreshed) first; their k-th best is the floor that decides how
+ * far back the exact answer must read (store/sqlite/search-recent.ts). The
+ * candidate lists above (PostgreSQL's still) never proved exactness on the
+ * bench corpus at 200k, so SQLite's /recent without a project paid the full
+ * scan: 40 ms CPU in-process (load ~11), 42 ms p50 over HTTP last session.
+ * With this walk: 2.2 ms CPU without a project, 0.6-0.8 ms with one (k = 12;
+ * 6 / 2 ms for k = 100), same store, same load. 1024 rows cost ~0.2 ms and on
+ * that corpus their 12th best already sits within 0.01 of the answer's.
+ */
+export const RECENT_WALK_FIRST = 1024;
 
 /**
  * The vector index scores every row with an exact int8 dot product (WebAssembly
@@ -162,12 +209,24 @@ export const PG_HNSW_EF_SEARCH = 100;
  * on every search would cost a scan of memory_vec each time.
  */
 export const PG_VECTOR_COUNT_REFRESH_MS = 1000;
+/** SQLite: the same for the memory count word weights read (VectorMirror.memories). */
+export const MEMORY_COUNT_REFRESH_MS = 1000;
 /**
  * Vectors read per background step: ~15 us each from vec0 (200k in ~3 s), so
  * ~7 ms steps between requests. 2000 made every /health during a 30k load
  * take 25-50 ms (measured); the steps' own overhead is negligible either way.
  */
 export const INDEX_LOAD_CHUNK = 500;
+/**
+ * The index file is read straight into the index's arrays in reads of this
+ * size, and its seq -> slot map is built this many rows per event-loop turn,
+ * so /health and BM25 searches are answered while it loads. Before, the file
+ * (40 MB at 100k) was read whole, copied twice and mapped in one go: ~200-350
+ * ms with the event loop held (load ~5-13), and the bench's first /health
+ * 200 came only after it. A 4 MB read is ~1-3 ms; 20k map entries ~2 ms.
+ */
+export const INDEX_FILE_READ_BYTES = 4 * 1024 * 1024;
+export const INDEX_RESTORE_SLICE = 20_000;
 /**
  * vector_changes rows kept behind the newest at start-up (~20 bytes each, so
  * ~4 MB): covers an index file or another server that is up to 200k writes
@@ -182,6 +241,11 @@ export const VECTOR_CHANGES_KEEP = 200_000;
  * hot page once per checkpoint instead of many times. In-process ingest at 30k
  * memories (load ~6): 6.5 ms a memory at 1000 pages, 3.9-5.0 ms at 8000. The
  * WAL may reach ~32 MB between checkpoints; closing the store truncates it.
+ * Checked again at 100k (SQLite statements of one ingest, CPU time, 1,500
+ * ingests, load 17): 1.75 ms at 1000 pages, 1.22-1.32 at 8000, 1.18-1.52 with
+ * no checkpoint at all: at 8000 checkpoints cost nothing measurable. An ingest
+ * writes ~70 WAL pages there (~55 at 1k): 14 indexes on memories, and each
+ * similarity link moves the target's link_count in three of them.
  */
 export const WAL_AUTOCHECKPOINT_PAGES = 8000;
 
@@ -193,6 +257,18 @@ export const QUERY_MAX_TERMS = 32;
 export const DEFAULT_SEARCH_LIMIT = 8;
 export const DEFAULT_RECENT_LIMIT = 12;
 export const MAX_LIMIT = 100;
+
+/**
+ * Most ingests written in one transaction when several arrive at once
+ * (memories/group-commit.ts). Eight concurrent HTTP clients measured (server
+ * CPU per memory, one server, load average 13-18 on 2 cores): at 1k memories
+ * 0.79 ms against 1.17 ms for one client (867/s against 359/s), at 100k 3.15
+ * against 3.57 ms (there the per-memory vector search and the random pages of
+ * the indexes and link counts dominate, which a shared commit cannot share).
+ * Eight clients queue at most eight; the cap only bounds how long one group
+ * holds the write lock from other writers (~3-5 ms a memory at 100k).
+ */
+export const GROUP_COMMIT_MAX = 32;
 
 /** A new memory links to at most this many of its nearest neighbours (above the `link` threshold). */
 export const LINK_MAX_NEAREST = 3;
@@ -598,3 +674,21 @@ export const STALE_HOOK_BUDGET_MS = 1200;
  * 65535) and an interrupted run loses at most one batch of work.
  */
 export const MIGRATE_BATCH = 500;
+/**
+ * Evidence kept per anchored memory at /distill for the nightly re-check:
+ * the lines of the (denoised, redacted) segment the memory came from. Not
+ * measured: a bound, so a year of sessions adds at most ~1.5 kB per anchored
+ * memory (the memory itself may be 4 kB) and a re-check prompt stays far
+ * below the smallest context (llm.contextChars 24,000) with the memory, its
+ * changes and the instructions.
+ */
+export const DISTILL_EVIDENCE_MAX_CHARS = 1500;
+/** A segment line longer than this is cut into pieces before lines are picked: one long tool output cannot fill the excerpt. */
+export const DISTILL_EVIDENCE_LINE_CHARS = 300;
+/**
+ * Marked anchors one nightly re-check step reads (the longest-marked first).
+ * A bound on the read, not a tuned value: the model-call cap
+ * (nightly.maxModelCalls, default 40) spends far fewer; whatever is left is
+ * reached on later nights as the older marks settle.
+ */
+export const RECHECK_SCAN_MAX = 2000;

@@ -15,23 +15,37 @@ export class FallbackEmbedder implements Embedder {
   async embed(texts: string[], _kind: EmbedKind): Promise<Float32Array[]> {
     return texts.map((t) => hashEmbed(t));
   }
+
+  embedWeighted(text: string, weightOf: (stem: string) => number): Float32Array {
+    return hashEmbed(text, weightOf);
+  }
 }
 
-export function hashEmbed(text: string): Float32Array {
+/**
+ * `weightOf` scales each word's features (its own and its trigrams'; a
+ * trigram shared by several words takes the largest weight). Documents are
+ * embedded without it, so their vectors stay those of hash-v1; search weighs
+ * the query's words by their IDF in the store (see QUERY_IDF_POWER).
+ */
+export function hashEmbed(text: string, weightOf?: (stem: string) => number): Float32Array {
   const v = new Float32Array(DIMENSIONS);
   const counts = new Map<string, number>();
+  const scale = weightOf ? new Map<string, number>() : null;
   for (const w of keywords(text)) {
     const s = stem(w);
+    const m = weightOf ? weightOf(s) : 1;
     counts.set(`w:${s}`, (counts.get(`w:${s}`) ?? 0) + 1);
+    scale?.set(`w:${s}`, m);
     const padded = `^${s}$`;
     for (let i = 0; i + 3 <= padded.length; i++) {
       const g = `g:${padded.slice(i, i + 3)}`;
       counts.set(g, (counts.get(g) ?? 0) + 0.35);
+      scale?.set(g, Math.max(scale.get(g) ?? 0, m));
     }
   }
   for (const [feature, count] of counts) {
     const h = fnv1a(feature);
-    const weight = (1 + Math.log(count + 1)) * (feature.startsWith("w:") ? 1 : 0.5);
+    const weight = (1 + Math.log(count + 1)) * (feature.startsWith("w:") ? 1 : 0.5) * (scale?.get(feature) ?? 1);
     v[h % DIMENSIONS] += h & 0x80000000 ? -weight : weight;
   }
   let norm = 0;

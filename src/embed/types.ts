@@ -16,5 +16,11 @@ export interface Embedder {
   readonly description: string;
   /** Unit-length vectors of DIMENSIONS floats, one per text, in order. */
   embed(texts: string[], kind: EmbedKind): Promise<Float32Array[]>;
+  /**
+   * A query vector whose words count by `weightOf(stem)`: only embedders
+   * whose vector is a sum of word features (the hashing fallback) have it;
+   * a model's vector is not, so search embeds the query as it is.
+   */
+  embedWeighted?(text: string, weightOf: (stem: string) => number): Float32Array;
   close?(): Promise<void>;
 }

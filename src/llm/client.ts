@@ -1,4 +1,4 @@
-import OpenAI from "openai";
+import type OpenAI from "openai";
 import type { Config } from "../config";
 import { redactSecrets } from "../core/secrets";
 import { unavailable } from "../errors";
@@ -20,10 +20,18 @@ export interface LlmClient {
   chatJson(messages: ChatMessage[], opts?: { signal?: AbortSignal; maxTokens?: number }): Promise<unknown>;
 }
 
+/**
+ * The client library loads on the first call, not with the server: it is
+ * ~150 modules (~170 ms of a start from source, measured) and most servers
+ * answer many requests before their first distill, or never make one.
+ */
+let sdk: Promise<typeof OpenAI> | null = null;
+const loadSdk = () => (sdk ??= import("openai").then((m) => m.default));
+
 /** null when no model is configured (recall-only operation). */
 export function createLlmClient(llm: Config["llm"]): LlmClient | null {
   if (!llm.baseURL || !llm.model) return null;
-  const client = new OpenAI({ baseURL: llm.baseURL, apiKey: llm.apiKey ?? "not-needed", timeout: llm.timeoutMs, maxRetries: 0 });
+  let client: OpenAI | null = null;
   const model = llm.model;
   return {
     label: `${llm.baseURL} ${model}`,
@@ -32,6 +40,8 @@ export function createLlmClient(llm: Config["llm"]): LlmClient | null {
       const outgoing: ChatMessage[] = [];
       for (const m of messages) outgoing.push({ role: m.role, content: (await redactSecrets(m.content)).text });
       let reply: string | null | undefined;
+      const Sdk = await loadSdk();
+      client ??= new Sdk({ baseURL: llm.baseURL, apiKey: llm.apiKey ?? "not-needed", timeout: llm.timeoutMs, maxRetries: 0 });
       try {
         const res = await client.chat.completions.create(
           { model, messages: outgoing, temperature: 0.2, ...(opts.maxTokens ? { max_tokens: opts.maxTokens } : {}) },
@@ -39,7 +49,7 @@ export function createLlmClient(llm: Config["llm"]): LlmClient | null {
         );
         reply = res.choices?.[0]?.message?.content;
       } catch (e) {
-        throw unavailable(describeFailure(e, llm.baseURL!, llm.timeoutMs));
+        throw unavailable(describeFailure(Sdk, e, llm.baseURL!, llm.timeoutMs));
       }
       if (typeof reply !== "string" || reply.trim() === "") throw unavailable(`the language model at ${llm.baseURL} returned an empty reply`);
       const parsed = extractJson(reply);
@@ -50,7 +60,7 @@ export function createLlmClient(llm: Config["llm"]): LlmClient | null {
   };
 }
 
-function describeFailure(e: unknown, baseURL: string, timeoutMs: number): string {
+function describeFailure(OpenAI: typeof import("openai").default, e: unknown, baseURL: string, timeoutMs: number): string {
   if (e instanceof OpenAI.APIConnectionTimeoutError) return `the language model at ${baseURL} did not answer within ${Math.round(timeoutMs / 1000)} s`;
   if (e instanceof OpenAI.APIUserAbortError) return "the request to the language model was cancelled";
   if (e instanceof OpenAI.APIConnectionError) return `the language model at ${baseURL} is unreachable (${(e.cause as Error)?.message ?? e.message})`;

@@ -19,10 +19,11 @@ Rules:
 - Never copy secrets, passwords, tokens or keys, even if they appear; text like [REDACTED:...] marks one that was removed.
 - Fewer, denser memories beat many thin ones. An empty list is a fine answer when nothing durable happened.
 - tags: 1 to 4 short lower-case topic names (e.g. "postgres", "deployment", "auth"), most central first.
+- evidence: 1 to 3 lines of the transcript that the memory rests on, copied verbatim (it is checked against the code later; quote, do not paraphrase).
 - relationships: optional links from this memory to another one, "to" being either the index (0-based) of another memory in your reply or the id of an existing memory listed by the user, and "type" one of: related, caused_by, fixes, supersedes, contradicts, part_of, depends_on, example_of.
 
 Answer with one JSON object and nothing else:
-{"memories": [{"content": "...", "memory_type": "knowledge|experience|decisions|learnings", "tags": ["..."], "relationships": [{"to": 0, "type": "related"}]}]}`;
+{"memories": [{"content": "...", "memory_type": "knowledge|experience|decisions|learnings", "tags": ["..."], "evidence": ["..."], "relationships": [{"to": 0, "type": "related"}]}]}`;
 
 export interface DistillPromptContext {
   project: string | null;

@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { buildBinary, hostPlatform } from "../../build";
 import { PLATFORMS } from "../../src/platform/natives";
+import { homeRows, onPostgres } from "../helpers/engine";
 import { requestFrom } from "../helpers/server";
 import { makeTinyModel } from "../helpers/tiny-model";
 import { childEnv, freePort, ROOT, run, startProcess, tempHome, type Running } from "../helpers/process";
@@ -71,6 +72,9 @@ test("the lone binary runs init, server and status, and serves ingest → search
   }
   // One memory is left: the redaction check above.
   expect((await (await fetch(`${url}/memories/list?limit=5`)).json() as any).total).toBe(1);
+  // The binary carries both engines: the memory is in the test engine's store (on PostgreSQL its schema, and no SQLite file in the home).
+  expect(await homeRows(home, "SELECT id FROM memories")).toEqual([{ id: secretId }]);
+  expect(existsSync(join(home, "memsvc.db"))).toBe(!onPostgres);
 
   const remoteNoToken = await requestFrom("127.0.0.2", `${url}/recent`);
   expect(remoteNoToken.status).toBe(401);
@@ -96,7 +100,8 @@ test("the lone binary runs the ONNX embedder from the onnxruntime it carries (bi
   const health = (await (await fetch(`${server.url}/health`)).json()) as any;
   expect(health.embedder.kind).toBe("onnx");
   expect(readdirSync(join(home, ".cache", JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")).version)).sort()).toEqual(
-    [...host.onnxruntime!.libraries, host.onnxruntime!.binding, host.sqliteVec.file, ...(host.customSqlite ? [host.customSqlite.file] : [])].sort(),
+    // SQLite's natives are written out only when a SQLite store opens: not on PostgreSQL.
+    [...host.onnxruntime!.libraries, host.onnxruntime!.binding, ...(onPostgres ? [] : [host.sqliteVec.file, ...(host.customSqlite ? [host.customSqlite.file] : [])])].sort(),
   );
   server.proc.kill("SIGTERM");
   expect(await server.proc.exited).toBe(0);

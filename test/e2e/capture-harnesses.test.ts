@@ -3,6 +3,7 @@ import { appendFileSync, cpSync, mkdirSync, mkdtempSync, readFileSync, writeFile
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { memoriesReply, startFakeLlm, type FakeLlm } from "../helpers/fake-llm";
+import { dbRows } from "../helpers/engine";
 import { startServer, type TestServer } from "../helpers/server";
 
 // A developer who uses all four harnesses on one machine: `memsvc capture` with no flags finds
@@ -40,8 +41,7 @@ async function capture(...args: string[]) {
   return { code, out, err };
 }
 
-const rows = () =>
-  srv.services.store.sqlite.query<{ source_agent: string; source_session: string; project: string; content: string }, []>("SELECT source_agent, source_session, project, content FROM memories ORDER BY seq").all();
+const rows = () => dbRows<{ source_agent: string; source_session: string; project: string; content: string }>(srv.services, "SELECT source_agent, source_session, project, content FROM memories ORDER BY seq");
 
 test("capture finds every harness by default; --harness selects one; watermarks hold per session", async () => {
   // One memory per request, named after the session the prompt came from.
@@ -52,7 +52,7 @@ test("capture finds every harness by default; --harness selects one; watermarks 
   };
   const first = await capture();
   expect(first.code).toBe(0);
-  const bySession = new Map(rows().map((r) => [r.source_session, r]));
+  const bySession = new Map((await rows()).map((r) => [r.source_session, r]));
   expect(bySession.get("5f2c8a1e-7b3d-4c19-a0e4-9d61b2f38c57")).toMatchObject({ source_agent: "claude-code", project: "shop-api" });
   expect(bySession.get("0197a1c2-5d4e-7f00-9b1a-3c2d4e5f6a7b")).toMatchObject({ source_agent: "codex-cli", project: "billing-api" });
   expect(bySession.get("7c1e9a4b-2f3d-4e5a-9b8c-1d2e3f4a5b6c")).toMatchObject({ source_agent: "gemini-cli", project: "billing-api" });
@@ -110,10 +110,11 @@ test("Codex notify and Gemini CLI's SessionEnd hook start a background capture o
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith("MEMSVC_") && k !== "CODEX_HOME" && k !== "XDG_DATA_HOME") env[k] = v;
   Object.assign(env, { HOME: user, MEMSVC_HOME: home, MEMSVC_URL: own.url });
-  const agents = () => own.services.store.sqlite.query<{ source_agent: string }, []>("SELECT DISTINCT source_agent FROM memories ORDER BY source_agent").all().map((r) => r.source_agent);
+  // Sorted here: PostgreSQL's ORDER BY follows the database's collation, SQLite's compares bytes.
+  const agents = async () => (await dbRows<{ source_agent: string }>(own.services, "SELECT DISTINCT source_agent FROM memories")).map((r) => r.source_agent).sort();
   const until = async (want: string[]) => {
     const end = Date.now() + 30_000;
-    while (Date.now() < end && JSON.stringify(agents()) !== JSON.stringify(want)) await Bun.sleep(100);
+    while (Date.now() < end && JSON.stringify(await agents()) !== JSON.stringify(want)) await Bun.sleep(100);
     return agents();
   };
   try {

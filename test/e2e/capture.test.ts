@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { readState, stateDir } from "../../src/capture/watermark";
 import { memoriesReply, startFakeLlm, type FakeLlm } from "../helpers/fake-llm";
+import { dbRows } from "../helpers/engine";
 import { startServer, type TestServer } from "../helpers/server";
 
 const ROOT = resolve(import.meta.dir, "../..");
@@ -46,7 +47,7 @@ async function capture(file: string, url = srv.url) {
   return { code, out, err };
 }
 
-const memories = () => srv.services.store.sqlite.query<{ content: string; source_session: string }, []>("SELECT content, source_session FROM memories ORDER BY seq").all();
+const memories = () => dbRows<{ content: string; source_session: string }>(srv.services, "SELECT content, source_session FROM memories ORDER BY seq");
 
 // A continuation of the session as Claude Code would append it.
 function appendTurn(file: string, text: string, at: string) {
@@ -91,9 +92,7 @@ test(
     expect(prompt).not.toContain("signature");
     expect(prompt).not.toContain("Xk9-Planted-Staging-pw");
     expect(prompt.length).toBeLessThan(statSync(file).size / 2);
-    const rows = srv.services.store.sqlite
-      .query<any, []>("SELECT source_agent, source_agent_id, source_domain, project, source_session, created_at FROM memories")
-      .all();
+    const rows = await dbRows(srv.services, "SELECT source_agent, source_agent_id, source_domain, project, source_session, created_at FROM memories");
     expect(rows).toHaveLength(2);
     for (const r of rows) {
       expect(r).toMatchObject({ source_agent: "dana-laptop", source_agent_id: AGENT_ID, source_domain: "backend", project: "shop-api", source_session: "5f2c8a1e-7b3d-4c19-a0e4-9d61b2f38c57" });
@@ -137,7 +136,7 @@ test(
     fake.fallback = () => memoriesReply({ content: "The shop-api nightly orders export should use pg_dump with an exported snapshot to avoid long locks.", memory_type: "decisions" });
     const again = await capture(file);
     expect(again.code).toBe(0);
-    const contents = memories().map((m) => m.content);
+    const contents = (await memories()).map((m) => m.content);
     expect(contents.filter((c) => c.includes("moves to 03:00 UTC"))).toHaveLength(1);
     expect(contents.filter((c) => c.includes("exported snapshot"))).toHaveLength(1);
     expect(contents).toHaveLength(4);
@@ -145,7 +144,7 @@ test(
     expect(fake.requests).toHaveLength(3);
     expect(fake.requests[2].raw).toContain("pg_dump --snapshot");
     expect(fake.requests[2].raw).not.toContain("03:00 UTC starting next Monday");
-    const segs = srv.services.store.sqlite.query<{ key: string }, []>("SELECT key FROM segments ORDER BY created_at").all().map((s) => s.key);
+    const segs = (await dbRows<{ key: string }>(srv.services, "SELECT key FROM segments ORDER BY created_at")).map((s) => s.key);
     expect(segs).toHaveLength(3);
     expect(segs).toContain(`5f2c8a1e-7b3d-4c19-a0e4-9d61b2f38c57#${pendingId}`);
     expect(state()?.offset).toBe(statSync(file).size);

@@ -1,7 +1,11 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { Database } from "bun:sqlite";
 import { readFileSync, statSync, writeFileSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
+import { ingestMemory } from "../../src/core/memories";
+import { homeRows, onPostgres } from "../helpers/engine";
+import { startFakeLlm } from "../helpers/fake-llm";
+import { makeServices } from "../helpers/services";
+import { checkHome } from "../helpers/integrity";
 import { BUN, childEnv, freePort, run, startProcess, tempHome, type Running } from "../helpers/process";
 
 const MAIN = ["src/main.ts"];
@@ -109,7 +113,7 @@ describe("status and server", () => {
     expect(second.stderr).toMatch(/in use/);
   });
 
-  test("SIGTERM during a burst of writes: acknowledged writes are kept and the database closes cleanly", async () => {
+  test("SIGTERM during a burst of writes: acknowledged writes are kept and the store closes cleanly", async () => {
     const home = tempHome();
     const port = await freePort();
     server = await startProcess([BUN, ...MAIN, "server", "--port", String(port)], childEnv(home), port);
@@ -135,13 +139,12 @@ describe("status and server", () => {
     expect(await server.proc.exited).toBe(0);
     expect(server.stderr()).toContain("stopped cleanly");
     server = null;
-    const db = new Database(join(home, "memsvc.db"), { readonly: true });
-    expect(db.query("PRAGMA integrity_check").get()).toEqual({ integrity_check: "ok" });
-    const ids = new Set(db.query<{ id: string }, []>("SELECT id FROM memories").all().map((r) => r.id));
-    for (const id of acked) expect(ids.has(id)).toBe(true);
-    expect(db.query("SELECT count(*) n FROM memories_fts").get()).toEqual({ n: ids.size });
-    db.close();
-    expect(statSync(join(home, "memsvc.db-wal"), { throwIfNoEntry: false })?.size ?? 0).toBe(0);
+    // Integrity, one vector and full-text entry per memory, no orphans (SQLite: also PRAGMA integrity_check and FTS5's).
+    const check = await checkHome(home);
+    expect(check.problems).toEqual([]);
+    for (const id of acked) expect(check.ids.has(id)).toBe(true);
+    // SQLite: a clean close checkpoints the WAL into the file. PostgreSQL keeps its own WAL: nothing in the home to check.
+    if (!onPostgres) expect(statSync(join(home, "memsvc.db-wal"), { throwIfNoEntry: false })?.size ?? 0).toBe(0);
   });
 });
 
@@ -179,5 +182,30 @@ describe("history", () => {
     expect(missing.stderr).toContain("has no version 7");
     expect((await memsvc(["history"], env)).code).toBe(2);
     expect((await memsvc(["history", id, "--restore", "one"], env)).stderr).toContain("--restore takes a version number");
+  }, 60_000);
+});
+
+describe("nightly", () => {
+  test("two `memsvc nightly` processes for one day at once: one consolidates, the other finds it in progress (the shared lease)", async () => {
+    const llm = startFakeLlm();
+    try {
+      const s = makeServices({ config: { llm: { baseURL: llm.baseURL, model: "fake-model", timeoutMs: 20_000 } } });
+      const home = s.config.home;
+      const day = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
+      expect((await ingestMemory(s, { content: "The deploy failed because the migration locked the orders table.", project: "shop", session_date: day })).id).not.toBeNull();
+      await s.close();
+      // The model answers slowly, so the first run still holds the day's lease when the second asks for it.
+      llm.fallback = () => ({ json: { learnings: [{ content: "Run migrations with a lock timeout: the orders table locked and the deploy failed.", sources: [1] }] }, delayMs: 4000 });
+      const env = childEnv(home);
+      const [a, b] = await Promise.all([memsvc(["nightly", "--day", day], env), memsvc(["nightly", "--day", day], env)]);
+      const runs = [a, b].sort((x, y) => x.code - y.code);
+      expect(runs.map((r) => r.code)).toEqual([0, 1]);
+      expect(runs[0].stdout).toContain(`nightly ${day} done: read 1/1 memory, wrote 1 learning`);
+      expect(runs[1].stdout).toContain(`a nightly run for ${day} is in progress`);
+      expect(llm.requests.length).toBe(1);
+      expect(await homeRows(home, "SELECT day, status FROM nightly_runs")).toEqual([{ day, status: "done" }]);
+    } finally {
+      llm.stop();
+    }
   }, 60_000);
 });

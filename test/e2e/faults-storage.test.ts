@@ -4,9 +4,10 @@ import { closeSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync,
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { memoriesReply, startFakeLlm, type FakeLlm } from "../helpers/fake-llm";
-import { checkStore } from "../helpers/integrity";
+import { checkHome } from "../helpers/integrity";
 import { BUN, childEnv, freePort, ROOT, run, startProcess, type Running } from "../helpers/process";
-import { onPostgres } from "../helpers/engine";
+import { onPostgres, testDatabaseUrl } from "../helpers/engine";
+import { startRelay } from "../helpers/tcp-relay";
 
 /**
  * A full disk and a read-only home, for real: tmpfs and read-only bind
@@ -131,7 +132,7 @@ describe("a full disk", () => {
     server.proc.kill("SIGTERM");
     expect(await server.proc.exited).toBe(0);
 
-    const check = checkStore(join(home, "memsvc.db"));
+    const check = await checkHome(home);
     expect(check.problems).toEqual([]);
     // Exactly the acknowledged memories: no refused write left a row behind.
     expect(check.memories).toBe(acked.length);
@@ -162,7 +163,8 @@ describe("a read-only home", () => {
     expect(readFileSync(join(home, "memsvc.db")).equals(db)).toBe(true);
   }, 60_000);
 
-  test.skipIf(cannotMount !== null)("identity folder turned read-only while running: PUT is 503 read_only, the rest keeps working, writes resume", async () => {
+  // SQLite only: on PostgreSQL identity sections live in the database; the home's identity folder is not written.
+  test.skipIf(cannotMount !== null || onPostgres)("identity folder turned read-only while running: PUT is 503 read_only, the rest keeps working, writes resume", async () => {
     const dir = mkdtempSync(join(tmpdir(), "memsvc-ro-id-"));
     const home = makeHome(dir);
     writeFileSync(join(home, "identity", "soul.md"), "I was here first.");
@@ -180,6 +182,82 @@ describe("a read-only home", () => {
     expect((await send(server, "PUT", "/identity", { sections: { soul: "Rewritten after the disk came back." } })).status).toBe(200);
     server.proc.kill("SIGTERM");
     expect(await server.proc.exited).toBe(0);
-    expect(checkStore(join(home, "memsvc.db")).problems).toEqual([]);
+    expect((await checkHome(home)).problems).toEqual([]);
   }, 60_000);
+});
+
+describe("the database goes away", () => {
+  // PostgreSQL only: SQLite's database is a file the server process itself opens, whose faults are the
+  // full disk and read-only home above. Here the server reaches PostgreSQL through a TCP relay that the
+  // test cuts (every connection dropped, new ones closed at once) and restores: what a database restart
+  // or a network partition looks like to the server, while the database keeps its data.
+  test.skipIf(!onPostgres)("cut mid-burst: requests answer 503 with a reason (no 500, no crash), acknowledged writes survive, the service recovers once it is back", async () => {
+    const relay = await startRelay(testDatabaseUrl());
+    try {
+      const home = makeHome(mkdtempSync(join(tmpdir(), "memsvc-db-gone-")));
+      const port = await freePort();
+      const server = await startProcess([BUN, join(ROOT, "src/main.ts"), "server", "--port", String(port)], childEnv(home, { MEMSVC_CACHE_DIR: CACHE, MEMSVC_DATABASE_URL: relay.url }), port);
+      servers.push(server);
+      const acked: string[] = [];
+      const refused: { status: number; reason: string | undefined }[] = [];
+      let n = 0;
+      let cutAt = -1;
+      let stopping = false;
+      const writer = async () => {
+        while (!stopping) {
+          const i = n++;
+          const res = await send(server, "POST", "/ingest", { content: `Burst write ${i}: the relay ${i % 9} forwards shard ${i * 7} to replica ${i % 4}.` });
+          if (res.status === 201) acked.push(((await res.json()) as { id: string }).id);
+          else refused.push({ status: res.status, reason: ((await res.json()) as { error?: { reason?: string } }).error?.reason });
+        }
+      };
+      const writers = [writer(), writer(), writer()];
+      for (const deadline = Date.now() + 30_000; acked.length < 5 && Date.now() < deadline; ) await Bun.sleep(10);
+      expect(acked.length).toBeGreaterThanOrEqual(5);
+      await relay.cut();
+      const t0 = performance.now();
+      cutAt = acked.length;
+      for (const deadline = Date.now() + 30_000; refused.length < 6 && Date.now() < deadline; ) await Bun.sleep(10);
+      // Reads and the other writes answer the same way while the database is away.
+      const reads = [await fetch(`${server.url}/search?query=relay%20shard`), await fetch(`${server.url}/memory?id=${acked[0]}`), await send(server, "PUT", "/identity", { sections: { soul: "Written while the database was away." } })];
+      const health = await fetch(`${server.url}/health`);
+      const t1 = performance.now();
+      stopping = true;
+      await Promise.all(writers);
+      expect(refused.length).toBeGreaterThanOrEqual(6);
+      // No 500 and no other reason: every refusal is the storage failure, named.
+      expect(new Set(refused.map((r) => `${r.status} ${r.reason}`))).toEqual(new Set(["503 unreachable"]));
+      for (const res of reads) {
+        expect(res.status).toBe(503);
+        expect(((await res.json()) as { error: { reason: string } }).error.reason).toBe("unreachable");
+      }
+      expect(health.status).not.toBe(500);
+      expect(server.proc.exitCode).toBeNull();
+      // Writes in flight at the cut may have been acknowledged before it took effect; none after the burst stopped.
+      expect(acked.length).toBeGreaterThanOrEqual(cutAt);
+
+      const t2 = performance.now();
+      await relay.restore();
+      let back: Response | null = null;
+      for (const deadline = Date.now() + 30_000; Date.now() < deadline; await Bun.sleep(100)) {
+        back = await send(server, "POST", "/ingest", { content: "Written once the database answered again, without a restart." });
+        if (back.status === 201) break;
+      }
+      const t3 = performance.now();
+      expect(back?.status).toBe(201);
+      acked.push(((await back!.json()) as { id: string }).id);
+      expect((await fetch(`${server.url}/memory?id=${acked[0]}`)).status).toBe(200);
+      expect((await fetch(`${server.url}/search?query=relay%20shard`)).status).toBe(200);
+      expect((await send(server, "PUT", "/identity", { sections: { soul: "Written after the database came back." } })).status).toBe(200);
+      server.proc.kill("SIGTERM");
+      expect(await server.proc.exited).toBe(0);
+
+      const check = await checkHome(home);
+      expect(check.problems).toEqual([]);
+      for (const id of acked) expect(check.ids.has(id)).toBe(true);
+      console.log(JSON.stringify({ database_gone: { acked_before_cut: cutAt, acked_total: acked.length, refused_503: refused.length, health_while_gone: health.status, stored: check.memories, ms_refusing: Math.round(t1 - t0), ms_draining: Math.round(t2 - t1), ms_to_recover: Math.round(t3 - t2) } }));
+    } finally {
+      await relay.stop();
+    }
+  }, 120_000);
 });

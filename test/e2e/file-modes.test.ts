@@ -92,7 +92,7 @@ describe("files memsvc writes are private whatever the umask", () => {
     const [file] = readdirSync(backups);
     expect(mode(join(backups, file!))).toBe("600");
     // A folder the user named is created private, but an existing one (like /tmp) is not touched.
-    const named = join(outDir, "nested", "deeper", "copy.db");
+    const named = join(outDir, "nested", "deeper", onPostgres ? "copy.jsonl" : "copy.db");
     expect((await memsvc(["backup", "--out", named], env)).code).toBe(0);
     expect([mode(join(outDir, "nested")), mode(join(outDir, "nested", "deeper")), mode(named)]).toEqual(["700", "700", "600"]);
     expect(mode(outDir)).toBe("755");
@@ -101,6 +101,14 @@ describe("files memsvc writes are private whatever the umask", () => {
     const imported = await memsvc(["import", exported], childEnv(fresh));
     expect(imported.code).toBe(0);
     expect(imported.stdout).toContain("imported 1 memory");
+    expect(imported.stdout).toContain("1 identity section");
+    if (onPostgres) {
+      // The import wrote rows and sections into the database; whatever it made in the home is private.
+      for (const f of existsSync(fresh) ? [fresh, ...readdirSync(fresh, { recursive: true }).map((e) => join(fresh, String(e)))] : []) {
+        expect([f, mode(f)]).toEqual([f, statSync(f).isDirectory() ? "700" : "600"]);
+      }
+      return;
+    }
     expect(mode(fresh)).toBe("700");
     for (const f of ["memsvc.db", "identity/about.md"]) expect([f, mode(join(fresh, f))]).toEqual([f, "600"]);
     for (const f of ["memsvc.db-wal", "memsvc.db-shm"]) if (existsSync(join(fresh, f))) expect([f, mode(join(fresh, f))]).toEqual([f, "600"]);

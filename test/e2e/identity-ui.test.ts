@@ -3,7 +3,9 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSy
 import net from "node:net";
 import { join } from "node:path";
 import type { Browser, BrowserContext, Page } from "playwright-core";
+import { sectionStore } from "../../src/core/identity";
 import { ARTIFACTS, hasChromium, launchBrowser } from "../helpers/browser";
+import { onPostgres } from "../helpers/engine";
 import { startServer, type TestServer } from "../helpers/server";
 import type { TestServicesOptions } from "../helpers/services";
 
@@ -30,8 +32,37 @@ afterEach(async () => {
 }, 30_000);
 
 const ID = () => srv!.services.config.paths.identity;
-function snapshot(dir: string): Record<string, string> {
+/**
+ * Where the server keeps sections: the home's identity files on SQLite, the
+ * database on PostgreSQL. A section is named as its file is ("soul.md",
+ * "agents/coder/tools.md") on both.
+ */
+const sections = () => sectionStore(srv!.services, () => {});
+function scopeOf(rel: string): [string | null, string] {
+  const m = /^agents\/([^/]+)\/([^/]+)\.md$/.exec(rel);
+  return m ? [m[1], m[2]] : [null, rel.replace(/\.md$/, "")];
+}
+async function writeSection(rel: string, body: string): Promise<void> {
+  const [agent, name] = scopeOf(rel);
+  if (!onPostgres) {
+    // As a user would: a file in the folder, not a write through memsvc.
+    mkdirSync(join(ID(), rel, ".."), { recursive: true });
+    return writeFileSync(join(ID(), rel), body);
+  }
+  await sections().writeSections(agent, [[name, body]], Date.now());
+}
+async function sectionBody(rel: string): Promise<string | undefined> {
+  const [agent, name] = scopeOf(rel);
+  return (await sections().readScope(agent)).get(name)?.body;
+}
+/** Everything stored: every file and folder (temp files too) on SQLite, every section row on PostgreSQL. */
+async function snapshot(): Promise<Record<string, string>> {
   const out: Record<string, string> = {};
+  if (onPostgres) {
+    for (const agent of [null, ...(await sections().agentScopes())]) for (const [name, f] of await sections().readScope(agent)) out[agent ? `agents/${agent}/${name}.md` : `${name}.md`] = f.body;
+    return out;
+  }
+  const dir = ID();
   if (!existsSync(dir)) return out;
   for (const entry of readdirSync(dir, { recursive: true }) as string[]) {
     const p = join(dir, entry);
@@ -47,10 +78,7 @@ let seen: { errors: string[]; outside: string[] } = { errors: [], outside: [] };
 async function openEditor(opts: TestServicesOptions & { files?: Record<string, string>; path?: string } = {}): Promise<Page> {
   srv = await startServer(opts);
   mkdirSync(ID(), { recursive: true });
-  for (const [rel, body] of Object.entries(opts.files ?? { "soul.md": "# Soul\nOriginal text." })) {
-    mkdirSync(join(ID(), rel, ".."), { recursive: true });
-    writeFileSync(join(ID(), rel), body);
-  }
+  for (const [rel, body] of Object.entries(opts.files ?? { "soul.md": "# Soul\nOriginal text." })) await writeSection(rel, body);
   context = await browser!.newContext();
   seen = { errors: [], outside: [] };
   const origin = srv.url;
@@ -102,7 +130,7 @@ async function remoteRelay(port: number): Promise<string> {
 }
 
 describe("identity editor in Chromium", () => {
-  test.skipIf(!hasChromium)("load, edit, save; a reload shows the edit and the file on disk changed", async () => {
+  test.skipIf(!hasChromium)("load, edit, save; a reload shows the edit and the stored section changed", async () => {
     const page = await openEditor({ files: { "soul.md": "# Soul\nOriginal text.", "tools.md": "- bun" } });
     await selected(page, "soul");
     expect(await page.inputValue("#editor")).toBe("# Soul\nOriginal text.");
@@ -117,8 +145,8 @@ describe("identity editor in Chromium", () => {
     await page.click("#save");
     await page.locator("#status.ok").waitFor();
     expect(await page.locator("#status").textContent()).toContain("Saved “soul”");
-    expect(readFileSync(join(ID(), "soul.md"), "utf8")).toBe("# Soul\nEdited in the **browser**.");
-    expect(readFileSync(join(ID(), "tools.md"), "utf8")).toBe("- bun");
+    expect(await sectionBody("soul.md")).toBe("# Soul\nEdited in the **browser**.");
+    expect(await sectionBody("tools.md")).toBe("- bun");
 
     await page.reload();
     await selected(page, "soul");
@@ -130,7 +158,7 @@ describe("identity editor in Chromium", () => {
     const page = await openEditor();
     await selected(page, "soul");
     const puts = putsOf(page);
-    const before = snapshot(ID());
+    const before = await snapshot();
     const cases: [string, string][] = [
       ["Bad Name", "lowercase"],
       ["-dash", "starting with"],
@@ -147,7 +175,7 @@ describe("identity editor in Chromium", () => {
       expect(await page.locator("#tabs [role=tab]").count()).toBe(2); // soul + memory
     }
     expect(puts).toEqual([]);
-    expect(snapshot(ID())).toEqual(before);
+    expect(await snapshot()).toEqual(before);
 
     await page.fill("#new-name", "code-style");
     await page.click("#new-add");
@@ -156,7 +184,7 @@ describe("identity editor in Chromium", () => {
     await page.fill("#editor", "Prefer small functions.");
     await page.click("#save");
     await page.locator("#status.ok").waitFor();
-    expect(readFileSync(join(ID(), "code-style.md"), "utf8")).toBe("Prefer small functions.");
+    expect(await sectionBody("code-style.md")).toBe("Prefer small functions.");
   });
 
   test.skipIf(!hasChromium)("a body the server rejects (too large) shows its 400 message and changes nothing", async () => {
@@ -169,7 +197,7 @@ describe("identity editor in Chromium", () => {
     await page.click("#save");
     await page.locator("#status.error").waitFor();
     expect(await page.locator("#status").textContent()).toContain("the limit is");
-    expect(readFileSync(join(ID(), "soul.md"), "utf8")).toBe("# Soul\nOriginal text.");
+    expect(await sectionBody("soul.md")).toBe("# Soul\nOriginal text.");
   });
 
   test.skipIf(!hasChromium)("the read-only memory tab cannot be saved", async () => {
@@ -196,7 +224,7 @@ describe("identity editor in Chromium", () => {
       return r.status;
     });
     expect(status).toBe(400);
-    expect(existsSync(join(ID(), "memory.md"))).toBe(false);
+    expect((await sectionBody("memory.md")) !== undefined).toBe(false);
   });
 
   test.skipIf(!hasChromium)("unsaved changes: switching tabs asks first, leaving the page warns", async () => {
@@ -221,7 +249,7 @@ describe("identity editor in Chromium", () => {
     await selected(page, "tools");
     await tab(page, "soul").click();
     expect(await page.inputValue("#editor")).toBe("soul"); // the discarded edit is gone
-    expect(readFileSync(join(ID(), "soul.md"), "utf8")).toBe("soul");
+    expect(await sectionBody("soul.md")).toBe("soul");
 
     await page.fill("#editor", "edited again");
     const unload = new Promise<string>((resolve) => page.once("dialog", (d) => {
@@ -250,8 +278,8 @@ describe("identity editor in Chromium", () => {
     await page.fill("#editor", "coder soul");
     await page.click("#save");
     await page.locator("#status.ok").waitFor();
-    expect(readFileSync(join(ID(), "agents", "coder", "soul.md"), "utf8")).toBe("coder soul");
-    expect(readFileSync(join(ID(), "soul.md"), "utf8")).toBe("global soul");
+    expect(await sectionBody("agents/coder/soul.md")).toBe("coder soul");
+    expect(await sectionBody("soul.md")).toBe("global soul");
     await page.waitForFunction(() => document.querySelector('#tabs [data-name="soul"] .tag')?.textContent === "agent");
 
     await page.selectOption("#scope", "quiet");
@@ -263,7 +291,7 @@ describe("identity editor in Chromium", () => {
     await page.click("#save");
     await page.locator("#status.error").waitFor();
     expect(await page.locator("#status").textContent()).toContain("Not saved (conflict)");
-    expect(existsSync(join(ID(), "agents", "quiet"))).toBe(false);
+    expect(await sections().hasAgentScope("quiet")).toBe(false);
 
     // a new agent through "Other agent…": the id is checked before anything is sent
     await page.selectOption("#scope", "__other__");
@@ -340,8 +368,7 @@ describe("identity editor in Chromium", () => {
 describe("identity editor from a remote peer", () => {
   test.skipIf(!hasChromium)("?token= is taken out of the address bar, kept in localStorage and used", async () => {
     srv = await startServer();
-    mkdirSync(ID(), { recursive: true });
-    writeFileSync(join(ID(), "soul.md"), "remote soul");
+    await writeSection("soul.md", "remote soul");
     const base = await remoteRelay(srv.port);
     context = await browser!.newContext();
     const page = await context.newPage();
@@ -356,8 +383,7 @@ describe("identity editor from a remote peer", () => {
 
   test.skipIf(!hasChromium)("without a token the page prompts; a wrong token is refused, the right one loads and saves", async () => {
     srv = await startServer();
-    mkdirSync(ID(), { recursive: true });
-    writeFileSync(join(ID(), "soul.md"), "remote soul");
+    await writeSection("soul.md", "remote soul");
     const base = await remoteRelay(srv.port);
     context = await browser!.newContext();
     const page = await context.newPage();
@@ -375,6 +401,6 @@ describe("identity editor from a remote peer", () => {
     await page.fill("#editor", "saved from afar");
     await page.click("#save");
     await page.locator("#status.ok").waitFor();
-    expect(readFileSync(join(ID(), "soul.md"), "utf8")).toBe("saved from afar");
+    expect(await sectionBody("soul.md")).toBe("saved from afar");
   });
 });

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { hostPlatform } from "../../build";
 import { PLATFORMS } from "../../src/platform/natives";
 import { allPlatformBinaries, DIST_TIMEOUT_MS } from "../helpers/dist";
+import { onPostgres } from "../helpers/engine";
 import { ROOT } from "../helpers/process";
 
 // install.sh against a real release folder (the five binaries and
@@ -13,7 +14,10 @@ import { ROOT } from "../helpers/process";
 const INSTALL = join(ROOT, "install.sh");
 let distDir: string;
 
+// PostgreSQL run: engine-independent (the binaries' structure and install.sh touch no store): covered by the SQLite run.
+const engineIndependent = onPostgres;
 beforeAll(async () => {
+  if (engineIndependent) return;
   distDir = (await allPlatformBinaries()).dir;
 }, DIST_TIMEOUT_MS);
 
@@ -38,7 +42,7 @@ function install(args: string[], env: Record<string, string> = {}) {
   return { code: p.exitCode, stdout: p.stdout.toString(), stderr: p.stderr.toString() };
 }
 
-test("install.sh picks this machine's binary, verifies it and installs memsvc 0755 under PREFIX/bin", () => {
+test.skipIf(engineIndependent)("install.sh picks this machine's binary, verifies it and installs memsvc 0755 under PREFIX/bin", () => {
   const prefix = tempDir("memsvc-prefix-");
   const r = install(["--from", distDir, "--prefix", prefix]);
   expect(r.stderr).toBe("");
@@ -56,7 +60,7 @@ test("install.sh picks this machine's binary, verifies it and installs memsvc 07
   expect(r.stdout).toContain("is not on your PATH");
 }, 60_000);
 
-test("install.sh takes MEMSVC_DIST and PREFIX from the environment and replaces an older install", () => {
+test.skipIf(engineIndependent)("install.sh takes MEMSVC_DIST and PREFIX from the environment and replaces an older install", () => {
   const prefix = tempDir("memsvc-prefix-");
   const r1 = install([], { MEMSVC_DIST: distDir, PREFIX: prefix });
   expect(r1.code).toBe(0);
@@ -67,7 +71,7 @@ test("install.sh takes MEMSVC_DIST and PREFIX from the environment and replaces 
   expect(statSync(join(prefix, "bin", "memsvc")).size).toBe(statSync(join(distDir, PLATFORMS[hostPlatform()].binary)).size);
 }, 60_000);
 
-test.skipIf(!Bun.which("curl") && !Bun.which("wget"))("install.sh downloads from a release URL (--base-url) and verifies the download", async () => {
+test.skipIf(engineIndependent || (!Bun.which("curl") && !Bun.which("wget")))("install.sh downloads from a release URL (--base-url) and verifies the download", async () => {
   // A release host on loopback serving the dist folder, as a web server would.
   const served: string[] = [];
   const host = Bun.serve({
@@ -98,7 +102,7 @@ test.skipIf(!Bun.which("curl") && !Bun.which("wget"))("install.sh downloads from
   }
 }, 60_000);
 
-test("a binary whose checksum does not match is refused: non-zero exit, nothing installed", () => {
+test.skipIf(engineIndependent)("a binary whose checksum does not match is refused: non-zero exit, nothing installed", () => {
   const bad = tempDir("memsvc-baddist-");
   const name = PLATFORMS[hostPlatform()].binary;
   copyFileSync(join(distDir, "SHA256SUMS"), join(bad, "SHA256SUMS"));
@@ -112,7 +116,7 @@ test("a binary whose checksum does not match is refused: non-zero exit, nothing 
   expect(existsSync(join(prefix, "bin"))).toBe(false);
 }, 60_000);
 
-test("a release folder without this platform's line in SHA256SUMS, or without the binary, is refused", () => {
+test.skipIf(engineIndependent)("a release folder without this platform's line in SHA256SUMS, or without the binary, is refused", () => {
   const name = PLATFORMS[hostPlatform()].binary;
   const noLine = tempDir("memsvc-baddist-");
   copyFileSync(join(distDir, name), join(noLine, name));

@@ -6,7 +6,8 @@ import { BUN, childEnv, freePort, startProcess, tempHome, type Running } from ".
 
 // Two real `memsvc server` processes, each with its own home and token, over
 // one PostgreSQL database (the suite's PGlite server process, over TCP): a
-// memory written through one is answered by GET /memory on the other at once.
+// memory written through one is answered by GET /memory on the other at once,
+// and recall-index suppression of a session is shared between them.
 // PostgreSQL only: on SQLite the servers of one store are one machine's.
 describe.skipIf(!onPostgres)("two memsvc servers over one PostgreSQL database (PostgreSQL only)", () => {
   const servers: { run: Running; token: string }[] = [];
@@ -48,5 +49,21 @@ describe.skipIf(!onPostgres)("two memsvc servers over one PostgreSQL database (P
     expect((await call(0, "DELETE", `/memory?id=${id}`)).status).toBe(200);
     expect((await call(1, "GET", `/memory?id=${id}`)).status).toBe(404);
     expect((await call(0, "GET", `/memory?id=${id}`)).status).toBe(404);
+  }, 60_000);
+
+  test("recall-index suppression is shared: what server A showed a session, server B does not show again; a reset through B shows it through A", async () => {
+    const prompt = "which port does the staging postgres database listen on?";
+    const made = await call(0, "POST", "/ingest", { content: "The staging Postgres database listens on port 5433 behind pgbouncer; connect with psql -p 5433.", project: "infra" });
+    expect(made.status).toBe(201);
+    const id: string = made.body.id;
+    const session = `multi-${process.pid}`;
+    const first = await call(0, "POST", "/recall-index", { session_id: session, prompt, project: "infra" });
+    expect(first.status).toBe(200);
+    expect(first.body).toMatchObject({ shown: [id], turn: 1 });
+    expect((await call(1, "POST", "/recall-index", { session_id: session, prompt, project: "infra" })).body).toEqual({ block: null, shown: [], turn: 2 });
+    // Another session on B still gets it: suppression is per session, not global.
+    expect((await call(1, "POST", "/recall-index", { session_id: `${session}-other`, prompt, project: "infra" })).body).toMatchObject({ shown: [id], turn: 1 });
+    expect((await call(1, "POST", "/recall-index", { session_id: session, reset: true })).body).toEqual({ ok: true, reset: true });
+    expect((await call(0, "POST", "/recall-index", { session_id: session, prompt, project: "infra" })).body).toMatchObject({ shown: [id], turn: 1 });
   }, 60_000);
 });

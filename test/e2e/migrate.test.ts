@@ -83,9 +83,9 @@ test(
       expect(second.stderr + second.stdout).toContain("resuming an interrupted run");
       expect(second.code).toBe(0);
       expect(second.stdout + second.stderr).toContain(`migrated ${N} memories, ${counts.links} links, ${counts.history} earlier versions, ${counts.anchors} anchors`);
-      // The password never shows; identity files are named with where to copy them.
+      // The password never shows; identity files go into the database, where servers on PostgreSQL read them.
       expect(second.stdout + second.stderr).not.toContain(PGLITE_PASSWORD);
-      expect(second.stdout).toContain("identity files are not stored in the database (2 sections: persona, agents/bot-1/style)");
+      expect(second.stdout).toContain("copied 2 identity sections into the database (persona, agents/bot-1/style)");
 
       const third = await run(args, env, ROOT, 120_000);
       expect(third.code).toBe(0);

@@ -111,7 +111,8 @@ describe("start-up never waits on a model download", () => {
         return h.embedder.kind === "onnx" && !h.embedder.reembedding && h.embedder.loading === null ? h : null;
       });
       expect(after.embedder.id).toBe(`onnx:${MODEL}:q8`);
-      expect(server.stderr()).toContain("re-embedding finished: 3 memories");
+      // The log line follows the cursor's commit: on PostgreSQL /health can see the cursor cleared a moment before the line reaches stderr.
+      await until("the re-embed's closing line", async () => server!.stderr().includes("re-embedding finished: 3 memories"));
       const r = await (await fetch(`${server.url}/search?query=${encodeURIComponent("the billing service retries webhooks three times")}`)).json();
       expect(r.results[0].content).toBe("the billing service retries webhooks three times");
       expect(r.results[0].matched_by).toContain("vector");

@@ -1,10 +1,11 @@
 import { afterEach, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
-import { prepareSqlite, sqliteVecLibrary } from "../../src/platform/natives";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { addLink } from "../../src/core/graph";
+import { sectionStore } from "../../src/core/identity";
 import { fetchMemory, ingestMemory } from "../../src/core/memories";
+import { dbRows, homeRows, onPostgres } from "../helpers/engine";
 import { BUN, childEnv, freePort, run, startProcess, tempHome, type Running } from "../helpers/process";
 import { makeServices } from "../helpers/services";
 
@@ -23,35 +24,48 @@ async function seedHome(): Promise<string> {
   }
   await addLink(s, ids[0], ids[5], "depends_on", 0.7);
   await fetchMemory(s, ids[3]);
-  s.store.sqlite.run("INSERT INTO segments(key, session_id, memory_count, created_at) VALUES ('sess#1', 'sess', 2, 1)");
+  await dbRows(s, "INSERT INTO segments(key, session_id, memory_count, created_at) VALUES ('sess#1', 'sess', 2, 1)");
+  // Where the engine keeps identity: the home's files on SQLite, the database on PostgreSQL.
+  const identity = sectionStore(s, () => {});
+  await identity.writeSections(null, [["persona", "# Persona\nCareful."]], Date.now());
+  await identity.writeSections("bot-1", [["style", "Terse."]], Date.now());
   const home = s.config.home;
-  mkdirSync(join(home, "identity", "agents", "bot-1"), { recursive: true });
-  writeFileSync(join(home, "identity", "persona.md"), "# Persona\nCareful.");
-  writeFileSync(join(home, "identity", "agents", "bot-1", "style.md"), "Terse.");
   await s.close();
   return home;
 }
 
-function dump(dbFile: string) {
-  prepareSqlite();
-  const db = new Database(dbFile, { readonly: true });
-  db.loadExtension(sqliteVecLibrary(), "sqlite3_vec_init");
-  const out = {
-    memories: db.query("SELECT id, content, memory_type, project, source_agent, source_agent_id, source_domain, source_session, privacy, created_at, updated_at, refreshed_at, strength, shown_count, used_count, last_shown_at, last_used_at, link_count FROM memories ORDER BY id").all(),
-    links: db.query("SELECT from_id, to_id, relationship, weight, created_at FROM links ORDER BY from_id, to_id, relationship").all(),
-    tags: db.query("SELECT memory_id, tag, weight FROM memory_tags ORDER BY memory_id, tag").all(),
-    segments: db.query("SELECT * FROM segments").all(),
-    events: db.query("SELECT memory_id, kind, at FROM memory_events ORDER BY id").all(),
-    vectors: db.query<{ e: Uint8Array }, []>("SELECT m.id, v.embedding e FROM memory_vec v JOIN memories m ON m.seq = v.rowid ORDER BY m.id").all().map((r) => Buffer.from(r.e).toString("base64")),
-    fts: db.query("SELECT count(*) n FROM memories_fts").get(),
+/** Every row an import must reproduce, read from the home's store on the test engine. */
+async function dump(home: string) {
+  const q = (text: string) => homeRows(home, text);
+  return {
+    memories: await q("SELECT id, content, memory_type, project, source_agent, source_agent_id, source_domain, source_session, privacy, created_at, updated_at, refreshed_at, strength, shown_count, used_count, last_shown_at, last_used_at, link_count FROM memories ORDER BY id"),
+    links: await q("SELECT from_id, to_id, relationship, weight, created_at FROM links ORDER BY from_id, to_id, relationship"),
+    tags: await q("SELECT memory_id, tag, weight FROM memory_tags ORDER BY memory_id, tag"),
+    segments: await q("SELECT * FROM segments"),
+    events: await q("SELECT memory_id, kind, at FROM memory_events ORDER BY id"),
+    vectors: onPostgres
+      ? (await q("SELECT m.id, v.embedding::text AS e FROM memory_vec v JOIN memories m ON m.seq = v.seq ORDER BY m.id")).map((r) => r.e)
+      : (await q("SELECT m.id, v.embedding e FROM memory_vec v JOIN memories m ON m.seq = v.rowid ORDER BY m.id")).map((r) => Buffer.from(r.e).toString("base64")),
+    fts: (await q(onPostgres ? "SELECT count(*) AS n FROM memories WHERE fts IS NOT NULL" : "SELECT count(*) n FROM memories_fts"))[0],
   };
-  db.close();
-  return out;
+}
+
+/** A home's identity sections as [agent, name, body], wherever its engine keeps them. */
+async function identityOf(home: string): Promise<[string | null, string, string][]> {
+  const s = makeServices({ home });
+  try {
+    const identity = sectionStore(s, () => {});
+    const out: [string | null, string, string][] = [];
+    for (const agent of [null, ...(await identity.agentScopes())]) for (const [name, f] of await identity.readScope(agent)) out.push([agent, name, f.body]);
+    return out;
+  } finally {
+    await s.close();
+  }
 }
 
 test("export → import into a fresh home is lossless (with and without vectors)", async () => {
   const home = await seedHome();
-  const original = dump(join(home, "memsvc.db"));
+  const original = await dump(home);
   for (const withVectors of [true, false]) {
     const file = join(tempHome(), "export.jsonl");
     const ex = await run([BUN, "src/main.ts", "export", "--out", file, ...(withVectors ? ["--vectors"] : [])], childEnv(home));
@@ -61,9 +75,12 @@ test("export → import into a fresh home is lossless (with and without vectors)
     const im = await run([BUN, "src/main.ts", "import", file], childEnv(fresh));
     expect(im.code).toBe(0);
     expect(im.stdout).toContain(withVectors ? "25 vectors reused, 0 re-embedded" : "0 vectors reused, 25 re-embedded");
-    expect(dump(join(fresh, "memsvc.db"))).toEqual(original);
-    expect(readFileSync(join(fresh, "identity", "persona.md"), "utf8")).toBe("# Persona\nCareful.");
-    expect(readFileSync(join(fresh, "identity", "agents", "bot-1", "style.md"), "utf8")).toBe("Terse.");
+    expect(await dump(fresh)).toEqual(original);
+    expect(ex.stdout).toContain("2 identity sections");
+    expect(await identityOf(fresh)).toEqual([
+      [null, "persona", "# Persona\nCareful."],
+      ["bot-1", "style", "Terse."],
+    ]);
     // A second import into the now non-empty home is refused and changes nothing.
     const again = await run([BUN, "src/main.ts", "import", file], childEnv(fresh));
     expect(again.code).toBe(1);
@@ -82,9 +99,7 @@ test("a corrupt export line imports nothing", async () => {
   const im = await run([BUN, "src/main.ts", "import", file], childEnv(fresh));
   expect(im.code).toBe(1);
   expect(im.stderr).toMatch(/:11: memory field id/);
-  const db = new Database(join(fresh, "memsvc.db"), { readonly: true });
-  expect(db.query("SELECT count(*) n FROM memories").get()).toEqual({ n: 0 });
-  db.close();
+  expect(await homeRows(fresh, "SELECT count(*) AS n FROM memories")).toEqual([{ n: 0 }]);
 }, 60_000);
 
 test("backup takes a consistent copy while the server is writing", async () => {
@@ -110,22 +125,36 @@ test("backup takes a consistent copy while the server is writing", async () => {
   })();
   await writing;
   const before = acked;
-  const out = join(tempHome(), "copy.db");
+  // SQLite: a copy of the database file. PostgreSQL: a logical export with vectors and identity (README: Backups).
+  const out = join(tempHome(), onPostgres ? "copy.jsonl" : "copy.db");
   const b = await run([BUN, "src/main.ts", "backup", "--out", out], childEnv(home));
   backupDone = true;
   await writes;
   expect(b.code).toBe(0);
   expect(before).toBeGreaterThanOrEqual(3);
   expect(ackedAfterBackup).toBeGreaterThanOrEqual(3);
-  const db = new Database(out, { readonly: true });
-  expect(db.query("PRAGMA integrity_check").get()).toEqual({ integrity_check: "ok" });
-  const n = (db.query("SELECT count(*) n FROM memories").get() as { n: number }).n;
+  let n: number;
+  if (onPostgres) {
+    expect(b.stdout).toContain("a logical export: restore with memsvc import");
+    // The backup is restorable: import it into a fresh home and look at what arrived.
+    const fresh = tempHome();
+    const im = await run([BUN, "src/main.ts", "import", out], childEnv(fresh));
+    expect(im.code).toBe(0);
+    n = (await homeRows<{ n: number }>(fresh, "SELECT count(*) AS n FROM memories"))[0].n;
+    expect(im.stdout).toContain(`${n} vectors reused, 0 re-embedded`);
+    expect(im.stdout).toContain("2 identity sections");
+    expect(await homeRows(fresh, "SELECT count(*) AS n FROM memory_vec")).toEqual([{ n }]);
+  } else {
+    const db = new Database(out, { readonly: true });
+    expect(db.query("PRAGMA integrity_check").get()).toEqual({ integrity_check: "ok" });
+    n = (db.query("SELECT count(*) n FROM memories").get() as { n: number }).n;
+    expect(db.query("SELECT count(*) n FROM memories_fts").get()).toEqual({ n });
+    db.close();
+  }
   // Every write acknowledged before the backup began is in the copy; of those acknowledged after it
   // ended, only the one in flight at that moment can be (the writer sends one at a time).
   expect(n).toBeGreaterThanOrEqual(25 + before);
   expect(n).toBeLessThanOrEqual(25 + acked - ackedAfterBackup + 1);
-  expect(db.query("SELECT count(*) n FROM memories_fts").get()).toEqual({ n });
-  db.close();
   const twice = await run([BUN, "src/main.ts", "backup", "--out", out], childEnv(home));
   expect(twice.code).toBe(1);
   expect(twice.stderr).toMatch(/exists/);

@@ -81,7 +81,7 @@ function digest(day: string, n: number): NightlyDigest {
     max_model_calls: 50,
     skipped: n === 3 ? [{ step: "learn", reason: "model failed: timeout" }] : [],
     errors: [],
-    steps: { learn: n === 3 ? "incomplete" : "done", merge: "done", decay: "done", prune: "done" },
+    steps: { learn: n === 3 ? "incomplete" : "done", recheck: "done", merge: "done", decay: "done", prune: "done" },
     resumed: 0,
   };
 }

@@ -1,5 +1,8 @@
 import { SQL } from "bun";
+import { Database } from "bun:sqlite";
 import { createHash } from "node:crypto";
+import { join } from "node:path";
+import { prepareSqlite, sqliteVecLibrary } from "../../src/platform/natives";
 import type { Services } from "../../src/core/services";
 
 /**
@@ -82,8 +85,28 @@ const BOOL = 16;
 export async function dbRows<T = Record<string, any>>(s: Services, text: string, params: unknown[] = []): Promise<T[]> {
   if (s.config.storage === "sqlite") return s.store.sqlite.query(text).all(...(params as any[])) as T[];
   await s.storage.ready();
-  const { url, schema } = s.config.database;
-  const rows = await clientFor(url!).begin(async (tx) => {
+  return pgRows<T>(s.config.database.url!, s.config.database.schema, text, params);
+}
+
+/**
+ * dbRows for a home whose store a child process (a server, a CLI command)
+ * made on the test engine: its memsvc.db read-only (sqlite-vec loaded), or
+ * on PostgreSQL the home's schema (engineEnv). Safe while the child runs.
+ */
+export async function homeRows<T = Record<string, any>>(home: string, text: string, params: unknown[] = []): Promise<T[]> {
+  if (onPostgres) return pgRows<T>(testDatabaseUrl(), schemaForHome(home), text, params);
+  prepareSqlite();
+  const db = new Database(join(home, "memsvc.db"), { readonly: true });
+  try {
+    db.loadExtension(sqliteVecLibrary(), "sqlite3_vec_init");
+    return db.query(text).all(...(params as any[])) as T[];
+  } finally {
+    db.close();
+  }
+}
+
+async function pgRows<T>(url: string, schema: string, text: string, params: unknown[]): Promise<T[]> {
+  const rows = await clientFor(url).begin(async (tx) => {
     await tx.unsafe(`SET LOCAL search_path TO ${schema}, public`);
     return tx.unsafe(numberPlaceholders(text), params as any[]);
   });

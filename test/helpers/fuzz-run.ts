@@ -15,7 +15,7 @@ import type { TestServer } from "./server";
 export class Fuzzer {
   readonly problems: string[] = [];
   readonly counts: Record<string, Record<string, number>> = {};
-  private last: ReturnType<typeof snapshot> | null = null;
+  private last: Awaited<ReturnType<typeof snapshot>> | null = null;
 
   constructor(private readonly srv: TestServer) {}
 
@@ -25,16 +25,16 @@ export class Fuzzer {
   }
 
   /** The state before the next request: the last one's "after", unless something else changed it. */
-  resync(): void {
-    this.last = snapshot(this.srv.services);
+  async resync(): Promise<void> {
+    this.last = await snapshot(this.srv.services);
   }
 
   /** Checks status, error shape and (for a refusal) that nothing changed. `jsonRpc`: MCP transports answer JSON-RPC errors. */
-  judge(c: Pick<FuzzCase, "endpoint" | "label" | "expect">, status: number, body: string, opts: { jsonRpc?: boolean; transport?: boolean } = {}): void {
+  async judge(c: Pick<FuzzCase, "endpoint" | "label" | "expect">, status: number, body: string, opts: { jsonRpc?: boolean; transport?: boolean } = {}): Promise<void> {
     this.record(c.endpoint, status);
     const where = `${c.endpoint} [${c.label}] -> ${status}`;
-    const before = this.last ?? snapshot(this.srv.services);
-    const after = snapshot(this.srv.services);
+    const before = this.last ?? (await snapshot(this.srv.services));
+    const after = await snapshot(this.srv.services);
     this.last = after;
     // Refusals of Bun's HTTP layer (before the app sees the request) come with an empty body.
     const bare = opts.transport === true && body === "" && TRANSPORT_REFUSALS.has(status);
@@ -50,7 +50,7 @@ export class Fuzzer {
   }
 
   async send(c: FuzzCase): Promise<{ status: number; body: string }> {
-    if (!this.last) this.resync();
+    if (!this.last) await this.resync();
     let res: Response;
     try {
       res = await fetch(this.srv.url + c.path, { method: c.method, headers: c.headers, body: c.body });
@@ -60,13 +60,13 @@ export class Fuzzer {
       return { status: 0, body: "" };
     }
     const body = await res.text();
-    this.judge(c, res.status, body);
+    await this.judge(c, res.status, body);
     return { status: res.status, body };
   }
 
   /** A raw-socket answer (see rawHttp): judged the same way. */
-  judgeRaw(c: Pick<FuzzCase, "endpoint" | "label" | "expect">, r: RawResponse, opts: { transport?: boolean } = {}): void {
-    this.judge(c, r.status, r.body, opts);
+  judgeRaw(c: Pick<FuzzCase, "endpoint" | "label" | "expect">, r: RawResponse, opts: { transport?: boolean } = {}): Promise<void> {
+    return this.judge(c, r.status, r.body, opts);
   }
 
   async healthy(): Promise<boolean> {

@@ -1,3 +1,4 @@
+import { dbRows } from "./engine";
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import net from "node:net";
 import { join } from "node:path";
@@ -208,18 +209,29 @@ const TABLES = ["memories", "links", "memory_tags", "segments", "memory_events",
  * Everything a request could change: row counts (vectors and FTS rows
  * included), a hash of every row of the ordinary tables and of the vectors,
  * and a hash of every file in the home except the database itself.
+ * On PostgreSQL one query counts and hashes every table (identity sections
+ * included: they live there instead of in files), in text form.
  */
-export function snapshot(s: Services): { counts: Record<string, number>; hash: string } {
-  const db = s.store.sqlite;
+export async function snapshot(s: Services): Promise<{ counts: Record<string, number>; hash: string }> {
   const counts: Record<string, number> = {};
   const h = new Bun.CryptoHasher("sha256");
-  for (const t of [...TABLES, "memory_vec", "memories_fts"]) counts[t] = db.query<{ n: number }, []>(`SELECT count(*) AS n FROM ${t}`).get()!.n;
-  for (const t of TABLES) {
-    for (const row of db.query<Record<string, unknown>, []>(`SELECT * FROM ${t}`).all().map((r) => JSON.stringify(r)).sort()) h.update(row);
-  }
-  for (const v of db.query<{ rowid: number; embedding: Uint8Array }, []>("SELECT rowid, embedding FROM memory_vec ORDER BY rowid").all()) {
-    h.update(String(v.rowid));
-    h.update(v.embedding);
+  if (s.config.storage === "postgres") {
+    const tables = [...TABLES, "memory_vec", "identity_sections", "memory_history", "memory_anchors"];
+    const sql = tables.map((t) => `SELECT '${t}' AS t, count(*) AS n, md5(coalesce(string_agg(x::text, '|' ORDER BY x::text), '')) AS h FROM ${t} x`).join(" UNION ALL ");
+    for (const r of await dbRows<{ t: string; n: number; h: string }>(s, sql)) {
+      counts[r.t] = r.n;
+      h.update(`${r.t}:${r.h}`);
+    }
+  } else {
+    const db = s.store.sqlite;
+    for (const t of [...TABLES, "memory_vec", "memories_fts"]) counts[t] = db.query<{ n: number }, []>(`SELECT count(*) AS n FROM ${t}`).get()!.n;
+    for (const t of TABLES) {
+      for (const row of db.query<Record<string, unknown>, []>(`SELECT * FROM ${t}`).all().map((r) => JSON.stringify(r)).sort()) h.update(row);
+    }
+    for (const v of db.query<{ rowid: number; embedding: Uint8Array }, []>("SELECT rowid, embedding FROM memory_vec ORDER BY rowid").all()) {
+      h.update(String(v.rowid));
+      h.update(v.embedding);
+    }
   }
   const walk = (dir: string) => {
     for (const name of readdirSync(dir).sort()) {

@@ -106,7 +106,7 @@ export function writeCorpus(file: string, n: number, seed = 17): CorpusCounts {
     }
     if (r.int(0, 14) === 0) {
       const stale = r.int(0, 1) ? JSON.stringify({ reason: "changed", changed_paths: [r.pick(FILES)], commits: r.int(1, 9) }) : null;
-      rest.push(JSON.stringify({ kind: "anchor", memory_id: id, repo: `github.com/acme/${memory.project ?? "misc"}`, branch: "main", commit_id: uuid(r).replace(/-/g, "").slice(0, 40).padEnd(40, "0"), paths: JSON.stringify([r.pick(FILES)]), anchored_at: created, stale, stale_at: stale ? created + 5000 : null }));
+      rest.push(JSON.stringify({ kind: "anchor", memory_id: id, repo: `github.com/acme/${memory.project ?? "misc"}`, branch: "main", commit_id: uuid(r).replace(/-/g, "").slice(0, 40).padEnd(40, "0"), paths: JSON.stringify([r.pick(FILES)]), anchored_at: created, stale, stale_at: stale ? created + 5000 : null, ...recheckState(content, created, stale) }));
       counts.anchors++;
     }
     if (shown) rest.push(JSON.stringify({ kind: "event", memory_id: id, event: "shown", at: created + 10 }));
@@ -115,4 +115,13 @@ export function writeCorpus(file: string, n: number, seed = 17): CorpusCounts {
   }
   writeFileSync(file, `${[...lines, ...rest].join("\n")}\n`, { mode: 0o600 });
   return counts;
+}
+
+/** The nightly re-check's columns of an anchor, derived without drawing from the generator (the rest of the corpus stays as it was). */
+function recheckState(content: string, created: number, stale: string | null) {
+  return {
+    evidence: stale || created % 2 === 0 ? `assistant: ${content.slice(0, 120)}` : null,
+    rechecked: stale && created % 3 === 0 ? JSON.stringify(["changed", [], [], 1, null]) : null,
+    confirmed_at: !stale && created % 3 === 1 ? created + 7000 : null,
+  };
 }

@@ -8,7 +8,7 @@
 // --no-vector: a database without the pgvector extension (its error path).
 import { PGlite } from "@electric-sql/pglite";
 import { vector } from "@electric-sql/pglite-pgvector";
-import { PGLiteSocketServer } from "@electric-sql/pglite-socket";
+import { PgliteFront } from "./pglite-front";
 
 /** PGlite ignores the password; the URL carries one so tests see it never leaks. */
 export const PGLITE_PASSWORD = "pglite-secret-9f3a";
@@ -21,13 +21,13 @@ export interface PgliteServer {
 /** Starts a PGlite socket server in this process. */
 export async function servePglite(opts: { vector?: boolean } = {}): Promise<PgliteServer> {
   const db = await PGlite.create(opts.vector === false ? {} : { extensions: { vector } });
-  // Every pool of every store a test builds holds connections: the multiplexer serialises them anyway.
-  const server = new PGLiteSocketServer({ db, port: 0, host: "127.0.0.1", maxConnections: 100_000 });
-  await server.start();
+  // Our own front, not @electric-sql/pglite-socket's server: see pglite-front.ts for why.
+  const front = new PgliteFront(db);
+  const port = await front.listen("127.0.0.1");
   return {
-    url: `postgres://postgres:${PGLITE_PASSWORD}@${server.getServerConn()}/postgres`,
+    url: `postgres://postgres:${PGLITE_PASSWORD}@127.0.0.1:${port}/postgres`,
     async stop() {
-      await server.stop();
+      await front.close();
       await db.close();
     },
   };

@@ -82,7 +82,7 @@ describe("query parameters", () => {
         const strict = !path.startsWith("/search");
         try {
           const res = await rawGet(srv.port, new Uint8Array([...enc.encode(path), ...t]));
-          fuzz.judgeRaw({ endpoint: "raw request line", label, expect: strict ? "reject" : "any" }, res, { transport: true });
+          await fuzz.judgeRaw({ endpoint: "raw request line", label, expect: strict ? "reject" : "any" }, res, { transport: true });
         } catch {
           // The parser may drop the connection without answering: allowed, as long as the server lives.
           fuzz.record("raw request line", "closed");
@@ -91,7 +91,7 @@ describe("query parameters", () => {
     }
     for (const kb of [64, 1024]) {
       const res = await rawGet(srv.port, `/search?query=${"q".repeat(kb * 1024)}`).catch(() => null);
-      if (res) fuzz.judgeRaw({ endpoint: "raw request line", label: `URL of ${kb} KB`, expect: "reject" }, res, { transport: true });
+      if (res) await fuzz.judgeRaw({ endpoint: "raw request line", label: `URL of ${kb} KB`, expect: "reject" }, res, { transport: true });
       else fuzz.record("raw request line", "closed");
     }
     await finish();
@@ -127,7 +127,7 @@ describe("hostile headers", () => {
       const hasType = /content-type/.test(headers);
       const request = `POST /ingest HTTP/1.1\r\n${headers}${hasType ? "" : "content-type: application/json\r\n"}connection: close\r\n\r\n${payload}`;
       const res = await rawHttp(srv.port, request, 5000).catch(() => null);
-      if (res) fuzz.judgeRaw({ endpoint: "hostile headers", label, expect: "any" }, res, { transport: true });
+      if (res) await fuzz.judgeRaw({ endpoint: "hostile headers", label, expect: "any" }, res, { transport: true });
       else fuzz.record("hostile headers", "closed");
       expect(await fuzz.healthy()).toBe(true);
     }
@@ -153,7 +153,7 @@ describe("pages and vendor files", () => {
       for (const name of names) {
         const raw = await rawGet(srv.port, route + name.replace(/ /g, "%20"));
         const normalized = raw.status === 200 && served.has(raw.body);
-        fuzz.judgeRaw({ endpoint: `GET ${route}<file>`, label: name.slice(0, 40), expect: normalized ? "any" : "reject" }, raw, { transport: true });
+        await fuzz.judgeRaw({ endpoint: `GET ${route}<file>`, label: name.slice(0, 40), expect: normalized ? "any" : "reject" }, raw, { transport: true });
         expect(raw.body).not.toContain(srv.token);
         expect(raw.body).not.toContain('"dependencies"');
         expect(raw.body).not.toContain("root:x:0");
@@ -211,7 +211,7 @@ describe("wrong methods", () => {
       for (const method of ["PROPFIND", "FROBNICATE", "TRACE", "CONNECT"]) {
         const body = '{"id":"x"}';
         const res = await rawHttp(srv.port, `${method} ${path} HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\nconnection: close\r\n\r\n${body}`).catch(() => null);
-        if (res) fuzz.judgeRaw({ endpoint: `${method} ${path}`, label: "unknown method", expect: "reject" }, res, { transport: true });
+        if (res) await fuzz.judgeRaw({ endpoint: `${method} ${path}`, label: "unknown method", expect: "reject" }, res, { transport: true });
         else fuzz.record(`${method} ${path}`, "closed");
       }
     }
@@ -226,16 +226,16 @@ describe("over-limit bodies", () => {
   test("> 25 MB is 413 before the body is read: JSON from the app, a bare 413 from the socket layer past its cap", async () => {
     for (const [method, path] of [["POST", "/ingest"], ["POST", "/distill"], ["PUT", "/identity"], ["POST", "/recall-index"], ["POST", "/messages"], ["POST", "/mcp"]]) {
       const res = await declared(path, method, MAX_BODY_BYTES + 1);
-      fuzz.judgeRaw({ endpoint: `${method} ${path}`, label: "declared 25 MB + 1", expect: "reject" }, res);
+      await fuzz.judgeRaw({ endpoint: `${method} ${path}`, label: "declared 25 MB + 1", expect: "reject" }, res);
       expect(res.status).toBe(413);
       expect(JSON.parse(res.body).error.code).toBe("too_large");
       const far = await declared(path, method, 200 * 1024 * 1024);
-      fuzz.judgeRaw({ endpoint: `${method} ${path}`, label: "declared 200 MB", expect: "reject" }, far, { transport: true });
+      await fuzz.judgeRaw({ endpoint: `${method} ${path}`, label: "declared 200 MB", expect: "reject" }, far, { transport: true });
       expect(far.status).toBe(413);
     }
     const big = new Uint8Array(MAX_BODY_BYTES + 2 * 1024 * 1024).fill(0x61);
     const sent = await fetch(`${srv.url}/ingest`, { method: "POST", headers: { "content-type": "application/json" }, body: big });
-    fuzz.judge({ endpoint: "POST /ingest", label: "27 MB body", expect: "reject" }, sent.status, await sent.text(), { transport: true });
+    await fuzz.judge({ endpoint: "POST /ingest", label: "27 MB body", expect: "reject" }, sent.status, await sent.text(), { transport: true });
     expect(sent.status).toBe(413);
     const stream = new ReadableStream<Uint8Array>({
       start(c) {
@@ -244,7 +244,7 @@ describe("over-limit bodies", () => {
       },
     });
     const chunked = await fetch(`${srv.url}/distill`, { method: "POST", headers: { "content-type": "application/json" }, body: stream, duplex: "half" } as RequestInit);
-    fuzz.judge({ endpoint: "POST /distill", label: "28 MB chunked", expect: "reject" }, chunked.status, await chunked.text(), { transport: true });
+    await fuzz.judge({ endpoint: "POST /distill", label: "28 MB chunked", expect: "reject" }, chunked.status, await chunked.text(), { transport: true });
     expect(chunked.status).toBe(413);
     await finish();
   });

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import net from "node:net";
 import { MAX_BODY_BYTES } from "../../src/http/limits";
 import { startServer, type TestServer } from "../helpers/server";
+import { dbRows } from "../helpers/engine";
 
 let srv: TestServer;
 beforeAll(async () => {
@@ -68,11 +69,11 @@ function sendChunked(path: string, total: number, method = "POST", prefix = '{"c
   });
 }
 
-const count = () => srv.services.store.sqlite.query<{ n: number }, []>("SELECT count(*) AS n FROM memories").get()!.n;
+const count = async () => (await dbRows<{ n: number }>(srv.services, "SELECT count(*) AS n FROM memories"))[0].n;
 
 describe("chunked request bodies", () => {
   test("over 25 MB: the app's 413 naming the limit, on every route that takes a body; nothing stored", async () => {
-    const before = count();
+    const before = await count();
     for (const [method, path] of [["POST", "/ingest"], ["POST", "/distill"], ["PUT", "/identity"], ["POST", "/mcp"], ["POST", "/messages?sessionId=x"]]) {
       const res = await sendChunked(path, 40 * 1024 * 1024, method);
       expect(res.status).toBe(413);
@@ -83,7 +84,7 @@ describe("chunked request bodies", () => {
       // How much the client got to write says little (kernel and Bun buffers absorb megabytes, more
       // under load); the JSON body does: Bun's own cap past 26 MB answers a bare 413 without one.
     }
-    expect(count()).toBe(before);
+    expect(await count()).toBe(before);
   }, 120_000);
 
   test("just over the limit (25.5 MB, under the socket layer's own cap): the app's 413, not a handled request", async () => {

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { requestFrom, startServer, type TestServer } from "../helpers/server";
+import { dbRows } from "../helpers/engine";
 
 /**
  * What auth.test.ts leaves out: DNS-rebinding Host and Origin variants on
@@ -39,8 +40,8 @@ describe("DNS rebinding and cross-site guard on the localhost bypass", () => {
   const friendly = () => ["localhost", "LOCALHOST", "LocalHost:8787", `127.0.0.1:${srv.port}`, "[::1]:80", "[::1]", "app.localhost:1234"];
 
   test("a Host naming anything but loopback is 403 on every endpoint kind and writes nothing; loopback spellings pass", async () => {
-    const count = () => srv.services.store.sqlite.query<{ n: number }, []>("SELECT count(*) AS n FROM memories").get()!.n;
-    const before = count();
+    const count = async () => (await dbRows<{ n: number }>(srv.services, "SELECT count(*) AS n FROM memories"))[0].n;
+    const before = await count();
     for (const t of TARGETS) {
       for (const host of hostile) {
         const res = await send("127.0.0.1", t, { host });
@@ -55,7 +56,7 @@ describe("DNS rebinding and cross-site guard on the localhost bypass", () => {
         expect(res.json().error.message).toContain("Host");
       }
     }
-    expect(count()).toBe(before);
+    expect(await count()).toBe(before);
     expect(existsSync(join(srv.services.config.paths.identity, "rebind.md"))).toBe(false);
     for (const t of TARGETS) {
       for (const host of friendly()) {
@@ -63,11 +64,11 @@ describe("DNS rebinding and cross-site guard on the localhost bypass", () => {
         expect({ path: t.path, host, refused: res.status === 403 || res.status === 401 }).toEqual({ path: t.path, host, refused: false });
       }
     }
-    expect(count()).toBe(before + friendly().length);
+    expect(await count()).toBe(before + friendly().length);
   });
 
   test("a cross-site Origin is 403 on every endpoint kind; loopback origins pass", async () => {
-    const before = srv.services.store.sqlite.query<{ n: number }, []>("SELECT count(*) AS n FROM memories").get()!.n;
+    const before = (await dbRows<{ n: number }>(srv.services, "SELECT count(*) AS n FROM memories"))[0].n;
     const origins = ["http://localhost.evil.com", "http://127.0.0.1.nip.io:8787", "https://evil.example", "null", "file://", "chrome-extension://abcdef", "http://localhost@evil.com", "not a url"];
     for (const t of TARGETS) {
       for (const origin of origins) {
@@ -78,7 +79,7 @@ describe("DNS rebinding and cross-site guard on the localhost bypass", () => {
         expect({ path: t.path, origin, status: (await send("127.0.0.1", t, { origin })).status === 403 }).toEqual({ path: t.path, origin, status: false });
       }
     }
-    const after = srv.services.store.sqlite.query<{ n: number }, []>("SELECT count(*) AS n FROM memories").get()!.n;
+    const after = (await dbRows<{ n: number }>(srv.services, "SELECT count(*) AS n FROM memories"))[0].n;
     // Only the loopback-origin ingests got in.
     expect(after - before).toBe(4);
   });

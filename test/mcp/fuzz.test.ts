@@ -93,11 +93,11 @@ describe("MCP transports", () => {
     expect(opened.status).toBe(200);
     await opened.text();
     const session = { ...MCP_HEADERS, "mcp-session-id": opened.headers.get("mcp-session-id")! };
-    fuzz.resync();
+    await fuzz.resync();
     for (const g of garbage()) {
       const res = await fetch(`${srv.url}/mcp`, { method: "POST", headers: session, body: g.body });
       // The SDK's transport answers JSON-RPC errors: {jsonrpc, error: {code: <number>, message}, id}. It takes an empty batch as "nothing to do" (202).
-      fuzz.judge({ endpoint: "POST /mcp (live session)", label: g.label, expect: g.body === "[]" ? "any" : "reject" }, res.status, await res.text(), { jsonRpc: true });
+      await fuzz.judge({ endpoint: "POST /mcp (live session)", label: g.label, expect: g.body === "[]" ? "any" : "reject" }, res.status, await res.text(), { jsonRpc: true });
     }
     for (const [label, headers] of [
       ["text/plain body", { ...session, "content-type": "text/plain" }],
@@ -105,7 +105,7 @@ describe("MCP transports", () => {
       ["Accept: text/html", { ...session, accept: "text/html" }],
     ] as const) {
       const res = await fetch(`${srv.url}/mcp`, { method: "POST", headers, body: JSON.stringify({ jsonrpc: "2.0", id: 9, method: "tools/list" }) });
-      fuzz.judge({ endpoint: "POST /mcp (live session)", label, expect: "reject" }, res.status, await res.text(), { jsonRpc: true });
+      await fuzz.judge({ endpoint: "POST /mcp (live session)", label, expect: "reject" }, res.status, await res.text(), { jsonRpc: true });
     }
     const list = await fetch(`${srv.url}/mcp`, { method: "POST", headers: session, body: JSON.stringify({ jsonrpc: "2.0", id: 10, method: "tools/list" }) });
     expect(list.status).toBe(200);
@@ -167,7 +167,7 @@ function oddCalls(): DriverStep[] {
 describe("MCP tools with malformed arguments (the SDK's own client)", () => {
   for (const kind of ["sse", "http"] as const) {
     test(`${kind}: every tool refuses bad arguments with isError and changes nothing; odd arguments get answers; the session survives`, async () => {
-      const before = snapshot(srv.services);
+      const before = (await snapshot(srv.services));
       const bad = badCalls();
       const [results] = await drive(srv.url, kind, { steps: [...bad, { label: "after", call: "memsvc_index" }] }, 60_000);
       const problems: string[] = [];
@@ -183,7 +183,7 @@ describe("MCP tools with malformed arguments (the SDK's own client)", () => {
       const after = results.find((x) => x.label === "after");
       expect(after?.isError).toBe(false);
       expect(problems).toEqual([]);
-      expect(snapshot(srv.services)).toEqual(before);
+      expect((await snapshot(srv.services))).toEqual(before);
       fuzz.record(`MCP ${kind} tools (malformed)`, "isError", bad.length);
 
       const odd = oddCalls();
@@ -202,7 +202,7 @@ describe("MCP tools with huge arguments (the SDK's client in this process: plans
       const client = new Client({ name: "fuzz-huge", version: "1" });
       await client.connect(kind === "sse" ? new SSEClientTransport(new URL(`${srv.url}/sse`)) : new StreamableHTTPClientTransport(new URL(`${srv.url}/mcp`)));
       try {
-        const before = snapshot(srv.services);
+        const before = (await snapshot(srv.services));
         const refused: [string, Record<string, unknown>][] = [
           ["memsvc_ingest", { content: hugeString(r, 1, 3) }],
           ["memsvc_get", { id: hugeString(r, 1, 1) }],
@@ -216,7 +216,7 @@ describe("MCP tools with huge arguments (the SDK's client in this process: plans
           expect({ name, isError: res.isError }).toEqual({ name, isError: true });
           expect(JSON.stringify(res.content)).not.toContain("internal error");
         }
-        expect(snapshot(srv.services)).toEqual(before);
+        expect((await snapshot(srv.services))).toEqual(before);
         const search = await client.callTool({ name: "memsvc_search", arguments: { query: hugeString(r, 2, 2) } });
         expect(JSON.stringify(search.content)).not.toContain("internal error");
         expect((await client.callTool({ name: "memsvc_index", arguments: {} })).isError).toBeFalsy();

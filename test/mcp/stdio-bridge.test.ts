@@ -11,6 +11,7 @@ import { writeRuntimeFile } from "../../src/runtime-file";
 import { VERSION } from "../../src/version";
 import { BUN, childEnv, freePort, ROOT, tempHome } from "../helpers/process";
 import { startServer, type TestServer } from "../helpers/server";
+import { dbRow } from "../helpers/engine";
 
 // `memsvc mcp` is driven as a client launches it: the MCP SDK's stdio client spawns the real
 // command, which finds the server through <home>/server.json like every other client command.
@@ -54,7 +55,7 @@ describe("memsvc mcp (stdio bridge)", () => {
     expect(id).toBeDefined();
 
     // The memory reached the server's database, with the stdio client's name as its provenance.
-    const stored = srv.services.store.sqlite.query("SELECT source_agent FROM memories WHERE id LIKE ?").get(`${id}%`) as { source_agent: string } | null;
+    const stored = await dbRow<{ source_agent: string }>(srv.services, "SELECT source_agent FROM memories WHERE id LIKE ?", [`${id}%`]);
     expect(stored?.source_agent).toBe("codex-mcp-client");
 
     const found = await client.callTool({ name: "memsvc_search", arguments: { query: "orders table backfill", project: "shop-api" } });

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
 import { addLink } from "../../src/core/graph";
+import { putIdentity } from "../../src/core/identity";
 import { ingestMemory } from "../../src/core/memories";
+import { dbRow, dbRows, onPostgres } from "../helpers/engine";
 import { byLabel, drive, type DriverResult, type DriverStep } from "../helpers/mcp";
 import { startServer, type TestServer } from "../helpers/server";
 
@@ -30,8 +30,12 @@ async function seed(key: string, content: string, extra: Record<string, unknown>
 }
 
 const short = (key: string) => ids[key].slice(0, 8);
-const row = (id: string) => srv.services.store.sqlite.query<{ content: string; project: string | null; used_count: number; seq: number }, [string]>("SELECT * FROM memories WHERE id = ?").get(id);
-const vector = (seq: number) => Buffer.from(srv.services.store.sqlite.query<{ e: Uint8Array }, [number]>("SELECT embedding AS e FROM memory_vec WHERE rowid = ?").get(seq)!.e).toString("hex");
+const row = async (id: string) => (await dbRow<{ content: string; source_agent: string; project: string | null; used_count: number; seq: number }>(srv.services, "SELECT * FROM memories WHERE id = ?", [id])) ?? null;
+/** The stored vector as text, to compare before and after. */
+async function vector(seq: number): Promise<string> {
+  if (onPostgres) return (await dbRow<{ e: string }>(srv.services, "SELECT embedding::text AS e FROM memory_vec WHERE seq = ?", [seq]))!.e;
+  return Buffer.from((await dbRow<{ e: Uint8Array }>(srv.services, "SELECT embedding AS e FROM memory_vec WHERE rowid = ?", [seq]))!.e).toString("hex");
+}
 
 beforeAll(async () => {
   srv = await startServer();
@@ -52,15 +56,25 @@ beforeAll(async () => {
   for (const t of ["sse", "http"]) await addLink(s, ids[`del-${t}`], ids.wal, "related", 0.4);
   // Two memories sharing an 8-character prefix: rewrite one id.
   const twin = `${short("twin1")}-ffff-4fff-bfff-ffffffffffff`;
-  s.store.sqlite.run("PRAGMA foreign_keys = OFF");
-  s.store.sqlite.run("UPDATE memories SET id = ? WHERE id = ?", [twin, ids.twin2]);
-  s.store.sqlite.run("UPDATE memory_tags SET memory_id = ? WHERE memory_id = ?", [twin, ids.twin2]);
-  s.store.sqlite.run("UPDATE links SET from_id = ? WHERE from_id = ?", [twin, ids.twin2]);
-  s.store.sqlite.run("UPDATE links SET to_id = ? WHERE to_id = ?", [twin, ids.twin2]);
-  s.store.sqlite.run("PRAGMA foreign_keys = ON");
+  if (onPostgres) {
+    // One statement: PostgreSQL checks the foreign keys at its end, when every reference has moved.
+    await dbRows(
+      s,
+      `WITH m AS (UPDATE memories SET id = ? WHERE id = ?), t AS (UPDATE memory_tags SET memory_id = ? WHERE memory_id = ?),
+       f AS (UPDATE links SET from_id = ? WHERE from_id = ?), o AS (UPDATE links SET to_id = ? WHERE to_id = ?) SELECT 1 AS done`,
+      [twin, ids.twin2, twin, ids.twin2, twin, ids.twin2, twin, ids.twin2],
+    );
+  } else {
+    const h = s.store.sqlite;
+    h.run("PRAGMA foreign_keys = OFF");
+    h.run("UPDATE memories SET id = ? WHERE id = ?", [twin, ids.twin2]);
+    h.run("UPDATE memory_tags SET memory_id = ? WHERE memory_id = ?", [twin, ids.twin2]);
+    h.run("UPDATE links SET from_id = ? WHERE from_id = ?", [twin, ids.twin2]);
+    h.run("UPDATE links SET to_id = ? WHERE to_id = ?", [twin, ids.twin2]);
+    h.run("PRAGMA foreign_keys = ON");
+  }
   ids.twin2 = twin;
-  mkdirSync(s.config.paths.identity, { recursive: true });
-  writeFileSync(join(s.config.paths.identity, "soul.md"), "I am the test agent. I cite my sources.\n");
+  await putIdentity(s, { sections: { soul: "I am the test agent. I cite my sources.\n" } });
 });
 
 afterAll(() => srv.stop());
@@ -133,8 +147,8 @@ describe.each(["sse", "http"] as const)("MCP tools over %s", (t) => {
   let vectorBefore: string;
 
   beforeAll(async () => {
-    usedBefore = row(ids.wal)!.used_count;
-    vectorBefore = vector(row(ids[`upd-${t}`])!.seq);
+    usedBefore = (await row(ids.wal))!.used_count;
+    vectorBefore = await vector((await row(ids[`upd-${t}`]))!.seq);
     const [results] = await drive(srv.url, t, { steps: plan(t) });
     r = byLabel(results);
   });
@@ -168,7 +182,7 @@ describe.each(["sse", "http"] as const)("MCP tools over %s", (t) => {
     expect(one).not.toContain("project ops");
   });
 
-  test("get: provenance header, full content, citation; marks the memory used", () => {
+  test("get: provenance header, full content, citation; marks the memory used", async () => {
     const text = ok(r["get-prefix"]);
     expect(text).toContain(`- id: ${ids.wal}`);
     expect(text).toContain("- type: knowledge");
@@ -177,7 +191,7 @@ describe.each(["sse", "http"] as const)("MCP tools over %s", (t) => {
     expect(text).toMatch(/- date: \d{4}-\d\d-\d\d/);
     expect(text).toContain("SQLite WAL mode lets concurrent readers proceed while one writer commits; memsvc enables it at open.");
     expect(text).toMatch(new RegExp(`Cite as: \\(memory ${short("wal")}, \\d{4}-\\d\\d-\\d\\d, from seed-agent\\)$`));
-    expect(row(ids.wal)!.used_count).toBeGreaterThan(usedBefore);
+    expect((await row(ids.wal))!.used_count).toBeGreaterThan(usedBefore);
     expect(ok(r["get-full"])).toContain(`- id: ${ids.idle}`);
   });
 
@@ -189,19 +203,19 @@ describe.each(["sse", "http"] as const)("MCP tools over %s", (t) => {
     expect(ops).toMatch(/score [\d.]+ · strength [\d.]+ · 1 connection ·/);
   });
 
-  test("ingest: confirmation with the id; memory_type defaults to experience, legacy names map", () => {
+  test("ingest: confirmation with the id; memory_type defaults to experience, legacy names map", async () => {
     const m = /^Stored memory ([0-9a-f]{8}) \(experience\)\.\nid: ([0-9a-f-]{36})$/.exec(ok(r.ingest));
     expect(m).not.toBeNull();
-    const stored = srv.services.store.sqlite.query<{ content: string; source_agent: string; project: string }, [string]>("SELECT * FROM memories WHERE id = ?").get(m![2])!;
+    const stored = (await row(m![2]))!;
     expect(stored.content).toBe(`MCP over ${t}: tools answer through the same core functions as REST.`);
     expect(stored.source_agent).toBe("driver-agent");
     expect(stored.project).toBe("memsvc");
     expect(ok(r["ingest-typed"])).toContain("(decisions)");
   });
 
-  test("ingest redacts secrets before storing, as REST does (one core function)", () => {
+  test("ingest redacts secrets before storing, as REST does (one core function)", async () => {
     const m = /id: ([0-9a-f-]{36})$/.exec(ok(r["ingest-secret"]));
-    const stored = srv.services.store.sqlite.query<{ content: string }, [string]>("SELECT content FROM memories WHERE id = ?").get(m![1])!;
+    const stored = (await row(m![1]))!;
     expect(stored.content).toBe(`Sessions (${t}) live in redis://:[REDACTED:password]@cache:6379/0 behind the proxy.`);
   });
 
@@ -240,18 +254,18 @@ describe.each(["sse", "http"] as const)("MCP tools over %s", (t) => {
     expect(ok(r.path)).toStartWith(`Shortest path from ${short("wal")} to ${short("deploy")}`);
   });
 
-  test("update: changed fields before and after; content change re-embeds", () => {
+  test("update: changed fields before and after; content change re-embeds", async () => {
     const text = ok(r.update);
     expect(text).toContain(`Updated memory ${short(`upd-${t}`)}`);
     expect(text).toContain(`- content before:\nPort 8787 is the default of memsvc (${t} copy).\n- content after:\nPort 9999 is used in tests (${t} copy).`);
     expect(text).toContain("- project: memsvc → tests");
     expect(text).not.toContain("memory_type");
-    const after = row(ids[`upd-${t}`])!;
+    const after = (await row(ids[`upd-${t}`]))!;
     expect(after.content).toBe(`Port 9999 is used in tests (${t} copy).`);
-    expect(vector(after.seq)).not.toBe(vectorBefore);
+    expect(await vector(after.seq)).not.toBe(vectorBefore);
   });
 
-  test("history: earlier versions newest first; restore brings one back and keeps what it replaced", () => {
+  test("history: earlier versions newest first; restore brings one back and keeps what it replaced", async () => {
     expect(ok(r["hist-none"])).toContain("has no earlier versions");
     ok(r["hist-update"]);
     const text = ok(r.hist);
@@ -260,7 +274,7 @@ describe.each(["sse", "http"] as const)("MCP tools over %s", (t) => {
     expect(text).toMatch(/version 1 · replaced \d{4}-\d\d-\d\dT[\d:.]+Z by update · experience · project memsvc/);
     expect(text).toContain(`The release branch is cut on Tuesdays (${t}).`);
     expect(ok(r["hist-restore"])).toStartWith("Restored version 1.\nUpdated memory");
-    expect(row(ids[`hist-${t}`])!.content).toBe(`The release branch is cut on Tuesdays (${t}).`);
+    expect((await row(ids[`hist-${t}`]))!.content).toBe(`The release branch is cut on Tuesdays (${t}).`);
     const after = ok(r["hist-after"]);
     expect(after).toContain("2 earlier versions");
     expect(after).toMatch(/version 2 · replaced .* by restore/);
@@ -268,12 +282,12 @@ describe.each(["sse", "http"] as const)("MCP tools over %s", (t) => {
     expect(err(r["e-hist-zero"])).toContain("restore must be at least 1");
   });
 
-  test("delete: preview; the memory, its embedding and links are gone", () => {
+  test("delete: preview; the memory, its embedding and links are gone", async () => {
     const text = ok(r.delete);
     expect(text).toContain(`Deleted memory ${short(`del-${t}`)} (${ids[`del-${t}`]}) permanently, with its embedding and `);
     expect(text).toContain(`Temporary scratch memory about zebra crossings (${t}).`);
-    expect(row(ids[`del-${t}`])).toBeNull();
-    const links = srv.services.store.sqlite.query<{ n: number }, [string, string]>("SELECT count(*) AS n FROM links WHERE from_id = ? OR to_id = ?").get(ids[`del-${t}`], ids[`del-${t}`])!.n;
+    expect(await row(ids[`del-${t}`])).toBeNull();
+    const [{ n: links }] = await dbRows<{ n: number }>(srv.services, "SELECT count(*) AS n FROM links WHERE from_id = ? OR to_id = ?", [ids[`del-${t}`], ids[`del-${t}`]]);
     expect(links).toBe(0);
     expect(err(r["e-deleted"])).toContain("no memory with id");
   });

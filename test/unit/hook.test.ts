@@ -4,6 +4,7 @@ import { createServer, type Server, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { readState, stateDir } from "../../src/capture/watermark";
+import { dbRows } from "../helpers/engine";
 import { memoriesReply, startFakeLlm, type FakeLlm } from "../helpers/fake-llm";
 import { postJson, startServer, type TestServer } from "../helpers/server";
 
@@ -85,7 +86,7 @@ describe("against a real server", () => {
     // The detached capture finishes on its own.
     for (let i = 0; i < 200 && readState(stateDir(home), transcript)?.offset !== statSync(transcript).size; i++) await Bun.sleep(50);
     expect(readState(stateDir(home), transcript)?.offset).toBe(statSync(transcript).size);
-    const stored = srv.services.store.sqlite.query<{ n: number }, [string]>("SELECT count(*) AS n FROM memories WHERE source_session = ?").get("a91e47d0-2c6b-4f83-b5e1-0c4d7a9f2e16")!.n;
+    const [{ n: stored }] = await dbRows<{ n: number }>(srv.services, "SELECT count(*) AS n FROM memories WHERE source_session = ?", ["a91e47d0-2c6b-4f83-b5e1-0c4d7a9f2e16"]);
     expect(stored).toBe(1);
     expect(existsSync(join(home, "state", "capture.log"))).toBe(true);
   });

@@ -1,10 +1,11 @@
 import { afterEach, expect, test } from "bun:test";
 import { deleteMemory, ingestMemory, updateMemory } from "../../src/core/memories";
 import { search } from "../../src/core/search";
+import { onPostgres } from "../helpers/engine";
 import { makeServices, type TestServices } from "../helpers/services";
 
 // Two Services on one home are two connections to one database, exactly as two server processes are.
-const PG = process.env.MEMSVC_TEST_ENGINE === "postgres";
+const PG = onPostgres;
 /** The SQLite engine's in-memory index, its change-log sync and index file: nothing of it exists on PostgreSQL. */
 const sqliteOnly = (name: string, fn: () => Promise<void>) => test.skipIf(PG)(`${name} [SQLite engine's in-memory index]`, fn);
 const open: TestServices[] = [];
@@ -101,4 +102,74 @@ sqliteOnly("an index file that disagrees with the database is ignored", async ()
   expect(second.logs.some((l) => /saved vector index holds 8 vectors, the database 7/.test(l.message))).toBe(true);
   expect(second.index.size).toBe(7);
   expect(second.index.has(3)).toBe(false);
+});
+
+sqliteOnly("an index restored from its file answers exactly as one loaded from the database; a damaged file is ignored", async () => {
+  const first = makeServices({ indexBackgroundAbove: 20 });
+  open.push(first);
+  const projects = ["a", "b", null];
+  for (let i = 0; i < 40; i++) await ingestMemory(first, { content: `note ${i}: ${["webhook retries", "cache eviction", "deploy pipeline", "schema migration"][i % 4]} in service ${i % 7}`, project: projects[i % 3] });
+  const home = first.config.home;
+  const file = `${first.store.file}.vindex`;
+  await first.close();
+  open.splice(open.indexOf(first), 1);
+  const probes = [new Float32Array(384), new Float32Array(384)];
+  probes[0][3] = 1;
+  for (let i = 0; i < 384; i++) probes[1][i] = Math.sin(i);
+  const answers = async (s: TestServices) => {
+    await s.indexState.ready;
+    return Promise.all([null, "a", "b"].flatMap((p) => probes.map((v) => s.storage.search.nearest(v, 10, p))));
+  };
+  // From the database (no file), the reference.
+  const { rmSync, readFileSync, writeFileSync } = await import("node:fs");
+  const saved = readFileSync(file);
+  rmSync(file);
+  const fromDb = makeServices({ home, indexBackgroundAbove: 20 });
+  open.push(fromDb);
+  const reference = await answers(fromDb);
+  expect(fromDb.logs.some((l) => /vector index ready: 40 vectors/.test(l.message))).toBe(true);
+  await fromDb.close();
+  open.splice(open.indexOf(fromDb), 1);
+  // From the file: the same hits, the same similarities.
+  writeFileSync(file, saved, { mode: 0o600 });
+  const fromFile = makeServices({ home, indexBackgroundAbove: 20 });
+  open.push(fromFile);
+  expect(await answers(fromFile)).toEqual(reference);
+  expect(fromFile.logs.some((l) => /vector index ready from its file: 40 vectors/.test(l.message))).toBe(true);
+  await fromFile.close();
+  open.splice(open.indexOf(fromFile), 1);
+  // Cut short, or another format: loaded from the database instead, with the same answers.
+  for (const damaged of [saved.subarray(0, saved.length - 100), Buffer.concat([Buffer.from("not an index\n"), saved.subarray(13)])]) {
+    writeFileSync(file, damaged, { mode: 0o600 });
+    const again = makeServices({ home, indexBackgroundAbove: 20 });
+    open.push(again);
+    expect(await answers(again)).toEqual(reference);
+    expect(again.logs.some((l) => /vector index ready: 40 vectors/.test(l.message))).toBe(true);
+    await again.close();
+    open.splice(open.indexOf(again), 1);
+  }
+});
+
+sqliteOnly("word weights count the store's memories while the index loads in the background, not the vectors loaded so far", async () => {
+  const first = makeServices({ indexBackgroundAbove: 20 });
+  open.push(first);
+  for (let i = 0; i < 30; i++) await ingestMemory(first, { content: `note ${i}: the payments worker retries webhook ${i % 5} with backoff`, project: i % 2 ? "a" : "b" });
+  await ingestMemory(first, { content: "Terraform state lives in the ops bucket with object locking" });
+  const home = first.config.home;
+  await first.close();
+  open.splice(open.indexOf(first), 1);
+  const { weighTerms } = await import("../../src/core/recall/terms");
+  const second = makeServices({ home, indexBackgroundAbove: 20 });
+  open.push(second);
+  expect(second.indexState.status).toBe("loading");
+  expect(second.index.size).toBe(0);
+  expect(second.index.memories).toBe(31);
+  const during = await weighTerms(second, ["terraform", "webhook", "payments"]);
+  await second.indexState.ready;
+  expect(second.index.size).toBe(31);
+  expect(second.index.memories).toBe(31);
+  expect(await weighTerms(second, ["terraform", "webhook", "payments"])).toEqual(during);
+  // Once complete, a write moves the count at once (no refresh interval).
+  await ingestMemory(second, { content: "Kafka consumer lag pages the on-call after ten minutes" });
+  expect(second.index.memories).toBe(32);
 });

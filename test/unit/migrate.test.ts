@@ -53,6 +53,11 @@ test("migrate copies a store batch by batch; an interrupted run resumes from the
     await exportAll(source.storage, source.config.paths.identity, a, { vectors: true });
     await exportAll(target.storage, target.config.paths.identity, b, { vectors: true });
     expect(exported(b)).toBe(exported(a));
+    // The re-check's columns travel too (evidence, rechecked, confirmed_at): import kept them and migrate copied them.
+    const anchorLines = readFileSync(b, "utf8").split("\n").filter((l) => l.startsWith('{"kind":"anchor"')).map((l) => JSON.parse(l));
+    expect(anchorLines.filter((l) => typeof l.evidence === "string" && l.evidence.startsWith("assistant: ")).length).toBeGreaterThan(5);
+    expect(anchorLines.filter((l) => typeof l.rechecked === "string").length).toBeGreaterThan(0);
+    expect(anchorLines.filter((l) => typeof l.confirmed_at === "number").length).toBeGreaterThan(0);
     // seq order and values survive (the list's keyset paging and the vector index key on them).
     const seqs = (s: typeof source) => dbRows(s, "SELECT seq, id FROM memories ORDER BY seq");
     expect(await seqs(target)).toEqual(await seqs(source));

@@ -122,7 +122,7 @@ describe("consolidation with a model", () => {
     fake.script({ hang: true });
     const first = await runNightly(s, { day: DAY });
     expect(first.digest!.status).toBe("partial");
-    expect(first.digest!.steps).toEqual({ learn: "incomplete", merge: "done", decay: "done", prune: "done" });
+    expect(first.digest!.steps).toEqual({ learn: "incomplete", recheck: "done", merge: "done", decay: "done", prune: "done" });
     expect(first.digest!.errors[0]).toContain("did not answer");
     expect(first.digest!.skipped[0]).toMatchObject({ step: "learn", memories: 1 });
     expect(await learningsOf(s)).toEqual([]);
@@ -279,7 +279,7 @@ describe("without a model, and the non-model steps", () => {
     expect(out.digest!.dropped_fragments).toEqual({ count: 3, by_reason: { filler: 2, "tool noise": 1 } });
     expect(s.logs.filter((l) => l.message.startsWith("nightly: distill dropped (filler)"))).toHaveLength(2);
     expect((await q<{ n: number }>(s, "SELECT count(*) AS n FROM distill_dropped"))[0].n).toBe(0);
-    expect(out.digest!.steps).toEqual({ learn: "incomplete", merge: "done", decay: "done", prune: "done" });
+    expect(out.digest!.steps).toEqual({ learn: "incomplete", recheck: "done", merge: "done", decay: "done", prune: "done" });
     expect(out.digest!.skipped).toEqual([{ step: "learn", reason: expect.stringMatching(/no language model configured.*learnings owed/), memories: 3 }]);
     expect(out.message).toStartWith(`nightly ${DAY} partial:`);
     expect(out.message).toContain("skipped learn (3 memories)");

@@ -1,11 +1,37 @@
 import { expect, test } from "bun:test";
-import { getMeta } from "../../src/store/sqlite";
 import { ingestMemory } from "../../src/core/memories";
 import { runReembed } from "../../src/core/memories";
 import { search } from "../../src/core/search";
 import { hashEmbed } from "../../src/embed/fallback";
 import type { EmbedKind, Embedder } from "../../src/embed/types";
-import { makeServices } from "../helpers/services";
+import { dbRows, onPostgres } from "../helpers/engine";
+import { makeServices, type TestServices } from "../helpers/services";
+
+const getMeta = (s: TestServices, key: string) => s.storage.meta.get(key);
+
+/**
+ * Vectors vector search uses: the SQLite engine's in-memory index; on PostgreSQL
+ * (no in-process copy) the stored vectors up to the re-embed cursor, the ones
+ * its search reads while a pass runs (older ones are of the old space).
+ */
+async function searchable(s: TestServices): Promise<number> {
+  if (!onPostgres) return s.index.size;
+  const [{ n }] = await dbRows<{ n: number }>(
+    s,
+    "SELECT count(*) AS n FROM memory_vec WHERE seq <= coalesce((SELECT CAST(value AS bigint) FROM meta WHERE key = 'reembed_cursor'), 9223372036854775807)",
+  );
+  return n;
+}
+
+/** Stored vectors with their memory's content, in seq order. */
+async function storedVectors(s: TestServices): Promise<{ seq: number; content: string; v: number[] }[]> {
+  if (onPostgres) {
+    const rows = await dbRows<{ seq: number; e: string; content: string }>(s, "SELECT v.seq AS seq, v.embedding::text AS e, m.content AS content FROM memory_vec v JOIN memories m ON m.seq = v.seq ORDER BY v.seq");
+    return rows.map((r) => ({ seq: r.seq, content: r.content, v: (JSON.parse(r.e) as number[]).map(Math.fround) }));
+  }
+  const rows = await dbRows<{ seq: number; e: Uint8Array; content: string }>(s, "SELECT v.rowid AS seq, v.embedding AS e, m.content AS content FROM memory_vec v JOIN memories m ON m.seq = v.rowid ORDER BY v.rowid");
+  return rows.map((r) => ({ seq: r.seq, content: r.content, v: Array.from(new Float32Array(r.e.buffer, r.e.byteOffset, 384)) }));
+}
 
 /** A second vector space: the hashed vector reversed, so spaces differ but stay comparable within themselves. */
 class OtherSpace implements Embedder {
@@ -23,15 +49,17 @@ test("a changed embedder re-embeds stored vectors in resumable batches and searc
   const first = makeServices();
   const home = first.config.home;
   for (let i = 0; i < 80; i++) await ingestMemory(first, { content: `note ${i}: service ${i % 9} uses port ${8000 + i}` });
-  expect(getMeta(first.store, "embedder_id")).toBe("fallback:hash-v1");
+  expect(await getMeta(first, "embedder_id")).toBe("fallback:hash-v1");
   await first.close();
 
   const other = new OtherSpace();
   const second = makeServices({ home, embedder: other });
-  expect(getMeta(second.store, "embedder_id")).toBe(other.id);
-  expect(getMeta(second.store, "reembed_cursor")).toBe("0");
+  // On PostgreSQL the new space is recorded by a round trip after start.
+  await second.indexState.ready;
+  expect(await getMeta(second, "embedder_id")).toBe(other.id);
+  expect(await getMeta(second, "reembed_cursor")).toBe("0");
   // Until re-embedded, vectors of the old space are not in the index.
-  expect(second.index.size).toBe(0);
+  expect(await searchable(second)).toBe(0);
   const abort = new AbortController();
   const origEmbed = other.embed.bind(other);
   other.embed = async (texts, kind) => {
@@ -40,20 +68,21 @@ test("a changed embedder re-embeds stored vectors in resumable batches and searc
     return out;
   };
   await runReembed(second, abort.signal);
-  const cursor = Number(getMeta(second.store, "reembed_cursor"));
+  const cursor = Number(await getMeta(second, "reembed_cursor"));
   expect(cursor).toBeGreaterThan(0);
-  expect(second.index.size).toBe(64);
+  expect(await searchable(second)).toBe(64);
   await second.close();
 
   // Restart: the index holds only the redone part, the job resumes from the cursor.
   const third = makeServices({ home, embedder: new OtherSpace() });
-  expect(third.index.size).toBe(64);
+  await third.indexState.ready;
+  expect(await searchable(third)).toBe(64);
   await runReembed(third);
-  expect(getMeta(third.store, "reembed_cursor")).toBeNull();
-  expect(third.index.size).toBe(80);
-  const stored = third.store.sqlite.query<{ e: Uint8Array }, []>("SELECT embedding e FROM memory_vec ORDER BY rowid LIMIT 1").get()!.e;
+  expect(await getMeta(third, "reembed_cursor")).toBeNull();
+  expect(await searchable(third)).toBe(80);
+  const [stored] = await storedVectors(third);
   const expected = hashEmbed("note 0: service 0 uses port 8000").reverse();
-  expect(Array.from(new Float32Array(stored.buffer, stored.byteOffset, 384))).toEqual(Array.from(expected));
+  expect(stored.v).toEqual(Array.from(expected));
   const r = await search(third, { query: "service 3 port 8030" });
   expect(r.results[0].content).toContain("8030");
   expect(r.results[0].matched_by).toContain("vector");
@@ -88,16 +117,14 @@ test("switching the embedder while a re-embed pass runs: no vector of the old sp
   await runReembed(s);
   await switched;
   // The pass that was running saw the reset cursor and finished the job in the final space.
-  if (getMeta(s.store, "reembed_cursor") !== null) await runReembed(s);
-  expect(getMeta(s.store, "embedder_id")).toBe(final.id);
-  expect(getMeta(s.store, "reembed_cursor")).toBeNull();
-  const rows = s.store.sqlite.query<{ seq: number; e: Uint8Array; content: string }, []>("SELECT v.rowid seq, v.embedding e, m.content content FROM memory_vec v JOIN memories m ON m.seq = v.rowid").all();
+  if (await getMeta(s, "reembed_cursor") !== null) await runReembed(s);
+  expect(await getMeta(s, "embedder_id")).toBe(final.id);
+  expect(await getMeta(s, "reembed_cursor")).toBeNull();
+  const rows = await storedVectors(s);
   expect(rows.length).toBe(100);
-  for (const r of rows) {
-    const stored = Array.from(new Float32Array(r.e.buffer, r.e.byteOffset, 384));
-    expect(stored).toEqual(Array.from(hashEmbed(r.content).map((x) => -x)));
-  }
-  expect(s.index.size).toBe(100);
+  // + 0: pgvector prints -0 as 0, and toEqual tells them apart.
+  for (const r of rows) expect(r.v.map((x) => x + 0)).toEqual(Array.from(hashEmbed(r.content).map((x) => -x + 0)));
+  expect(await searchable(s)).toBe(100);
   const hit = await search(s, { query: "worker 3 drains queue 45" });
   expect(hit.results[0].content).toContain("queue 45");
   await s.close();

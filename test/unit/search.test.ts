@@ -167,35 +167,94 @@ describe("recent", () => {
 
 describe("recent at scale", () => {
   // test/unit/store/search-store.test.ts holds the PostgreSQL engine's version.
-  test.skipIf(onPostgres)("the threshold search returns exactly what scoring every row returns [SQLite engine's statements]", async () => {
-    const { fromCandidates: fast_, scoreAll: all_ } = await import("../../src/store/sqlite/search-recent");
-    const fromCandidates = (x: TestServices, p: { now: number; project: string | null; limit: number }) => fast_(x.store.sqlite, p);
+  test.skipIf(onPostgres)("the walk down `touched` returns exactly what scoring every row returns [SQLite engine's statements]", async () => {
+    const { walkTouched: walk_, scoreAll: all_ } = await import("../../src/store/sqlite/search-recent");
+    const walk = (x: TestServices, p: { now: number; project: string | null; limit: number }) => walk_(x.store.sqlite, p);
     const scoreAll = (x: TestServices, p: { now: number; project: string | null; limit: number }) => all_(x.store.sqlite, p);
     const now = Date.UTC(2026, 5, 1);
     s = makeServices({ now: () => now });
-    // 4,000 memories over a year, with varied strength and links, written directly (fast).
     const day = 86_400_000;
     let x = 12345;
     const rnd = () => ((x = (x * 1103515245 + 12345) >>> 0) / 2 ** 32);
+    const ins = s.store.sqlite.prepare(
+      "INSERT INTO memories(id, content, memory_type, project, created_at, updated_at, refreshed_at, strength, link_count) VALUES (?, ?, 'knowledge', ?, ?, ?, ?, ?, ?)",
+    );
+    const check = async (label: string) => {
+      for (const project of [null, "a", "b", "c", "none"]) {
+        for (const limit of [1, 12, 100]) {
+          const p = { now, project, limit };
+          const expected = scoreAll(s, p).map((r) => r.id);
+          expect({ label, p, ids: walk(s, p).map((r) => r.id) }).toEqual({ label, p, ids: expected });
+          expect((await recent(s, { project, limit })).results.map((r) => r.id)).toEqual(expected);
+        }
+      }
+    };
+    // 4,000 memories over a year, newer ones more frequent, with varied strength, refreshes and links.
     s.store.sqlite.transaction(() => {
-      const ins = s.store.sqlite.prepare(
-        "INSERT INTO memories(id, content, memory_type, project, created_at, updated_at, refreshed_at, strength, link_count) VALUES (?, ?, 'knowledge', ?, ?, ?, ?, ?, ?)",
-      );
       for (let i = 0; i < 4000; i++) {
-        const created = now - Math.floor(rnd() * 365 * day);
-        ins.run(crypto.randomUUID(), `note ${i}`, i % 8 === 0 ? "c" : i % 3 ? "a" : "b", created, created, created + Math.floor(rnd() * (now - created)), rnd() < 0.05 ? 1 + rnd() * 4 : 1, Math.floor(rnd() ** 3 * 20));
+        const created = now - Math.floor(rnd() ** 2 * 365 * day);
+        const refreshed = rnd() < 0.2 ? created + Math.floor(rnd() * (now - created)) : created;
+        ins.run(crypto.randomUUID(), `note ${i}`, i % 8 === 0 ? "c" : i % 3 ? "a" : "b", created, created, refreshed, rnd() < 0.05 ? 1 + rnd() * 4 : 1, Math.floor(rnd() ** 3 * 20));
       }
     })();
-    for (const project of [null, "a", "b", "c"]) {
-      for (const limit of [1, 12, 100]) {
-        const p = { now, project, limit };
-        const fast = fromCandidates(s, p);
-        // A project with fewer rows than the candidate lists hold is scored whole, by design.
-        if (project === "c") expect(fast).toBeNull();
-        else if (limit <= 12) expect(fast).not.toBeNull();
-        if (fast) expect(fast.map((r) => r.id)).toEqual(scoreAll(s, p).map((r) => r.id));
-        expect((await recent(s, { project, limit })).results.map((r) => r.id)).toEqual(scoreAll(s, p).map((r) => r.id));
+    await check("recent-heavy year");
+    // Nothing new for months: the floor is low and the walk must reach far back.
+    s.store.sqlite.run("UPDATE memories SET created_at = created_at - 200 * ?1, refreshed_at = refreshed_at - 200 * ?1", [day]);
+    await check("stale store");
+    // One very strong, very linked old memory: the bound stays high for every age.
+    s.store.sqlite.run("UPDATE memories SET strength = 5, link_count = 400 WHERE seq = (SELECT min(seq) FROM memories)");
+    await check("one strong old memory");
+    // Rows the bound must still cover: refreshed before created (imports), created in the future, zero and negative strength, exact ties.
+    s.store.sqlite.transaction(() => {
+      for (let i = 0; i < 300; i++) {
+        const created = now - Math.floor(rnd() * 30 * day);
+        const kind = i % 4;
+        ins.run(
+          crypto.randomUUID(),
+          `odd ${i}`,
+          i % 2 ? "a" : null,
+          kind === 1 ? now + Math.floor(rnd() * day) : created,
+          created,
+          kind === 0 ? created - Math.floor(rnd() * 60 * day) : created,
+          kind === 2 ? (i % 3) - 1 : 1.5,
+          kind === 3 ? 3 : 0,
+        );
+      }
+      // Identical rows: only the seq tie-break orders them.
+      for (let i = 0; i < 30; i++) ins.run(crypto.randomUUID(), `tie ${i}`, "b", now - day, now - day, now - day, 2, 4);
+    })();
+    await check("odd rows and ties");
+  });
+});
+
+
+describe("project-filtered full text", () => {
+  test.skipIf(onPostgres)("filtering through the project index returns exactly what joining the memory rows returns [SQLite engine's statements]", async () => {
+    s = makeServices();
+    const words = ["webhook", "retry", "cache", "eviction", "deploy", "schema", "billing", "timeout", "queue", "lock"];
+    let x = 777;
+    const rnd = () => ((x = (x * 1103515245 + 12345) >>> 0) / 2 ** 32);
+    s.store.sqlite.transaction(() => {
+      const ins = s.store.sqlite.prepare("INSERT INTO memories(id, content, memory_type, project, created_at, updated_at, refreshed_at) VALUES (?, ?, 'knowledge', ?, 1, 1, 1)");
+      for (let i = 0; i < 3000; i++) {
+        const text = Array.from({ length: 3 + Math.floor(rnd() * 30) }, () => words[Math.floor(rnd() ** 2 * words.length)]).join(" ");
+        ins.run(crypto.randomUUID(), text, [null, "a", "b", "c", "d"][Math.floor(rnd() * 5)]);
+      }
+    })();
+    const reference = s.store.sqlite.query<{ seq: number }, [string, string, number]>(
+      "SELECT f.rowid AS seq FROM memories_fts f JOIN memories m ON m.seq = f.rowid WHERE memories_fts MATCH ? AND m.project = ? ORDER BY bm25(memories_fts) LIMIT ?",
+    );
+    let compared = 0;
+    for (const terms of [["webhook"], ["lock", "queue"], ["cache", "timeout", "schema"], words]) {
+      for (const project of ["a", "b", "d", "missing"]) {
+        for (const k of [1, 10, 60, 5000]) {
+          const got = await s.storage.search.fullText(terms, project, k, { every: true });
+          const expr = terms.map((t) => `"${t}"`).join(" OR ");
+          expect(got).toEqual(reference.all(expr, project, k).map((r) => r.seq));
+          compared += got.length;
+        }
       }
     }
+    expect(compared).toBeGreaterThan(1000);
   });
 });

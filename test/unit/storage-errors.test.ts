@@ -52,3 +52,29 @@ test("PostgreSQL connection losses and server states map to 503 unavailable too"
     if (mapped) expect(mapped.code).toBe("unavailable");
   }
 });
+
+test("a value PostgreSQL cannot store (a NUL character) is the client's 400, not a server error", async () => {
+  const pg = (errno: string) => Object.assign(new Error(`pg ${errno}`), { code: "ERR_POSTGRES_SERVER_ERROR", errno });
+  for (const errno of ["22021", "22P05"]) {
+    const mapped = storageFailure(new Error("wrapped", { cause: pg(errno) }));
+    expect(mapped?.code).toBe("invalid");
+    expect(mapped?.message).toContain("NUL character (U+0000)");
+  }
+  // Through a real store: SQLite keeps the NUL, PostgreSQL refuses it and writes nothing.
+  const { makeServices } = await import("../helpers/services");
+  const { ingestMemory } = await import("../../src/core/memories");
+  const { onPostgres, dbRows } = await import("../helpers/engine");
+  const s = makeServices();
+  try {
+    const write = ingestMemory(s, { content: "The cache warms at boot from the snapshot bucket.", project: "a\u0000b" });
+    if (onPostgres) {
+      const e = await write.then(() => null, (x: unknown) => x);
+      expect(storageFailure(e)?.code).toBe("invalid");
+      expect((await dbRows<{ n: number }>(s, "SELECT count(*) AS n FROM memories"))[0].n).toBe(0);
+    } else {
+      expect((await write).id).toBeString();
+    }
+  } finally {
+    await s.close();
+  }
+});

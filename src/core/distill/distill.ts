@@ -5,6 +5,7 @@ import type { LlmClient } from "../../llm/client";
 import { DISTILL_PROMPT_OVERHEAD, existingBlockChars } from "../../llm/prompts";
 import { isoDate, parseSessionDate } from "../dates";
 import { distillChunks, type Fragment } from "./model";
+import { pickEvidence } from "./evidence";
 import { planFragments, writePlan } from "./store-segments";
 import { countSession } from "../memories";
 // Straight from its file: memories/index.ts does not export it (yet).
@@ -185,13 +186,14 @@ async function run(s: Services, req: DistillRequest, llm: LlmClient): Promise<Di
   let fragments: Fragment[] = [];
   let shown = new Map<string, string>();
   let calls = 0;
+  let chunks: string[] = [];
   const whole = clean.map((m) => m.content).join("\n");
   const trivial = whole.length <= DISTILL_TRIVIAL_TRANSCRIPT_CHARS ? substanceReason(whole) : null;
   if (trivial) {
     dropped.push({ content: whole.trim(), reason: trivial });
   } else {
     const budget = chunkBudget(s.config.llm.contextChars, DISTILL_PROMPT_OVERHEAD + existingBlockChars(DISTILL_CONTEXT_MEMORIES), DISTILL_ANSWER_SHARE, DISTILL_MIN_CHUNK_CHARS);
-    const chunks = chunkTranscript(clean, budget);
+    chunks = chunkTranscript(clean, budget);
     if (chunks.length > DISTILL_MAX_CHUNKS) {
       throw tooLarge(`this transcript needs ${chunks.length} model calls of ${budget} characters; the limit is ${DISTILL_MAX_CHUNKS} per request: send it as several segments`);
     }
@@ -217,6 +219,9 @@ async function run(s: Services, req: DistillRequest, llm: LlmClient): Promise<Di
   const gate = substanceGate(candidates);
   dropped.push(...gate.dropped);
   const plans = await planFragments(s, gate.kept, req.project);
+  // Per kept fragment: its evidence excerpt from the (redacted) chunk it came from, for the nightly re-check.
+  const evidence: (string | null)[] =
+    req.anchors && s.config.distill.keepEvidence ? await Promise.all(gate.kept.map((f) => (chunks[f.chunk] ? pickEvidence(chunks[f.chunk], f.content, f.evidence ?? []) : null))) : [];
 
   const preview = dropped.map((d) => ({ content: d.content.length > DISTILL_DROPPED_PREVIEW_CHARS ? `${d.content.slice(0, DISTILL_DROPPED_PREVIEW_CHARS)}…` : d.content, reason: d.reason }));
   const outcome = await s.storage.transaction(async (tx) => {
@@ -235,7 +240,14 @@ async function run(s: Services, req: DistillRequest, llm: LlmClient): Promise<Di
       if (again !== null) return { skipped: again } as const;
     }
     const written = await writePlan(ts, gate.kept, plans, { ...req, sourceSession: req.sessionId }, shown);
-    if (req.anchors) await writeAnchors(ts, written.ids, req.anchors, s.now());
+    if (req.anchors) {
+      // Several fragments may land in one memory: the first excerpt found is its evidence.
+      const byId = new Map<string, string>();
+      written.fragmentIds.forEach((id, i) => {
+        if (id && evidence[i] && !byId.has(id)) byId.set(id, evidence[i]!);
+      });
+      await writeAnchors(ts, written.ids, req.anchors, s.now(), byId);
+    }
     // Kept for the nightly log; a trivial transcript is raw session text and is not.
     if (!trivial) await tx.distill.recordDropped(s.now(), preview);
     if (req.segmentKey) await tx.distill.setSegmentCount(req.segmentKey, written.ids.length);

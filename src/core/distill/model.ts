@@ -15,6 +15,8 @@ export interface Fragment {
   tags: string[];
   /** `to`: index of another fragment of the same reply, or an existing memory's (short) id. */
   relationships: { to: number | string; type: string }[];
+  /** Lines of the chunk the model quoted as what the memory rests on (checked against the chunk before use: see evidence.ts). */
+  evidence: string[];
   /** Which chunk's reply it came from, and its index there (what the model's numeric `to` refers to). */
   chunk: number;
   index: number;
@@ -57,7 +59,7 @@ export async function distillChunks(s: Services, llm: LlmClient, chunks: readonl
  * The client's own timeout covers connecting and the response headers; this
  * deadline also covers a server that sends headers and then stalls the body.
  */
-async function callWithDeadline(llm: LlmClient, messages: Parameters<LlmClient["chatJson"]>[0], timeoutMs: number): Promise<unknown> {
+export async function callWithDeadline(llm: LlmClient, messages: Parameters<LlmClient["chatJson"]>[0], timeoutMs: number): Promise<unknown> {
   const controller = new AbortController();
   let timedOut = false;
   const timer = setTimeout(() => {
@@ -131,13 +133,18 @@ export function parseReply(reply: unknown, chunk: number, s?: Pick<Services, "lo
         /* an unknown type is still a memory; knowledge is the neutral kind */
       }
     }
-    fragments.push({ content: content.trim(), memoryType, tags: readTags(obj?.tags), relationships: readRelationships(obj?.relationships ?? obj?.links), chunk, index });
+    fragments.push({ content: content.trim(), memoryType, tags: readTags(obj?.tags), evidence: readEvidence(obj?.evidence), relationships: readRelationships(obj?.relationships ?? obj?.links), chunk, index });
   });
   return { fragments, dropped };
 }
 
 function readTags(v: unknown): string[] {
   const raw = typeof v === "string" ? v.split(",") : Array.isArray(v) ? v : [];
+  return raw.filter((t): t is string => typeof t === "string" && t.trim() !== "").slice(0, 8);
+}
+
+function readEvidence(v: unknown): string[] {
+  const raw = typeof v === "string" ? v.split("\n") : Array.isArray(v) ? v : [];
   return raw.filter((t): t is string => typeof t === "string" && t.trim() !== "").slice(0, 8);
 }
 

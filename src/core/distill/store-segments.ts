@@ -135,7 +135,7 @@ export async function writePlan(
   plans: readonly Plan[],
   prov: Provenance,
   shown: ReadonlyMap<string, string>,
-): Promise<StoreOutcome & { indexUpdates: { seq: number; vector: Float32Array }[] }> {
+): Promise<StoreOutcome & { indexUpdates: { seq: number; vector: Float32Array }[]; fragmentIds: (string | null)[] }> {
   const now = s.now();
   const finalId: (string | null)[] = new Array(kept.length).fill(null);
   const indexUpdates: { seq: number; vector: Float32Array }[] = [];
@@ -213,7 +213,7 @@ export async function writePlan(
     }
   }
   const ids = [...new Set(finalId.filter((x): x is string => x !== null))];
-  return { ids, inserted: rows.length, merged, links, indexUpdates };
+  return { ids, inserted: rows.length, merged, links, indexUpdates, fragmentIds: finalId };
 }
 
 /** A short or full id the model named: one it was shown, else a unique prefix; null otherwise. */

@@ -46,6 +46,8 @@ export interface AnchorView {
   paths: string[];
   anchored_at: string;
   stale?: StaleMark;
+  /** When the nightly re-check confirmed the memory against `commit` (the commit its last mark was made at). */
+  confirmed_at?: string;
 }
 
 const MAX_REPO_CHARS = 500;
@@ -110,7 +112,7 @@ export function parseAnchors(v: unknown): AnchorInput | null {
  * paths after the new ones, within the bound; its stale mark goes, since the
  * session just worked on that code.
  */
-export async function writeAnchors(s: Services, ids: readonly string[], a: AnchorInput, now: number): Promise<void> {
+export async function writeAnchors(s: Services, ids: readonly string[], a: AnchorInput, now: number, evidence?: ReadonlyMap<string, string>): Promise<void> {
   const unique = [...new Set(ids)];
   const earlier = await s.storage.memories.anchorPaths(unique, a.repo);
   await s.storage.memories.upsertAnchors(
@@ -121,6 +123,7 @@ export async function writeAnchors(s: Services, ids: readonly string[], a: Ancho
       commit: a.commit,
       paths: [...new Set([...a.paths, ...(earlier.get(memoryId) ?? [])])].slice(0, ANCHOR_MAX_PATHS),
       anchoredAt: now,
+      evidence: evidence?.get(memoryId) ?? null,
     })),
   );
 }
@@ -128,6 +131,7 @@ export async function writeAnchors(s: Services, ids: readonly string[], a: Ancho
 const viewOf = (r: AnchorRow): AnchorView => {
   const v: AnchorView = { repo: r.repo, branch: r.branch, commit: r.commit, paths: r.paths, anchored_at: isoTime(r.anchoredAt) };
   if (r.stale) v.stale = r.stale;
+  if (r.confirmedAt !== null) v.confirmed_at = isoTime(r.confirmedAt);
   return v;
 };
 

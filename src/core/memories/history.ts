@@ -13,7 +13,7 @@ import { MEMORY_HISTORY_MAX } from "../tuning";
  * deleting is forgetting.
  */
 
-export type HistoryReason = "update" | "restore" | "distill" | "nightly-merge";
+export type HistoryReason = "update" | "restore" | "distill" | "nightly-merge" | "recheck";
 
 export interface VersionView {
   version: number;

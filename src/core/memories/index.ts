@@ -14,4 +14,4 @@ export { DEFAULT_DOMAIN, MAX_TAGS, normalizeTag, tagsOf } from "./tags";
 export type { Tag } from "./tags";
 export { MEMORY_TYPES, normalizeMemoryType } from "./types";
 export type { MemoryType } from "./types";
-export type { AnchorRow, MemoriesStore, MemoryChange, MemoryLinkRow, MemoryRow, MemorySnapshot, MemoryTagRow, NewMemoryRow, VersionRow } from "./store";
+export type { AnchorRow, ConfirmedAnchor, RecheckAnchorRow, MemoriesStore, MemoryChange, MemoryLinkRow, MemoryRow, MemorySnapshot, MemoryTagRow, NewMemoryRow, VersionRow } from "./store";

@@ -1,7 +1,7 @@
 import { conflict, invalid } from "../../errors";
 import { isoTime, parseSessionDate } from "../dates";
 import { normalizeMemoryType } from "./types";
-import { parseQuery, rank } from "../search";
+import { parseQuery, queryVector, rank } from "../search";
 import type { Services } from "../services";
 import type { ListFilterSpec, ListRow } from "./store-bulk";
 import { round3 } from "./strength";
@@ -167,7 +167,7 @@ function toItem(r: Row, score?: number): ListItem {
  * list is short and held in memory; paging walks it by (score, seq) keys.
  */
 async function searchMatches(s: Services, f: ListFilters, now: number): Promise<{ seq: number; score: number }[]> {
-  const [vector] = await s.embedder.embed([f.query!], "query");
+  const vector = await queryVector(s, f.query!);
   const hits = (await rank(s, f.query!, vector, LIST_SEARCH_POOL, f.project)).results;
   if (hits.length === 0) return [];
   const seqById = new Map((await s.storage.memories.filterIds(hits.map((h) => h.id), f, now)).map((r) => [r.id, r.seq]));

@@ -10,6 +10,7 @@ import { deriveTags, tagsOf, writeTags } from "./tags";
 import { INITIAL_STRENGTH } from "../tuning";
 import { anchorsOf, parseAnchors, writeAnchors, type AnchorView } from "./anchors";
 import { withStorage } from "../storage";
+import { commitGrouped } from "./group-commit";
 import type { MemoryRow } from "./store";
 
 /** Longest memory content accepted; distilled memories are a few hundred characters. */
@@ -37,6 +38,8 @@ export interface MemoryView {
   last_used_at: string | null;
   /** The code the memory is about, with any stale mark: GET /memory and memsvc_get only. */
   anchors?: AnchorView[];
+  /** Only with GET /memory?evidence=true: the session lines kept for the nightly re-check, per repository. */
+  evidence?: { repo: string; evidence: string }[];
 }
 
 export function toView(row: MemoryRow, now: number): MemoryView {
@@ -174,17 +177,27 @@ export async function ingestMemory(s: Services, input: IngestInput | Record<stri
     (async () => {
       const [vector] = await s.embedder.embed([content], "document");
       // Checked again inside the transaction: a concurrent ingest of the same
-      // session may have committed while we were embedding.
-      const result = await s.storage.transaction(async (tx): Promise<{ skipped: number } | { row: { id: string; seq: number } }> => {
-        const again = session ? await tx.memories.claimSession(session) : 0;
-        if (again > 0) return { skipped: again };
-        const ts = withStorage(s, tx);
-        const [row] = await insertMemoryRows(ts, [{ content, memoryType, project, sourceAgent, sourceSession: session, privacy, createdAt }], [vector]);
-        if (anchors) await writeAnchors(ts, [row.id], anchors, s.now());
-        return { row };
-      });
+      // session may have committed while we were embedding. Concurrent ingests
+      // share one transaction where the engine allows (group-commit.ts); each
+      // one's vector joins the live index before the next one links.
+      const result = await commitGrouped(
+        s.storage,
+        async (tx): Promise<{ skipped: number } | { row: { id: string; seq: number } }> => {
+          const again = session ? await tx.memories.claimSession(session) : 0;
+          if (again > 0) return { skipped: again };
+          const ts = withStorage(s, tx);
+          const [row] = await insertMemoryRows(ts, [{ content, memoryType, project, sourceAgent, sourceSession: session, privacy, createdAt }], [vector]);
+          if (anchors) await writeAnchors(ts, [row.id], anchors, s.now());
+          return { row };
+        },
+        (out) => {
+          const index = liveIndex(s);
+          if (!index || "skipped" in out) return null;
+          index.upsert(out.row.seq, vector, project);
+          return () => index.remove(out.row.seq);
+        },
+      );
       if ("skipped" in result) return { id: null, skipped: true, existing_count: result.skipped } satisfies IngestResult;
-      liveIndex(s)?.upsert(result.row.seq, vector, project);
       return { id: result.row.id, message: `Stored memory ${result.row.id.slice(0, 8)} (${memoryType}).` } satisfies IngestResult;
     })(),
   );
@@ -218,7 +231,8 @@ export async function resolveMemory(s: Services, rawId: unknown, field = "id"): 
 }
 
 /** GET /memory and memsvc_get: the memory, its citation; marks it used and strengthens it. */
-export async function fetchMemory(s: Services, rawId: unknown): Promise<{ memory: MemoryView; citation: string }> {
+export async function fetchMemory(s: Services, rawId: unknown, opts: { evidence?: unknown } = {}): Promise<{ memory: MemoryView; citation: string }> {
+  const withEvidence = parseFlag(opts.evidence, "evidence");
   const row = await resolveMemory(s, rawId);
   const now = s.now();
   const updated = await s.storage.memories.markUsed(row.id, now, strengthenedOnUse(row.strength));
@@ -226,7 +240,15 @@ export async function fetchMemory(s: Services, rawId: unknown): Promise<{ memory
   const memory = toView(updated, now);
   const anchors = (await anchorsOf(s, [row.id])).get(row.id);
   if (anchors) memory.anchors = anchors;
+  if (withEvidence) memory.evidence = await s.storage.memories.evidenceOf(row.id);
   return { memory, citation: citation(updated) };
+}
+
+/** An optional true/false query flag ("true", "1", "false", "0"), else a 400 naming it. */
+function parseFlag(v: unknown, name: string): boolean {
+  if (v === undefined || v === null || v === false || v === "" || v === "false" || v === "0") return false;
+  if (v === true || v === "true" || v === "1") return true;
+  throw invalid(`${name} must be true or false`);
 }
 
 export interface UpdateInput {
@@ -246,7 +268,13 @@ export interface UpdateResult {
  * changes re-embed. What a change replaces is kept as a version (history.ts),
  * in the same transaction.
  */
-export async function updateMemory(s: Services, input: UpdateInput, reason: "update" | "restore" = "update"): Promise<UpdateResult> {
+export async function updateMemory(
+  s: Services,
+  input: UpdateInput,
+  reason: "update" | "restore" | "recheck" = "update",
+  /** More writes that belong to the change (the nightly re-check settles the anchors), inside its transaction. */
+  within?: (ts: Services) => Promise<void>,
+): Promise<UpdateResult> {
   const row = await resolveMemory(s, input.id);
   const next: { content?: string; project?: string | null; memoryType?: string } = {};
   if (input.content !== undefined) next.content = await redact(requireContent(input.content));
@@ -274,6 +302,7 @@ export async function updateMemory(s: Services, input: UpdateInput, reason: "upd
           const others = (await tagsOf(ts, [r.id])).get(r.id)?.map((t) => t.tag).filter((t) => t !== row.project) ?? [];
           await writeTags(ts, r.id, deriveTags(r.project, others));
         }
+        if (within) await within(ts);
         return r;
       });
       if (vector) liveIndex(s)?.upsert(updated.seq, vector, updated.project);

@@ -5,8 +5,7 @@ import { invalid } from "../../errors";
 import { createPrivateFile, PRIVATE_FILE_MODE } from "../../private-files";
 import { VERSION } from "../../version";
 import { parseAnchors } from "./anchors";
-import { agentDir, agentFolders, isValidName, readScope } from "../identity";
-import { writeSections } from "../identity";
+import { folderSections, isValidName, sectionStore } from "../identity";
 import { normalizeMemoryType } from "./types";
 import type { MemoryColumns } from "./store-bulk";
 import { redact } from "../secrets";
@@ -14,12 +13,14 @@ import type { Services } from "../services";
 import type { Storage } from "../storage";
 import type { AnchorRecord, EventRecord, FullMemory, HistoryRecord, LinkRecord, SegmentRecord } from "./store-bulk";
 import { counted } from "../text";
+import { DISTILL_EVIDENCE_MAX_CHARS } from "../tuning";
 
 /**
  * The JSONL portability format: one record per line, `kind` first. Every
  * column of memories, links, tags, segments, adoption events and earlier
  * versions (`history`, added in 0.17; older exports simply have none) and
- * anchors to code (`anchor`, added in 0.17; likewise optional) is carried
+ * anchors to code (`anchor`, added in 0.17; likewise optional; with the
+ * re-check's evidence excerpt, state and confirmation) is carried
  * as is, so an import reproduces the database (ids, dates, strength,
  * counters); vectors travel optionally and are reused only when they came
  * from the same embedder.
@@ -74,17 +75,21 @@ export async function exportAll(storage: Storage, identityRoot: string, file: st
     if (row.kind === "segment") return write({ kind: "segment", ...row.segment });
     if (row.kind === "event") return write({ kind: "event", ...row.event });
     if (row.kind === "history") return write({ kind: "history", ...row.history });
+    if (row.kind === "identity") {
+      // PostgreSQL: the sections are rows, read in the same snapshot.
+      sections++;
+      return write({ kind: "identity", ...row.identity });
+    }
     return write({ kind: "anchor", ...row.anchor });
   });
-  const warn = () => {};
-  for (const [name, f] of readScope(identityRoot, identityRoot, warn)) {
-    await write({ kind: "identity", agent: null, name, body: f.body });
-    sections++;
-  }
-  for (const agent of agentFolders(identityRoot, warn)) {
-    for (const [name, f] of readScope(identityRoot, agentDir(identityRoot, agent), warn)) {
-      await write({ kind: "identity", agent, name, body: f.body });
-      sections++;
+  // SQLite: the sections are the home's files, read after the snapshot.
+  if (!storage.identity.sections) {
+    const identity = folderSections(identityRoot, () => {});
+    for (const agent of [null, ...(await identity.agentScopes())]) {
+      for (const [name, f] of await identity.readScope(agent)) {
+        await write({ kind: "identity", agent, name, body: f.body });
+        sections++;
+      }
     }
   }
   await new Promise<void>((resolve, reject) => out.end((e?: Error | null) => (e ? reject(e) : resolve())));
@@ -141,6 +146,8 @@ export async function importAll(s: Services, file: string, progress: (line: stri
     }
   }
   for (const r of rest) if (r.kind === "history" && typeof r.content === "string") r.content = await redact(r.content);
+  // Evidence excerpts are session text: a hand-edited or old export is redacted like memories.
+  for (const r of rest) if (r.kind === "anchor" && typeof r.evidence === "string") r.evidence = await redact(r.evidence);
   const reuse = meta.embedder === s.embedder.id;
   const vectors: Float32Array[] = new Array(memories.length);
   const toEmbed: number[] = [];
@@ -190,10 +197,13 @@ export async function importAll(s: Services, file: string, progress: (line: stri
       anchored_at: r.anchored_at,
       stale: r.stale ?? null,
       stale_at: r.stale_at ?? null,
+      evidence: r.evidence ?? null,
+      rechecked: r.rechecked ?? null,
+      confirmed_at: r.confirmed_at ?? null,
     })),
   }, s.embedder.id);
   memories.forEach((m, i) => s.index.upsert(seqs[i], vectors[i], m.project));
-  const root = s.config.paths.identity;
+  const identity = sectionStore(s, () => {});
   const byScope = new Map<string, [string, string][]>();
   for (const r of rest) {
     if (r.kind !== "identity") continue;
@@ -203,7 +213,7 @@ export async function importAll(s: Services, file: string, progress: (line: stri
   }
   let sections = 0;
   for (const [agent, list] of byScope) {
-    writeSections(root, agent ? agentDir(root, agent) : root, list);
+    await identity.writeSections(agent || null, list, s.now());
     sections += list.length;
   }
   return { memories: memories.length, links, identity_sections: sections, reembedded: toEmbed.length, reused_vectors: memories.length - toEmbed.length };
@@ -229,7 +239,7 @@ function checkHistory(rec: Record<string, any>, where: string): Record<string, a
   need(typeof rec.content === "string", "content");
   need(typeof rec.memory_type === "string", "memory_type");
   need(rec.project === null || rec.project === undefined || typeof rec.project === "string", "project");
-  need(["update", "restore", "distill", "nightly-merge"].includes(rec.reason), "reason");
+  need(["update", "restore", "distill", "nightly-merge", "recheck"].includes(rec.reason), "reason");
   need(typeof rec.replaced_at === "number", "replaced_at");
   return rec;
 }
@@ -244,6 +254,9 @@ function checkAnchor(rec: Record<string, any>, where: string): Record<string, an
   need(typeof rec.anchored_at === "number", "anchored_at");
   need(rec.stale === null || rec.stale === undefined || typeof rec.stale === "string", "stale");
   need(rec.stale_at === null || rec.stale_at === undefined || typeof rec.stale_at === "number", "stale_at");
+  need(rec.evidence === null || rec.evidence === undefined || (typeof rec.evidence === "string" && rec.evidence.length <= DISTILL_EVIDENCE_MAX_CHARS * 2), "evidence");
+  need(rec.rechecked === null || rec.rechecked === undefined || typeof rec.rechecked === "string", "rechecked");
+  need(rec.confirmed_at === null || rec.confirmed_at === undefined || typeof rec.confirmed_at === "number", "confirmed_at");
   let paths: unknown;
   try {
     paths = JSON.parse(rec.paths);

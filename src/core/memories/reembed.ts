@@ -23,6 +23,8 @@ export async function runReembed(s: Services, signal?: AbortSignal): Promise<{ d
   let lastReport = 0;
   let total = -1;
   let totalFrom: string | null = null;
+  // Until the active embedder's space is recorded, the cursor may read "nothing to do" wrongly.
+  await s.indexState.claimed;
   while (!signal?.aborted) {
     const cursorText = (await store.embedderState()).reembedCursor;
     if (cursorText === null) break;

@@ -105,6 +105,10 @@ export interface AnchorRecord {
   anchored_at: number;
   stale: string | null;
   stale_at: number | null;
+  /** Added in 0.17 with the nightly re-check; older exports lack them (null). */
+  evidence?: string | null;
+  rechecked?: string | null;
+  confirmed_at?: number | null;
 }
 
 /** A memory with what hangs off it; `seq` is kept by migrate (order and ids survive), assigned anew by import. */
@@ -122,6 +126,9 @@ export type ExportRow =
   | { kind: "event"; event: EventRecord }
   | { kind: "history"; history: HistoryRecord }
   | { kind: "anchor"; anchor: AnchorRecord };
+
+/** An identity section as exported: agent null for the global scope. */
+export type IdentityExportRow = { kind: "identity"; identity: { agent: string | null; name: string; body: string } };
 
 /** What import writes, all in one transaction. */
 export interface ImportData {
@@ -170,8 +177,12 @@ export interface MemoriesBulkStore {
   // Export, import, backup (portability.ts).
   countMemories(afterSeq?: number): Promise<number>;
   embedderState(): Promise<EmbedderState>;
-  /** Hands every record to `emit` from one consistent snapshot (a server may write meanwhile). */
-  exportRows(opts: { vectors: boolean }, emit: (row: ExportRow) => Promise<void>): Promise<void>;
+  /**
+   * Hands every record to `emit` from one consistent snapshot (a server may write meanwhile),
+   * identity sections included where the engine keeps them in the database (PostgreSQL; on
+   * SQLite they are the home's files and the caller reads them).
+   */
+  exportRows(opts: { vectors: boolean }, emit: (row: ExportRow | IdentityExportRow) => Promise<void>): Promise<void>;
   /**
    * Writes an export into an empty store in one transaction; returns the new
    * seqs (in input order) and the links added. `embedderId` names the vectors'

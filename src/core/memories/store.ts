@@ -86,6 +86,28 @@ export interface AnchorRow {
   paths: string[];
   anchoredAt: number;
   stale: StaleMark | null;
+  /** When the nightly re-check last confirmed the memory against this anchor's code, or null. */
+  confirmedAt: number | null;
+}
+
+/** An anchor as the nightly re-check reads it: its raw mark (compared on write) and its evidence. */
+export interface RecheckAnchorRow {
+  memoryId: string;
+  repo: string;
+  commit: string;
+  paths: string[];
+  /** The mark as stored (JSON text): a settle only applies while the anchor still holds exactly this mark. */
+  staleText: string;
+  /** The mark's substance the model last answered for, or null. */
+  rechecked: string | null;
+  evidence: string | null;
+}
+
+/** What a confirmation makes of an anchor: it now points at the code the model checked it against. */
+export interface ConfirmedAnchor {
+  commit: string;
+  paths: string[];
+  at: number;
 }
 
 export interface MemoriesStore extends MemoriesBulkStore {
@@ -131,8 +153,12 @@ export interface MemoriesStore extends MemoriesBulkStore {
 
   /** Anchored paths of these memories in `repo`, by memory id (absent: no anchor there). */
   anchorPaths(memoryIds: readonly string[], repo: string): Promise<Map<string, string[]>>;
-  /** Writes anchors (one per memory and repo: a new commit replaces the old one and clears its stale mark). */
-  upsertAnchors(rows: readonly Omit<AnchorRow, "stale">[]): Promise<void>;
+  /**
+   * Writes anchors (one per memory and repo: a new commit replaces the old one
+   * and clears its stale mark, re-check state and confirmation). `evidence`
+   * replaces the stored excerpt when given; absent or null keeps it.
+   */
+  upsertAnchors(rows: readonly (Omit<AnchorRow, "stale" | "confirmedAt"> & { evidence?: string | null })[]): Promise<void>;
   /** Anchors of these memories, ordered by memory, newest anchor first, repo. */
   anchorsOf(memoryIds: readonly string[]): Promise<AnchorRow[]>;
   /** Stale marks of these memories, the most recently marked first. */
@@ -144,4 +170,18 @@ export interface MemoriesStore extends MemoriesBulkStore {
    * without an anchor in `repo` counts as unknown.
    */
   markStale(repo: string, marks: readonly { id: string; mark: StaleMark }[], fresh: readonly string[], at: number): Promise<{ marked: number; cleared: number; unknown: number }>;
+
+  // --- the nightly re-check of stale memories ---
+  /** Marked anchors, the longest-marked first, at most `limit` (with or without evidence). */
+  staleAnchors(limit: number): Promise<RecheckAnchorRow[]>;
+  /** The stored evidence excerpts of a memory, by repo (GET /memory?evidence=true). */
+  evidenceOf(memoryId: string): Promise<{ repo: string; evidence: string }[]>;
+  /**
+   * Settles one anchor's mark if it still holds `staleText` (else false: a
+   * newer mark came meanwhile, and waits for the next run): "checked" records
+   * that the model answered for `rechecked` and keeps the mark; a
+   * ConfirmedAnchor moves the anchor, clears the mark and stamps the
+   * confirmation; "delete" removes the anchor (nothing left to check against).
+   */
+  settleAnchor(memoryId: string, repo: string, staleText: string, outcome: { kind: "checked"; rechecked: string } | { kind: "confirmed"; anchor: ConfirmedAnchor } | { kind: "delete" }): Promise<boolean>;
 }

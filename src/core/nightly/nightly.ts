@@ -3,6 +3,7 @@ import { invalid } from "../../errors";
 import { createLlmClient } from "../../llm/client";
 import { isoDate, isoTime } from "../dates";
 import { learnStep } from "./learn";
+import { newRecheckDigest, recheckStep } from "./recheck";
 import { ensureCalibration } from "../search";
 import { decayStep, mergeStep, pruneStep } from "./maintain";
 import { NightlyInterrupted, NightlyLeaseLost, STEPS, type NightlyCursor, type NightlyDigest, type NightlyOptions, type NightlyOutcome, type RunContext } from "./types";
@@ -88,7 +89,8 @@ function newDigest(day: string, now: number, forced: boolean, model: string | nu
     max_model_calls: maxCalls,
     skipped: [],
     errors: [],
-    steps: { learn: "pending", merge: "pending", decay: "pending", prune: "pending" },
+    steps: { learn: "pending", recheck: "pending", merge: "pending", decay: "pending", prune: "pending" },
+    recheck: newRecheckDigest(),
     resumed: 0,
   };
 }
@@ -105,6 +107,11 @@ function resumeState(last: NightlyRunRow, model: string | null): { digest: Night
     // New learnings may duplicate older ones: look for near-duplicates again.
     digest.steps.merge = "pending";
     delete cursor.merge;
+  }
+  // Marks owed a re-check (no model then, or it failed) are re-checked by a run that has one.
+  if (digest.steps.recheck !== "done") {
+    digest.steps.recheck = "pending";
+    digest.skipped = digest.skipped.filter((x) => x.step !== "recheck");
   }
   digest.run_id = last.id;
   digest.status = "running";
@@ -230,6 +237,7 @@ export async function runNightly(s: Services, opts: NightlyOptions = {}): Promis
       ctx.checkpoint();
       ctx.progress(step, "starting");
       if (step === "learn") await learnStep(ctx, llm);
+      else if (step === "recheck") await recheckStep(ctx, llm);
       else if (step === "merge") await mergeStep(ctx);
       else if (step === "decay") await decayStep(ctx);
       else await pruneStep(ctx);
@@ -255,6 +263,7 @@ export function summarize(d: NightlyDigest): string {
     `merged ${d.merged}`,
     `dropped ${d.dropped}`,
     `decayed ${d.decayed}`,
+    ...(d.recheck && d.recheck.due > 0 ? [`re-checked ${d.recheck.confirmed + d.recheck.rewritten + d.recheck.retired + d.recheck.unusable}/${d.recheck.due} stale (confirmed ${d.recheck.confirmed}, rewrote ${d.recheck.rewritten}, retired ${d.recheck.retired})`] : []),
     `${d.model_calls}/${counted(d.max_model_calls, "model call")}`,
   ];
   const skipped = d.skipped.map((x) => `skipped ${x.step}${x.memories ? ` (${counted(x.memories, "memory", "memories")})` : ""}: ${x.reason}`);

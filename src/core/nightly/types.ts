@@ -1,9 +1,27 @@
 import type { Services } from "../services";
 import type { Storage } from "../storage";
 
-export type StepName = "learn" | "merge" | "decay" | "prune";
+export type StepName = "learn" | "recheck" | "merge" | "decay" | "prune";
 export type StepState = "pending" | "done" | "incomplete" | "skipped";
-export const STEPS: readonly StepName[] = ["learn", "merge", "decay", "prune"];
+// recheck before merge: a rewritten memory is compared like any other.
+export const STEPS: readonly StepName[] = ["learn", "recheck", "merge", "decay", "prune"];
+
+/** What the re-check step did (see recheck.ts); absent in digests of runs before 0.17. */
+export interface RecheckDigest {
+  /** Stale-marked memories with a mark the model has not answered for yet. */
+  due: number;
+  /** ...of which have no evidence (anchored through /ingest, or distill.keepEvidence off): their mark stays. */
+  no_evidence: number;
+  confirmed: number;
+  rewritten: number;
+  retired: number;
+  /** Answers that were no usable verdict: nothing changed, the mark stays (and is not asked about again). */
+  unusable: number;
+  /** Model calls that failed or timed out: nothing changed, the next run asks again. */
+  failed: number;
+  /** Per memory re-checked (first 50): short id, verdict ("unusable", "failed" included), the model's reason. */
+  checks: { id: string; verdict: string; reason: string }[];
+}
 
 /** What one nightly run did; stored as JSON in nightly_runs.digest (the dashboard shows it). */
 export interface NightlyDigest {
@@ -41,6 +59,7 @@ export interface NightlyDigest {
   skipped: { step: StepName; reason: string; memories?: number }[];
   errors: string[];
   steps: Record<StepName, StepState>;
+  recheck?: RecheckDigest;
   resumed: number;
 }
 

@@ -126,7 +126,7 @@ export async function scoreCandidates(
   // Coverage is of the prompt's own weight: topic words can add to it, never dilute it.
   const total = terms.reduce((a, t) => a + (t.fromPrompt ? t.share : 0), 0);
   // The unit of evidence: the weight of a word found in a single memory.
-  const unit = idfOf(1, Math.max(1, s.index.size));
+  const unit = idfOf(1, Math.max(1, s.index.memories));
   const now = s.now();
   const stale = await staleOf(s, rows.map((r) => r.id));
   return rows.map((r) => {

@@ -25,7 +25,7 @@ export function promptTerms(s: Services, prompt: string): Promise<PromptTerm[]> 
 }
 
 export async function weighTerms(s: Services, words: readonly string[]): Promise<PromptTerm[]> {
-  const total = Math.max(1, s.index.size);
+  const total = Math.max(1, s.index.memories);
   const cap = Math.max(RECALL_FTS_MAX_DF_MIN, Math.floor(total * RECALL_IDF_MAX_DF_SHARE));
   const out: PromptTerm[] = [];
   for (const term of new Set(words)) {
@@ -43,7 +43,7 @@ export async function weighTerms(s: Services, words: readonly string[]): Promise
  * retrieve.
  */
 export function rareTerms(s: Services, terms: readonly PromptTerm[]): string[] {
-  const cap = Math.max(RECALL_FTS_MAX_DF_MIN, Math.floor(s.index.size * RECALL_FTS_MAX_DF_SHARE));
+  const cap = Math.max(RECALL_FTS_MAX_DF_MIN, Math.floor(s.index.memories * RECALL_FTS_MAX_DF_SHARE));
   const scored = terms.filter((t) => t.df > 0 && t.df <= cap).sort((a, b) => a.df - b.df);
   return scored.slice(0, RECALL_FTS_MAX_TERMS).map((t) => t.term);
 }

@@ -6,6 +6,7 @@ export { fromSql, recent } from "./recent";
 export type { RecentHit } from "./recent";
 export { absoluteRelevance, parseMinScore } from "./score";
 export { queryKeywords } from "./query";
+export { queryVector } from "./query-vector";
 export { documentFrequency, documentFrequencyNow, fullTextNow, nearestNow, parseLimit, parseProject, parseQuery, rank, search } from "./search";
 export type { SearchResult } from "./search";
 export { VectorIndex } from "./vector-index";

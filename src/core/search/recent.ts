@@ -2,7 +2,7 @@ import type { MemoryRow } from "../../store/sqlite";
 import { toView, type MemoryView } from "../memories";
 import { parseLimit, parseProject } from "./search";
 import type { Services } from "../services";
-import { round3 } from "../memories";
+import { effectiveStrength, round3 } from "../memories";
 import { DEFAULT_RECENT_LIMIT, RECENT_CONNECTION_WEIGHT, RECENT_RECENCY_DAYS, RECENT_RECENCY_WEIGHT, RECENT_STRENGTH_WEIGHT } from "../tuning";
 
 export interface RecentHit extends MemoryView {
@@ -36,6 +36,17 @@ export function importanceBound(strength: number, links: number, createdAt: numb
     RECENT_CONNECTION_WEIGHT * Math.log(1 + links) +
     RECENT_RECENCY_WEIGHT * Math.exp(-Math.max(0, now - createdAt) / (RECENT_RECENCY_DAYS * 86_400_000))
   );
+}
+
+/**
+ * The most importance a row could have that was created and refreshed no
+ * later than `touched`, with at most these strength and link count: both
+ * time terms only fall with age (effective strength's decay, recency's fade),
+ * so they are at their largest at `touched`. The SQLite engine's /recent walk
+ * stops once its k-th row beats this.
+ */
+export function touchedBound(maxStrength: number, maxLinks: number, touched: number, now: number): number {
+  return importanceBound(effectiveStrength(maxStrength, touched, now), maxLinks, touched, now);
 }
 
 // Raw SELECT * rows carry SQL column names; map them to the drizzle row shape.

@@ -38,7 +38,7 @@ const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
 export async function queryTerms(s: Services, query: string): Promise<QueryTerms> {
   const terms = [...new Set(keywords(query.slice(0, QUERY_MAX_CHARS)))].slice(0, QUERY_MAX_TERMS);
-  const n = s.index.size;
+  const n = s.index.memories;
   // Counting stops at half the store, as bm25Expression's does (the same cache answers both):
   // a word in half the store weighs ln(2) already, little against a rare word's ln(n).
   const cap = Math.floor(n / 2) + 1;

@@ -3,6 +3,7 @@ import { staleOf, type StaleMark } from "../memories";
 import { loadThresholds } from "./calibration";
 import type { ScoringRow, SearchStore, VectorHit } from "./store";
 import { queryKeywords } from "./query";
+import { queryVector } from "./query-vector";
 import { rowsBySeq, toView, type MemoryView } from "../memories";
 import { parseMinScore, relevanceBySeq } from "./score";
 import type { Services } from "../services";
@@ -87,12 +88,12 @@ export function parseQuery(value: unknown): string {
  * Hybrid search: BM25 and vector KNN fused by reciprocal rank fusion, widened
  * by one hop of the graph, ranked by relevance and effective strength.
  */
-export async function search(s: Services, input: SearchInput, queryVector?: Float32Array): Promise<SearchResult> {
+export async function search(s: Services, input: SearchInput, given?: Float32Array): Promise<SearchResult> {
   const query = parseQuery(input.query);
   const limit = parseLimit(input.limit, DEFAULT_SEARCH_LIMIT);
   const project = parseProject(input.project);
   const minScore = parseMinScore(input.min_score);
-  const vector = queryVector ?? (await s.embedder.embed([query], "query"))[0];
+  const vector = given ?? (await queryVector(s, query));
   return rank(s, query, vector, limit, project, minScore);
 }
 

@@ -85,6 +85,13 @@ export interface VectorIndexControl {
 export interface VectorMirror {
   /** Vectors vector search holds (on an engine without an in-process copy: the stored count, refreshed within a second). */
   readonly size: number;
+  /**
+   * Memories the store holds, for word weights (IDF) and full-text planning:
+   * `size` counts only what vector search holds, which is 0 while a large
+   * index loads in the background and grows slowly during a re-embed (word
+   * weights computed from it made every recall gate fail meanwhile).
+   */
+  readonly memories: number;
   has(seq: number): boolean;
   upsert(seq: number, vector: Float32Array, project: string | null): void;
   remove(seq: number): void;
@@ -99,6 +106,13 @@ export interface IndexState {
   total: number;
   /** Resolves once vector search sees every stored vector. */
   ready: Promise<void>;
+  /**
+   * Resolves once the database records the active embedder's vector space
+   * (embedder_id, and a re-embed cursor when stored vectors are of another
+   * space). Absent where start() records it before returning (SQLite); on
+   * PostgreSQL it is a round trip, and re-embedding must not look before it lands.
+   */
+  claimed?: Promise<void>;
   /** Engines with a change log: the last change applied. */
   cursor?: number;
   /** Set at shutdown: a background load stops at its next step. */

@@ -48,6 +48,12 @@ export class VectorIndex {
   beforeSearch: (() => void) | null = null;
   /** While a background load runs, searches find nothing: callers fall back to BM25 rather than a partial list. */
   loading = false;
+  /** The engine's count of stored memories (VectorMirror.memories); without one, the vectors held. */
+  countMemories: (() => number) | null = null;
+
+  get memories(): number {
+    return this.countMemories?.() ?? this.size;
+  }
 
   constructor(opts: { relaxedSimd?: boolean } = {}) {
     if (DIMENSIONS !== KERNEL_DIMS) throw new Error(`vector index kernel is built for ${KERNEL_DIMS} dimensions, not ${DIMENSIONS}`);
@@ -118,17 +124,40 @@ export class VectorIndex {
 
   /** Replaces the contents with a snapshot (of the same dimensions). */
   restore(snap: IndexSnapshot): void {
-    this.clear();
     const n = snap.seqs.length;
-    while (this.seqs.length < n) this.grow();
-    this.groupIds = new Map(snap.groupNames.map((name, id) => [name, id]));
-    this.seqs.set(snap.seqs);
-    this.groups.set(snap.groups);
-    this.scales.set(snap.scales);
-    this.sums.set(snap.sums);
-    this.q8.set(snap.rows);
-    for (let i = 0; i < n; i++) this.slotOf.set(snap.seqs[i], i);
-    this.used = n;
+    const into = this.beginRestore(snap.groupNames, n);
+    into.seqs.set(snap.seqs);
+    into.groups.set(snap.groups);
+    into.scales.set(snap.scales);
+    into.sums.set(snap.sums);
+    into.rows.set(snap.rows);
+    this.finishRestore(0, n);
+  }
+
+  /**
+   * Empties the index and makes room for `n` rows in one step; returns its
+   * own storage for them, to be filled in place (the index file is read
+   * straight into it, no copies) before finishRestore. Searches find
+   * nothing meanwhile (`loading`).
+   */
+  beginRestore(groupNames: string[], n: number): IndexSnapshot {
+    this.clear();
+    if (this.seqs.length < n) this.grow(n);
+    this.groupIds = new Map(groupNames.map((name, id) => [name, id]));
+    return {
+      groupNames,
+      seqs: this.seqs.subarray(0, n),
+      groups: this.groups.subarray(0, n),
+      scales: this.scales.subarray(0, n),
+      sums: this.sums.subarray(0, n),
+      rows: this.q8.subarray(0, n * DIMENSIONS),
+    };
+  }
+
+  /** Makes rows [from, to) of a begun restore live; called in slices so a large index never holds the event loop long. */
+  finishRestore(from: number, to: number): void {
+    for (let i = from; i < to; i++) this.slotOf.set(this.seqs[i], i);
+    this.used = to;
   }
 
   /** Drops everything (a full reload follows). */
@@ -256,8 +285,10 @@ export class VectorIndex {
     return id;
   }
 
-  private grow(): void {
-    const cap = this.seqs.length * 2;
+  /** Doubles the capacity until it holds at least `atLeast` rows (in one allocation). */
+  private grow(atLeast = this.seqs.length + 1): void {
+    let cap = this.seqs.length * 2;
+    while (cap < atLeast) cap *= 2;
     const grown = <T extends Int32Array | Float32Array>(a: T): T => {
       const b = new (a.constructor as new (n: number) => T)(cap);
       b.set(a);

@@ -17,6 +17,7 @@
  * context patterns it lacks.
  */
 import { lintSource } from "@secretlint/core";
+import { secretLintProfiler } from "@secretlint/profiler";
 import { rules as recommended } from "@secretlint/secretlint-rule-preset-recommend";
 import { OWN_RULES } from "./rules";
 
@@ -28,6 +29,12 @@ export interface Redaction {
 
 export const mark = (kind: string) => `[REDACTED:${kind}]`;
 const MARKER = "[REDACTED:";
+
+// secretlint's profiler is on by default: every lintSource call leaves ~110
+// performance marks in the runtime's timeline, never cleared (~19 KB of native
+// memory a call: 1.9 GB after 100k ingests, measured), and marking costs CPU.
+// We never read the profile.
+secretLintProfiler.setEnabled(false);
 
 // The preset's comment filter is left out: a "secretlint-disable" line in a
 // transcript must not switch redaction off.

@@ -1,6 +1,7 @@
 import { Elysia } from "elysia";
 import type { Services } from "../../core/services";
-import { mcpSessions, type Caller } from "../../mcp";
+import type { Caller } from "../../mcp";
+import type { McpSessions } from "../../mcp/registry";
 import { bearerOf, isLoopbackPeer, tokenMatches } from "../auth";
 import { utf8Text } from "../json-body";
 
@@ -18,22 +19,24 @@ function untimed(request: Request, server: Server): void {
 
 /** MCP tools: the legacy HTTP+SSE transport (GET /sse, POST /messages) and Streamable HTTP (/mcp). */
 export function mcpRoutes(s: Services) {
-  const { sse, streamable } = mcpSessions(s);
+  // The MCP SDK loads with the first MCP request, not with the server (see mcp/registry.ts).
+  let loaded: Promise<McpSessions> | null = null;
+  const sessions = () => (loaded ??= import("../../mcp").then((m) => m.mcpSessions(s)));
   const mcp = async ({ request, server }: { request: Request; server: Server }) => {
     const caller = callerOf(s, request, server);
     if (request.method === "GET") untimed(request, server);
     // The SDK decodes bodies leniently (invalid bytes become U+FFFD): check them as strictly as REST bodies first.
     const checked = request.method === "POST" ? new Request(request.url, { method: "POST", headers: request.headers, body: await utf8Text(request), signal: request.signal }) : request;
-    return streamable.handle(checked, caller);
+    return (await sessions()).streamable.handle(checked, caller);
   };
   return new Elysia({ name: "mcp" })
-    .get("/sse", ({ request, server }) => {
+    .get("/sse", async ({ request, server }) => {
       untimed(request, server);
-      return sse.open(callerOf(s, request, server), "/messages", request.signal);
+      return (await sessions()).sse.open(callerOf(s, request, server), "/messages", request.signal);
     })
     .post(
       "/messages",
-      async ({ request, server }) => sse.post(new URL(request.url).searchParams.get("sessionId"), callerOf(s, request, server), await utf8Text(request), request.headers),
+      async ({ request, server }) => (await sessions()).sse.post(new URL(request.url).searchParams.get("sessionId"), callerOf(s, request, server), await utf8Text(request), request.headers),
       { parse: "none" },
     )
     .get("/mcp", mcp)

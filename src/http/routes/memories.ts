@@ -23,7 +23,10 @@ export function memoryRoutes(s: Services) {
       const q = queryParams(query);
       return recent(s, { project: q.project, limit: q.limit });
     })
-    .get("/memory", ({ query }) => fetchMemory(s, queryParams(query).id))
+    .get("/memory", ({ query }) => {
+      const q = queryParams(query);
+      return fetchMemory(s, q.id, { evidence: q.evidence });
+    })
     .get("/anchors", ({ query }) => anchorsForRepo(s, queryParams(query).repo))
     .post("/memory/stale", ({ body }) => markStale(s, objectBody(body)))
     .get("/memory/history", ({ query }) => memoryHistory(s, queryParams(query).id))

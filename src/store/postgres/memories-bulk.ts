@@ -142,6 +142,9 @@ export function pgMemoriesBulk(h: PgHandle): MemoriesBulkStore {
     anchored_at: memoryAnchors.anchoredAt,
     stale: memoryAnchors.stale,
     stale_at: memoryAnchors.staleAt,
+    evidence: memoryAnchors.evidence,
+    rechecked: memoryAnchors.rechecked,
+    confirmed_at: memoryAnchors.confirmedAt,
   };
 
   /** Writes rows of every kind (memories first); call inside a transaction. `keepSeq`: migrate carries seq values over. */
@@ -232,6 +235,9 @@ export function pgMemoriesBulk(h: PgHandle): MemoriesBulkStore {
       anchoredAt: a.anchored_at,
       stale: a.stale ?? null,
       staleAt: a.stale_at ?? null,
+      evidence: a.evidence ?? null,
+      rechecked: a.rechecked ?? null,
+      confirmedAt: a.confirmed_at ?? null,
     }));
     for (const part of byParams(anchors)) {
       await th.orm
@@ -239,7 +245,12 @@ export function pgMemoriesBulk(h: PgHandle): MemoriesBulkStore {
         .values(part)
         .onConflictDoUpdate({
           target: [memoryAnchors.memoryId, memoryAnchors.repo],
-          set: { branch: sql`excluded.branch`, commitId: sql`excluded.commit_id`, paths: sql`excluded.paths`, anchoredAt: sql`excluded.anchored_at`, stale: sql`excluded.stale`, staleAt: sql`excluded.stale_at` },
+          set: { branch: sql`excluded.branch`, commitId: sql`excluded.commit_id`, paths: sql`excluded.paths`, anchoredAt: sql`excluded.anchored_at`, stale: sql`excluded.stale`,
+            staleAt: sql`excluded.stale_at`,
+            evidence: sql`excluded.evidence`,
+            rechecked: sql`excluded.rechecked`,
+            confirmedAt: sql`excluded.confirmed_at`,
+          },
         });
     }
     return { seqs, links: linkCount };
@@ -380,6 +391,11 @@ export function pgMemoriesBulk(h: PgHandle): MemoriesBulkStore {
         }
         for (const history of await th.orm.select(historyColumns).from(memoryHistory).orderBy(sql`${memoryHistory.memoryId} COLLATE "C"`, asc(memoryHistory.version))) await emit({ kind: "history", history });
         for (const anchor of await th.orm.select(anchorColumns).from(memoryAnchors).orderBy(sql`${memoryAnchors.memoryId} COLLATE "C"`, sql`${memoryAnchors.repo} COLLATE "C"`)) await emit({ kind: "anchor", anchor });
+        // Identity lives in the database here: in the same snapshot. Global scope first, then agents, names in code-point order (as the folder lists them).
+        const id = th.t.identitySections;
+        for (const r of await th.orm.select({ scope: id.scope, name: id.name, body: id.body }).from(id).orderBy(sql`${id.scope} COLLATE "C"`, sql`${id.name} COLLATE "C"`)) {
+          await emit({ kind: "identity", identity: { agent: r.scope === "" ? null : r.scope, name: r.name, body: r.body } });
+        }
       };
       await inTx(run);
     },

@@ -29,6 +29,7 @@ export function pgMemories(h: PgHandle): Omit<MemoriesStore, keyof MemoriesBulkS
     paths: JSON.parse(r.paths),
     anchoredAt: r.anchoredAt,
     stale: r.stale === null ? null : JSON.parse(r.stale),
+    confirmedAt: r.confirmedAt ?? null,
   });
   const hist = t.memoryHistory;
   const versionOf = (r: typeof hist.$inferSelect): VersionRow => ({
@@ -223,16 +224,26 @@ export function pgMemories(h: PgHandle): Omit<MemoriesStore, keyof MemoriesBulkS
 
     async upsertAnchors(rows) {
       if (rows.length === 0) return;
-      const values = rows.map((r) => ({ memoryId: r.memoryId, repo: r.repo, branch: r.branch, commitId: r.commit, paths: JSON.stringify(r.paths), anchoredAt: r.anchoredAt, stale: null, staleAt: null }));
+      const values = rows.map((r) => ({ memoryId: r.memoryId, repo: r.repo, branch: r.branch, commitId: r.commit, paths: JSON.stringify(r.paths), anchoredAt: r.anchoredAt, stale: null, staleAt: null, evidence: r.evidence ?? null }));
       const parts = byParams(values);
       await inOneTransaction(h, parts.length, async (th) => {
         for (const part of parts) {
           await th.orm
             .insert(a)
-          .values(part)
-          .onConflictDoUpdate({
-            target: [a.memoryId, a.repo],
-              set: { branch: sql`excluded.branch`, commitId: sql`excluded.commit_id`, paths: sql`excluded.paths`, anchoredAt: sql`excluded.anchored_at`, stale: null, staleAt: null },
+            .values(part)
+            .onConflictDoUpdate({
+              target: [a.memoryId, a.repo],
+              set: {
+                branch: sql`excluded.branch`,
+                commitId: sql`excluded.commit_id`,
+                paths: sql`excluded.paths`,
+                anchoredAt: sql`excluded.anchored_at`,
+                stale: null,
+                staleAt: null,
+                rechecked: null,
+                confirmedAt: null,
+                evidence: sql`coalesce(excluded.evidence, ${a.evidence})`,
+              },
             });
         }
       });
@@ -301,6 +312,38 @@ export function pgMemories(h: PgHandle): Omit<MemoriesStore, keyof MemoriesBulkS
         }
         return { marked, cleared, unknown };
       });
+    },
+
+    async staleAnchors(limit) {
+      const rows = await h.orm
+        .select({ memoryId: a.memoryId, repo: a.repo, commit: a.commitId, paths: a.paths, staleText: a.stale, rechecked: a.rechecked, evidence: a.evidence })
+        .from(a)
+        .where(isNotNull(a.stale))
+        .orderBy(asc(a.staleAt), byte(a.memoryId), byte(a.repo))
+        .limit(limit);
+      return rows.map((r) => ({ ...r, paths: JSON.parse(r.paths), staleText: r.staleText! }));
+    },
+
+    async evidenceOf(memoryId) {
+      const rows = await h.orm
+        .select({ repo: a.repo, evidence: a.evidence })
+        .from(a)
+        .where(and(eq(a.memoryId, memoryId), isNotNull(a.evidence)))
+        .orderBy(byte(a.repo));
+      return rows.map((r) => ({ repo: r.repo, evidence: r.evidence! }));
+    },
+
+    async settleAnchor(memoryId, repo, staleText, outcome) {
+      const where = and(eq(a.memoryId, memoryId), eq(a.repo, repo), eq(a.stale, staleText));
+      if (outcome.kind === "delete") return (await h.orm.delete(a).where(where).returning({ id: a.memoryId })).length > 0;
+      if (outcome.kind === "checked") return (await h.orm.update(a).set({ rechecked: outcome.rechecked }).where(where).returning({ id: a.memoryId })).length > 0;
+      const next = outcome.anchor;
+      const done = await h.orm
+        .update(a)
+        .set({ commitId: next.commit, paths: JSON.stringify(next.paths), stale: null, staleAt: null, rechecked: null, confirmedAt: next.at })
+        .where(where)
+        .returning({ id: a.memoryId });
+      return done.length > 0;
     },
   };
 }

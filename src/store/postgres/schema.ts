@@ -238,6 +238,9 @@ export function pgTables(schemaName: string) {
       anchoredAt: ms("anchored_at").notNull(),
       stale: text("stale"),
       staleAt: ms("stale_at"),
+      evidence: text("evidence"),
+      rechecked: text("rechecked"),
+      confirmedAt: ms("confirmed_at"),
     },
     (t) => [primaryKey({ columns: [t.memoryId, t.repo] }), index("memory_anchors_repo").on(t.repo)],
   );

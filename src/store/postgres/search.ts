@@ -93,6 +93,10 @@ export function pgSearch(handle: PgHandle, opts: { efSearch?: number } = {}): Se
       refreshCount();
       return vectors;
     },
+    // Every stored memory has its vector row: the same count.
+    get memories() {
+      return mirror.size;
+    },
     has: () => false,
     // pgvector indexes the row the write inserted; only the count moves.
     upsert: () => void (countedAt = -Infinity),
@@ -123,8 +127,16 @@ export function pgSearch(handle: PgHandle, opts: { efSearch?: number } = {}): Se
       log = logger;
       let resolve!: () => void;
       // Nothing to load: pgvector answers as soon as the database does. `ready` waits for the embedder's claim and the first count.
-      const state: IndexState = { status: "ready", loaded: 0, total: 0, ready: new Promise<void>((r) => (resolve = r)) };
-      void claimVectorSpace(embedderId)
+      const claim = claimVectorSpace(embedderId);
+      const state: IndexState = {
+        status: "ready",
+        loaded: 0,
+        total: 0,
+        ready: new Promise<void>((r) => (resolve = r)),
+        // A failed claim is logged below; waiters go on (the store's next query reports the outage).
+        claimed: claim.catch(() => {}),
+      };
+      void claim
         .then(countVectors)
         .then(
           (n) => {

@@ -1,5 +1,6 @@
 import { closeSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
-import { readFile } from "node:fs/promises";
+import { open, type FileHandle } from "node:fs/promises";
+import { INDEX_FILE_READ_BYTES } from "../../core/tuning";
 import { DIMENSIONS } from "../../embed/types";
 import type { IndexSnapshot, VectorIndex } from "../../core/search/vector-index";
 
@@ -42,43 +43,55 @@ export function saveIndexFile(file: string, index: VectorIndex, embedder: string
   renameSync(tmp, file);
 }
 
-export type SavedIndex = { header: IndexFileHeader; snap: IndexSnapshot };
-
-/** The saved snapshot and its header, or null when absent or unreadable. Read asynchronously: the server answers meanwhile. */
-export async function readIndexFile(file: string): Promise<SavedIndex | null> {
-  let buf: Buffer;
+/**
+ * Reads the saved index straight into the arrays `begin` hands back (the
+ * index's own storage: no intermediate buffer, no copies), in slices of
+ * INDEX_FILE_READ_BYTES, each an asynchronous read: the server answers
+ * between them. `begin` sees the header first and returns null to decline
+ * (another embedder, a log that no longer reaches back). The header, or null
+ * when the file is absent, unreadable, of another format or declined.
+ */
+export async function readIndexFileInto(file: string, begin: (header: IndexFileHeader) => IndexSnapshot | null): Promise<IndexFileHeader | null> {
+  let fh: FileHandle;
   try {
-    buf = await readFile(file);
+    fh = await open(file, "r");
   } catch {
     return null;
   }
   try {
-    if (buf.toString("utf8", 0, MAGIC.length) !== MAGIC) return null;
-    let at = MAGIC.length;
-    const headLen = buf.readUInt32LE(at);
-    at += 4;
-    const header = JSON.parse(buf.toString("utf8", at, at + headLen)) as IndexFileHeader;
-    at += headLen;
+    const size = (await fh.stat()).size;
+    const head = Buffer.alloc(Math.min(size, MAGIC.length + 4));
+    await readFully(fh, head, 0);
+    if (head.length < MAGIC.length + 4 || head.toString("utf8", 0, MAGIC.length) !== MAGIC) return null;
+    const headLen = head.readUInt32LE(MAGIC.length);
+    if (MAGIC.length + 4 + headLen > size) return null;
+    const json = Buffer.alloc(headLen);
+    await readFully(fh, json, MAGIC.length + 4);
+    const header = JSON.parse(json.toString("utf8")) as IndexFileHeader;
     const n = header.count;
-    if (header.dims !== DIMENSIONS || !Number.isInteger(n) || n < 0 || buf.length !== at + n * (16 + DIMENSIONS)) return null;
-    // Copies, not views: the file buffer's offsets are not 4-byte aligned.
-    const take = (bytes: number) => {
-      const part = new Uint8Array(bytes);
-      part.set(buf.subarray(at, at + bytes));
-      at += bytes;
-      return part.buffer;
-    };
-    const snap: IndexSnapshot = {
-      groupNames: header.groupNames,
-      seqs: new Int32Array(take(n * 4)),
-      groups: new Int32Array(take(n * 4)),
-      scales: new Float32Array(take(n * 4)),
-      sums: new Int32Array(take(n * 4)),
-      rows: new Int8Array(take(n * DIMENSIONS)),
-    };
-    return { header, snap };
+    let at = MAGIC.length + 4 + headLen;
+    if (header.dims !== DIMENSIONS || !Number.isInteger(n) || n < 0 || !Array.isArray(header.groupNames) || size !== at + n * (16 + DIMENSIONS)) return null;
+    const into = begin(header);
+    if (!into) return null;
+    for (const part of [into.seqs, into.groups, into.scales, into.sums, into.rows]) {
+      await readFully(fh, new Uint8Array(part.buffer, part.byteOffset, part.byteLength), at);
+      at += part.byteLength;
+    }
+    return header;
   } catch {
     return null;
+  } finally {
+    await fh.close().catch(() => {});
+  }
+}
+
+/** Fills `into` from `position` on, INDEX_FILE_READ_BYTES at a time. */
+async function readFully(fh: FileHandle, into: Uint8Array, position: number): Promise<void> {
+  for (let done = 0; done < into.length; ) {
+    const len = Math.min(INDEX_FILE_READ_BYTES, into.length - done);
+    const { bytesRead } = await fh.read(into, done, len, position + done);
+    if (bytesRead === 0) throw new Error("index file ended early");
+    done += bytesRead;
   }
 }
 

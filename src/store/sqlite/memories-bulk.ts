@@ -122,7 +122,7 @@ export function sqliteMemoriesBulk(h: SqliteHandle): MemoriesBulkStore {
         );
       } else if (r.kind === "anchor") {
         const a = r.anchor;
-        q("INSERT OR REPLACE INTO memory_anchors(memory_id, repo, branch, commit_id, paths, anchored_at, stale, stale_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)").run(
+        q("INSERT OR REPLACE INTO memory_anchors(memory_id, repo, branch, commit_id, paths, anchored_at, stale, stale_at, evidence, rechecked, confirmed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)").run(
           a.memory_id,
           a.repo,
           a.branch ?? null,
@@ -131,6 +131,9 @@ export function sqliteMemoriesBulk(h: SqliteHandle): MemoriesBulkStore {
           a.anchored_at,
           a.stale ?? null,
           a.stale_at ?? null,
+          a.evidence ?? null,
+          a.rechecked ?? null,
+          a.confirmed_at ?? null,
         );
       }
     }
@@ -148,7 +151,7 @@ export function sqliteMemoriesBulk(h: SqliteHandle): MemoriesBulkStore {
       row: ({ k: _k, ...v }) => ({ kind: "history", history: v as any }),
     },
     anchors: {
-      sql: "SELECT rowid AS k, memory_id, repo, branch, commit_id, paths, anchored_at, stale, stale_at FROM memory_anchors WHERE rowid > ? ORDER BY rowid LIMIT ?",
+      sql: "SELECT rowid AS k, memory_id, repo, branch, commit_id, paths, anchored_at, stale, stale_at, evidence, rechecked, confirmed_at FROM memory_anchors WHERE rowid > ? ORDER BY rowid LIMIT ?",
       row: ({ k: _k, ...a }) => ({ kind: "anchor", anchor: a as any }),
     },
   };
@@ -233,7 +236,7 @@ export function sqliteMemoriesBulk(h: SqliteHandle): MemoriesBulkStore {
           for (const v of db.query<any, []>("SELECT memory_id, version, content, memory_type, project, reason, source_id, replaced_at FROM memory_history ORDER BY memory_id, version").iterate()) {
             await emit({ kind: "history", history: v });
           }
-          for (const a of db.query<any, []>("SELECT memory_id, repo, branch, commit_id, paths, anchored_at, stale, stale_at FROM memory_anchors ORDER BY memory_id, repo").iterate()) {
+          for (const a of db.query<any, []>("SELECT memory_id, repo, branch, commit_id, paths, anchored_at, stale, stale_at, evidence, rechecked, confirmed_at FROM memory_anchors ORDER BY memory_id, repo").iterate()) {
             await emit({ kind: "anchor", anchor: a });
           }
         } finally {

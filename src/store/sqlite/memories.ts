@@ -12,6 +12,7 @@ interface RawAnchor {
   paths: string;
   anchored_at: number;
   stale: string | null;
+  confirmed_at: number | null;
 }
 
 const anchorOf = (r: RawAnchor): AnchorRow => ({
@@ -22,6 +23,7 @@ const anchorOf = (r: RawAnchor): AnchorRow => ({
   paths: JSON.parse(r.paths),
   anchoredAt: r.anchored_at,
   stale: r.stale === null ? null : JSON.parse(r.stale),
+  confirmedAt: r.confirmed_at ?? null,
 });
 
 type RawVersion = { version: number; content: string; memory_type: string; project: string | null; reason: string; source_id: string | null; replaced_at: number };
@@ -54,26 +56,28 @@ export function sqliteMemories(h: SqliteHandle): Omit<MemoriesStore, keyof Memor
       return h.write(() =>
         db.transaction(() => {
           const insertVec = db.query("INSERT INTO memory_vec(rowid, embedding) VALUES (?, ?)");
+          // A statement cached on the connection, not drizzle's insert builder: that
+          // prepared a new statement on every ingest (~0.35 ms of a 100k-store ingest's CPU, profiled).
+          const insert = db.query<{ seq: number }, [string, string, string, string | null, string, string | null, string | null, string | null, string, number, number, number, number]>(
+            `INSERT INTO memories(id, content, memory_type, project, source_agent, source_agent_id, source_domain, source_session, privacy, created_at, updated_at, refreshed_at, strength)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq`,
+          );
           return rows.map((m) => {
-            const { seq } = orm
-              .insert(memories)
-              .values({
-                id: m.id,
-                content: m.content,
-                memoryType: m.memoryType,
-                project: m.project,
-                sourceAgent: m.sourceAgent,
-                sourceAgentId: m.sourceAgentId,
-                sourceDomain: m.sourceDomain,
-                sourceSession: m.sourceSession,
-                privacy: m.privacy,
-                createdAt: m.createdAt,
-                updatedAt: m.updatedAt,
-                refreshedAt: m.refreshedAt,
-                strength: m.strength,
-              })
-              .returning({ seq: memories.seq })
-              .get();
+            const { seq } = insert.get(
+              m.id,
+              m.content,
+              m.memoryType,
+              m.project,
+              m.sourceAgent,
+              m.sourceAgentId,
+              m.sourceDomain,
+              m.sourceSession,
+              m.privacy,
+              m.createdAt,
+              m.updatedAt,
+              m.refreshedAt,
+              m.strength,
+            )!;
             insertVec.run(BigInt(seq), m.vector);
             putTags(m.id, m.tags);
             return seq;
@@ -236,11 +240,12 @@ export function sqliteMemories(h: SqliteHandle): Omit<MemoriesStore, keyof Memor
       await h.write(() =>
         db.transaction(() => {
           const upsert = db.query(
-            `INSERT INTO memory_anchors(memory_id, repo, branch, commit_id, paths, anchored_at, stale, stale_at) VALUES (?, ?, ?, ?, ?, ?, NULL, NULL)
+            `INSERT INTO memory_anchors(memory_id, repo, branch, commit_id, paths, anchored_at, stale, stale_at, evidence) VALUES (?, ?, ?, ?, ?, ?, NULL, NULL, ?)
              ON CONFLICT(memory_id, repo) DO UPDATE SET branch = excluded.branch, commit_id = excluded.commit_id, paths = excluded.paths,
-               anchored_at = excluded.anchored_at, stale = NULL, stale_at = NULL`,
+               anchored_at = excluded.anchored_at, stale = NULL, stale_at = NULL, rechecked = NULL, confirmed_at = NULL,
+               evidence = coalesce(excluded.evidence, memory_anchors.evidence)`,
           );
-          for (const a of rows) upsert.run(a.memoryId, a.repo, a.branch, a.commit, JSON.stringify(a.paths), a.anchoredAt);
+          for (const a of rows) upsert.run(a.memoryId, a.repo, a.branch, a.commit, JSON.stringify(a.paths), a.anchoredAt, a.evidence ?? null);
         })(),
       );
     },
@@ -287,6 +292,32 @@ export function sqliteMemories(h: SqliteHandle): Omit<MemoriesStore, keyof Memor
           return { marked, cleared, unknown };
         })(),
       );
+    },
+
+    async staleAnchors(limit) {
+      return db
+        .query<{ memory_id: string; repo: string; commit_id: string; paths: string; stale: string; rechecked: string | null; evidence: string | null }, [number]>(
+          "SELECT memory_id, repo, commit_id, paths, stale, rechecked, evidence FROM memory_anchors WHERE stale IS NOT NULL ORDER BY stale_at, memory_id, repo LIMIT ?",
+        )
+        .all(limit)
+        .map((r) => ({ memoryId: r.memory_id, repo: r.repo, commit: r.commit_id, paths: JSON.parse(r.paths), staleText: r.stale, rechecked: r.rechecked, evidence: r.evidence }));
+    },
+
+    async evidenceOf(memoryId) {
+      return db.query<{ repo: string; evidence: string }, [string]>("SELECT repo, evidence FROM memory_anchors WHERE memory_id = ? AND evidence IS NOT NULL ORDER BY repo").all(memoryId);
+    },
+
+    async settleAnchor(memoryId, repo, staleText, outcome) {
+      return h.write(() => {
+        if (outcome.kind === "delete") return db.query("DELETE FROM memory_anchors WHERE memory_id = ? AND repo = ? AND stale = ?").run(memoryId, repo, staleText).changes > 0;
+        if (outcome.kind === "checked") return db.query("UPDATE memory_anchors SET rechecked = ? WHERE memory_id = ? AND repo = ? AND stale = ?").run(outcome.rechecked, memoryId, repo, staleText).changes > 0;
+        const a = outcome.anchor;
+        return (
+          db
+            .query("UPDATE memory_anchors SET commit_id = ?, paths = ?, stale = NULL, stale_at = NULL, rechecked = NULL, confirmed_at = ? WHERE memory_id = ? AND repo = ? AND stale = ?")
+            .run(a.commit, JSON.stringify(a.paths), a.at, memoryId, repo, staleText).changes > 0
+        );
+      });
     },
   };
 }

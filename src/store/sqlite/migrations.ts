@@ -8,6 +8,8 @@ import m0007 from "./migrations/0007_calibration.sql" with { type: "text" };
 import m0008 from "./migrations/0008_vector_changes.sql" with { type: "text" };
 import m0009 from "./migrations/0009_anchors.sql" with { type: "text" };
 import m0010 from "./migrations/0010_nightly.sql" with { type: "text" };
+import m0011 from "./migrations/0011_evidence.sql" with { type: "text" };
+import m0012 from "./migrations/0012_recent_walk.sql" with { type: "text" };
 
 /**
  * Ordered schema migrations, imported as text so they are embedded in the
@@ -24,4 +26,6 @@ export const MIGRATIONS: readonly { version: number; sql: string }[] = [
   { version: 8, sql: m0008 },
   { version: 9, sql: m0009 },
   { version: 10, sql: m0010 },
+  { version: 11, sql: m0011 },
+  { version: 12, sql: m0012 },
 ];

@@ -57,10 +57,25 @@ function migrate(sqlite: Database): void {
   for (const m of MIGRATIONS) {
     if (m.version <= current) continue;
     sqlite.transaction(() => {
-      sqlite.run(m.sql);
+      const sql = skipExistingColumns(sqlite, m.sql);
+      // Nothing left but comments (every column there already): bun:sqlite refuses an empty query.
+      if (sql.replace(/--[^\n]*/g, "").trim()) sqlite.run(sql);
       sqlite.run("INSERT INTO meta(key, value) VALUES ('schema_version', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value", [String(m.version)]);
     })();
   }
+}
+
+/**
+ * SQLite has no ADD COLUMN IF NOT EXISTS: an `ALTER TABLE t ADD COLUMN c ...;`
+ * whose column is already there is left out, so a migration that adds columns
+ * runs again harmlessly, as the CREATE ... IF NOT EXISTS ones do (a store
+ * whose schema_version is behind its tables, e.g. restored by hand).
+ */
+function skipExistingColumns(sqlite: Database, sql: string): string {
+  return sql.replace(/^\s*ALTER TABLE\s+(\w+)\s+ADD COLUMN\s+(\w+)[^;]*;/gim, (statement, table: string, column: string) => {
+    const columns = sqlite.query<{ name: string }, []>(`SELECT name FROM pragma_table_info('${table}')`).all();
+    return columns.some((c) => c.name === column) ? "" : statement;
+  });
 }
 
 export function getMeta(store: Store, key: string): string | null {

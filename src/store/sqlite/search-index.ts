@@ -1,8 +1,8 @@
 import { getMeta, setMeta, type Store } from "./open";
-import { indexFileOf, readIndexFile, saveIndexFile, type SavedIndex } from "./index-file";
+import { indexFileOf, readIndexFileInto, saveIndexFile } from "./index-file";
 import type { IndexState as CoreIndexState } from "../../core/search/store";
 import type { Logger } from "../../core/log";
-import { INDEX_BACKGROUND_ABOVE, INDEX_LOAD_CHUNK, VECTOR_CHANGES_KEEP } from "../../core/tuning";
+import { INDEX_BACKGROUND_ABOVE, INDEX_LOAD_CHUNK, INDEX_RESTORE_SLICE, VECTOR_CHANGES_KEEP } from "../../core/tuning";
 import type { VectorIndex } from "../../core/search/vector-index";
 
 /**
@@ -62,7 +62,7 @@ export function startIndex(s: IndexContext, backgroundAbove = INDEX_BACKGROUND_A
     state.status = "ready";
     resolve();
   };
-  const stored = claimVectorSpace(s);
+  const stored = claimVectorSpace(s, backgroundAbove + 1);
   if (stored === null) {
     // A different vector space: the re-embed job fills the index as it goes.
     state.cursor = maxChange(s);
@@ -78,44 +78,45 @@ export function startIndex(s: IndexContext, backgroundAbove = INDEX_BACKGROUND_A
   }
   // Large stores: after the server listens, from the saved file if it is usable, else from vec0.
   s.index.loading = true;
-  s.log("info", `loading ${stored} vectors into the index in the background; search is BM25-only until done`);
+  s.log("info", `loading the vector index (over ${backgroundAbove} vectors) in the background; search is BM25-only until done`);
   const started = performance.now();
-  let load: (() => boolean) | null = null;
-  let saved: SavedIndex | null = null;
-  const loop = () => {
-    try {
-      if (state.stop) return finish();
-      if (!load) {
-        if (saved && fromIndexFile(s, state, stored, saved)) {
-          pruneChanges(s, state.cursor);
-          s.log("info", `vector index ready from its file: ${s.index.size} vectors in ${Math.round(performance.now() - started)} ms`);
-          return finish();
+  const fromVec0Steps = () => {
+    state.cursor = maxChange(s);
+    pruneChanges(s, state.cursor);
+    const load = fromVec0(s, state);
+    const step = () => {
+      try {
+        if (state.stop) return finish();
+        if (load()) {
+          setImmediate(step);
+          return;
         }
-        saved = null;
-        state.cursor = maxChange(s);
-        pruneChanges(s, state.cursor);
-        load = fromVec0(s, state);
+        s.log("info", `vector index ready: ${s.index.size} vectors in ${Math.round(performance.now() - started)} ms`);
+        finish();
+        // Saved at once, so the next start reads one file even if this process is killed.
+        saveIndex(s, state);
+      } catch (e) {
+        stopped(e);
       }
-      if (load()) {
-        setImmediate(loop);
-        return;
-      }
-      s.log("info", `vector index ready: ${s.index.size} vectors in ${Math.round(performance.now() - started)} ms`);
-      finish();
-      // Saved at once, so the next start reads one file even if this process is killed.
-      saveIndex(s, state);
-    } catch (e) {
-      // A closed database (shutdown mid-load) ends the load; searches stay BM25-only.
-      s.log("warn", `vector index load stopped: ${(e as Error).message}`);
-      finish();
-    }
+    };
+    step();
   };
-  void readIndexFile(indexFileOf(s.store.file)).then(
-    (file) => {
-      saved = file;
-      setImmediate(loop);
-    },
-    () => setImmediate(loop),
+  // A closed database (shutdown mid-load) ends the load; searches stay BM25-only.
+  const stopped = (e: unknown) => {
+    s.log("warn", `vector index load stopped: ${(e as Error).message}`);
+    finish();
+  };
+  // The first step waits a turn of the event loop: the server listens and answers before any of this runs.
+  setImmediate(() =>
+    fromIndexFile(s, state)
+      .then((done) => {
+        if (state.stop) return finish();
+        if (!done) return fromVec0Steps();
+        pruneChanges(s, state.cursor);
+        s.log("info", `vector index ready from its file: ${s.index.size} vectors in ${Math.round(performance.now() - started)} ms`);
+        finish();
+      })
+      .catch(stopped),
   );
   return state;
 }
@@ -143,10 +144,11 @@ function fromVec0(s: IndexContext, state: IndexState): () => boolean {
   };
 }
 
-/** Records the active embedder; the number of memories, or null when stored vectors are of another embedder (a re-embed is owed). */
-function claimVectorSpace(s: IndexContext): number | null {
+/** Records the active embedder; the number of memories (counted up to `countUpTo`), or null when stored vectors are of another embedder (a re-embed is owed). */
+function claimVectorSpace(s: IndexContext, countUpTo: number): number | null {
   const recorded = getMeta(s.store, "embedder_id");
-  const count = s.store.sqlite.query<{ n: number }, []>("SELECT count(*) AS n FROM memories").get()!.n;
+  // Counted only as far as the caller's decision needs: a full count(*) at 100k costs ~6-12 ms before the server listens.
+  const count = s.store.sqlite.query<{ n: number }, [number]>("SELECT count(*) AS n FROM (SELECT 1 FROM memories LIMIT ?)").get(countUpTo)!.n;
   if (recorded === null || (count === 0 && recorded !== s.embedderId)) {
     setMeta(s.store, "embedder_id", s.embedderId);
     return count;
@@ -162,22 +164,33 @@ function claimVectorSpace(s: IndexContext): number | null {
 
 /**
  * Restores the index from the file saved next to the database when it is of
- * this embedder and the change log still reaches back to it, replays the log
- * past it, and keeps it only if it then holds exactly the stored vectors.
+ * this embedder and the change log still reaches back to it (read in slices,
+ * the event loop free between them), replays the log past it, and keeps it
+ * only if it then holds exactly the stored vectors. False: load from vec0.
  */
-function fromIndexFile(s: IndexContext, state: IndexState, stored: number, saved: SavedIndex): boolean {
-  if (getMeta(s.store, "reembed_cursor") !== null) return false;
-  if (saved.header.embedder !== s.embedderId) return false;
-  const newest = maxChange(s);
-  const oldest = s.store.sqlite.query<{ n: number | null }, []>("SELECT min(id) AS n FROM vector_changes").get()!.n ?? 0;
-  const cursor = saved.header.cursor;
-  // Far behind (e.g. a bulk import since): one vec0 scan beats replaying that many changes.
-  if (cursor > newest || (cursor < newest && oldest > cursor + 1) || newest - cursor > state.backgroundAbove) return false;
-  s.index.restore(saved.snap);
-  state.cursor = cursor;
+async function fromIndexFile(s: IndexContext, state: IndexState): Promise<boolean> {
+  const header = await readIndexFileInto(indexFileOf(s.store.file), (h) => {
+    if (state.stop || getMeta(s.store, "reembed_cursor") !== null || h.embedder !== s.embedderId) return null;
+    const newest = maxChange(s);
+    const oldest = s.store.sqlite.query<{ n: number | null }, []>("SELECT min(id) AS n FROM vector_changes").get()!.n ?? 0;
+    // Far behind (e.g. a bulk import since): one vec0 scan beats replaying that many changes.
+    if (h.cursor > newest || (h.cursor < newest && oldest > h.cursor + 1) || newest - h.cursor > state.backgroundAbove) return null;
+    return s.index.beginRestore(h.groupNames, h.count);
+  });
+  if (!header || state.stop) {
+    s.index.clear();
+    return false;
+  }
+  // The seq -> slot map in slices too (~10 ms per 100k rows in one go).
+  for (let at = 0; at < header.count; at += INDEX_RESTORE_SLICE) {
+    s.index.finishRestore(at, Math.min(header.count, at + INDEX_RESTORE_SLICE));
+    await new Promise((r) => setImmediate(r));
+    if (state.stop) return false;
+  }
+  state.cursor = header.cursor;
   state.dataVersion = -1;
   syncIndex(s, state);
-  stored = s.store.sqlite.query<{ n: number }, []>("SELECT count(*) AS n FROM memories").get()!.n;
+  const stored = s.store.sqlite.query<{ n: number }, []>("SELECT count(*) AS n FROM memories").get()!.n;
   if (s.index.size === stored) {
     state.loaded = state.total = stored;
     return true;

@@ -1,6 +1,7 @@
 import type { Database } from "bun:sqlite";
 import type { IndexState as CoreIndexState, SearchStore, VectorIndexControl } from "../../core/search/store";
 import { VectorIndex } from "../../core/search/vector-index";
+import { MEMORY_COUNT_REFRESH_MS } from "../../core/tuning";
 import { getMeta } from "./open";
 import { bm25Expression, bm25Statements, quoteOr, TermCounts } from "./search-fts";
 import { saveIndex, startIndex, syncIndex, type IndexContext, type IndexState } from "./search-index";
@@ -27,16 +28,41 @@ interface Shared {
   ctx: IndexContext | null;
   counts: TermCounts;
   bm25: ReturnType<typeof bm25Statements>;
+  countMemories: () => number;
 }
 const shared = new WeakMap<Database, Shared>();
 
 function sharedOf(h: SqliteHandle): Shared {
   let sh = shared.get(h.sqlite);
   if (!sh) {
-    sh = { index: new VectorIndex(), state: null, ctx: null, counts: new TermCounts(h.sqlite), bm25: bm25Statements(h.sqlite) };
-    shared.set(h.sqlite, sh);
+    const counted = memoryCounter(h.sqlite);
+    const self: Shared = { index: new VectorIndex(), state: null, ctx: null, counts: new TermCounts(h.sqlite), bm25: bm25Statements(h.sqlite), countMemories: () => 0 };
+    // A complete index holds every memory: its size is exact and moves with each write at once.
+    self.countMemories = () => (self.state?.status === "ready" && !self.index.loading && getMeta(h, "reembed_cursor") === null ? self.index.size : counted());
+    self.index.countMemories = self.countMemories;
+    shared.set(h.sqlite, self);
+    sh = self;
   }
   return sh;
+}
+
+/**
+ * The store's memory count for word weights, counted at most every
+ * MEMORY_COUNT_REFRESH_MS (count(*) reads the smallest index: ~0.2-1 ms at
+ * 100k; word weights tolerate a second's lag).
+ */
+function memoryCounter(sqlite: Database): () => number {
+  let n = 0;
+  let at = -Infinity;
+  const count = sqlite.query<{ n: number }, []>("SELECT count(*) AS n FROM memories");
+  return () => {
+    const now = performance.now();
+    if (now - at > MEMORY_COUNT_REFRESH_MS) {
+      n = count.get()!.n;
+      at = now;
+    }
+    return n;
+  };
 }
 
 const asVector = (b: Uint8Array) => new Float32Array(b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength));
@@ -44,10 +70,10 @@ const asVector = (b: Uint8Array) => new Float32Array(b.buffer.slice(b.byteOffset
 export function sqliteSearch(h: SqliteHandle): SearchStore {
   const sh = sharedOf(h);
   const db = h.sqlite;
-  const df = (term: string, cap: number) => sh.counts.of(term, cap, sh.index.size);
+  const df = (term: string, cap: number) => sh.counts.of(term, cap, sh.index.memories);
   const reembedCursor = () => getMeta(h, "reembed_cursor");
   const fullText = (terms: readonly string[], project: string | null, k: number, opts?: { every?: boolean }) => {
-    const expr = opts?.every ? (terms.length ? quoteOr(terms) : null) : bm25Expression(terms, sh.index.size, df);
+    const expr = opts?.every ? (terms.length ? quoteOr(terms) : null) : bm25Expression(terms, sh.index.memories, df);
     return expr ? sh.bm25(expr, project, k) : [];
   };
   const sync = { nearest: (v: Float32Array, k: number, project?: string | null) => sh.index.search(v, k, project), fullText, documentFrequency: df };
@@ -60,7 +86,10 @@ export function sqliteSearch(h: SqliteHandle): SearchStore {
     start({ embedderId, log, backgroundAbove }): CoreIndexState {
       if (sh.state) sh.state.stop = true;
       // A new embedder's vectors are of another space: the old index goes with it.
-      if (sh.ctx) sh.index = new VectorIndex();
+      if (sh.ctx) {
+        sh.index = new VectorIndex();
+        sh.index.countMemories = sh.countMemories;
+      }
       const ctx: IndexContext = { store: h, index: sh.index, embedderId, log, write: h.write };
       const state = startIndex(ctx, backgroundAbove);
       sh.ctx = ctx;

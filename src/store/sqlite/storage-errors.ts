@@ -36,7 +36,10 @@ const HELP: Record<StorageReason, string> = {
   unreachable: "the PostgreSQL database cannot be reached or refused the connection: check that it runs and accepts connections (database_url, database_pool); requests succeed again once it answers",
 };
 
-/** The AppError for a storage failure anywhere in `e`'s cause chain, or null when `e` is something else. */
+/**
+ * The AppError for a storage failure anywhere in `e`'s cause chain (or for a
+ * value PostgreSQL refuses to store: a 400), or null when `e` is something else.
+ */
 export function storageFailure(e: unknown): AppError | null {
   for (let cur: unknown = e, depth = 0; cur && depth < 5; cur = (cur as { cause?: unknown }).cause, depth++) {
     let code = (cur as { code?: unknown }).code;
@@ -44,6 +47,12 @@ export function storageFailure(e: unknown): AppError | null {
     // A PostgreSQL server error: the SQLSTATE says what happened.
     if (code === "ERR_POSTGRES_SERVER_ERROR" && typeof errno === "string") code = errno;
     if (typeof code !== "string") continue;
+    // PostgreSQL text cannot hold U+0000 (SQLite can): a string with one is the
+    // client's to fix, a 400, not a server error. The statement (and its
+    // transaction) failed, so nothing of it was written.
+    if (code === "22021" || code === "22P05") {
+      return new AppError("invalid", "a text value holds a NUL character (U+0000), which PostgreSQL cannot store: remove it and send again");
+    }
     const c = code;
     const reason =
       SQLITE.find(([re]) => re.test(c))?.[1] ??

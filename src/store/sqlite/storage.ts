@@ -27,6 +27,7 @@ export function sqliteStorage(store: Store): Storage {
   const lock = new WriteLock();
   const outside: SqliteHandle = { ...store, sqlite: store.sqlite, orm: store.orm, file: store.file, close: () => store.close(), write: (fn) => lock.hold(fn), inTransaction: false };
   const inside: SqliteHandle = { ...outside, write: async (fn) => fn(), inTransaction: true };
+  let savepoints = 0;
   const txStorage = build(inside, null);
   return build(outside, lock);
 
@@ -76,6 +77,22 @@ export function sqliteStorage(store: Store): Storage {
             throw e;
           }
         });
+      },
+      async savepoint(inner) {
+        if (lock || !store.sqlite.inTransaction) throw new Error("savepoint() runs only on a transaction's tx");
+        const name = `sp${++savepoints}`;
+        store.sqlite.run(`SAVEPOINT ${name}`);
+        try {
+          const out = await inner();
+          store.sqlite.run(`RELEASE ${name}`);
+          return out;
+        } catch (e) {
+          if (store.sqlite.inTransaction) {
+            store.sqlite.run(`ROLLBACK TO ${name}`);
+            store.sqlite.run(`RELEASE ${name}`);
+          }
+          throw e;
+        }
       },
       async close() {
         h.close();

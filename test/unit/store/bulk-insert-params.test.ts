@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { NewMemoryRow } from "../../../src/core/memories/store";
-import type { ExportRow } from "../../../src/core/memories/store-bulk";
+import type { ExportRow, IdentityExportRow } from "../../../src/core/memories/store-bulk";
 import { hashEmbed } from "../../../src/embed/fallback";
 import { onPostgres, testDatabaseUrl } from "../../helpers/engine";
 import { pgliteUrl } from "../../helpers/pglite";
@@ -111,7 +111,7 @@ test.each(engines)(`importRows on %s writes ${N} memories, links and events into
       expect(out.seqs).toHaveLength(N);
       expect(out.links).toBe(N - 1);
       expect(await s.storage.memories.countMemories()).toBe(N);
-      const exported: ExportRow[] = [];
+      const exported: (ExportRow | IdentityExportRow)[] = [];
       await s.storage.memories.exportRows({ vectors: false }, async (r) => void exported.push(r));
       expect(exported.filter((r) => r.kind === "memory")).toHaveLength(N);
       expect(exported.filter((r) => r.kind === "link")).toHaveLength(N - 1);

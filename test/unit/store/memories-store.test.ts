@@ -139,11 +139,46 @@ for (const [engine, open] of engines) {
       // A new anchor of the same memory in the same repository replaces the old one and clears its mark.
       await st.memories.upsertAnchors([{ memoryId: ID[0], repo: "git@example.com:shop", branch: "dev", commit: "abcdef2", paths: ["src/c.ts", "src/a.ts"], anchoredAt: 30 }]);
       expect(await st.memories.anchorPaths([ID[0], ID[2]], "git@example.com:shop")).toEqual(new Map([[ID[0], ["src/c.ts", "src/a.ts"]]]));
-      expect(await st.memories.anchorsOf([ID[0]])).toEqual([{ memoryId: ID[0], repo: "git@example.com:shop", branch: "dev", commit: "abcdef2", paths: ["src/c.ts", "src/a.ts"], anchoredAt: 30, stale: null }]);
+      expect(await st.memories.anchorsOf([ID[0]])).toEqual([{ memoryId: ID[0], repo: "git@example.com:shop", branch: "dev", commit: "abcdef2", paths: ["src/c.ts", "src/a.ts"], anchoredAt: 30, stale: null, confirmedAt: null }]);
       expect((await st.memories.repoAnchors("git@example.com:shop")).map((a) => a.memoryId)).toEqual([ID[1], ID[0]]);
       expect(await st.memories.markStale("git@example.com:shop", [{ id: ID[1], mark: mark(["src/b.ts"]) }], [], 40)).toEqual({ marked: 1, cleared: 0, unknown: 0 });
       expect(await st.memories.markStale("git@example.com:shop", [], [ID[1], ID[1], ID[0], ID[2]], 50)).toEqual({ marked: 0, cleared: 1, unknown: 1 });
       expect(await st.memories.staleMarks(ID)).toEqual([]);
+    });
+
+    test("re-check state: evidence kept on re-anchoring unless replaced, settles apply only to the mark they saw", async () => {
+      const repo = "git@example.com:evidence";
+      await st.memories.upsertAnchors([
+        { memoryId: ID[0], repo, branch: "main", commit: "abcdef1", paths: ["src/a.ts", "src/b.ts"], anchoredAt: 10, evidence: "user: the retry lives in src/a.ts" },
+        { memoryId: ID[1], repo, branch: null, commit: "abcdef1", paths: ["src/b.ts"], anchoredAt: 11 },
+      ]);
+      expect(await st.memories.evidenceOf(ID[0])).toEqual([{ repo, evidence: "user: the retry lives in src/a.ts" }]);
+      expect(await st.memories.evidenceOf(ID[1])).toEqual([]);
+      // Re-anchored without evidence (an /ingest): the excerpt stays.
+      await st.memories.upsertAnchors([{ memoryId: ID[0], repo, branch: "main", commit: "abcdef2", paths: ["src/a.ts", "src/b.ts"], anchoredAt: 12 }]);
+      expect(await st.memories.evidenceOf(ID[0])).toEqual([{ repo, evidence: "user: the retry lives in src/a.ts" }]);
+      const m1 = { ...mark(["src/a.ts"]), head: "abcdef9" };
+      await st.memories.markStale(repo, [{ id: ID[0], mark: m1 }, { id: ID[1], mark: mark(["src/b.ts"]) }], [], 20);
+      const listed = (await st.memories.staleAnchors(100)).filter((r) => r.repo === repo);
+      expect(listed.map((r) => [r.memoryId, r.evidence, r.rechecked])).toEqual([
+        [ID[0], "user: the retry lives in src/a.ts", null],
+        [ID[1], null, null],
+      ]);
+      const text0 = listed[0].staleText;
+      expect(JSON.parse(text0)).toEqual(m1);
+      // A settle against a mark the anchor no longer holds changes nothing.
+      expect(await st.memories.settleAnchor(ID[0], repo, "{}", { kind: "checked", rechecked: "x" })).toBe(false);
+      expect(await st.memories.settleAnchor(ID[0], repo, text0, { kind: "checked", rechecked: "sig-1" })).toBe(true);
+      expect((await st.memories.staleAnchors(100)).find((r) => r.memoryId === ID[0] && r.repo === repo)?.rechecked).toBe("sig-1");
+      expect(await st.memories.settleAnchor(ID[0], repo, text0, { kind: "confirmed", anchor: { commit: "abcdef9", paths: ["src/a.ts"], at: 30 } })).toBe(true);
+      const [a0] = (await st.memories.anchorsOf([ID[0]])).filter((r) => r.repo === repo);
+      expect(a0).toMatchObject({ commit: "abcdef9", paths: ["src/a.ts"], stale: null, confirmedAt: 30 });
+      expect(await st.memories.settleAnchor(ID[1], repo, listed[1].staleText, { kind: "delete" })).toBe(true);
+      expect((await st.memories.anchorsOf([ID[1]])).filter((r) => r.repo === repo)).toEqual([]);
+      // A new anchoring replaces the excerpt and forgets the confirmation.
+      await st.memories.upsertAnchors([{ memoryId: ID[0], repo, branch: "main", commit: "abcdef3", paths: ["src/a.ts"], anchoredAt: 40, evidence: "assistant: moved to src/c.ts" }]);
+      expect(await st.memories.evidenceOf(ID[0])).toEqual([{ repo, evidence: "assistant: moved to src/c.ts" }]);
+      expect((await st.memories.anchorsOf([ID[0]])).find((r) => r.repo === repo)?.confirmedAt).toBeNull();
     });
 
     test("a transaction's writes land together or not at all; a delete takes links, tags, anchors and versions along", async () => {
