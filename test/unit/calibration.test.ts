@@ -8,6 +8,7 @@ import { recallIndex } from "../../src/core/recall";
 import { OnnxEmbedder } from "../../src/embed";
 import { THRESHOLD_DEFAULTS } from "../../src/core/tuning";
 import { makeServices, type TestServices } from "../helpers/services";
+import { withStorage } from "../../src/core/storage";
 import { dbRows } from "../helpers/engine";
 import { makeTinyModel } from "../helpers/tiny-model";
 
@@ -83,6 +84,15 @@ describe("calibration of embedder thresholds", () => {
       expect(await calibrationDue(s)).toBe(false);
       const rows = await dbRows(s, "SELECT embedder_id, memories FROM embedder_calibration");
       expect(rows).toEqual([{ embedder_id: s.embedder.id, memories: 241 }]);
+    }
+  });
+
+  test("a transaction's view of the services reads the calibrated thresholds at once (links made on ingest use them)", () => {
+    for (const m of models) {
+      const s = m.s!;
+      const view = withStorage(s, s.storage);
+      expect(thresholds(view)).toEqual(m.t!);
+      expect(thresholds(withStorage(view, s.storage))).toEqual(m.t!);
     }
   });
 

@@ -1,4 +1,5 @@
 import type { Services } from "../services";
+import { rootServices } from "../storage";
 import {
   CALIBRATION_MIN_MEMORIES,
   CALIBRATION_NEAREST_SAMPLE,
@@ -82,7 +83,9 @@ const loading = new WeakMap<Services, { embedderId: string; done: Promise<Thresh
  * active embedder's calibration on this store, else the documented defaults
  * of its kind. Services start it, so the synchronous `thresholds` finds it.
  */
-export function loadThresholds(s: Services): Promise<Thresholds> {
+export function loadThresholds(view: Services): Promise<Thresholds> {
+  // Read through the root's own storage: a transaction view's may have ended by the time the read runs.
+  const s = rootServices(view);
   const hit = cache.get(s);
   if (hit && hit.embedderId === s.embedder.id) return Promise.resolve(hit);
   const pending = loading.get(s);
@@ -110,7 +113,8 @@ export function loadThresholds(s: Services): Promise<Thresholds> {
  * never the database. Until the first read of the store's calibration
  * completes (microseconds after start on SQLite), the kind's defaults.
  */
-export function thresholds(s: Services): Thresholds {
+export function thresholds(view: Services): Thresholds {
+  const s = rootServices(view);
   const hit = cache.get(s);
   if (hit && hit.embedderId === s.embedder.id) return hit;
   void loadThresholds(s);
@@ -178,8 +182,8 @@ export async function ensureCalibration(s: Services, force = false): Promise<Thr
   if (!stats) return loadThresholds(s);
   const count = s.index.size;
   await s.storage.search.saveCalibration({ embedderId: s.embedder.id, memories: count, computedAt: s.now(), stats: JSON.stringify(stats) });
-  cache.delete(s);
-  loading.delete(s);
+  cache.delete(rootServices(s));
+  loading.delete(rootServices(s));
   const t = await loadThresholds(s);
   if (t.source === "calibrated") s.log("info", `calibrated ${s.embedder.id} on ${count} memories: random pairs p50 ${stats.random.p50} p99 ${stats.random.p99}, nearest p50 ${stats.nearest.p50}`);
   else s.log("warn", `calibration of ${s.embedder.id} gave no usable spread; keeping the ${s.embedder.kind} defaults`);
