@@ -8,10 +8,12 @@
   const form = $("#filters");
   const list = $("#list");
   const detail = $("#detail");
-  const state = { items: [], cursor: null, total: null, selected: -1, openId: null, openDetail: null, seq: 0, loading: false };
+  // detailSeq: bumped by every open and close, so only the newest request may draw the detail.
+  const state = { items: [], cursor: null, total: null, selected: -1, openId: null, openDetail: null, seq: 0, loading: false, detailSeq: 0, detailPending: false };
   // Test and benchmark hooks: how many times the list and the detail were drawn.
   // drawnAt / detailAt: performance.now() when the list / the detail was last drawn (bench/browser.ts).
-  const hook = (window.__memories = { renders: 0, details: 0, lastError: null, idle: true, drawnAt: 0, detailAt: 0 });
+  // detailsDropped: detail answers that arrived after a newer open or a close, and were not drawn.
+  const hook = (window.__memories = { renders: 0, details: 0, detailsDropped: 0, lastError: null, idle: true, drawnAt: 0, detailAt: 0 });
 
   function filterParams() {
     const p = new URLSearchParams();
@@ -190,19 +192,38 @@
     return markdownLoading;
   }
 
+  /**
+   * Shows one memory. The answer is drawn only if no other open or a close
+   * came after this call: Escape pressed while it loads keeps the detail
+   * closed, and a slow answer never replaces a newer one.
+   */
   async function openDetail(id) {
+    const mine = ++state.detailSeq;
+    state.detailPending = true;
+    const stale = () => {
+      if (mine === state.detailSeq) return false;
+      hook.detailsDropped++;
+      return true;
+    };
     try {
       await loadMarkdown();
     } catch (e) {
       markdownLoading = null;
+      if (stale()) return;
+      state.detailPending = false;
       return showStatus(e.message);
     }
+    if (stale()) return;
     const res = await memsvc.api("/memories/detail?id=" + encodeURIComponent(id));
+    if (stale()) return;
     if (!res.ok) {
+      state.detailPending = false;
       showStatus(await errorText(res));
       return;
     }
     const d = await res.json();
+    if (stale()) return;
+    state.detailPending = false;
     state.openId = d.memory.id;
     state.openDetail = d;
     drawDetail(d);
@@ -269,7 +290,11 @@
   }
 
   function closeDetail() {
-    if (detail.hidden) return false;
+    // A detail still loading is cancelled too: it must not appear after the user closed it.
+    const cancelled = state.detailPending;
+    state.detailSeq++;
+    state.detailPending = false;
+    if (detail.hidden) return cancelled;
     detail.hidden = true;
     document.body.classList.remove("detail-open");
     state.openId = null;

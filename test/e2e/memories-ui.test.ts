@@ -49,6 +49,8 @@ afterEach(async () => {
 const rendered = (n: number) => w!.page.waitForFunction((k) => (window as any).__memories?.renders >= k, n);
 const renders = () => w!.page.evaluate(() => (window as any).__memories.renders as number);
 const rows = () => w!.page.locator("#list li[data-index]").count();
+/** The memory id of the list row at an index (rows are `li#m-<id>`). */
+const rowId = async (i: number) => (await w!.page.locator(`#list li[data-index="${i}"]`).getAttribute("id"))!.slice(2);
 
 async function open(path = "/memories", viewport: { width: number; height: number } = VIEWPORTS.laptop) {
   w = await watchedPage(browser!, srv.url, viewport);
@@ -84,10 +86,13 @@ describe("/memories in headless Chromium", () => {
     await rendered(before + 1);
     expect(await w!.page.locator("#count").textContent()).toContain(`${SEED.filter((m) => m.type === "decisions").length} memories`);
     expect(new URL(w!.page.url()).searchParams.get("type")).toBe("decisions");
+    before = await renders();
     await w!.page.selectOption("select[name=type]", "");
+    await rendered(before + 1);
 
-    // `/` focuses the search; typing searches.
-    await w!.page.locator("body").click({ position: { x: 5, y: 300 } });
+    // `/` focuses the search; typing searches. Focus leaves the select by a click on the
+    // count, which opens nothing (a click on a row would open a detail of its own).
+    await w!.page.locator("#count").click();
     await w!.page.keyboard.press("/");
     expect(await w!.page.evaluate(() => document.activeElement?.id)).toBe("q");
     before = await renders();
@@ -100,12 +105,54 @@ describe("/memories in headless Chromium", () => {
     await w!.page.keyboard.press("ArrowDown");
     await w!.page.keyboard.press("ArrowDown");
     expect(await w!.page.locator("#list li[aria-selected=true]").getAttribute("data-index")).toBe("1");
+    expect(await w!.page.evaluate(() => (window as any).__memories.details)).toBe(0);
     await w!.page.keyboard.press("Enter");
     await w!.page.waitForFunction(() => (window as any).__memories.details === 1);
     expect(await w!.page.locator("#detail").isVisible()).toBe(true);
+    // The detail shown is the selected row's.
+    expect(await w!.page.locator("#detail .short-id").textContent()).toBe((await rowId(1)).slice(0, 8));
     const openedId = (await w!.page.locator("#facts").textContent())!.match(/[0-9a-f]{8}-[0-9a-f-]{27}/)![0];
     await w!.page.keyboard.press("Escape");
     await w!.page.locator("#detail").waitFor({ state: "hidden", timeout: 5000 });
+
+    // Escape while the detail is still loading: it stays closed when the answer comes.
+    const detailUrl = (u: URL) => u.pathname === "/memories/detail";
+    let release = () => {};
+    const held = new Promise<void>((r) => (release = r));
+    await w!.page.route(detailUrl, async (route) => {
+      await held;
+      await route.fallback();
+    });
+    const asked = w!.page.waitForRequest((r) => detailUrl(new URL(r.url())));
+    await w!.page.keyboard.press("Enter");
+    await asked;
+    await w!.page.keyboard.press("Escape");
+    release();
+    await w!.page.waitForFunction(() => (window as any).__memories.detailsDropped === 1 || (window as any).__memories.details === 2);
+    expect(await w!.page.evaluate(() => (window as any).__memories.details)).toBe(1);
+    expect(await w!.page.locator("#detail").isHidden()).toBe(true);
+    await w!.page.unroute(detailUrl);
+
+    // A slow answer never replaces a newer one: row 2's detail is held back while row 3 opens.
+    const slowId = await rowId(2);
+    const fastId = await rowId(3);
+    let releaseSlow = () => {};
+    const slowHeld = new Promise<void>((r) => (releaseSlow = r));
+    const slowUrl = (u: URL) => detailUrl(u) && u.searchParams.get("id") === slowId;
+    await w!.page.route(slowUrl, async (route) => {
+      await slowHeld;
+      await route.fallback();
+    });
+    const slowAsked = w!.page.waitForRequest((r) => slowUrl(new URL(r.url())));
+    await w!.page.locator('#list li[data-index="2"]').click();
+    await slowAsked;
+    await w!.page.locator('#list li[data-index="3"]').click();
+    await w!.page.waitForFunction(() => (window as any).__memories.details === 2);
+    releaseSlow();
+    await w!.page.waitForFunction(() => (window as any).__memories.detailsDropped === 2 || (window as any).__memories.details === 3);
+    expect(await w!.page.evaluate(() => (window as any).__memories.details)).toBe(2);
+    expect(await w!.page.locator("#detail .short-id").textContent()).toBe(fastId.slice(0, 8));
+    await w!.page.unroute(slowUrl);
 
     const used = (await dbRow<{ n: number }>(srv.services, "SELECT sum(used_count) AS n FROM memories"))!.n;
     expect(used).toBe(0);
