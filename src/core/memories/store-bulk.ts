@@ -140,6 +140,18 @@ export interface ImportData {
   anchors: AnchorRecord[];
 }
 
+/** Import data as export records, in the order the format writes them (both engines write these). */
+export function rowsOf(data: ImportData): ExportRow[] {
+  return [
+    ...data.memories.map((memory) => ({ kind: "memory" as const, memory })),
+    ...data.links.map((link) => ({ kind: "link" as const, link })),
+    ...data.segments.map((segment) => ({ kind: "segment" as const, segment })),
+    ...data.events.map((event) => ({ kind: "event" as const, event })),
+    ...data.history.map((history) => ({ kind: "history" as const, history })),
+    ...data.anchors.map((anchor) => ({ kind: "anchor" as const, anchor })),
+  ];
+}
+
 /** The tables migrate walks, in this order (memories first: the others point at them). */
 export const MIGRATE_TABLES = ["memories", "links", "segments", "events", "history", "anchors"] as const;
 export type MigrateTable = (typeof MIGRATE_TABLES)[number];

@@ -7,6 +7,7 @@ import type {
   MemoriesBulkStore,
   MigrateTable,
 } from "../../core/memories/store-bulk";
+import { rowsOf } from "../../core/memories/store-bulk";
 import { DEFAULT_DOMAIN } from "../../core/memories/tags";
 import { DECAY_FLOOR, DECAY_HALF_LIFE_DAYS } from "../../core/tuning";
 import { invalid } from "../../errors";
@@ -34,6 +35,20 @@ export function pgMemoriesBulk(h: PgHandle): MemoriesBulkStore {
 
   /** Runs `fn` in a transaction: the caller's, when this handle is bound to one. */
   const inTx = <T>(fn: (th: PgHandle) => Promise<T>): Promise<T> => (h.inTransaction ? fn(h) : (h.sql.begin((tx) => fn(h.bind(tx))) as Promise<T>));
+  /**
+   * Whether the re-embed is still where the caller left it, holding row locks
+   * on the two meta keys until the transaction ends: a switch of embedder on
+   * another server waits for this batch, or this batch sees it.
+   */
+  const reembedStillAt = async (th: PgHandle, expect: { cursor: string; embedderId: string }): Promise<boolean> => {
+    const state = await th.orm
+      .select({ key: meta.key, value: meta.value })
+      .from(meta)
+      .where(inArray(meta.key, ["embedder_id", "reembed_cursor"]))
+      .for("update");
+    const get = (k: string) => state.find((r) => r.key === k)?.value ?? null;
+    return get("reembed_cursor") === expect.cursor && get("embedder_id") === expect.embedderId;
+  };
 
   const domainSql = sql<string>`coalesce((SELECT ${pd.domain} FROM ${pd} WHERE ${pd.memoryId} = ${m.id}), ${DEFAULT_DOMAIN})`;
   const effSql = (now: number) =>
@@ -406,14 +421,7 @@ export function pgMemoriesBulk(h: PgHandle): MemoriesBulkStore {
         await th.sql`SELECT pg_advisory_xact_lock(hashtextextended(${`memsvc:${h.schema}:import`}, 0))`;
         const [r] = await th.orm.select({ n: count() }).from(m);
         if (r.n > 0) throw invalid(`the database at ${h.location} (schema ${h.schema}) already holds memories; import into an empty schema`);
-        const rows: ExportRow[] = [
-          ...data.memories.map((memory) => ({ kind: "memory" as const, memory })),
-          ...data.links.map((link) => ({ kind: "link" as const, link })),
-          ...data.segments.map((segment) => ({ kind: "segment" as const, segment })),
-          ...data.events.map((event) => ({ kind: "event" as const, event })),
-          ...data.history.map((history) => ({ kind: "history" as const, history })),
-          ...data.anchors.map((anchor) => ({ kind: "anchor" as const, anchor })),
-        ];
+        const rows = rowsOf(data);
         await th.orm.insert(meta).values({ key: "embedder_id", value: embedderId }).onConflictDoNothing();
         return insertAll(th, rows, false);
       });
@@ -435,14 +443,7 @@ export function pgMemoriesBulk(h: PgHandle): MemoriesBulkStore {
 
     async applyReembed(expect, vectors, cursor) {
       return inTx(async (th) => {
-        // Row locks on the two meta keys: a switch of embedder on another server waits for this batch, or this batch sees it.
-        const state = await th.orm
-          .select({ key: meta.key, value: meta.value })
-          .from(meta)
-          .where(inArray(meta.key, ["embedder_id", "reembed_cursor"]))
-          .for("update");
-        const get = (k: string) => state.find((r) => r.key === k)?.value ?? null;
-        if (get("reembed_cursor") !== expect.cursor || get("embedder_id") !== expect.embedderId) return false;
+        if (!(await reembedStillAt(th, expect))) return false;
         if (vectors.length) {
           // Only memories still there: a vector of a deleted memory would break the foreign key.
           const alive = new Set((await th.orm.select({ seq: m.seq }).from(m).where(inArray(m.seq, vectors.map((v) => v.seq)))).map((r) => r.seq));
@@ -456,13 +457,7 @@ export function pgMemoriesBulk(h: PgHandle): MemoriesBulkStore {
 
     async finishReembed(expect) {
       return inTx(async (th) => {
-        const state = await th.orm
-          .select({ key: meta.key, value: meta.value })
-          .from(meta)
-          .where(inArray(meta.key, ["embedder_id", "reembed_cursor"]))
-          .for("update");
-        const get = (k: string) => state.find((r) => r.key === k)?.value ?? null;
-        if (get("reembed_cursor") !== expect.cursor || get("embedder_id") !== expect.embedderId) return false;
+        if (!(await reembedStillAt(th, expect))) return false;
         await th.orm.delete(meta).where(eq(meta.key, "reembed_cursor"));
         return true;
       });

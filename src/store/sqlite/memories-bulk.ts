@@ -1,5 +1,6 @@
 import type { Statement } from "bun:sqlite";
 import type { ExportRow, FullMemory, ListFilterSpec, ListPageRequest, ListRow, MemoriesBulkStore, MigrateChunk, MigrateTable } from "../../core/memories/store-bulk";
+import { rowsOf } from "../../core/memories/store-bulk";
 import { effectiveStrengthSql } from "./strength";
 import { DEFAULT_DOMAIN } from "../../core/memories/tags";
 import { invalid } from "../../errors";
@@ -249,14 +250,7 @@ export function sqliteMemoriesBulk(h: SqliteHandle): MemoriesBulkStore {
       return h.write(() =>
         db.transaction(() => {
           if (q<{ n: number }>("SELECT count(*) AS n FROM memories").get()!.n > 0) throw invalid(`the database at ${h.file} already holds memories; import into an empty store`);
-          const rows: ExportRow[] = [
-            ...data.memories.map((memory) => ({ kind: "memory" as const, memory })),
-            ...data.links.map((link) => ({ kind: "link" as const, link })),
-            ...data.segments.map((segment) => ({ kind: "segment" as const, segment })),
-            ...data.events.map((event) => ({ kind: "event" as const, event })),
-            ...data.history.map((history) => ({ kind: "history" as const, history })),
-            ...data.anchors.map((anchor) => ({ kind: "anchor" as const, anchor })),
-          ];
+          const rows = rowsOf(data);
           if (getMeta(h, "embedder_id") === null) setMeta(h, "embedder_id", embedderId);
           return insertAll(rows, false);
         })(),
