@@ -120,13 +120,13 @@ export async function insertMemoryRows(s: Services, items: NewMemory[], vectors:
 }
 
 /**
- * The in-memory vector index to keep in step after a commit, or null where
- * vector search is the database's own (PostgreSQL: pgvector, shared by every
- * server; its mirror's count refreshes by itself) and nothing in memory must
- * hold vectors.
+ * The vector index to keep in step after a commit: SQLite's in-memory
+ * vectors, or on PostgreSQL the mirror, where pgvector already indexed the
+ * row and only the memory count moves (word weights read it on the next
+ * prompt: a count that lags the writes makes every word look common).
  */
 export function liveIndex(s: Services): Services["index"] | null {
-  return s.storage.engine === "sqlite" ? s.index : null;
+  return s.index;
 }
 
 export interface IngestInput {

@@ -67,6 +67,8 @@ export function pgSearch(handle: PgHandle, opts: { efSearch?: number } = {}): Se
   let vectors = 0;
   let countedAt = -Infinity;
   let counting: Promise<number> | null = null;
+  /** This server's vector writes so far: a count that a write overtook is not trusted for the refresh period. */
+  let writes = 0;
   let log: Logger = () => {};
 
   /** Rows of memory_vec: what /health reports as index_vectors and IDF counts against. */
@@ -74,9 +76,10 @@ export function pgSearch(handle: PgHandle, opts: { efSearch?: number } = {}): Se
     counting ??= (async () => {
       try {
         await h.ready();
+        const before = writes;
         const [row] = await h.sql.unsafe(`SELECT count(*)::float8 AS n FROM ${S}.memory_vec`);
         vectors = Number(row.n);
-        countedAt = Date.now();
+        countedAt = writes === before ? Date.now() : -Infinity;
         return vectors;
       } finally {
         counting = null;
@@ -98,9 +101,21 @@ export function pgSearch(handle: PgHandle, opts: { efSearch?: number } = {}): Se
       return mirror.size;
     },
     has: () => false,
-    // pgvector indexes the row the write inserted; only the count moves.
-    upsert: () => void (countedAt = -Infinity),
-    remove: () => void (countedAt = -Infinity),
+    // pgvector indexes the row the write inserted; only the count moves. It
+    // moves here at once (a recall right after an ingest weighs its words
+    // against the store as it now is, not against a count from before), and
+    // the next read recounts to correct what this cannot know (a re-embed's
+    // upsert of an existing row, another server's writes).
+    upsert: () => {
+      writes++;
+      vectors++;
+      countedAt = -Infinity;
+    },
+    remove: () => {
+      writes++;
+      vectors = Math.max(0, vectors - 1);
+      countedAt = -Infinity;
+    },
     regroup: () => {},
   };
 

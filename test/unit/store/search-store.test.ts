@@ -2,6 +2,7 @@ import { afterEach, expect, test } from "bun:test";
 import { hashEmbed } from "../../../src/embed/fallback";
 import { dbRows, onPostgres } from "../../helpers/engine";
 import { makeServices, type TestServices } from "../../helpers/services";
+import { deleteMemory, ingestMemory } from "../../../src/core/memories";
 
 // The search store on PostgreSQL, seeded straight into its tables (so it
 // needs nothing of the other capabilities' stores): pgvector HNSW nearest,
@@ -131,4 +132,20 @@ pgOnly("calibration rows and vector samples", async () => {
   expect(sample[0].vector).toBeInstanceOf(Float32Array);
   expect(sample[0].vector.length).toBe(384);
   expect(await s.storage.search.reembedPending()).toBe(false);
+});
+
+test("the memory count word weights use moves with this server's writes at once, on both engines", async () => {
+  const s = makeServices();
+  open.push(s);
+  await s.storage.ready();
+  expect(s.index.memories).toBe(0);
+  await Bun.sleep(50); // PostgreSQL: the first read's background count has landed (0)
+
+  const made = [];
+  for (const c of CORPUS) made.push(await ingestMemory(s, { content: c.content, project: c.project ?? undefined }));
+  // Read at once after the writes: no background recount has had time to land.
+  expect(s.index.memories).toBe(CORPUS.length);
+
+  await deleteMemory(s, made[0].id);
+  expect(s.index.memories).toBe(CORPUS.length - 1);
 });
