@@ -125,7 +125,8 @@
     state.cursor = body.next_cursor;
     state.total = body.total;
     list.replaceChildren();
-    list.scrollTop = 0;
+    // The pane scrolls, not the list inside it: a new filter starts at the top.
+    $("#list-pane").scrollTop = 0;
     appendItems(body.items);
     hook.idle = true;
   }

@@ -78,10 +78,20 @@ describe("/memories in headless Chromium", () => {
     await w!.page.locator("#list li[data-index]").last().scrollIntoViewIfNeeded();
     await w!.page.evaluate(() => document.querySelector("#list-pane")!.dispatchEvent(new Event("scroll")));
     await w!.page.waitForFunction(() => document.querySelectorAll("#list li[data-index]").length === 100);
+    expect(await w!.page.evaluate(() => document.querySelector("#list-pane")!.scrollTop)).toBeGreaterThan(0);
+    // Another sort reloads a first page of 50 (taller than the pane): it is shown from its top.
+    await w!.page.click("#more-filters summary");
+    let before = await renders();
+    await w!.page.selectOption("select[name=sort]", "importance");
+    await rendered(before + 1);
+    expect(await rows()).toBe(50);
+    expect(await w!.page.evaluate(() => document.querySelector("#list-pane")!.scrollTop)).toBe(0);
+    before = await renders();
+    await w!.page.selectOption("select[name=sort]", "");
+    await rendered(before + 1);
 
     // A filter: the address bar keeps it, the list and count follow.
-    let before = await renders();
-    await w!.page.click("#more-filters summary");
+    before = await renders();
     await w!.page.selectOption("select[name=type]", "decisions");
     await rendered(before + 1);
     expect(await w!.page.locator("#count").textContent()).toContain(`${SEED.filter((m) => m.type === "decisions").length} memories`);
