@@ -1,10 +1,10 @@
-import { afterAll, afterEach, beforeAll, expect, test } from "bun:test";
+import { afterEach, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { ingestMemory } from "../../src/core/memories";
 import type { NightlyDigest } from "../../src/core/nightly";
 import { engineEnv } from "../helpers/engine";
-import { startFakeLlm, type FakeLlm } from "../helpers/fake-llm";
+import { useFakeLlm } from "../helpers/fake-llm";
 import { BUN, childEnv, freePort, startProcess, type Running } from "../helpers/process";
 import { makeServices, type TestServices } from "../helpers/services";
 
@@ -14,20 +14,13 @@ import { makeServices, type TestServices } from "../helpers/services";
 // owner is killed mid-run the other server finishes it from the cursor.
 
 const DAY_MS = 86_400_000;
-let fake: FakeLlm;
+const fake = useFakeLlm();
 const servers: Running[] = [];
 const open: TestServices[] = [];
 
-beforeAll(() => {
-  fake = startFakeLlm();
-});
-afterAll(async () => {
-  await fake.stop();
-});
 afterEach(async () => {
   for (const s of servers.splice(0)) s.proc.kill("SIGKILL");
   for (const s of open.splice(0)) await s.close();
-  fake.reset();
 });
 
 const waitFor = async (what: () => Promise<boolean> | boolean, ms = 45_000) => {

@@ -1,3 +1,4 @@
+import { afterAll, afterEach } from "bun:test";
 /**
  * An OpenAI-compatible chat completions server of our own, on a real socket
  * (127.0.0.1, port 0). Tests script its behaviour per request and read back
@@ -64,6 +65,17 @@ function headersOf(h: Headers): Record<string, string> {
   const out: Record<string, string> = {};
   h.forEach((value, key) => (out[key] = value));
   return out;
+}
+
+/**
+ * One fake model for a whole test file: started now, reset after each test
+ * (queue, recorded requests and fallback), stopped after the file.
+ */
+export function useFakeLlm(): FakeLlm {
+  const fake = startFakeLlm();
+  afterEach(() => fake.reset());
+  afterAll(() => fake.stop());
+  return fake;
 }
 
 export function startFakeLlm(): FakeLlm {

@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
+import { afterEach, describe, expect, test } from "bun:test";
 import { distill } from "../../src/core/distill";
 import { pickEvidence } from "../../src/core/distill/evidence";
 import { fetchMemory, ingestMemory, markStale, memoryHistory } from "../../src/core/memories";
@@ -11,7 +11,7 @@ import { markKey, parseVerdict } from "../../src/core/nightly/recheck";
 import { DISTILL_EVIDENCE_MAX_CHARS } from "../../src/core/tuning";
 import { createLlmClient } from "../../src/llm/client";
 import { dbRows } from "../helpers/engine";
-import { memoriesReply, startFakeLlm, type FakeLlm } from "../helpers/fake-llm";
+import { memoriesReply, useFakeLlm } from "../helpers/fake-llm";
 import { makeServices, type TestServices } from "../helpers/services";
 
 const DAY = "2026-03-10";
@@ -19,17 +19,10 @@ const REPO = "example.com/acme/shop";
 const C1 = "a".repeat(40);
 const HEAD = "b".repeat(40);
 let clock = Date.parse("2026-03-11T03:30:00Z");
-let fake: FakeLlm;
+const fake = useFakeLlm();
 const open: TestServices[] = [];
 
-beforeAll(() => {
-  fake = startFakeLlm();
-});
-afterAll(async () => {
-  await fake.stop();
-});
 afterEach(async () => {
-  fake.reset();
   clock = Date.parse("2026-03-11T03:30:00Z");
   while (open.length) await open.pop()!.close();
 });

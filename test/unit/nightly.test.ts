@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
+import { afterEach, describe, expect, test } from "bun:test";
 import { hostname } from "node:os";
 import { fetchMemory, ingestMemory } from "../../src/core/memories";
 import { recallIndex } from "../../src/core/recall";
@@ -7,24 +7,17 @@ import { daysToRun, latestDigests, NightlyInterrupted, NightlyLeaseLost, runNigh
 import { runScheduledNightly, startNightlySchedule } from "../../src/core/nightly";
 import { PRUNE_MIN_AGE_DAYS } from "../../src/core/tuning";
 import { ConfigError } from "../../src/errors";
-import { startFakeLlm, type FakeLlm } from "../helpers/fake-llm";
+import { useFakeLlm } from "../helpers/fake-llm";
 import { dbRows } from "../helpers/engine";
 import { makeServices, type TestServices } from "../helpers/services";
 
 const DAY = "2026-03-10";
 const DAY_MS = 86_400_000;
 let clock = Date.parse("2026-03-11T03:30:00Z");
-let fake: FakeLlm;
+const fake = useFakeLlm();
 const open: TestServices[] = [];
 
-beforeAll(() => {
-  fake = startFakeLlm();
-});
-afterAll(async () => {
-  await fake.stop();
-});
 afterEach(async () => {
-  fake.reset();
   clock = Date.parse("2026-03-11T03:30:00Z");
   while (open.length) await open.pop()!.close();
 });
