@@ -28,6 +28,8 @@ export class ReembedQueue {
 
   schedule(): Promise<unknown> {
     this.chain = this.chain
+      // A large store's index loads after the server listens; measured before it is full, calibration saw no vectors and was skipped.
+      .then(() => this.s.indexState.ready)
       .then(() => (this.signal.aborted ? undefined : runReembed(this.s, this.signal)))
       // Calibration waits for re-embedding: it measures the active embedder's vectors only.
       .then(() => (this.signal.aborted ? undefined : ensureCalibration(this.s)))
