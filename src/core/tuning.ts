@@ -209,7 +209,12 @@ export const PG_HNSW_EF_SEARCH = 100;
  * on every search would cost a scan of memory_vec each time.
  */
 export const PG_VECTOR_COUNT_REFRESH_MS = 1000;
-/** SQLite: the same for the memory count word weights read (VectorMirror.memories). */
+/**
+ * SQLite: the same for the memory count word weights read (VectorMirror.memories),
+ * and for the re-embed cursor that count checks (read once per prompt word: 12.8
+ * reads and ~45 us of CPU per /recall-index at 10k, 3.5 us each, load 6.5;
+ * cached for this long, dropped at once by this process's own writes of it).
+ */
 export const MEMORY_COUNT_REFRESH_MS = 1000;
 /**
  * Vectors read per background step: ~15 us each from vec0 (200k in ~3 s), so

@@ -4,7 +4,7 @@ import { rowsOf } from "../../core/memories/store-bulk";
 import { effectiveStrengthSql } from "./strength";
 import { DEFAULT_DOMAIN } from "../../core/memories/tags";
 import { invalid } from "../../errors";
-import { getMeta, setMeta } from "./open";
+import { deleteMeta, getMeta, setMeta } from "./open";
 import type { SqliteHandle } from "./storage";
 
 type Params = Record<string, string | number>;
@@ -286,7 +286,7 @@ export function sqliteMemoriesBulk(h: SqliteHandle): MemoriesBulkStore {
       return h.write(() =>
         db.transaction(() => {
           if (getMeta(h, "reembed_cursor") !== expect.cursor || getMeta(h, "embedder_id") !== expect.embedderId) return false;
-          db.run("DELETE FROM meta WHERE key = 'reembed_cursor'");
+          deleteMeta(h, "reembed_cursor");
           return true;
         })(),
       );

@@ -78,10 +78,53 @@ function skipExistingColumns(sqlite: Database, sql: string): string {
   });
 }
 
+/** Per connection: meta values read on hot paths (cachedMeta), with when they were read. */
+const metaCache = new WeakMap<Database, Map<string, { value: string | null; at: number }>>();
+
 export function getMeta(store: Store, key: string): string | null {
   return store.sqlite.query<{ value: string }, [string]>("SELECT value FROM meta WHERE key = ?").get(key)?.value ?? null;
 }
 
 export function setMeta(store: Store, key: string, value: string): void {
   store.sqlite.run("INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value", [key, value]);
+  metaCache.get(store.sqlite)?.delete(key);
+}
+
+export function deleteMeta(store: Store, key: string): void {
+  store.sqlite.run("DELETE FROM meta WHERE key = ?", [key]);
+  metaCache.get(store.sqlite)?.delete(key);
+}
+
+/**
+ * getMeta for a value read many times per request that changes rarely (the
+ * re-embed cursor: the word weights' memory count asks for it once per prompt
+ * word, ~13 reads and ~45 us of a /recall-index call at 10k). This
+ * connection's own writes (setMeta, deleteMeta) drop the entry at once; other
+ * processes' writes show within `maxAgeMs`. Inside a transaction the value is
+ * read and not kept: it may be rolled back.
+ */
+export function cachedMeta(store: Store, key: string, maxAgeMs: number): string | null {
+  if (store.sqlite.inTransaction) return getMeta(store, key);
+  let cache = metaCache.get(store.sqlite);
+  if (!cache) metaCache.set(store.sqlite, (cache = new Map()));
+  const now = performance.now();
+  const hit = cache.get(key);
+  if (hit && now - hit.at <= maxAgeMs) return hit.value;
+  const value = getMeta(store, key);
+  cache.set(key, { value, at: now });
+  return value;
+}
+
+/** Per connection: one transaction wrapper, built once (bun's db.transaction(fn) costs ~4 us to build, its call ~0.6 us). */
+const runners = new WeakMap<Database, (fn: () => unknown) => unknown>();
+
+/**
+ * `db.transaction(fn)()` without building a wrapper per call: for paths that
+ * run on every request. Nested in an open transaction it is a savepoint, as
+ * db.transaction's is.
+ */
+export function transact<T>(db: Database, fn: () => T): T {
+  let run = runners.get(db);
+  if (!run) runners.set(db, (run = db.transaction((f: () => unknown) => f())));
+  return run(fn) as T;
 }

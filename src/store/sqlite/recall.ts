@@ -1,11 +1,13 @@
 import type { SQLQueryBindings, Statement } from "bun:sqlite";
 import type { RecallExpiry, RecallMemoryRow, RecallStore, RecallTurn, RecallTurnEnd } from "../../core/recall";
+import { transact } from "./open";
 import type { SqliteHandle } from "./storage";
 
 /**
  * recall/ on SQLite. /recall-index runs on every prompt of every agent, so
  * each statement is compiled once per handle (first use) and each method is
- * one synchronous transaction inside the write lock.
+ * one synchronous transaction inside the write lock (through transact():
+ * no transaction wrapper built per call).
  */
 export function sqliteRecall(h: SqliteHandle): RecallStore {
   const db = h.sqlite;
@@ -43,25 +45,25 @@ export function sqliteRecall(h: SqliteHandle): RecallStore {
   }
 
   return {
-    nextTurn: (sessionId, now, e) => h.write(() => db.transaction(() => advance(sessionId, now, e))()),
+    nextTurn: (sessionId, now, e) => h.write(() => transact(db, () => advance(sessionId, now, e))),
 
     beginTurn: (sessionId, now, window, e) =>
       h.write(() =>
-        db.transaction((): RecallTurn => {
+        transact(db, (): RecallTurn => {
           const turn = advance(sessionId, now, e);
           const suppressed = q<{ memory_id: string }, [string, number]>("SELECT memory_id FROM recall_shown WHERE session_id = ? AND turn > ?")
             .all(sessionId, turn - window)
             .map((r) => r.memory_id);
           const topic = q<{ topic: string }, [string]>("SELECT topic FROM recall_topics WHERE session_id = ?").get(sessionId)?.topic ?? null;
           return { turn, suppressed, topic };
-        })(),
+        }),
       ),
 
     hasTopic: async (sessionId) => q<{ n: number }, [string]>("SELECT count(*) AS n FROM recall_topics WHERE session_id = ?").get(sessionId)!.n > 0,
 
     finishTurn: (end: RecallTurnEnd) =>
       h.write(() =>
-        db.transaction((): string[] => {
+        transact(db, (): string[] => {
           q<unknown, [string, string]>("INSERT INTO recall_topics(session_id, topic) VALUES (?1, ?2) ON CONFLICT(session_id) DO UPDATE SET topic = excluded.topic").run(
             end.sessionId,
             end.topic,
@@ -89,20 +91,20 @@ export function sqliteRecall(h: SqliteHandle): RecallStore {
           // Rows past the window only cost space: drop them while we are here.
           q<unknown, [string, number]>("DELETE FROM recall_shown WHERE session_id = ? AND turn <= ?").run(end.sessionId, end.turn - end.window);
           return ids;
-        })(),
+        }),
       ),
 
     resetSession: (sessionId) =>
       h.write(() =>
-        db.transaction(() => {
+        transact(db, () => {
           q<unknown, [string]>("DELETE FROM recall_shown WHERE session_id = ?").run(sessionId);
           // Its topic goes through the cascade.
           q<unknown, [string]>("DELETE FROM recall_sessions WHERE session_id = ?").run(sessionId);
-        })(),
+        }),
       ),
 
     expireSessions: async (e, dryRun) => {
-      if (!dryRun) return h.write(() => db.transaction(() => expire(e))());
+      if (!dryRun) return h.write(() => transact(db, () => expire(e)));
       const expired = q<{ n: number }, [{ idle: number; oneTurn: number }]>(`SELECT count(*) AS n FROM recall_sessions WHERE ${EXPIRED}`).get(expiryParams(e))!.n;
       return expired + Math.max(0, count() - expired - e.max);
     },

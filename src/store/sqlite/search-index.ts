@@ -1,4 +1,4 @@
-import { getMeta, setMeta, type Store } from "./open";
+import { getMeta, setMeta, transact, type Store } from "./open";
 import { indexFileOf, readIndexFileInto, saveIndexFile } from "./index-file";
 import type { IndexState as CoreIndexState } from "../../core/search/store";
 import type { Logger } from "../../core/log";
@@ -229,7 +229,7 @@ export function syncIndex(s: IndexContext, state: IndexState): void {
   // Inside a caller's write transaction its own rows are not committed yet: the next search catches up.
   if (s.store.sqlite.inTransaction) return;
   // One read transaction: the change log and data_version describe the same snapshot.
-  s.store.sqlite.transaction(() => catchUp(s, state))();
+  transact(s.store.sqlite, () => catchUp(s, state));
 }
 
 function catchUp(s: IndexContext, state: IndexState): void {

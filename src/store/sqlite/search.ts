@@ -2,7 +2,7 @@ import type { Database } from "bun:sqlite";
 import type { IndexState as CoreIndexState, SearchStore, VectorIndexControl } from "../../core/search/store";
 import { VectorIndex } from "../../core/search/vector-index";
 import { MEMORY_COUNT_REFRESH_MS } from "../../core/tuning";
-import { getMeta } from "./open";
+import { cachedMeta, getMeta } from "./open";
 import { bm25Expression, bm25Statements, quoteOr, TermCounts } from "./search-fts";
 import { saveIndex, startIndex, syncIndex, type IndexContext, type IndexState } from "./search-index";
 import { recentRows } from "./search-recent";
@@ -38,7 +38,9 @@ function sharedOf(h: SqliteHandle): Shared {
     const counted = memoryCounter(h.sqlite);
     const self: Shared = { index: new VectorIndex(), state: null, ctx: null, counts: new TermCounts(h.sqlite), bm25: bm25Statements(h.sqlite), countMemories: () => 0 };
     // A complete index holds every memory: its size is exact and moves with each write at once.
-    self.countMemories = () => (self.state?.status === "ready" && !self.index.loading && getMeta(h, "reembed_cursor") === null ? self.index.size : counted());
+    // The cursor is cached (it is read once per prompt word): word weights tolerate the count's lag already.
+    self.countMemories = () =>
+      self.state?.status === "ready" && !self.index.loading && cachedMeta(h, "reembed_cursor", MEMORY_COUNT_REFRESH_MS) === null ? self.index.size : counted();
     self.index.countMemories = self.countMemories;
     shared.set(h.sqlite, self);
     sh = self;
