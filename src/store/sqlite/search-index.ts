@@ -4,6 +4,8 @@ import type { IndexState as CoreIndexState } from "../../core/search/store";
 import type { Logger } from "../../core/log";
 import { INDEX_BACKGROUND_ABOVE, INDEX_LOAD_CHUNK, INDEX_RESTORE_SLICE, VECTOR_CHANGES_KEEP } from "../../core/tuning";
 import type { VectorIndex } from "../../core/search/vector-index";
+import { DIMENSIONS } from "../../embed/types";
+import { vec0Chunks, Vec0LayoutError, type Vec0Chunk } from "./vec0-chunks";
 
 /**
  * The SQLite engine's vector search: the exact int8 index in this process's
@@ -122,12 +124,50 @@ export function startIndex(s: IndexContext, backgroundAbove = INDEX_BACKGROUND_A
 }
 
 /**
- * One streamed scan of vec0 (its rowid range queries scan the whole table, so
- * no paging by seq), consumed INDEX_LOAD_CHUNK rows per call; false when done.
+ * Loads the index from vec0, consumed one step per call (false when done):
+ * from vec0's chunk blobs (vec0-chunks.ts, one query per 1024 vectors) when
+ * its storage layout is the expected one, else one streamed scan of its rows.
+ * Both visit the vectors in the same order, so they build the same index.
  * Rows written meanwhile are in the change log past state.cursor and replayed.
  */
-function fromVec0(s: IndexContext, state: IndexState): () => boolean {
+export function fromVec0(s: IndexContext, state: IndexState, via: "chunks" | "rows" = "chunks"): () => boolean {
   const upTo = reembedLimit(s);
+  const chunked = via === "chunks" ? vec0Chunks(s.store.sqlite, "memory_vec") : null;
+  if (!chunked) return fromVec0Rows(s, state, upTo);
+  state.total = chunked.count(upTo);
+  const chunks = chunked.chunks();
+  const projects = s.store.sqlite.query<{ seq: number; project: string | null }, [string]>("SELECT seq, project FROM memories WHERE seq IN (SELECT value FROM json_each(?))");
+  let rows: (() => boolean) | null = null;
+  return () => {
+    if (rows) return rows();
+    let next: IteratorResult<Vec0Chunk>;
+    try {
+      next = chunks.next();
+    } catch (e) {
+      if (!(e instanceof Vec0LayoutError)) throw e;
+      s.log("warn", `${e.message}; loading the vector index row by row instead`);
+      s.index.clear();
+      state.loaded = 0;
+      rows = fromVec0Rows(s, state, upTo);
+      return true;
+    }
+    if (next.done) return false;
+    const { seqs, slots, vectors } = next.value;
+    const projectOf = new Map(projects.all(JSON.stringify(seqs)).map((r) => [r.seq, r.project]));
+    for (let i = 0; i < seqs.length; i++) {
+      const project = projectOf.get(seqs[i]);
+      // As the row scan's join and rowid bound: vectors without a memory, or past a re-embed cursor, are left out.
+      if (project === undefined || seqs[i] > upTo) continue;
+      const at = slots[i] * DIMENSIONS;
+      s.index.upsert(seqs[i], vectors.subarray(at, at + DIMENSIONS), project);
+      state.loaded++;
+    }
+    return true;
+  };
+}
+
+/** One streamed scan of vec0's rows (its rowid range queries scan the whole table, so no paging by seq), INDEX_LOAD_CHUNK rows per call. */
+function fromVec0Rows(s: IndexContext, state: IndexState, upTo: number): () => boolean {
   state.total = s.store.sqlite.query<{ n: number }, [number]>("SELECT count(*) AS n FROM memory_vec WHERE rowid <= ?").get(upTo)!.n;
   const rows = s.store.sqlite
     .query<VecRow, [number]>("SELECT v.rowid AS seq, v.embedding AS embedding, m.project AS project FROM memory_vec v JOIN memories m ON m.seq = v.rowid WHERE v.rowid <= ?")
@@ -270,9 +310,7 @@ function catchUp(s: IndexContext, state: IndexState): void {
 function reloadAll(s: IndexContext, index: VectorIndex, state: IndexState): void {
   index.clear();
   state.cursor = maxChange(s);
-  const upTo = reembedLimit(s);
-  const rows = s.store.sqlite
-    .query<VecRow, [number]>("SELECT v.rowid AS seq, v.embedding AS embedding, m.project AS project FROM memory_vec v JOIN memories m ON m.seq = v.rowid WHERE v.rowid <= ?")
-    .iterate(upTo);
-  for (const r of rows) if (r.embedding) index.upsert(r.seq, asVector(r.embedding), r.project);
+  state.loaded = 0;
+  const load = fromVec0(s, state);
+  while (load());
 }
