@@ -138,28 +138,38 @@ export function fromVec0(s: IndexContext, state: IndexState, via: "chunks" | "ro
   const chunks = chunked.chunks();
   const projects = s.store.sqlite.query<{ seq: number; project: string | null }, [string]>("SELECT seq, project FROM memories WHERE seq IN (SELECT value FROM json_each(?))");
   let rows: (() => boolean) | null = null;
+  let chunk: Vec0Chunk | null = null;
+  let at = 0;
   return () => {
     if (rows) return rows();
-    let next: IteratorResult<Vec0Chunk>;
-    try {
-      next = chunks.next();
-    } catch (e) {
-      if (!(e instanceof Vec0LayoutError)) throw e;
-      s.log("warn", `${e.message}; loading the vector index row by row instead`);
-      s.index.clear();
-      state.loaded = 0;
-      rows = fromVec0Rows(s, state, upTo);
-      return true;
+    if (!chunk || at === chunk.seqs.length) {
+      let next: IteratorResult<Vec0Chunk>;
+      try {
+        next = chunks.next();
+      } catch (e) {
+        if (!(e instanceof Vec0LayoutError)) throw e;
+        s.log("warn", `${e.message}; loading the vector index row by row instead`);
+        s.index.clear();
+        state.loaded = 0;
+        rows = fromVec0Rows(s, state, upTo);
+        return true;
+      }
+      if (next.done) return false;
+      chunk = next.value;
+      at = 0;
     }
-    if (next.done) return false;
-    const { seqs, slots, vectors } = next.value;
-    const projectOf = new Map(projects.all(JSON.stringify(seqs)).map((r) => [r.seq, r.project]));
-    for (let i = 0; i < seqs.length; i++) {
-      const project = projectOf.get(seqs[i]);
+    // A chunk (1024 vectors) in even slices of at most INDEX_LOAD_CHUNK: each step holds the event loop a few ms.
+    const { seqs, slots, vectors } = chunk;
+    const end = Math.min(seqs.length, at + Math.ceil(seqs.length / Math.ceil(seqs.length / INDEX_LOAD_CHUNK)));
+    const slice = seqs.slice(at, end);
+    const projectOf = new Map(projects.all(JSON.stringify(slice)).map((r) => [r.seq, r.project]));
+    for (; at < end; at++) {
+      const seq = seqs[at];
+      const project = projectOf.get(seq);
       // As the row scan's join and rowid bound: vectors without a memory, or past a re-embed cursor, are left out.
-      if (project === undefined || seqs[i] > upTo) continue;
-      const at = slots[i] * DIMENSIONS;
-      s.index.upsert(seqs[i], vectors.subarray(at, at + DIMENSIONS), project);
+      if (project === undefined || seq > upTo) continue;
+      const from = slots[at] * DIMENSIONS;
+      s.index.upsert(seq, vectors.subarray(from, from + DIMENSIONS), project);
       state.loaded++;
     }
     return true;
