@@ -1,5 +1,5 @@
 import { getMeta, setMeta, type Store } from "./open";
-import { indexFileOf, readIndexFileInto, saveIndexFile } from "./index-file";
+import { indexFileOf, readIndexFileInto, saveIndexFile, saveIndexFileInBackground } from "./index-file";
 import type { IndexState as CoreIndexState } from "../../core/search/store";
 import type { Logger } from "../../core/log";
 import { INDEX_BACKGROUND_ABOVE, INDEX_LOAD_CHUNK, INDEX_RESTORE_SLICE, VECTOR_CHANGES_KEEP } from "../../core/tuning";
@@ -95,8 +95,8 @@ export function startIndex(s: IndexContext, backgroundAbove = INDEX_BACKGROUND_A
         }
         s.log("info", `vector index ready: ${s.index.size} vectors in ${Math.round(performance.now() - started)} ms`);
         finish();
-        // Saved at once, so the next start reads one file even if this process is killed.
-        saveIndex(s, state);
+        // Saved at once, so the next start reads one file even if this process is killed; written off the event loop.
+        saveIndex(s, state, true);
       } catch (e) {
         stopped(e);
       }
@@ -250,15 +250,18 @@ async function fromIndexFile(s: IndexContext, state: IndexState): Promise<boolea
   return false;
 }
 
-/** Writes the index file for large stores (small ones load from vec0 in milliseconds). */
-export function saveIndex(s: IndexContext, state: IndexState): void {
+/** Writes the index file for large stores (small ones load from vec0 in milliseconds); `background`: with the event loop free. */
+export function saveIndex(s: IndexContext, state: IndexState, background = false): void {
   if (state.status !== "ready" || state.stop || s.index.size <= state.backgroundAbove || getMeta(s.store, "reembed_cursor") !== null) return;
+  // Only a cache: when it cannot be written, the next start loads from vec0 instead.
+  const failed = (e: unknown) => s.log("warn", `could not save the vector index: ${(e as Error).message}`);
   try {
     syncIndex(s, state);
-    saveIndexFile(indexFileOf(s.store.file), s.index, s.embedderId, state.cursor);
+    const file = indexFileOf(s.store.file);
+    if (background) saveIndexFileInBackground(file, s.index, s.embedderId, state.cursor).catch(failed);
+    else saveIndexFile(file, s.index, s.embedderId, state.cursor);
   } catch (e) {
-    // Only a cache: the next start loads from vec0 instead.
-    s.log("warn", `could not save the vector index: ${(e as Error).message}`);
+    failed(e);
   }
 }
 

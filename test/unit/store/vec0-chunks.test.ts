@@ -1,10 +1,11 @@
 import { afterAll, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { VectorIndex } from "../../../src/core/search/vector-index";
 import { DIMENSIONS } from "../../../src/embed/types";
+import { readIndexFileInto, saveIndexFile, saveIndexFileInBackground } from "../../../src/store/sqlite/index-file";
 import { openStore, setMeta, type Store } from "../../../src/store/sqlite/open";
 import { fromVec0, type IndexContext, type IndexState } from "../../../src/store/sqlite/search-index";
 import { decodeChunk, vec0Chunks, Vec0LayoutError } from "../../../src/store/sqlite/vec0-chunks";
@@ -128,4 +129,21 @@ test("decodeChunk reads the validity bitmap low bit first and rejects rowids the
   ids[2] = 1n << 40n;
   expect(() => decodeChunk(size, validity, new Uint8Array(ids.buffer), new Uint8Array(vectors.buffer))).toThrow(Vec0LayoutError);
   expect(() => decodeChunk(size, validity, new Uint8Array(8), new Uint8Array(vectors.buffer))).toThrow(Vec0LayoutError);
+});
+
+sqliteOnly("the index file written in the background is the one written at shutdown, and reads back", async () => {
+  const store = storeWith(1200);
+  const { index } = load(store, "chunks");
+  const now = join(dir, "now.vindex");
+  const later = join(dir, "later.vindex");
+  saveIndexFile(now, index, "test-embedder", 7);
+  await saveIndexFileInBackground(later, index, "test-embedder", 7);
+  expect(Buffer.from(readFileSync(later))).toEqual(Buffer.from(readFileSync(now)));
+  expect(existsSync(`${later}.tmp-bg`)).toBe(false);
+  const back = new VectorIndex();
+  const header = await readIndexFileInto(later, (h) => back.beginRestore(h.groupNames, h.count));
+  back.finishRestore(0, header!.count);
+  expect(header).toMatchObject({ embedder: "test-embedder", cursor: 7, count: 1200 });
+  expect(bytes(back.snapshot())).toEqual(bytes(index.snapshot()));
+  store.close();
 });
