@@ -55,16 +55,13 @@ export function vec0Chunks(db: Database, table: string): { count(upTo: number): 
   return {
     count: (upTo) => db.query<{ n: number }, [number]>(`SELECT count(*) AS n FROM "${table}_rowids" WHERE rowid <= ?`).get(upTo)!.n,
     *chunks() {
-      const ids = db.query<{ id: number }, []>(`SELECT chunk_id AS id FROM "${table}_chunks" ORDER BY chunk_id`).all();
-      // One query per chunk, each its own snapshot: the caller replays the change log past its cursor, as for the row scan.
-      const read = db.query<{ size: number; validity: Uint8Array; rowids: Uint8Array; vectors: Uint8Array | null }, [number]>(
-        `SELECT c.size, c.validity, c.rowids, v.vectors FROM "${table}_chunks" c LEFT JOIN "${table}_vector_chunks00" v ON v.rowid = c.chunk_id WHERE c.chunk_id = ?`,
+      // Chunk after chunk, each its own query and snapshot (the caller replays the change log past its
+      // cursor, as for the row scan); chunks created meanwhile are read too: vec0 moves a re-written
+      // vector to its newest chunk.
+      const next = db.query<{ id: number; size: number; validity: Uint8Array; rowids: Uint8Array; vectors: Uint8Array | null }, [number]>(
+        `SELECT c.chunk_id AS id, c.size, c.validity, c.rowids, v.vectors FROM "${table}_chunks" c LEFT JOIN "${table}_vector_chunks00" v ON v.rowid = c.chunk_id WHERE c.chunk_id > ? ORDER BY c.chunk_id LIMIT 1`,
       );
-      for (const { id } of ids) {
-        const c = read.get(id);
-        if (!c) continue; // dropped since the list was read
-        yield decodeChunk(c.size, c.validity, c.rowids, c.vectors);
-      }
+      for (let c = next.get(0); c; c = next.get(c.id)) yield decodeChunk(c.size, c.validity, c.rowids, c.vectors);
     },
   };
 }

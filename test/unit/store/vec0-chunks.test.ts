@@ -147,3 +147,29 @@ sqliteOnly("the index file written in the background is the one written at shutd
   expect(bytes(back.snapshot())).toEqual(bytes(index.snapshot()));
   store.close();
 });
+
+sqliteOnly("writes between the chunk load's steps: a vector vec0 moves to a chunk created meanwhile is still loaded", () => {
+  const store = storeWith(2048); // two full chunks: a re-written vector goes to a third
+  const db = store.sqlite;
+  const index = new VectorIndex();
+  const ctx: IndexContext = { store, index, embedderId: "test", log: () => {}, write: async (fn) => fn() };
+  const state: IndexState = { status: "loading", loaded: 0, total: 0, cursor: 0, dataVersion: 0, ready: Promise.resolve(), backgroundAbove: 0 };
+  const step = fromVec0(ctx, state, "chunks");
+  expect(step()).toBe(true);
+  // vec0 has no upsert: a re-embed deletes and inserts, which logs no memory change.
+  for (const seq of [2000, 3]) {
+    db.run(`DELETE FROM memory_vec WHERE rowid = ${seq}`);
+    db.query("INSERT INTO memory_vec(rowid, embedding) VALUES (?, ?)").run(BigInt(seq), vectorOf(seq + 100_000));
+  }
+  while (step());
+  const fresh = load(store, "chunks").index;
+  expect(fresh.size).toBe(2048);
+  expect(index.size).toBe(2048);
+  const rowOf = (ix: VectorIndex, seq: number) => {
+    const snap = ix.snapshot();
+    const slot = snap.seqs.indexOf(seq);
+    return { scale: snap.scales[slot], sum: snap.sums[slot], row: Array.from(snap.rows.subarray(slot * DIMENSIONS, (slot + 1) * DIMENSIONS)) };
+  };
+  for (const seq of [2000, 3, 1, 1024, 2048]) expect(rowOf(index, seq)).toEqual(rowOf(fresh, seq));
+  store.close();
+});
