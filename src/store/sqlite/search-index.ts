@@ -1,9 +1,11 @@
 import { getMeta, setMeta, transact, type Store } from "./open";
-import { indexFileOf, readIndexFileInto, saveIndexFile } from "./index-file";
+import { indexFileOf, readIndexFileInto, saveIndexFile, saveIndexFileInBackground } from "./index-file";
 import type { IndexState as CoreIndexState } from "../../core/search/store";
 import type { Logger } from "../../core/log";
 import { INDEX_BACKGROUND_ABOVE, INDEX_LOAD_CHUNK, INDEX_RESTORE_SLICE, VECTOR_CHANGES_KEEP } from "../../core/tuning";
 import type { VectorIndex } from "../../core/search/vector-index";
+import { DIMENSIONS } from "../../embed/types";
+import { vec0Chunks, Vec0LayoutError, type Vec0Chunk } from "./vec0-chunks";
 
 /**
  * The SQLite engine's vector search: the exact int8 index in this process's
@@ -93,8 +95,8 @@ export function startIndex(s: IndexContext, backgroundAbove = INDEX_BACKGROUND_A
         }
         s.log("info", `vector index ready: ${s.index.size} vectors in ${Math.round(performance.now() - started)} ms`);
         finish();
-        // Saved at once, so the next start reads one file even if this process is killed.
-        saveIndex(s, state);
+        // Saved at once, so the next start reads one file even if this process is killed; written off the event loop.
+        saveIndex(s, state, true);
       } catch (e) {
         stopped(e);
       }
@@ -122,12 +124,60 @@ export function startIndex(s: IndexContext, backgroundAbove = INDEX_BACKGROUND_A
 }
 
 /**
- * One streamed scan of vec0 (its rowid range queries scan the whole table, so
- * no paging by seq), consumed INDEX_LOAD_CHUNK rows per call; false when done.
+ * Loads the index from vec0, consumed one step per call (false when done):
+ * from vec0's chunk blobs (vec0-chunks.ts, one query per 1024 vectors) when
+ * its storage layout is the expected one, else one streamed scan of its rows.
+ * Both visit the vectors in the same order, so they build the same index.
  * Rows written meanwhile are in the change log past state.cursor and replayed.
  */
-function fromVec0(s: IndexContext, state: IndexState): () => boolean {
+export function fromVec0(s: IndexContext, state: IndexState, via: "chunks" | "rows" = "chunks"): () => boolean {
   const upTo = reembedLimit(s);
+  const chunked = via === "chunks" ? vec0Chunks(s.store.sqlite, "memory_vec") : null;
+  if (!chunked) return fromVec0Rows(s, state, upTo);
+  state.total = chunked.count(upTo);
+  const chunks = chunked.chunks();
+  const projects = s.store.sqlite.query<{ seq: number; project: string | null }, [string]>("SELECT seq, project FROM memories WHERE seq IN (SELECT value FROM json_each(?))");
+  let rows: (() => boolean) | null = null;
+  let chunk: Vec0Chunk | null = null;
+  let at = 0;
+  return () => {
+    if (rows) return rows();
+    if (!chunk || at === chunk.seqs.length) {
+      let next: IteratorResult<Vec0Chunk>;
+      try {
+        next = chunks.next();
+      } catch (e) {
+        if (!(e instanceof Vec0LayoutError)) throw e;
+        s.log("warn", `${e.message}; loading the vector index row by row instead`);
+        s.index.clear();
+        state.loaded = 0;
+        rows = fromVec0Rows(s, state, upTo);
+        return true;
+      }
+      if (next.done) return false;
+      chunk = next.value;
+      at = 0;
+    }
+    // A chunk (1024 vectors) in even slices of at most INDEX_LOAD_CHUNK: each step holds the event loop a few ms.
+    const { seqs, slots, vectors } = chunk;
+    const end = Math.min(seqs.length, at + Math.ceil(seqs.length / Math.ceil(seqs.length / INDEX_LOAD_CHUNK)));
+    const slice = seqs.slice(at, end);
+    const projectOf = new Map(projects.all(JSON.stringify(slice)).map((r) => [r.seq, r.project]));
+    for (; at < end; at++) {
+      const seq = seqs[at];
+      const project = projectOf.get(seq);
+      // As the row scan's join and rowid bound: vectors without a memory, or past a re-embed cursor, are left out.
+      if (project === undefined || seq > upTo) continue;
+      const from = slots[at] * DIMENSIONS;
+      s.index.upsert(seq, vectors.subarray(from, from + DIMENSIONS), project);
+      state.loaded++;
+    }
+    return true;
+  };
+}
+
+/** One streamed scan of vec0's rows (its rowid range queries scan the whole table, so no paging by seq), INDEX_LOAD_CHUNK rows per call. */
+function fromVec0Rows(s: IndexContext, state: IndexState, upTo: number): () => boolean {
   state.total = s.store.sqlite.query<{ n: number }, [number]>("SELECT count(*) AS n FROM memory_vec WHERE rowid <= ?").get(upTo)!.n;
   const rows = s.store.sqlite
     .query<VecRow, [number]>("SELECT v.rowid AS seq, v.embedding AS embedding, m.project AS project FROM memory_vec v JOIN memories m ON m.seq = v.rowid WHERE v.rowid <= ?")
@@ -200,15 +250,18 @@ async function fromIndexFile(s: IndexContext, state: IndexState): Promise<boolea
   return false;
 }
 
-/** Writes the index file for large stores (small ones load from vec0 in milliseconds). */
-export function saveIndex(s: IndexContext, state: IndexState): void {
+/** Writes the index file for large stores (small ones load from vec0 in milliseconds); `background`: with the event loop free. */
+export function saveIndex(s: IndexContext, state: IndexState, background = false): void {
   if (state.status !== "ready" || state.stop || s.index.size <= state.backgroundAbove || getMeta(s.store, "reembed_cursor") !== null) return;
+  // Only a cache: when it cannot be written, the next start loads from vec0 instead.
+  const failed = (e: unknown) => s.log("warn", `could not save the vector index: ${(e as Error).message}`);
   try {
     syncIndex(s, state);
-    saveIndexFile(indexFileOf(s.store.file), s.index, s.embedderId, state.cursor);
+    const file = indexFileOf(s.store.file);
+    if (background) saveIndexFileInBackground(file, s.index, s.embedderId, state.cursor).catch(failed);
+    else saveIndexFile(file, s.index, s.embedderId, state.cursor);
   } catch (e) {
-    // Only a cache: the next start loads from vec0 instead.
-    s.log("warn", `could not save the vector index: ${(e as Error).message}`);
+    failed(e);
   }
 }
 
@@ -270,9 +323,7 @@ function catchUp(s: IndexContext, state: IndexState): void {
 function reloadAll(s: IndexContext, index: VectorIndex, state: IndexState): void {
   index.clear();
   state.cursor = maxChange(s);
-  const upTo = reembedLimit(s);
-  const rows = s.store.sqlite
-    .query<VecRow, [number]>("SELECT v.rowid AS seq, v.embedding AS embedding, m.project AS project FROM memory_vec v JOIN memories m ON m.seq = v.rowid WHERE v.rowid <= ?")
-    .iterate(upTo);
-  for (const r of rows) if (r.embedding) index.upsert(r.seq, asVector(r.embedding), r.project);
+  state.loaded = 0;
+  const load = fromVec0(s, state);
+  while (load());
 }
