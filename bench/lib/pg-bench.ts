@@ -33,6 +33,8 @@ export interface PgSeed {
   cache_file?: string;
   seeded_at?: string;
   load_seconds?: number;
+  /** An entry dumped before `memsvc migrate` ran VACUUM (ANALYZE): that, after the load (once; the entry is rewritten). */
+  vacuum_after_load_seconds?: number;
   /** Writing the cache entry after this seeding (not part of the seeding times). */
   dump_seconds?: number;
 }

@@ -38,6 +38,12 @@ export interface PgCacheMeta {
   memories_per_s: number;
   hnsw_build_seconds: number;
   tar_bytes: number;
+  /**
+   * The schema was VACUUM (ANALYZE)d after the copy (`memsvc migrate` does
+   * since this field exists). An entry without it is vacuumed after its load,
+   * as migrate would have, and written back with it.
+   */
+  vacuumed?: boolean;
 }
 
 export interface PgCacheEntry {
@@ -178,6 +184,15 @@ export async function seedPostgresCached(input: CachedSeedInput): Promise<{ pg: 
       const loadS = (performance.now() - t0) / 1000;
       const loaded = await postgresIds(pg.url, schema).catch(() => null);
       if (loaded && sameIds(loaded, lite)) {
+        let vacuumS: number | undefined;
+        if (!meta.vacuumed) {
+          log(`pg cache: ${tar} predates migrate's VACUUM (ANALYZE): running it, then writing the entry back`);
+          const t1 = performance.now();
+          await vacuumSchema(pg.url, schema);
+          vacuumS = round((performance.now() - t1) / 1000, 1);
+          await pg.dump();
+          saveEntry(cache.dir, input.size, dumpPath(cache.dir), { ...meta, vacuumed: true, tar_bytes: statSync(dumpPath(cache.dir)).size });
+        }
         const seed: PgSeed = {
           memories: meta.memories,
           migrate_seconds: meta.migrate_seconds,
@@ -187,6 +202,7 @@ export async function seedPostgresCached(input: CachedSeedInput): Promise<{ pg: 
           cache_file: tar,
           seeded_at: meta.seeded_at,
           load_seconds: round(loadS, 1),
+          ...(vacuumS === undefined ? {} : { vacuum_after_load_seconds: vacuumS }),
         };
         return { pg, seed };
       }
@@ -216,6 +232,7 @@ export async function seedPostgresCached(input: CachedSeedInput): Promise<{ pg: 
       memories_per_s: seed.memories_per_s,
       hnsw_build_seconds: seed.hnsw_build_seconds,
       tar_bytes: tarBytes,
+      vacuumed: true,
     });
     log(`pg cache: wrote ${entry.tar} in ${dumpS} s`);
     return { pg, seed: { ...seed, cache_file: entry.tar, dump_seconds: dumpS } };
@@ -227,6 +244,17 @@ export async function dropSchema(url: string, schema: string): Promise<void> {
   const sql = new Bun.SQL({ url, prepare: false, max: 1 });
   try {
     await sql.unsafe(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+  } finally {
+    await sql.close();
+  }
+}
+
+/** What `memsvc migrate` now ends with (src/store/postgres/memories-bulk.ts), for entries dumped before it did. */
+async function vacuumSchema(url: string, schema: string): Promise<void> {
+  const sql = new Bun.SQL({ url, prepare: false, max: 1 });
+  try {
+    const tables = (await sql.unsafe("SELECT tablename FROM pg_tables WHERE schemaname = $1", [schema])) as { tablename: string }[];
+    await sql.unsafe(`VACUUM (ANALYZE) ${tables.map((t) => `${schema}."${t.tablename}"`).join(", ")}`);
   } finally {
     await sql.close();
   }
