@@ -39,6 +39,11 @@ const db = await PGlite.create({
     return true;
   },
 });
+if (!meta.vacuumed) {
+  // As the bench does for entries dumped before `memsvc migrate` ended with it (bench/lib/pg-cache.ts).
+  const tables = (await db.query<{ tablename: string }>("SELECT tablename FROM pg_tables WHERE schemaname = $1", [meta.schema])).rows;
+  await db.exec(`VACUUM (ANALYZE) ${tables.map((t) => `${meta.schema}."${t.tablename}"`).join(", ")}`);
+}
 await db.exec(`LOAD 'auto_explain';
   SET auto_explain.log_min_duration = '${MIN_MS}ms'; SET auto_explain.log_analyze = on; SET auto_explain.log_buffers = on;
   SET auto_explain.log_timing = ${args.timing ? "on" : "off"};
