@@ -30,6 +30,15 @@
  * measured against an exact scan in the same database. Not measured there:
  * the compiled binary's start-up and the rank() breakdown (SQLite's
  * statements).
+ *
+ * Seeding PGlite takes over half an hour at 100k, so each seeded schema is
+ * cached (bench/lib/pg-cache.ts; `$BENCH_CACHE`, default
+ * ~/.cache/memsvc-bench; BENCH_PG_CACHE=0 skips it): PGlite's data directory
+ * is dumped after the first seeding at a size and later runs start PGlite
+ * from it (in memory as before) once the freshly seeded SQLite store is shown
+ * to hold the same memories (count and id checksum). `seed.from_cache` says
+ * which happened; the seeding times are then the original ones. A size after
+ * one where the SQLite server ingested (random ids) is never cached.
  */
 import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
@@ -55,7 +64,8 @@ import {
   type StartFigures,
 } from "./lib/http-run";
 import { ingestOverHttp, ingestSustained, type GetFigures, type IngestFigures } from "./lib/load";
-import { pgVectorRecall, seedPostgresByMigrate, type PgSeed, type PgVectorRecall } from "./lib/pg-bench";
+import { HNSW, pgVectorRecall, type PgSeed, type PgVectorRecall } from "./lib/pg-bench";
+import { cacheDir, cacheKey, dumpPath, findEntry, seedPostgresCached } from "./lib/pg-cache";
 import { profileRank } from "./lib/profile";
 import { seedStore, type SeedResult } from "./lib/seed";
 import { memoryOf, ROOT, serverCommand, spawnServer } from "./lib/server";
@@ -76,6 +86,9 @@ if (args.only !== undefined && args.only !== "sustained") throw new Error(`--onl
 if (args.only === "sustained" && !ENGINES.includes("sqlite")) throw new Error("--only sustained measures SQLite: leave out --engine postgres");
 /** Rows per `memsvc migrate` batch when seeding PostgreSQL (the command's maximum). */
 const MIGRATE_BATCH = 10_000;
+/** BENCH_PG_CACHE=0: seed PostgreSQL afresh at every size (bench/lib/pg-cache.ts). */
+const PG_CACHE = process.env.BENCH_PG_CACHE !== "0";
+let pgCache: string | null = null;
 const TARGET = { search_p50_ms: 10, search_p95_ms: 30, at: 100_000 };
 
 /** The SQLite store every size is seeded into (and, for PostgreSQL, copied from). */
@@ -332,29 +345,54 @@ async function main(): Promise<void> {
       return finish(result);
     }
     if (ENGINES.includes("postgres")) {
-      pg = await startPglite();
+      pgCache = PG_CACHE ? cacheDir() : null;
+      pg = await startPglite(pgCache ? { dumpTo: dumpPath(pgCache) } : {});
       result.database = "PGlite (PostgreSQL in WebAssembly with pgvector, one process, one backend: its socket server serialises every connection's queries) over TCP on 127.0.0.1, data in memory";
+      result.pg_cache = pgCache ? { dir: pgCache, note: "sizes[*].postgres.seed.from_cache: the schema was loaded from a dump of an earlier seeding (whose times it reports)" } : "off (BENCH_PG_CACHE=0)";
     }
     if (ENGINES.includes("sqlite")) result.startup = await startup();
     result.query_embedding = embedCost();
     const sizes: Record<string, Record<string, unknown>> = {};
     let current = 0;
     let previousSchema: string | null = null;
+    // The generator calls that filled the SQLite store so far (the PostgreSQL cache key), and whether
+    // it holds only those: memories a server ingested over HTTP have random ids, so no cache after them.
+    const steps: string[] = [];
+    let generatedOnly = true;
+    // Creation dates are drawn against this; a cached seed brings its own, which the SQLite store then uses too.
+    let seedNow = Date.now();
     for (const [i, size] of SIZES.entries()) {
+      steps.push(`seed ${size - current}`);
+      const key = pgCache && generatedOnly ? cacheKey(steps, HNSW("bench")) : null;
+      const entry = pgCache && key ? findEntry(pgCache, size, key) : null;
+      if (i === 0 && entry) seedNow = entry.meta.seed_now;
       log(`seeding ${size - current} memories into SQLite (store will hold ${size})`);
-      const seeded = seedStore(db, gen, size - current);
+      const seeded = seedStore(db, gen, size - current, seedNow);
       const seedOut = { ...seeded, seconds: round(seeded.seconds), embed_seconds: round(seeded.embed_seconds) };
       const notes = INGEST > 0 ? Array.from({ length: INGEST }, () => gen.note()) : [];
+      if (notes.length > 0) steps.push(`notes ${notes.length}`);
       const at: Record<string, unknown> = { memories: seeded.total, load_average_before: loadavg().map((x) => round(x)) };
       let pgTarget: BenchTarget | null = null;
       let pgSeed: PgSeed | null = null;
       if (pg) {
-        // A fresh schema per size, copied before SQLite ingests on top: both engines hold the same memories.
-        pgTarget = { engine: "postgres", home: pgHome, cmd: serverCommand("source"), pg: { url: pg.url, schema: `bench_${seeded.total}` } };
-        if (previousSchema) await dropSchema(pg.url, previousSchema);
-        log(`copying ${seeded.total} memories into PostgreSQL schema ${pgTarget.pg!.schema} (memsvc migrate), then building HNSW`);
-        pgSeed = await seedPostgresByMigrate(pgTarget, ROOT, home, MIGRATE_BATCH);
-        previousSchema = pgTarget.pg!.schema;
+        // A fresh schema per size, copied (or loaded from the cache) before SQLite ingests on top: both engines hold the same memories.
+        const schema = `bench_${seeded.total}`;
+        const out = await seedPostgresCached({
+          pg,
+          cache: pgCache && key ? { dir: pgCache, key, entry, seedNow } : null,
+          size,
+          schema,
+          sqliteDb: db,
+          sourceHome: home,
+          pgHome,
+          previousSchema,
+          batch: MIGRATE_BATCH,
+          log,
+        });
+        pg = out.pg;
+        pgSeed = out.seed;
+        pgTarget = { engine: "postgres", home: pgHome, cmd: serverCommand("source"), pg: { url: pg.url, schema } };
+        previousSchema = schema;
         log(`postgres seed: ${JSON.stringify(pgSeed)}`);
       }
       // Each engine's figures are logged as soon as they are in: a run cut short keeps what it measured.
@@ -372,6 +410,7 @@ async function main(): Promise<void> {
       log(`figures at ${size}: ${JSON.stringify(at)}`);
       // The SQLite store grew by what its server ingested.
       current = seeded.total + (ENGINES.includes("sqlite") ? notes.length : 0);
+      if (ENGINES.includes("sqlite") && notes.length > 0) generatedOnly = false;
     }
     result.sizes = sizes;
     result.issue_13 = issue13Summary(sizes);
@@ -405,15 +444,6 @@ function finish(result: Record<string, unknown>): void {
   mkdirSync(join(ROOT, "bench/results"), { recursive: true });
   writeFileSync(join(ROOT, "bench/results", `http-${ENGINE_ARG}-${new Date().toISOString().replace(/[:.]/g, "-")}.json`), `${json}\n`);
   console.log(json);
-}
-
-async function dropSchema(url: string, schema: string): Promise<void> {
-  const sql = new Bun.SQL({ url, prepare: false, max: 1 });
-  try {
-    await sql.unsafe(`DROP SCHEMA ${schema} CASCADE`);
-  } finally {
-    await sql.close();
-  }
 }
 
 await main();

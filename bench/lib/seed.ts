@@ -1,7 +1,7 @@
 import { getMeta, openStore, setMeta } from "../../src/store/sqlite";
 import { FallbackEmbedder } from "../../src/embed";
 import { hashEmbed } from "../../src/embed/fallback";
-import type { NoteGenerator } from "./corpus";
+import { prng, type NoteGenerator } from "./corpus";
 
 export interface SeedResult {
   inserted: number;
@@ -13,6 +13,19 @@ export interface SeedResult {
 }
 
 const BATCH = 5000;
+
+/**
+ * The id of the n-th memory a seed writes into a store: deterministic, so the
+ * same sizes give the same ids on every run (bench/lib/pg-cache.ts compares a
+ * cached PostgreSQL seed with the SQLite store by them), random-looking in
+ * front like crypto.randomUUID() (inserts land all over the id index, as
+ * real ids do), and unique through the index in the last group.
+ */
+export function seedId(n: number): string {
+  const r = prng(0x9e3779b9 ^ n);
+  const hex = (digits: number) => Math.floor(r() * 2 ** 32).toString(16).padStart(8, "0").slice(0, digits);
+  return `${hex(8)}-${hex(4)}-4${hex(3)}-a${hex(3)}-${n.toString(16).padStart(12, "0")}`;
+}
 
 /**
  * Appends `count` generated memories straight into the SQLite file (memories
@@ -32,6 +45,8 @@ export function seedStore(dbFile: string, gen: NoteGenerator, count: number, now
   const insertVec = db.prepare("INSERT INTO memory_vec(rowid, embedding) VALUES (?, ?)");
   const insertTag = db.prepare("INSERT INTO memory_tags(memory_id, tag, weight) VALUES (?, ?, ?)");
   const insertLink = db.prepare("INSERT OR IGNORE INTO links(from_id, to_id, relationship, weight, created_at) VALUES (?, ?, 'related', ?, ?)");
+  // Ids continue from what the store holds (bench/http.ts seeds each size on top of the last).
+  let nextId = db.query<{ n: number }, []>("SELECT count(*) AS n FROM memories").get()!.n;
   // Recent ids per project: new notes link to a few of them, as linkToNearest would within a topic.
   const recentIds = new Map<string, string[]>();
   let embedMs = 0;
@@ -45,7 +60,7 @@ export function seedStore(dbFile: string, gen: NoteGenerator, count: number, now
         const t = performance.now();
         const vector = hashEmbed(note.content);
         embedMs += performance.now() - t;
-        const id = crypto.randomUUID();
+        const id = seedId(nextId++);
         const createdAt = gen.createdAt(now);
         const used = gen.random() < 0.1 ? 1 + Math.floor(gen.random() * 5) : 0;
         const refreshedAt = used ? createdAt + Math.floor((now - createdAt) * gen.random()) : createdAt;

@@ -110,6 +110,12 @@ test(
       expect(seqs[0]).toEqual({ lo: 1, hi: N, n: N });
       const next = await h.sql.unsafe(`SELECT nextval(pg_get_serial_sequence('${schema}.memories', 'seq'))::int AS v`);
       expect(next[0].v).toBe(N + 1);
+      // The copy ends with VACUUM (ANALYZE) (PGlite has no autovacuum: nothing else would have run it):
+      // planner statistics for the copied rows, and pages marked all-visible.
+      const [stats] = await h.sql.unsafe(`SELECT count(*)::int AS n FROM pg_stats WHERE schemaname = $1 AND tablename = 'memories'`, [schema]);
+      expect(stats.n).toBeGreaterThan(0);
+      const [vis] = await h.sql.unsafe(`SELECT relallvisible::int AS v, relpages::int AS p FROM pg_class WHERE oid = '${schema}.memories'::regclass`);
+      expect(vis.v).toBeGreaterThan(0);
     } finally {
       await h.close();
     }

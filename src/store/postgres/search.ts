@@ -272,9 +272,14 @@ export function pgSearch(handle: PgHandle, opts: { efSearch?: number } = {}): Se
     },
 
     async recent(p) {
+      // Every row scored: the top seqs first, their full rows after. Sorting the
+      // whole rows (content included) through the top-N sort cost a third more
+      // database CPU (PGlite, /recent without a project at 100k: 408 -> 304 ms), same rows.
       const rows = (await recentFromCandidates(p)) ?? (await q(
-        `SELECT ${ROW_COLUMNS}, ${IMPORTANCE} AS importance FROM ${S}.memories m
-          WHERE ($2::text IS NULL OR m.project = $2) ORDER BY importance DESC, m.seq DESC LIMIT $3`,
+        `SELECT ${ROW_COLUMNS}, t.importance FROM (
+           SELECT m.seq, ${IMPORTANCE} AS importance FROM ${S}.memories m
+            WHERE ($2::text IS NULL OR m.project = $2) ORDER BY importance DESC, m.seq DESC LIMIT $3) t
+          JOIN ${S}.memories m ON m.seq = t.seq ORDER BY t.importance DESC, m.seq DESC`,
         [p.now, p.project, p.limit],
       ));
       return (rows as RankedRow[]).map((r) => ({ ...r, importance: Number(r.importance) }));
