@@ -182,6 +182,14 @@ export function sqliteSearch(h: SqliteHandle): SearchStore {
       return reembedCursor() !== null;
     },
 
+    async sampleContents(n, chars) {
+      // The random pick reads only seqs (the smallest index); contents are read for the picked rows.
+      return db
+        .query<{ text: string }, [number, number]>("SELECT substr(content, 1, ?) AS text FROM memories WHERE seq IN (SELECT seq FROM memories ORDER BY random() LIMIT ?)")
+        .all(chars, n)
+        .map((r) => r.text);
+    },
+
     sync,
   };
 }
