@@ -3,6 +3,7 @@ import { stderrLogger } from "../core/log";
 import { downloadModel, ReembedQueue, startupEmbedder } from "../core/embedder-startup";
 import { startNightlySchedule } from "../core/nightly";
 import { createServices } from "../core/services";
+import { warmWordCounts } from "../core/search";
 import { storageFailure } from "../store/sqlite/storage-errors";
 import { createApp, MAX_BODY_BYTES } from "../http/app";
 import { closeAll as closeMcpSessions } from "../mcp/registry";
@@ -88,6 +89,11 @@ export async function runServer(argv: string[]): Promise<number> {
   void reembed.schedule();
   if (needsDownload) void downloadModel(services, embedderOptions, reembed, abort.signal).catch((e) => log("error", `embedder: background model load failed: ${(e as Error).message}`));
   const nightly = startNightlySchedule(services);
+  // Tracked: shutdown aborts it and waits for the count under way, not for the rest.
+  void services
+    .track(warmWordCounts(services, abort.signal))
+    .then((w) => log("debug", `search: counted ${w.words} common words of ${w.sampled} sampled memories in ${w.ms} ms`))
+    .catch((e) => log("warn", `search: word-count warm-up stopped: ${(e as Error).message}`));
 
   let stopping = false;
   const shutdown = async (signal: string) => {

@@ -102,6 +102,33 @@ export const BM25_MAX_SCORED_ROWS = 4000;
  * synthetic 100k store (bench/http.ts) the BM25 step took 4.6 ms instead of 6.3.
  */
 export const BM25_MAX_WEIGHED_POSTINGS = 20_000;
+/**
+ * Word-count warm-up at server start (core/search/warm.ts). A word's first
+ * search counts the memories holding it (up to half the store), cached after
+ * that; the cost grows with how common the word is (~75 ns a memory holding
+ * it: 1-2.5 ms for the bench's common words at 100k, load ~5). On the
+ * synthetic 100k store 42-56 of the bench's first 300 queries (after its 20
+ * untimed ones) paid over 1 ms of counting and 7-15 over 3 ms, in a fresh
+ * process. So the warm-up counts the words common in a random sample of
+ * WARM_SAMPLE_MEMORIES memories, read WARM_SAMPLE_CHARS deep,
+ */
+export const WARM_SAMPLE_MEMORIES = 2000;
+export const WARM_SAMPLE_CHARS = 2000;
+/**
+ * ...the words in at least this share of them (in 0.5% of 100k memories a
+ * word counts in ~0.1 ms; rarer ones stay cheap at query time),
+ */
+export const WARM_MIN_SHARE = 0.005;
+/**
+ * ...at most this many, commonest first (the costly counts go first). On the
+ * synthetic corpus ~425 words pass: 410 ms of CPU at 100k, 695 ms at 200k
+ * (load ~8; in slices, after the index is ready), and the first pass's word
+ * counting fell from 0.5 to 0.06 ms a query on average, 41-45 queries over
+ * 1 ms to 3-7.
+ */
+export const WARM_MAX_WORDS = 2000;
+/** ...yielding to requests after this much work (one count is the unit: up to ~4 ms at 100k). */
+export const WARM_SLICE_MS = 5;
 /** Cached word counts are dropped once the store grew or shrank by this share, */
 export const BM25_TERM_COUNTS_DRIFT = 0.1;
 /** ...or once this many words are cached (a bound on memory). */

@@ -42,6 +42,8 @@ export interface SearchStore {
   sampleVectors(n: number): Promise<{ seq: number; vector: Float32Array }[]>;
   /** Whether a re-embed is under way (the stored vectors are of mixed spaces). */
   reembedPending(): Promise<boolean>;
+  /** The first `chars` characters of up to `n` random memories (the word-count warm-up's sample). */
+  sampleContents(n: number, chars: number): Promise<string[]>;
   /**
    * Synchronous forms of three reads, on an engine that answers in-process
    * (SQLite; absent on PostgreSQL). Only for callers that are still

@@ -311,6 +311,11 @@ export function pgSearch(handle: PgHandle, opts: { efSearch?: number } = {}): Se
     async reembedPending() {
       return (await meta("reembed_cursor")) !== null;
     },
+
+    async sampleContents(n, chars) {
+      const rows = await q(`SELECT substr(content, 1, $2) AS text FROM ${S}.memories ORDER BY random() LIMIT $1`, [n, chars]);
+      return (rows as { text: string }[]).map((r) => r.text);
+    },
   };
 
   /**

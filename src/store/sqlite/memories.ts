@@ -3,6 +3,7 @@ import type { AnchorRow, MemoriesStore, MemoryRow, VersionRow } from "../../core
 import { memories, memoryEvents } from "./schema";
 import type { MemoriesBulkStore } from "../../core/memories/store-bulk";
 import type { SqliteHandle } from "./storage";
+import { fromSql } from "../../core/search/recent";
 
 interface RawAnchor {
   memory_id: string;
@@ -110,11 +111,9 @@ export function sqliteMemories(h: SqliteHandle): Omit<MemoriesStore, keyof Memor
 
     async memoriesBySeq(seqs) {
       if (seqs.length === 0) return [];
-      return orm
-        .select()
-        .from(memories)
-        .where(sql`${memories.seq} IN (SELECT value FROM json_each(${json(seqs)}))`)
-        .all();
+      // A cached statement, not drizzle's select builder: that prepared a new statement on every
+      // search (~0.25 ms of a /search's CPU for its 10 rows; 0.04 ms this way, same rows).
+      return db.query<Record<string, any>, [string]>("SELECT * FROM memories WHERE seq IN (SELECT value FROM json_each(?))").all(json(seqs)).map(fromSql);
     },
 
     async markUsed(id, at, strength) {

@@ -48,6 +48,7 @@ function sharedOf(h: SqliteHandle): Shared {
   return sh;
 }
 
+
 /**
  * The store's memory count for word weights, counted at most every
  * MEMORY_COUNT_REFRESH_MS (count(*) reads the smallest index: ~0.2-1 ms at
@@ -182,6 +183,14 @@ export function sqliteSearch(h: SqliteHandle): SearchStore {
 
     async reembedPending() {
       return reembedCursor() !== null;
+    },
+
+    async sampleContents(n, chars) {
+      // The random pick reads only seqs (the smallest index); contents are read for the picked rows.
+      return db
+        .query<{ text: string }, [number, number]>("SELECT substr(content, 1, ?) AS text FROM memories WHERE seq IN (SELECT seq FROM memories ORDER BY random() LIMIT ?)")
+        .all(chars, n)
+        .map((r) => r.text);
     },
 
     sync,

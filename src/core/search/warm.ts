@@ -1,0 +1,56 @@
+import type { Services } from "../services";
+import { keywords } from "../text";
+import { WARM_MAX_WORDS, WARM_MIN_SHARE, WARM_SAMPLE_CHARS, WARM_SAMPLE_MEMORIES, WARM_SLICE_MS } from "../tuning";
+import { planCap } from "./full-text";
+
+export interface WarmResult {
+  /** Memories sampled. */
+  sampled: number;
+  /** Words counted (each now answered from the engine's cache). */
+  words: number;
+  /** Wall-clock milliseconds from the first count to the last. */
+  ms: number;
+}
+
+/**
+ * Counts, off the request path, the words a search will most likely need
+ * counted: the commonest words of a random sample of memories. Search's word
+ * weights and full-text plan read each query word's count (up to half the
+ * store, cached per word); counting is the one part of a search that costs
+ * more the first time a word is seen, and more the commoner the word, so a
+ * fresh server's first searches were the slow ones. The counts are the same
+ * ones a search would take (same cap, same cache): results do not change.
+ * Runs once the vector index is ready (the memory count is exact then), in
+ * slices that yield to requests; stops when `signal` aborts.
+ */
+export async function warmWordCounts(s: Services, signal?: AbortSignal): Promise<WarmResult> {
+  // Shutdown aborts before it closes the store, whose index may still be loading (ready would never come).
+  const abort = new Promise<void>((resolve) => (signal?.aborted ? resolve() : signal?.addEventListener("abort", () => resolve(), { once: true })));
+  await Promise.race([s.indexState.ready, abort]);
+  const total = s.index.memories;
+  if (signal?.aborted || total === 0) return { sampled: 0, words: 0, ms: 0 };
+  const texts = await s.storage.search.sampleContents(WARM_SAMPLE_MEMORIES, WARM_SAMPLE_CHARS);
+  const seen = new Map<string, number>();
+  for (const text of texts) for (const w of new Set(keywords(text))) seen.set(w, (seen.get(w) ?? 0) + 1);
+  const least = Math.max(1, Math.ceil(WARM_MIN_SHARE * texts.length));
+  const words = [...seen]
+    .filter(([, n]) => n >= least)
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, WARM_MAX_WORDS)
+    .map(([w]) => w);
+  // The cap search's word weights and full-text plan count with (queryTerms, planCap).
+  const cap = planCap(total);
+  const started = performance.now();
+  let slice = started;
+  let counted = 0;
+  for (const w of words) {
+    if (signal?.aborted) break;
+    await s.storage.search.documentFrequency(w, cap);
+    counted++;
+    if (performance.now() - slice >= WARM_SLICE_MS) {
+      await new Promise((resolve) => setTimeout(resolve, 0));
+      slice = performance.now();
+    }
+  }
+  return { sampled: texts.length, words: counted, ms: Math.round(performance.now() - started) };
+}
