@@ -116,7 +116,7 @@ export function createServices(config: Config, opts: ServiceOptions): Services {
     },
     async close() {
       await services.drain();
-      storage.search.vectorIndex.close();
+      await storage.search.vectorIndex.close();
       await embedder.close?.();
       await storage.close();
     },

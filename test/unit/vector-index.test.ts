@@ -42,7 +42,8 @@ for (const clusters of [1000, 4000]) sqliteOnly(`search returns each cluster's m
   expect(odd.every((h) => Math.floor((h.seq - 1) / 10) % 2 === 1)).toBe(true);
   expect(odd[0].similarity).toBeGreaterThan(0.8);
   expect(index.search(centers[4], 10, "odd").some((h) => Math.floor((h.seq - 1) / 10) === 4)).toBe(false);
-});
+  // 40,000 vectors built and searched 500 times: ~5 s on a loaded 2-core machine.
+}, 30_000);
 
 sqliteOnly("group filter, remove, regroup and compaction keep results right", () => {
   const r = rng(1);

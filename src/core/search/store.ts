@@ -75,8 +75,8 @@ export interface VectorIndexControl {
    * `ready` resolves when vector search sees every stored vector.
    */
   start(opts: { embedderId: string; log: Logger; backgroundAbove?: number }): IndexState;
-  /** Shutdown: stops a background load and saves what the next start can reuse. */
-  close(): void;
+  /** Shutdown: stops a background load, saves what the next start can reuse, and waits for a save still writing. */
+  close(): void | Promise<void>;
 }
 
 /**

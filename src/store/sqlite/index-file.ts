@@ -1,5 +1,5 @@
 import { closeSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
-import { open, rename, type FileHandle } from "node:fs/promises";
+import { open, rename, rm, type FileHandle } from "node:fs/promises";
 import { INDEX_FILE_READ_BYTES } from "../../core/tuning";
 import { DIMENSIONS } from "../../embed/types";
 import type { IndexSnapshot, VectorIndex } from "../../core/search/vector-index";
@@ -58,7 +58,7 @@ export function saveIndexFile(file: string, index: VectorIndex, embedder: string
  * behind it waited for the disk. Its own temporary name: a shutdown's
  * saveIndexFile may run meanwhile; either rename leaves a whole file.
  */
-export async function saveIndexFileInBackground(file: string, index: VectorIndex, embedder: string, cursor: number): Promise<void> {
+export async function saveIndexFileInBackground(file: string, index: VectorIndex, embedder: string, cursor: number, stillWanted: () => boolean = () => true): Promise<void> {
   const parts = fileParts(index, embedder, cursor);
   const tmp = `${file}.tmp-bg`;
   const fh = await open(tmp, "w", 0o600);
@@ -75,7 +75,8 @@ export async function saveIndexFileInBackground(file: string, index: VectorIndex
   } finally {
     await fh.close();
   }
-  await rename(tmp, file);
+  if (stillWanted()) await rename(tmp, file);
+  else await rm(tmp, { force: true });
 }
 
 /**

@@ -25,6 +25,8 @@ export interface IndexState extends CoreIndexState {
   dataVersion: number;
   /** Stores with more vectors load in the background and keep an index file. */
   backgroundAbove: number;
+  /** A save writing with the event loop free; shutdown waits for it. */
+  saving?: Promise<void>;
 }
 
 /** What the index's upkeep works with (one per connection and active embedder). */
@@ -258,7 +260,8 @@ export function saveIndex(s: IndexContext, state: IndexState, background = false
   try {
     syncIndex(s, state);
     const file = indexFileOf(s.store.file);
-    if (background) saveIndexFileInBackground(file, s.index, s.embedderId, state.cursor).catch(failed);
+    // Once stopped, shutdown has written a newer file: this one must not replace it afterwards.
+    if (background) state.saving = saveIndexFileInBackground(file, s.index, s.embedderId, state.cursor, () => !state.stop).catch(failed);
     else saveIndexFile(file, s.index, s.embedderId, state.cursor);
   } catch (e) {
     failed(e);

@@ -103,10 +103,11 @@ export function sqliteSearch(h: SqliteHandle): SearchStore {
       return state;
     },
 
-    close() {
+    async close() {
       if (!sh.state || !sh.ctx) return;
       saveIndex(sh.ctx, sh.state);
       sh.state.stop = true;
+      await sh.state.saving;
     },
   };
 
