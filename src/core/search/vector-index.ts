@@ -1,6 +1,6 @@
 import { DIMENSIONS } from "../../embed/types";
 import { int8Kernel, KERNEL_DIMS, type Kernel } from "./int8-kernel";
-import { VECTOR_GROUP_SCAN_SHARE, VECTOR_RESCORE_FACTOR, VECTOR_RESCORE_MIN } from "../tuning";
+import { VECTOR_RESCORE_FACTOR, VECTOR_RESCORE_MIN } from "../tuning";
 
 export interface IndexSnapshot {
   groupNames: string[];
@@ -42,6 +42,16 @@ export class VectorIndex {
   private query8!: Int8Array;
   private slotOf = new Map<number, number>();
   private groupIds = new Map<string, number>();
+  /**
+   * Each group's slots in ascending order (the order the full scan visits
+   * them, so ties rank alike), kept as rows are added: a project-filtered
+   * search scans its own rows and never the store. Removed rows stay listed
+   * (their seq is 0) until compaction; a regroup or a compaction rebuilds
+   * the lists at the next search.
+   */
+  private members: Int32Array[] = [];
+  private memberCount: number[] = [];
+  private membersStale = true;
   private used = 0;
   private dead = 0;
   /** Runs before every search: brings the index up to date with other processes' writes. */
@@ -74,8 +84,13 @@ export class VectorIndex {
       slot = this.used++;
       this.seqs[slot] = seq;
       this.slotOf.set(seq, slot);
+      this.groups[slot] = this.groupId(group);
+      this.addMember(slot);
+    } else {
+      const id = this.groupId(group);
+      if (this.groups[slot] !== id) this.membersStale = true;
+      this.groups[slot] = id;
     }
-    this.groups[slot] = this.groupId(group);
     this.scales[slot] = quantize(vector, this.q8, slot * DIMENSIONS, 127, 0);
     let sum = 0;
     for (let i = slot * DIMENSIONS, end = i + DIMENSIONS; i < end; i++) sum += this.q8[i];
@@ -90,7 +105,10 @@ export class VectorIndex {
   /** Moves a memory to another project group without touching its vector. */
   regroup(seq: number, group: string | null): void {
     const slot = this.slotOf.get(seq);
-    if (slot !== undefined) this.groups[slot] = this.groupId(group);
+    if (slot === undefined) return;
+    const id = this.groupId(group);
+    if (this.groups[slot] !== id) this.membersStale = true;
+    this.groups[slot] = id;
   }
 
   has(seq: number): boolean {
@@ -158,6 +176,7 @@ export class VectorIndex {
   finishRestore(from: number, to: number): void {
     for (let i = from; i < to; i++) this.slotOf.set(this.seqs[i], i);
     this.used = to;
+    this.membersStale = true;
   }
 
   /** Drops everything (a full reload follows). */
@@ -166,6 +185,7 @@ export class VectorIndex {
     this.seqs.fill(0);
     this.used = 0;
     this.dead = 0;
+    this.membersStale = true;
   }
 
   /** Top `k` by similarity, optionally within one group (project). */
@@ -178,18 +198,13 @@ export class VectorIndex {
     quantize(query, this.query8, 0, this.kernel?.queryMax ?? 127, offset);
     const n = this.used;
     const seqs = this.seqs;
-    const groups = this.groups;
-    // A small project is cheaper to scan row by row than to scan the whole store.
+    // A project's search scans that project's rows only (its member list).
     let members: Int32Array | null = null;
     if (wanted >= 0) {
-      let count = 0;
-      for (let s = 0; s < n; s++) if (groups[s] === wanted && seqs[s] !== 0) count++;
+      if (this.membersStale) this.rebuildMembers();
+      const count = this.memberCount[wanted] ?? 0;
       if (count === 0) return [];
-      if (count < n * VECTOR_GROUP_SCAN_SHARE) {
-        members = new Int32Array(count);
-        let j = 0;
-        for (let s = 0; s < n; s++) if (groups[s] === wanted && seqs[s] !== 0) members[j++] = s;
-      }
+      members = this.members[wanted].subarray(0, count);
     }
     this.dotAll(members);
     // The best `keep` by int8 score, kept in a small min-heap over slots.
@@ -204,6 +219,7 @@ export class VectorIndex {
     if (members) {
       for (let i = 0; i < members.length; i++) {
         const s = members[i];
+        if (seqs[s] === 0) continue;
         const score = (dots[i] - offset * sums[s]) * scales[s];
         if (size < keep) heapPush(heapSlot, heapScore, size++, s, score);
         else if (score > heapScore[0]) heapReplaceTop(heapSlot, heapScore, size, s, score);
@@ -212,7 +228,7 @@ export class VectorIndex {
       let bar = -Infinity;
       for (let s = 0; s < n; s++) {
         const score = (dots[s] - offset * sums[s]) * scales[s];
-        if (score <= bar || seqs[s] === 0 || (wanted >= 0 && groups[s] !== wanted)) continue;
+        if (score <= bar || seqs[s] === 0) continue;
         if (size < keep) {
           heapPush(heapSlot, heapScore, size++, s, score);
           if (size === keep) bar = heapScore[0];
@@ -242,7 +258,10 @@ export class VectorIndex {
     if (this.kernel) {
       const scan = this.kernel.scan;
       if (members) {
-        for (let i = 0; i < members.length; i++) scan(QUERY_AT, ROWS_AT + members[i] * DIMENSIONS, 1, outAt + i * 4);
+        // The list goes into WebAssembly memory once; one call scans every row it names.
+        const listAt = this.listAt();
+        new Int32Array(this.memory.buffer, listAt, members.length).set(members);
+        this.kernel.scanList(QUERY_AT, ROWS_AT, listAt, members.length, outAt);
       } else {
         scan(QUERY_AT, ROWS_AT, this.used, outAt);
       }
@@ -260,12 +279,47 @@ export class VectorIndex {
     }
   }
 
+  /** Rows, then the dot products (cap x i32), then a member list (cap x i32). */
   private bytesFor(cap: number): number {
-    return ROWS_AT + cap * DIMENSIONS + cap * 4;
+    return ROWS_AT + cap * DIMENSIONS + cap * 8;
   }
 
   private outAt(): number {
     return ROWS_AT + this.seqs.length * DIMENSIONS;
+  }
+
+  private listAt(): number {
+    return this.outAt() + this.seqs.length * 4;
+  }
+
+  private addMember(slot: number): void {
+    if (this.membersStale) return;
+    const g = this.groups[slot];
+    const count = this.memberCount[g] ?? 0;
+    let list = this.members[g];
+    if (!list || count === list.length) {
+      const grown = new Int32Array(Math.max(64, count * 2));
+      if (list) grown.set(list);
+      this.members[g] = list = grown;
+    }
+    // Slots are handed out in ascending order, so appending keeps the list sorted.
+    list[count] = slot;
+    this.memberCount[g] = count + 1;
+  }
+
+  /** One pass over the slots: every group's list, in slot order. */
+  private rebuildMembers(): void {
+    const groupCount = this.groupIds.size;
+    const counts = new Array<number>(groupCount).fill(0);
+    for (let s = 0; s < this.used; s++) if (this.seqs[s] !== 0) counts[this.groups[s]]++;
+    this.members = counts.map((c) => new Int32Array(Math.max(64, c)));
+    this.memberCount = new Array<number>(groupCount).fill(0);
+    for (let s = 0; s < this.used; s++) {
+      if (this.seqs[s] === 0) continue;
+      const g = this.groups[s];
+      this.members[g][this.memberCount[g]++] = s;
+    }
+    this.membersStale = false;
   }
 
   private views(): void {
@@ -321,6 +375,7 @@ export class VectorIndex {
     this.seqs.fill(0, to, this.used);
     this.used = to;
     this.dead = 0;
+    this.membersStale = true;
   }
 }
 
