@@ -144,3 +144,22 @@ sqliteOnly("a small project is scanned row by row and still ranks exactly like t
   const compacted = index.search(vs[150], 5000, "small").map((h) => h.seq);
   expect(compacted.sort((a, b) => a - b)).toEqual(after.sort((a, b) => a - b));
 });
+
+sqliteOnly("equal scores keep the lowest seqs, wherever the rows sit in memory (rows are reordered by project)", () => {
+  const r = rng(9);
+  const index = new VectorIndex();
+  const same = unit(r);
+  // More equal rows than the search rescoring keeps (40), added in descending seq order, in two projects.
+  for (let seq = 300; seq >= 201; seq--) index.upsert(seq, same, seq % 2 ? "a" : "b");
+  // Enough other rows to reorder the index by project (past VECTOR_CLUSTER_TAIL_MIN).
+  for (let seq = 1000; seq < 6000; seq++) index.upsert(seq, unit(r), seq % 2 ? "a" : "b");
+  expect(index.search(same, 3).map((h) => h.seq)).toEqual([201, 202, 203]);
+  expect(index.search(same, 3, "a").map((h) => h.seq)).toEqual([201, 203, 205]);
+  const copy = new VectorIndex();
+  copy.restore(index.snapshot());
+  expect(copy.search(same, 3, "b").map((h) => h.seq)).toEqual([202, 204, 206]);
+  for (let q = 0; q < 5; q++) {
+    const query = unit(r);
+    expect(copy.search(query, 5, "a")).toEqual(index.search(query, 5, "a"));
+  }
+});
