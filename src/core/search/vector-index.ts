@@ -405,8 +405,8 @@ export class VectorIndex {
   /**
    * Reorders the live rows by group (stable: slot order within a group), in
    * place: one pass of moves along the permutation's cycles, one row of
-   * scratch. ~20-30 ms at 100k, run when the unordered tail grows past
-   * VECTOR_CLUSTER_TAIL_SHARE of the index.
+   * scratch. ~40-47 ms CPU at 100k (load ~10), run when the unordered tail
+   * grows past VECTOR_CLUSTER_TAIL_SHARE of the index.
    */
   private cluster(): void {
     if (this.dead > 0) this.compact();
