@@ -91,6 +91,12 @@ for (const relaxed of [true, false]) sqliteOnly(`the WebAssembly int8 kernel com
     expect(got[i] - offset * sum).toBe(d);
   }
   expect(got[0] - offset * 0).toBe(127 * queryMax * KERNEL_DIMS);
+  // scanList: the rows a list of row indices names, in list order (repeats and any order allowed).
+  const order = [5, 0, 36, 1, 5, 17];
+  const listAt = out + n * 4;
+  new Int32Array(memory.buffer, listAt, order.length).set(order);
+  kernel!.scanList(0, 512, listAt, order.length, listAt + order.length * 4);
+  expect([...new Int32Array(memory.buffer, listAt + order.length * 4, order.length)]).toEqual(order.map((i) => got[i]));
 });
 
 for (const relaxedSimd of [true, false]) sqliteOnly(`search finds the exact float top 10 on sparse vectors (the offline embedder's shape; ${relaxedSimd ? "relaxed" : "portable"} SIMD)`, () => {
@@ -123,4 +129,38 @@ sqliteOnly("a small project is scanned row by row and still ranks exactly like t
   expect(got.every((h) => (h.seq - 1) % 50 === 0)).toBe(true);
   const all = index.search(vs[100], 5000).filter((h) => (h.seq - 1) % 50 === 0).slice(0, 5);
   expect(got.map((h) => h.seq)).toEqual(all.map((h) => h.seq));
+  // The project's row list follows adds, removes, regroups and compaction.
+  index.remove(101);
+  expect(index.search(vs[100], 5, "small").some((h) => h.seq === 101)).toBe(false);
+  index.regroup(151, "big");
+  index.regroup(201, "elsewhere");
+  index.upsert(5001, vs[100], "small");
+  const after = index.search(vs[150], 5000, "small").map((h) => h.seq);
+  expect(after).not.toContain(151);
+  expect(after).not.toContain(201);
+  expect(after).toContain(5001);
+  expect(index.search(vs[150], 1, "big")[0].seq).toBe(151);
+  expect(index.search(vs[200], 1, "elsewhere").map((h) => h.seq)).toEqual([201]);
+  for (let i = 2; i <= 4000; i++) if ((i - 1) % 50 !== 0) index.remove(i);
+  const compacted = index.search(vs[150], 5000, "small").map((h) => h.seq);
+  expect(compacted.sort((a, b) => a - b)).toEqual(after.sort((a, b) => a - b));
+});
+
+sqliteOnly("equal scores keep the lowest seqs, wherever the rows sit in memory (rows are reordered by project)", () => {
+  const r = rng(9);
+  const index = new VectorIndex();
+  const same = unit(r);
+  // More equal rows than the search rescoring keeps (40), added in descending seq order, in two projects.
+  for (let seq = 300; seq >= 201; seq--) index.upsert(seq, same, seq % 2 ? "a" : "b");
+  // Enough other rows to reorder the index by project (past VECTOR_CLUSTER_TAIL_MIN).
+  for (let seq = 1000; seq < 6000; seq++) index.upsert(seq, unit(r), seq % 2 ? "a" : "b");
+  expect(index.search(same, 3).map((h) => h.seq)).toEqual([201, 202, 203]);
+  expect(index.search(same, 3, "a").map((h) => h.seq)).toEqual([201, 203, 205]);
+  const copy = new VectorIndex();
+  copy.restore(index.snapshot());
+  expect(copy.search(same, 3, "b").map((h) => h.seq)).toEqual([202, 204, 206]);
+  for (let q = 0; q < 5; q++) {
+    const query = unit(r);
+    expect(copy.search(query, 5, "a")).toEqual(index.search(query, 5, "a"));
+  }
 });
