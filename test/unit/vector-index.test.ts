@@ -3,7 +3,7 @@ import { int8Kernel, KERNEL_DIMS } from "../../src/core/search";
 import { VectorIndex } from "../../src/core/search";
 
 // The in-memory index is the SQLite engine's vector search; on PostgreSQL pgvector searches (test/unit/search.test.ts covers both).
-const sqliteOnly = (name: string, fn: () => void | Promise<void>) => test.skipIf(process.env.MEMSVC_TEST_ENGINE === "postgres")(`${name} [SQLite engine's in-memory index]`, fn);
+const sqliteOnly = (name: string, fn: () => void | Promise<void>, timeout?: number) => test.skipIf(process.env.MEMSVC_TEST_ENGINE === "postgres")(`${name} [SQLite engine's in-memory index]`, fn, timeout);
 
 function rng(seed: number) {
   return () => {
