@@ -48,7 +48,6 @@ function sharedOf(h: SqliteHandle): Shared {
   return sh;
 }
 
-
 /**
  * The store's memory count for word weights, counted at most every
  * MEMORY_COUNT_REFRESH_MS (count(*) reads the smallest index: ~0.2-1 ms at
