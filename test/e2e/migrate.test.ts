@@ -18,7 +18,8 @@ const N = 10_000;
 let pg: PgliteProcess;
 beforeAll(async () => {
   pg = await startPglite();
-});
+  // PGlite (with pgvector) can take longer than bun's 5 s hook default to start on a loaded 2-core machine.
+}, 60_000);
 afterAll(() => pg?.stop());
 
 /** An export's lines without its time stamp, sorted: equal data on both engines gives equal lists (row order within a kind is engine-defined). */

@@ -10,6 +10,7 @@ import m0009 from "./migrations/0009_anchors.sql" with { type: "text" };
 import m0010 from "./migrations/0010_nightly.sql" with { type: "text" };
 import m0011 from "./migrations/0011_evidence.sql" with { type: "text" };
 import m0012 from "./migrations/0012_recent_walk.sql" with { type: "text" };
+import m0013 from "./migrations/0013_rank_narrow.sql" with { type: "text" };
 
 /**
  * Ordered schema migrations, imported as text so they are embedded in the
@@ -28,4 +29,5 @@ export const MIGRATIONS: readonly { version: number; sql: string }[] = [
   { version: 10, sql: m0010 },
   { version: 11, sql: m0011 },
   { version: 12, sql: m0012 },
+  { version: 13, sql: m0013 },
 ];

@@ -31,7 +31,7 @@ export function recentRows(sqlite: Database, p: RecentParams): RankedRow[] {
 
 /** Scores every row (of the project): the reference answer, and the fallback. */
 export function scoreAll(sqlite: Database, p: RecentParams): Raw[] {
-  // The inner scan reads only the covering index memories_rank; full rows are read for the winners.
+  // The inner scan reads only a covering index (memories_project_touched holds every column importance reads); full rows are read for the winners.
   return sqlite
     .query<Raw, RecentParams>(
       `SELECT m.*, t.importance FROM (SELECT seq, ${IMPORTANCE} AS importance FROM memories WHERE ${WHERE_PROJECT} ORDER BY importance DESC, seq DESC LIMIT :limit) t

@@ -20,7 +20,8 @@ beforeAll(async () => {
   pg = await startPglite({ vector: false });
   const c = client();
   await c.unsafe("CREATE TABLE front_rows (id TEXT PRIMARY KEY, owner INT NOT NULL, body TEXT NOT NULL)");
-});
+  // PGlite's WebAssembly start-up alone can pass bun's 5 s hook default on a loaded 2-core machine.
+}, 60_000);
 
 afterAll(async () => {
   for (const c of clients) await c.close({ timeout: 0 }).catch(() => {});
