@@ -17,7 +17,8 @@ let url = "";
 const open: Storage[] = [];
 beforeAll(async () => {
   url = await pgliteUrl();
-});
+  // A PGlite start can pass bun's 5 s hook default on a loaded 2-core machine.
+}, 60_000);
 afterAll(async () => {
   while (open.length) await open.pop()!.close();
 });
@@ -44,7 +45,8 @@ async function direct(): Promise<PgHandle> {
 describe("recall state over one PostgreSQL database, two servers", () => {
   test("concurrent prompts of one session through both servers get distinct turns 1..n", async () => {
     const [a, b] = await twoServers();
-    const turns = await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 ? a : b).recall.beginTurn("s", NOW, 30, expiry(NOW)).then((t) => t.turn)));
+    const end = { sessionId: "s", now: NOW, expiry: expiry(NOW), window: 30, topic: "{}", picks: [] };
+    const turns = await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 ? a : b).recall.finishTurn(end).then((t) => t.turn)));
     expect(turns.sort((x, y) => x - y)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
     const short = await Promise.all(Array.from({ length: 6 }, (_, i) => (i % 2 ? a : b).recall.nextTurn("s", NOW, expiry(NOW))));
     expect(short.sort((x, y) => x - y)).toEqual([21, 22, 23, 24, 25, 26]);
@@ -52,30 +54,30 @@ describe("recall state over one PostgreSQL database, two servers", () => {
 
   test("a memory shown through server A is suppressed through server B for the window, then shown again", async () => {
     const [a, b] = await twoServers();
-    const first = await a.recall.beginTurn("s", NOW, 3, expiry(NOW));
-    expect(await a.recall.finishTurn({ sessionId: "s", turn: first.turn, now: NOW, window: 3, topic: '{"t":1}', picks: ["m1"] })).toEqual(["m1"]);
-    const second = await b.recall.beginTurn("s", NOW, 3, expiry(NOW));
-    expect(second).toEqual({ turn: 2, suppressed: ["m1"], topic: '{"t":1}' });
+    const end = (picks: string[], topic = "{}") => ({ sessionId: "s", now: NOW, expiry: expiry(NOW), window: 3, topic, picks });
+    expect(await a.recall.peekTurn("s", 3)).toEqual({ turn: 1, suppressed: [], topic: null });
+    expect(await a.recall.finishTurn(end(["m1"], '{"t":1}'))).toEqual({ turn: 1, claimed: ["m1"] });
+    expect(await b.recall.peekTurn("s", 3)).toEqual({ turn: 2, suppressed: ["m1"], topic: '{"t":1}' });
     // B would list it anyway (a stale read): the claim refuses.
-    expect(await b.recall.finishTurn({ sessionId: "s", turn: second.turn, now: NOW, window: 3, topic: "{}", picks: ["m1", "m2"] })).toEqual(["m2"]);
-    expect((await a.recall.beginTurn("s", NOW, 3, expiry(NOW))).suppressed.sort()).toEqual(["m1", "m2"]);
-    const fourth = await b.recall.beginTurn("s", NOW, 3, expiry(NOW));
-    expect(fourth).toMatchObject({ turn: 4, suppressed: ["m2"] });
-    expect(await b.recall.finishTurn({ sessionId: "s", turn: fourth.turn, now: NOW, window: 3, topic: "{}", picks: ["m1"] })).toEqual(["m1"]);
+    expect(await b.recall.finishTurn(end(["m1", "m2"]))).toEqual({ turn: 2, claimed: ["m2"] });
+    expect((await a.recall.peekTurn("s", 3)).suppressed.sort()).toEqual(["m1", "m2"]);
+    expect(await a.recall.finishTurn(end([]))).toEqual({ turn: 3, claimed: [] });
+    expect(await b.recall.peekTurn("s", 3)).toMatchObject({ turn: 4, suppressed: ["m2"] });
+    expect(await b.recall.finishTurn(end(["m1"]))).toEqual({ turn: 4, claimed: ["m1"] });
     // Another session is not affected.
-    expect((await b.recall.beginTurn("other", NOW, 3, expiry(NOW))).suppressed).toEqual([]);
+    expect((await b.recall.peekTurn("other", 3)).suppressed).toEqual([]);
   });
 
   test("two turns finishing at once on two servers claim each memory once", async () => {
     const [a, b] = await twoServers();
     for (let round = 0; round < 5; round++) {
-      const [ta, tb] = await Promise.all([a.recall.beginTurn("s", NOW, 30, expiry(NOW)), b.recall.beginTurn("s", NOW, 30, expiry(NOW))]);
       const picks = [`x${round}`, `y${round}`];
       const [ca, cb] = await Promise.all([
-        a.recall.finishTurn({ sessionId: "s", turn: ta.turn, now: NOW, window: 30, topic: "{}", picks }),
-        b.recall.finishTurn({ sessionId: "s", turn: tb.turn, now: NOW, window: 30, topic: "{}", picks: [...picks].reverse() }),
+        a.recall.finishTurn({ sessionId: "s", now: NOW, expiry: expiry(NOW), window: 30, topic: "{}", picks }),
+        b.recall.finishTurn({ sessionId: "s", now: NOW, expiry: expiry(NOW), window: 30, topic: "{}", picks: [...picks].reverse() }),
       ]);
-      expect([...ca, ...cb].sort()).toEqual(picks);
+      expect([...ca.claimed, ...cb.claimed].sort()).toEqual(picks);
+      expect([ca.turn, cb.turn].sort((x, y) => x - y)).toEqual([2 * round + 1, 2 * round + 2]);
     }
   });
 
@@ -86,10 +88,8 @@ describe("recall state over one PostgreSQL database, two servers", () => {
       await h.orm.insert(h.t.memories).values(
         ["m1", "m2"].map((id, i) => ({ seq: i + 1, id, content: `memory ${id}`, memoryType: "experience", project: "p", createdAt: NOW - 20 * DAY, updatedAt: NOW - 20 * DAY, refreshedAt: NOW - 20 * DAY })),
       );
-      const t1 = await a.recall.beginTurn("s", NOW, 30, expiry(NOW));
-      await a.recall.finishTurn({ sessionId: "s", turn: t1.turn, now: NOW, window: 30, topic: "{}", picks: ["m1"] });
-      const t2 = await b.recall.beginTurn("s", NOW + 5, 30, expiry(NOW));
-      expect(await b.recall.finishTurn({ sessionId: "s", turn: t2.turn, now: NOW + 5, window: 30, topic: "{}", picks: ["m1", "m2"] })).toEqual(["m2"]);
+      await a.recall.finishTurn({ sessionId: "s", now: NOW, expiry: expiry(NOW), window: 30, topic: "{}", picks: ["m1"] });
+      expect(await b.recall.finishTurn({ sessionId: "s", now: NOW + 5, expiry: expiry(NOW), window: 30, topic: "{}", picks: ["m1", "m2"] })).toEqual({ turn: 2, claimed: ["m2"] });
       const rows = await a.recall.candidateRows([1, 2, 99]);
       expect(rows.sort((x, y) => x.seq - y.seq)).toEqual([
         { seq: 1, id: "m1", content: "memory m1", memoryType: "experience", project: "p", createdAt: NOW - 20 * DAY, strength: 1, refreshedAt: NOW },
@@ -110,13 +110,12 @@ describe("recall state over one PostgreSQL database, two servers", () => {
 
   test("reset forgets turns, shown rows and topic on every server; hasTopic follows", async () => {
     const [a, b] = await twoServers();
-    const t = await a.recall.beginTurn("s", NOW, 30, expiry(NOW));
     expect(await b.recall.hasTopic("s")).toBe(false);
-    await a.recall.finishTurn({ sessionId: "s", turn: t.turn, now: NOW, window: 30, topic: '{"k":1}', picks: ["m1"] });
+    await a.recall.finishTurn({ sessionId: "s", now: NOW, expiry: expiry(NOW), window: 30, topic: '{"k":1}', picks: ["m1"] });
     expect(await b.recall.hasTopic("s")).toBe(true);
     await b.recall.resetSession("s");
     expect(await a.recall.hasTopic("s")).toBe(false);
-    expect(await a.recall.beginTurn("s", NOW, 30, expiry(NOW))).toEqual({ turn: 1, suppressed: [], topic: null });
+    expect(await a.recall.peekTurn("s", 30)).toEqual({ turn: 1, suppressed: [], topic: null });
   });
 
   test("expiry: one-prompt sessions after a day, others after 14 days, least recently used past the cap", async () => {

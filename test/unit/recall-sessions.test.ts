@@ -62,30 +62,34 @@ describe("recall session state stays bounded", () => {
 describe("concurrent prompts of one session (several servers over one database)", () => {
   const expiry = (now: number) => ({ idleBefore: now - 14 * DAY, oneTurnIdleBefore: now - DAY, max: 100 });
 
-  test("a memory claimed by a later turn is not claimed by an earlier one still running, and the reverse", async () => {
+  test("two prompts of a session at once: each gets its own turn, and a memory one claimed is not claimed by the other", async () => {
     const { s, clock } = setup();
     const rs = s.storage.recall;
-    const a = await rs.beginTurn("s", clock.t, 30, expiry(clock.t));
-    const b = await rs.beginTurn("s", clock.t, 30, expiry(clock.t));
-    expect([a.turn, b.turn]).toEqual([1, 2]);
-    // Both read the state before either finished: neither sees the other's picks.
-    expect([a.suppressed, b.suppressed]).toEqual([[], []]);
-    const end = (turn: number, picks: string[]) => rs.finishTurn({ sessionId: "s", turn, now: clock.t, window: 30, topic: "{}", picks });
-    expect(await end(b.turn, ["m1", "m2"])).toEqual(["m1", "m2"]);
-    expect(await end(a.turn, ["m3", "m2", "m1"])).toEqual(["m3"]);
-    const c = await rs.beginTurn("s", clock.t, 30, expiry(clock.t));
-    expect([c.turn, [...c.suppressed].sort()]).toEqual([3, ["m1", "m2", "m3"]]);
-    expect(c.topic).toBe("{}");
+    const a = await rs.peekTurn("s", 30);
+    const b = await rs.peekTurn("s", 30);
+    // Both read the state before either finished: the same next turn, neither sees the other's picks.
+    expect([a, b]).toEqual([
+      { turn: 1, suppressed: [], topic: null },
+      { turn: 1, suppressed: [], topic: null },
+    ]);
+    const end = (picks: string[]) => rs.finishTurn({ sessionId: "s", now: clock.t, expiry: expiry(clock.t), window: 30, topic: "{}", picks });
+    expect(await end(["m1", "m2"])).toEqual({ turn: 1, claimed: ["m1", "m2"] });
+    expect(await end(["m3", "m2", "m1"])).toEqual({ turn: 2, claimed: ["m3"] });
+    const c = await rs.peekTurn("s", 30);
+    expect([c.turn, [...c.suppressed].sort(), c.topic]).toEqual([3, ["m1", "m2", "m3"], "{}"]);
+    // Peeking writes nothing: the turn is counted once, when the prompt ends.
+    expect((await rs.peekTurn("s", 30)).turn).toBe(3);
   });
 
   test("past the window a memory is claimed again", async () => {
     const { s, clock } = setup();
     const rs = s.storage.recall;
-    const first = await rs.beginTurn("s", clock.t, 2, expiry(clock.t));
-    expect(await rs.finishTurn({ sessionId: "s", turn: first.turn, now: clock.t, window: 2, topic: "{}", picks: ["m1"] })).toEqual(["m1"]);
-    expect((await rs.beginTurn("s", clock.t, 2, expiry(clock.t))).suppressed).toEqual(["m1"]);
-    const third = await rs.beginTurn("s", clock.t, 2, expiry(clock.t));
-    expect(third).toMatchObject({ turn: 3, suppressed: [] });
-    expect(await rs.finishTurn({ sessionId: "s", turn: third.turn, now: clock.t, window: 2, topic: "{}", picks: ["m1"] })).toEqual(["m1"]);
+    const end = (picks: string[]) => rs.finishTurn({ sessionId: "s", now: clock.t, expiry: expiry(clock.t), window: 2, topic: "{}", picks });
+    expect(await end(["m1"])).toEqual({ turn: 1, claimed: ["m1"] });
+    expect(await rs.peekTurn("s", 2)).toEqual({ turn: 2, suppressed: ["m1"], topic: "{}" });
+    // Turn 2 lists it anyway (a stale read): the claim refuses.
+    expect(await end(["m1"])).toEqual({ turn: 2, claimed: [] });
+    expect(await rs.peekTurn("s", 2)).toMatchObject({ turn: 3, suppressed: [] });
+    expect(await end(["m1"])).toEqual({ turn: 3, claimed: ["m1"] });
   });
 });

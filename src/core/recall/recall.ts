@@ -82,21 +82,21 @@ async function isFollowUp(s: Services, sessionId: string, prompt: string): Promi
 
 /**
  * The recall-index path once the prompt vector is known (the bench times
- * this). Two transactions around the retrieval: the first advances the turn
- * (an atomic upsert) and reads what the session saw; the second claims the
- * picks, so a concurrent prompt of the session, on this server or another,
- * gets its own turn and never lists a memory the other just claimed.
+ * this). One read before the retrieval (what the session saw, its topic)
+ * and one transaction after it, which counts the turn (an atomic upsert)
+ * and claims the picks: a concurrent prompt of the session, on this server
+ * or another, gets its own turn and never lists a memory the other claimed.
  */
 export async function recallWithVector(s: Services, req: RecallRequest, vector: Float32Array): Promise<{ block: string | null; shown: string[]; turn: number }> {
-  const { turn, suppressed, topic } = await s.storage.recall.beginTurn(req.sessionId, s.now(), RECALL_SUPPRESS_TURNS, sessionExpiry(s));
+  const { suppressed, topic } = await s.storage.recall.peekTurn(req.sessionId, RECALL_SUPPRESS_TURNS);
   // The session's running topic informs the query, then takes this prompt in.
   const terms = await promptTerms(s, req.prompt);
   const blend = blendTopic(s, parseTopic(s, topic), vector, terms);
   const picks = await recallCandidates(s, req.prompt, vector, req.project, new Set(suppressed), blend);
-  const claimed = await s.storage.recall.finishTurn({
+  const { turn, claimed } = await s.storage.recall.finishTurn({
     sessionId: req.sessionId,
-    turn,
     now: s.now(),
+    expiry: sessionExpiry(s),
     window: RECALL_SUPPRESS_TURNS,
     topic: serializeTopic(s, nextTopic(blend, vector, terms)),
     picks: picks.map((p) => p.id),

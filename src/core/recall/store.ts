@@ -15,18 +15,25 @@ export interface RecallStore {
    * once. A new session (turn 1) expires old ones first, in the same transaction.
    */
   nextTurn(sessionId: string, now: number, expiry: RecallExpiry): Promise<number>;
-  /** nextTurn, plus the session's state as that turn sees it: what it must not show again, and its topic. */
-  beginTurn(sessionId: string, now: number, window: number, expiry: RecallExpiry): Promise<RecallTurn>;
+  /**
+   * The session's state as its next prompt sees it: the turn that prompt
+   * will most likely get, what it must not show again, its topic. A read:
+   * the prompt's turn is counted when it ends (finishTurn), so a prompt
+   * writes once.
+   */
+  peekTurn(sessionId: string, window: number): Promise<RecallTurn>;
   /** Whether the session has a running topic (a one-word prompt is then a follow-up). */
   hasTopic(sessionId: string): Promise<boolean>;
   /**
-   * Ends a turn in one transaction: saves the topic, claims each pick for the
-   * turn unless another turn of the session claimed it within the window (a
-   * concurrent prompt on another server), and for the claimed ones moves the
-   * memories' shown counters and decay clock and records a 'shown' event.
-   * Returns the claimed ids, in the order given.
+   * Ends a prompt in one transaction: counts its turn (as nextTurn: distinct
+   * for every prompt, a new session expires old ones), saves the topic,
+   * claims each pick for the turn unless another turn of the session claimed
+   * it within the window (a concurrent prompt, on this server or another),
+   * and for the claimed ones moves the memories' shown counters and decay
+   * clock and records a 'shown' event. Returns the turn and the claimed ids,
+   * in the order given.
    */
-  finishTurn(end: RecallTurnEnd): Promise<string[]>;
+  finishTurn(end: RecallTurnEnd): Promise<{ turn: number; claimed: string[] }>;
   /** Forgets the session (turns, shown rows, topic): the agent forgot what it was shown. */
   resetSession(sessionId: string): Promise<void>;
   /** Drops expired sessions and, past `max`, the least recently used; returns how many (with dryRun, would). */
@@ -45,8 +52,9 @@ export interface RecallExpiry {
 }
 
 export interface RecallTurn {
+  /** The session's turn count plus one: the prompt's turn unless another prompt of the session ends first. */
   turn: number;
-  /** Memories shown in the session within the suppression window before this turn. */
+  /** Memories shown in the session within the suppression window before that turn. */
   suppressed: string[];
   /** The saved topic (JSON, see topic.ts), or null. */
   topic: string | null;
@@ -54,8 +62,8 @@ export interface RecallTurn {
 
 export interface RecallTurnEnd {
   sessionId: string;
-  turn: number;
   now: number;
+  expiry: RecallExpiry;
   /** The suppression window in turns: a pick shown by a turn after `turn - window` is not claimed again. */
   window: number;
   /** The topic after this prompt (JSON). */

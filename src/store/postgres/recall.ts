@@ -6,7 +6,7 @@ import type { PgHandle, PgOrm } from "./open";
  * recall/ on PostgreSQL. Several servers answer one session: the turn is one
  * upsert (its row lock orders two prompts of a session), a pick is claimed by
  * a conditional upsert, never a read-then-write. The two per-prompt calls
- * (beginTurn, finishTurn) are one statement each, in raw SQL because drizzle
+ * (peekTurn, finishTurn) are one statement each, in raw SQL because drizzle
  * cannot chain data-modifying CTEs: one round trip each instead of a
  * transaction of five to seven, and no transaction held open (PGlite's
  * multiplexer, which tests run on, mixes up other connections' statements
@@ -50,54 +50,58 @@ export function pgRecall(h: PgHandle): RecallStore {
       return turn;
     },
 
-    beginTurn: async (sessionId, now, window, e) => {
-      // One statement: the upsert's row lock orders the session's prompts, and what it reads is as of its start.
+    peekTurn: async (sessionId, window) => {
+      // One statement, one snapshot; nothing written: the turn is counted by finishTurn.
       const [row] = await h.sql.unsafe(
-        `WITH t AS (
-           INSERT INTO ${S}.recall_sessions AS r (session_id, turn, updated_at) VALUES ($1::text, 1, $2::bigint)
-           ON CONFLICT (session_id) DO UPDATE SET turn = r.turn + 1, updated_at = excluded.updated_at
-           RETURNING turn)
+        `WITH t AS (SELECT coalesce((SELECT turn FROM ${S}.recall_sessions WHERE session_id = $1::text), 0) + 1 AS turn)
          SELECT t.turn,
-           (SELECT coalesce(json_agg(memory_id), '[]'::json)::text FROM ${S}.recall_shown WHERE session_id = $1::text AND turn > t.turn - $3::int) AS suppressed,
+           (SELECT coalesce(json_agg(memory_id), '[]'::json)::text FROM ${S}.recall_shown WHERE session_id = $1::text AND turn > t.turn - $2::int) AS suppressed,
            (SELECT topic FROM ${S}.recall_topics WHERE session_id = $1::text) AS topic
          FROM t`,
-        [sessionId, now, window],
+        [sessionId, window],
       );
-      const turn = Number(row.turn);
-      if (turn === 1) await expire(h.orm, e);
-      return { turn, suppressed: JSON.parse(row.suppressed) as string[], topic: (row.topic as string | null) ?? null } satisfies RecallTurn;
+      return { turn: Number(row.turn), suppressed: JSON.parse(row.suppressed) as string[], topic: (row.topic as string | null) ?? null } satisfies RecallTurn;
     },
 
     hasTopic: async (sessionId) => (await h.orm.select({ one: sql<number>`1` }).from(topics).where(eq(topics.sessionId, sessionId)).limit(1)).length > 0,
 
     finishTurn: async (end) => {
       const picks = [...new Set(end.picks)];
-      // One statement (atomic by itself, one round trip). A pick another turn of the session showed within
-      // the window (a concurrent prompt on this server or another) is not claimed: no update, no row
-      // returned; only claimed picks move counters and get events. The clean-up names what this turn claimed
-      // as spared: sub-statements share one snapshot, so it sees the old row (PostgreSQL would keep the
-      // update anyway; the query should not depend on that).
+      // One statement (atomic by itself, one round trip). The turn upsert's row lock orders the session's
+      // prompts, on this server or another; every other part reads its turn. A pick another turn of the
+      // session showed within the window is not claimed: no update, no row returned; only claimed picks move
+      // counters and get events. The clean-up names what this turn claimed as spared: sub-statements share
+      // one snapshot, so it sees the old row (PostgreSQL would keep the update anyway; the query should not
+      // depend on that). With no claimed pick the statement still returns the turn (the LEFT JOIN).
       const rows = await h.sql.unsafe(
-        `WITH topic AS (
-           INSERT INTO ${S}.recall_topics (session_id, topic) VALUES ($1::text, $2::text)
+        `WITH t AS (
+           INSERT INTO ${S}.recall_sessions AS r (session_id, turn, updated_at) VALUES ($1::text, 1, $5::bigint)
+           ON CONFLICT (session_id) DO UPDATE SET turn = r.turn + 1, updated_at = excluded.updated_at
+           RETURNING turn),
+         topic AS (
+           INSERT INTO ${S}.recall_topics (session_id, topic) SELECT $1::text, $2::text FROM t
            ON CONFLICT (session_id) DO UPDATE SET topic = excluded.topic),
          claimed AS (
            INSERT INTO ${S}.recall_shown AS r (session_id, memory_id, turn)
-             SELECT $1::text, value, $4::int FROM jsonb_array_elements_text($3::jsonb)
-           ON CONFLICT (session_id, memory_id) DO UPDATE SET turn = excluded.turn WHERE r.turn <= $5::int
+             SELECT $1::text, value, t.turn FROM jsonb_array_elements_text($3::jsonb), t
+           ON CONFLICT (session_id, memory_id) DO UPDATE SET turn = excluded.turn WHERE r.turn <= excluded.turn - $4::int
            RETURNING memory_id),
          counted AS (
-           UPDATE ${S}.memories SET shown_count = shown_count + 1, last_shown_at = $6::bigint, refreshed_at = greatest(refreshed_at, $6::bigint)
+           UPDATE ${S}.memories SET shown_count = shown_count + 1, last_shown_at = $5::bigint, refreshed_at = greatest(refreshed_at, $5::bigint)
            WHERE id IN (SELECT memory_id FROM claimed)),
          events AS (
-           INSERT INTO ${S}.memory_events (memory_id, kind, at) SELECT memory_id, 'shown', $6::bigint FROM claimed),
+           INSERT INTO ${S}.memory_events (memory_id, kind, at) SELECT memory_id, 'shown', $5::bigint FROM claimed),
          dropped AS (
-           DELETE FROM ${S}.recall_shown WHERE session_id = $1::text AND turn <= $5::int AND memory_id NOT IN (SELECT memory_id FROM claimed))
-         SELECT memory_id FROM claimed`,
-        [end.sessionId, end.topic, JSON.stringify(picks), end.turn, end.turn - end.window, end.now],
+           DELETE FROM ${S}.recall_shown WHERE session_id = $1::text AND turn <= (SELECT turn FROM t) - $4::int AND memory_id NOT IN (SELECT memory_id FROM claimed))
+         SELECT t.turn, c.memory_id FROM t LEFT JOIN claimed c ON true`,
+        [end.sessionId, end.topic, JSON.stringify(picks), end.window, end.now],
       );
-      const claimed = new Set((rows as { memory_id: string }[]).map((r) => r.memory_id));
-      return picks.filter((id) => claimed.has(id));
+      const list = rows as { turn: number | string; memory_id: string | null }[];
+      const turn = Number(list[0].turn);
+      // A new session expires old ones, as nextTurn does (its own statements: a race there only drops a few more sessions).
+      if (turn === 1) await expire(h.orm, end.expiry);
+      const claimed = new Set(list.map((r) => r.memory_id).filter((id): id is string => id !== null));
+      return { turn, claimed: picks.filter((id) => claimed.has(id)) };
     },
 
     resetSession: async (sessionId) => {

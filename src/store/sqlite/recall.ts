@@ -7,7 +7,8 @@ import type { SqliteHandle } from "./storage";
  * recall/ on SQLite. /recall-index runs on every prompt of every agent, so
  * each statement is compiled once per handle (first use) and each method is
  * one synchronous transaction inside the write lock (through transact():
- * no transaction wrapper built per call).
+ * no transaction wrapper built per call). A prompt reads its session once
+ * (peekTurn) and writes once (finishTurn): one commit per prompt.
  */
 export function sqliteRecall(h: SqliteHandle): RecallStore {
   const db = h.sqlite;
@@ -47,28 +48,28 @@ export function sqliteRecall(h: SqliteHandle): RecallStore {
   return {
     nextTurn: (sessionId, now, e) => h.write(() => transact(db, () => advance(sessionId, now, e))),
 
-    beginTurn: (sessionId, now, window, e) =>
-      h.write(() =>
-        transact(db, (): RecallTurn => {
-          const turn = advance(sessionId, now, e);
-          const suppressed = q<{ memory_id: string }, [string, number]>("SELECT memory_id FROM recall_shown WHERE session_id = ? AND turn > ?")
-            .all(sessionId, turn - window)
-            .map((r) => r.memory_id);
-          const topic = q<{ topic: string }, [string]>("SELECT topic FROM recall_topics WHERE session_id = ?").get(sessionId)?.topic ?? null;
-          return { turn, suppressed, topic };
-        }),
-      ),
+    // Outside the write lock and any transaction: one statement reads one snapshot.
+    peekTurn: async (sessionId, window): Promise<RecallTurn> => {
+      const row = q<{ turn: number; suppressed: string; topic: string | null }, [string, number]>(
+        `SELECT coalesce((SELECT turn FROM recall_sessions WHERE session_id = ?1), 0) + 1 AS turn,
+           (SELECT json_group_array(memory_id) FROM recall_shown WHERE session_id = ?1
+              AND turn > coalesce((SELECT turn FROM recall_sessions WHERE session_id = ?1), 0) + 1 - ?2) AS suppressed,
+           (SELECT topic FROM recall_topics WHERE session_id = ?1) AS topic`,
+      ).get(sessionId, window)!;
+      return { turn: row.turn, suppressed: JSON.parse(row.suppressed) as string[], topic: row.topic };
+    },
 
     hasTopic: async (sessionId) => q<{ n: number }, [string]>("SELECT count(*) AS n FROM recall_topics WHERE session_id = ?").get(sessionId)!.n > 0,
 
     finishTurn: (end: RecallTurnEnd) =>
       h.write(() =>
-        transact(db, (): string[] => {
+        transact(db, (): { turn: number; claimed: string[] } => {
+          const turn = advance(end.sessionId, end.now, end.expiry);
           q<unknown, [string, string]>("INSERT INTO recall_topics(session_id, topic) VALUES (?1, ?2) ON CONFLICT(session_id) DO UPDATE SET topic = excluded.topic").run(
             end.sessionId,
             end.topic,
           );
-          if (end.picks.length === 0) return [];
+          if (end.picks.length === 0) return { turn, claimed: [] };
           // A pick another turn of the session showed within the window (a concurrent prompt) is not claimed: no update, no row returned.
           const claimed = new Set(
             q<{ memory_id: string }, [string, number, string, number]>(
@@ -76,7 +77,7 @@ export function sqliteRecall(h: SqliteHandle): RecallStore {
                ON CONFLICT(session_id, memory_id) DO UPDATE SET turn = excluded.turn WHERE recall_shown.turn <= ?4
                RETURNING memory_id`,
             )
-              .all(end.sessionId, end.turn, JSON.stringify(end.picks), end.turn - end.window)
+              .all(end.sessionId, turn, JSON.stringify(end.picks), turn - end.window)
               .map((r) => r.memory_id),
           );
           const ids = end.picks.filter((id) => claimed.has(id));
@@ -89,8 +90,8 @@ export function sqliteRecall(h: SqliteHandle): RecallStore {
             q<unknown, [number, string]>("INSERT INTO memory_events(memory_id, kind, at) SELECT value, 'shown', ?1 FROM json_each(?2)").run(end.now, json);
           }
           // Rows past the window only cost space: drop them while we are here.
-          q<unknown, [string, number]>("DELETE FROM recall_shown WHERE session_id = ? AND turn <= ?").run(end.sessionId, end.turn - end.window);
-          return ids;
+          q<unknown, [string, number]>("DELETE FROM recall_shown WHERE session_id = ? AND turn <= ?").run(end.sessionId, turn - end.window);
+          return { turn, claimed: ids };
         }),
       ),
 
