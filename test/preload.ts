@@ -1,8 +1,17 @@
-import { mkdtempSync } from "node:fs";
+import { afterAll } from "bun:test";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
 const root = mkdtempSync(join(tmpdir(), "memsvc-test-"));
+// Every temporary folder a test makes (homes, repositories, PGlite data) goes
+// under this one, and it goes when the test process ends: a full suite used to
+// leave ~5,000 folders in /tmp. Child processes inherit it.
+const scratch = join(root, "tmp");
+mkdirSync(scratch);
+process.env.TMPDIR = scratch;
+// A global hook (this file is the preload): after the last test file, children stopped.
+afterAll(() => rmSync(root, { recursive: true, force: true }));
 process.env.MEMSVC_HOME = join(root, "home");
 process.env.MEMSVC_CACHE_DIR = join(root, "cache");
 process.env.MEMSVC_OFFLINE = "1";
