@@ -12,6 +12,8 @@ import { startServer, type TestServer } from "../helpers/server";
 /** Change it to explore other cases; a failure names its case, and the same seed replays it. */
 const SEED = Number(process.env.FUZZ_SEED ?? 20261121);
 const r = rng(SEED);
+/** Each case snapshots the store before and after (on PostgreSQL, many queries): a test of a few hundred cases passes bun's 5 s default on a loaded machine. */
+const FUZZ_TIMEOUT_MS = 60_000;
 
 let srv: TestServer;
 let llm: FakeLlm;
@@ -52,7 +54,7 @@ describe("JSON bodies", () => {
       for (const c of envelopeCases(e, e.valid(r))) await fuzz.send(c);
       for (const c of fieldCases(e, r)) await fuzz.send(c);
       await finish();
-    });
+    }, FUZZ_TIMEOUT_MS);
   }
 
   test("structured fields: /distill messages, PUT /identity and /context sections and agents, DELETE /memory bodies", async () => {
@@ -63,7 +65,7 @@ describe("JSON bodies", () => {
       for (const c of envelopeCases(e, { sections: { fuzzsec: "x" } })) await fuzz.send(c);
     for (const c of structuredCases(r)) await fuzz.send(c);
     await finish();
-  });
+  }, FUZZ_TIMEOUT_MS);
 });
 
 describe("query parameters", () => {
@@ -71,7 +73,7 @@ describe("query parameters", () => {
     for (const e of queryEndpoints(() => r.pick(ids))) for (const c of queryCases(e, r)) await fuzz.send(c);
     for (const p of ["project", "limit", "privacy"]) await fuzz.send({ endpoint: "GET /identity", label: `recent-style ${p}`, method: "GET", path: `/identity?${p}=1`, expect: "reject" });
     await finish();
-  });
+  }, FUZZ_TIMEOUT_MS);
 
   test("raw bytes in the request line and oversized URLs: refused by Bun's HTTP parser (bare 4xx/505) or answered by the app, never a crash", async () => {
     const enc = new TextEncoder();
@@ -95,7 +97,7 @@ describe("query parameters", () => {
       else fuzz.record("raw request line", "closed");
     }
     await finish();
-  });
+  }, FUZZ_TIMEOUT_MS);
 });
 
 describe("hostile headers", () => {
@@ -132,7 +134,7 @@ describe("hostile headers", () => {
       expect(await fuzz.healthy()).toBe(true);
     }
     await finish();
-  });
+  }, FUZZ_TIMEOUT_MS);
 });
 
 const PAGES = ["/viz", "/identity/ui", "/dashboard", "/memories", "/favicon.svg", "/viz/vendor/force-graph.min.js", "/viz/vendor/3d-force-graph.min.js", "/dashboard/vendor/chart.js", "/assets/auth.js", "/assets/vendor/marked.js", "/assets/vendor/purify.js", "/assets/memories/app.js"];
@@ -160,7 +162,7 @@ describe("pages and vendor files", () => {
       }
     }
     await finish();
-  });
+  }, FUZZ_TIMEOUT_MS);
 });
 
 const ROUTES: Record<string, string[]> = {
@@ -216,7 +218,7 @@ describe("wrong methods", () => {
       }
     }
     await finish();
-  });
+  }, FUZZ_TIMEOUT_MS);
 });
 
 describe("over-limit bodies", () => {
@@ -247,5 +249,5 @@ describe("over-limit bodies", () => {
     await fuzz.judge({ endpoint: "POST /distill", label: "28 MB chunked", expect: "reject" }, chunked.status, await chunked.text(), { transport: true });
     expect(chunked.status).toBe(413);
     await finish();
-  });
+  }, FUZZ_TIMEOUT_MS);
 });
