@@ -387,6 +387,12 @@ export const RECALL_MIN_KEYWORDS = 2;
 export const RECALL_MAX_LINES = 5;
 /** Candidates taken from each retriever before the gates (few: the block is short). */
 export const RECALL_CANDIDATES = 20;
+/**
+ * Memories whose word stems recall keeps (recall/stems.ts), least recently
+ * used out: a few project's worth of candidates (each prompt brings up to
+ * ~50), ~3 KB each with its content, so ~12 MB at most.
+ */
+export const RECALL_STEM_CACHE = 4096;
 /** With a project, this many project-less (global) memories may compete, under RECALL_GLOBAL_SIMILARITY. */
 export const RECALL_GLOBAL_CANDIDATES = 10;
 /** A memory shown in a session is not listed there again for this many turns (spec: about 30). */

@@ -3,7 +3,8 @@ import { idfOf, promptTerms, rareTerms, weighTerms, type PromptTerm } from "./te
 import { blendedVector, type TopicBlend } from "./topic";
 import type { Services } from "../services";
 import { effectiveStrength } from "../memories";
-import { keywords, stem } from "../text";
+import { stem } from "../text";
+import { contentStems } from "./stems";
 import {
   RECALL_CANDIDATES,
   RECALL_GLOBAL_CANDIDATES,
@@ -77,8 +78,7 @@ export async function queryTerms(s: Services, prompt: string, blend: TopicBlend 
 function matchOf(content: string, terms: readonly WeightedTerm[]): { overlap: number; promptOverlap: number; weight: number; share: number } {
   const byStem = new Map(terms.map((t) => [t.stem, t]));
   const found = new Set<string>();
-  for (const w of keywords(content)) {
-    const st = stem(w);
+  for (const st of contentStems(content)) {
     if (byStem.has(st)) found.add(st);
     if (found.size === byStem.size) break;
   }
