@@ -181,6 +181,8 @@ export const RECENT_CANDIDATES = 1000;
  * that corpus their 12th best already sits within 0.01 of the answer's.
  */
 export const RECENT_WALK_FIRST = 1024;
+/** SQLite /recent's first batch from the link-count and strength lists (rows read by lookup, not from a covering index). */
+export const RECENT_LIST_FIRST = 32;
 
 /**
  * The vector index scores every row with an exact int8 dot product (WebAssembly
