@@ -77,9 +77,11 @@ function walkStatements(sqlite: Database, project: string | null) {
     // The best rows in (:lo, :hi] that pass the cheap test, which lets through every
     // row that can reach the floor: importance is at most strength * :strong +
     // link_count * LINKS_SLOPE + LINKS_AT_ZERO + the recency the range allows, where
-    // :strong is W_S times the largest decay factor in the range (see walkTouched's
-    // `need`). Plain arithmetic on two index columns: no pow, exp or ln, nor any SQL
-    // function (a call per row costs more than the rest of the test), for the rows it drops.
+    // :strong is W_S times the largest decay factor in the range, and :need the floor
+    // less the constant terms (walkTouched's cheapTest). A negative strength is let
+    // through: decay lifts it, so the product is no bound. Plain arithmetic on two
+    // index columns: no pow, exp or ln, nor any SQL function (a call per row costs
+    // more than the rest of the test), for the rows it drops.
     const read = sqlite.query<Scored, Record<string, number | string>>(
       `SELECT seq, ${IMPORTANCE} AS importance FROM memories
          WHERE ${and} ${col} > :lo AND ${col} <= :hi AND (strength * :strong + link_count * ${LINKS_SLOPE} >= :need OR strength < 0)
@@ -105,6 +107,7 @@ const SLACK = 1e-9;
 /** Before every time SQLite can store (ms since the epoch, ±8.64e15 is JavaScript's Date range). */
 const EARLIEST = -8.64e15;
 
+/** The lists' turns: the short ones first (a few hubs or strong memories hold the bound up, and a batch of them is cheap). */
 const ORDER: Key[] = ["links", "strength", "touched"];
 
 /** SQLite's order of `importance DESC, seq DESC`: NULL lowest. */
