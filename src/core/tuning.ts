@@ -170,17 +170,26 @@ export const RECENT_RECENCY_DAYS = 7;
  */
 export const RECENT_CANDIDATES = 1000;
 /**
- * SQLite /recent scores the RECENT_WALK_FIRST most recently touched memories
- * (created or refreshed) first; their k-th best is the floor that decides how
- * far back the exact answer must read (store/sqlite/search-recent.ts). The
- * candidate lists above (PostgreSQL's still) never proved exactness on the
- * bench corpus at 200k, so SQLite's /recent without a project paid the full
- * scan: 40 ms CPU in-process (load ~11), 42 ms p50 over HTTP last session.
- * With this walk: 2.2 ms CPU without a project, 0.6-0.8 ms with one (k = 12;
- * 6 / 2 ms for k = 100), same store, same load. 1024 rows cost ~0.2 ms and on
- * that corpus their 12th best already sits within 0.01 of the answer's.
+ * SQLite /recent (store/sqlite/search-recent.ts) reads three lists from
+ * indexes, highest first: memories by `touched` (the later of created and
+ * refreshed), by link count and by strength, and stops once nothing unread can
+ * beat its k-th best row (Fagin's threshold algorithm). RECENT_WALK_FIRST is
+ * its first batch of the newest memories (the first floor), RECENT_LIST_FIRST
+ * the first batch of the other two lists (rows read by lookup, not from a
+ * covering index); batches double. The walk it replaced bounded every row with
+ * the store's largest strength and link count and one floor from the newest
+ * rows: on a 200k store built as the bench builds it (the newest are the 2,000
+ * memories ingested over HTTP, fresh and weak) it read back ten days, 29 ms
+ * CPU in-process (load ~3); with 5 hubs and 50 strong old memories added and
+ * nothing new for two months, 180 ms. This walk: 4.6-4.8 ms and 2.8-3.2 ms
+ * without a project, the same or less with one (1.5-3 ms). Measured with
+ * bench/recent-cpu.ts at load 2-4: RECENT_WALK_FIRST 64, 256 or 1024 differ
+ * by less than the noise; RECENT_LIST_FIRST 8 leaves the store with hubs and
+ * strong memories (not yet stale) at 14 ms (the strength list cannot pass its
+ * top value while the touched list doubles), 32 at 3.5 ms, 64-256 at 2.6-3.1 ms.
  */
 export const RECENT_WALK_FIRST = 1024;
+export const RECENT_LIST_FIRST = 64;
 
 /**
  * The vector index scores every row with an exact int8 dot product (WebAssembly

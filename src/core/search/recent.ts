@@ -43,7 +43,10 @@ export function importanceBound(strength: number, links: number, createdAt: numb
  * later than `touched`, with at most these strength and link count: both
  * time terms only fall with age (effective strength's decay, recency's fade),
  * so they are at their largest at `touched`. The SQLite engine's /recent walk
- * stops once its k-th row beats this.
+ * stops once its k-th row beats this for the values where its three sorted
+ * lists stand (every row none of them has reached is at or below all three).
+ * `maxStrength` must be at least 0: a negative strength's effective strength
+ * is largest fully decayed, not at `touched`.
  */
 export function touchedBound(maxStrength: number, maxLinks: number, touched: number, now: number): number {
   return importanceBound(effectiveStrength(maxStrength, touched, now), maxLinks, touched, now);

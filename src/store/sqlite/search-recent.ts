@@ -1,26 +1,42 @@
 import type { Database } from "bun:sqlite";
-import { effectiveStrengthSql } from "../../core/memories";
+import { effectiveStrength, effectiveStrengthSql } from "../../core/memories";
 import { fromSql, touchedBound } from "../../core/search/recent";
 import type { RankedRow } from "../../core/search/store";
-import { RECENT_CONNECTION_WEIGHT, RECENT_RECENCY_DAYS, RECENT_RECENCY_WEIGHT, RECENT_STRENGTH_WEIGHT, RECENT_WALK_FIRST } from "../../core/tuning";
+import {
+  RECENT_CONNECTION_WEIGHT,
+  RECENT_LIST_FIRST,
+  RECENT_RECENCY_DAYS,
+  RECENT_RECENCY_WEIGHT,
+  RECENT_STRENGTH_WEIGHT,
+  RECENT_WALK_FIRST,
+} from "../../core/tuning";
 
 /**
- * GET /recent on SQLite: importance computed inside SQLite, exact. Both time
- * terms of importance (strength decays from refreshed_at, recency fades from
- * created_at) only fall as the later of the two times (`touched`) gets older,
- * and strength and link count are at most the store's maxima; so only the
- * rows touched after some time can reach a known floor, and the index of
- * `touched` (migration 0012) reads just those (walkTouched). scoreAll, which
- * scores every row, is the reference the tests compare it with.
+ * GET /recent on SQLite: importance computed inside SQLite, exact, by the
+ * threshold algorithm over three lists read from indexes (walkTouched): the
+ * rows by `touched` (the later of created_at and refreshed_at: both time terms
+ * of importance only fall as it gets older), by link count and by strength,
+ * each highest first. A row none of the lists has reached yet has all three at
+ * most where each list stands, so its importance is at most touchedBound of
+ * those; once the k-th best row read beats that, nothing unread can enter.
+ * scoreAll, which scores every row, is the reference the tests compare it with.
  */
 const IMPORTANCE = `(${RECENT_STRENGTH_WEIGHT} * ${effectiveStrengthSql()}
   + ${RECENT_CONNECTION_WEIGHT} * ln(1 + link_count)
   + ${RECENT_RECENCY_WEIGHT} * exp(-(max(0, :now - created_at)) / ${RECENT_RECENCY_DAYS * 86_400_000}.0))`;
 /** Spelled as in migration 0012's indexes, or the planner will not use them. */
 const TOUCHED = "max(created_at, refreshed_at)";
+/**
+ * ln(1 + x) <= ln 4 + (x - 3) / 4 for every x > -1 (ln is concave: its tangent
+ * at x = 3 lies above it; 3 is about the median link count), so the cheap test
+ * below can bound the connection term without calling ln.
+ */
+const LINKS_SLOPE = RECENT_CONNECTION_WEIGHT / 4;
+const LINKS_AT_ZERO = RECENT_CONNECTION_WEIGHT * (Math.log(4) - 3 / 4);
 
 export type RecentParams = { now: number; project: string | null; limit: number };
 type Raw = Record<string, any> & { importance: number };
+type Scored = { seq: number; importance: number | null };
 
 const WHERE_PROJECT = "(:project IS NULL OR project = :project)";
 
@@ -40,64 +56,156 @@ export function scoreAll(sqlite: Database, p: RecentParams): Raw[] {
     .all(p);
 }
 
-/** The statements of one walk: all memories, or one project's (two spellings, so each uses its index). */
+type Key = "touched" | "links" | "strength";
+const COLUMN: Record<Key, string> = { touched: TOUCHED, links: "link_count", strength: "strength" };
+
+/**
+ * The statements of one walk: all memories, or one project's (two spellings,
+ * so each uses its index: memories_(project_)touched, memories_(project_)link_count,
+ * memories_strength or the (project, strength) index).
+ */
 function walkStatements(sqlite: Database, project: string | null) {
-  const only = project === null ? "" : "WHERE project = :project";
   const and = project === null ? "" : "project = :project AND";
   const extra: Record<string, string> = project === null ? {} : { project };
-  const best = (window: string) =>
-    sqlite.query<Raw, Record<string, number | string>>(
-      `SELECT m.*, t.importance FROM (SELECT seq, importance FROM (SELECT seq, ${IMPORTANCE} AS importance FROM memories ${window}) ORDER BY importance DESC, seq DESC LIMIT :limit) t
-         JOIN memories m ON m.seq = t.seq ORDER BY t.importance DESC, t.seq DESC`,
+  const statements = (key: Key) => {
+    const col = COLUMN[key];
+    // The value of the (:skip + 1)-th row at or below :hi, read from the index alone.
+    const cut = sqlite.query<{ v: number }, Record<string, number | string>>(
+      `SELECT ${col} AS v FROM memories WHERE ${and} ${col} <= :hi ORDER BY ${col} DESC LIMIT 1 OFFSET :skip`,
     );
-  // The :n most recently touched rows, read from the covering index memories_(project_)touched.
-  const newest = best(`${only} ORDER BY ${TOUCHED} DESC LIMIT :n`);
-  // Every row touched since :since that could reach :floor: importance is at most
-  // W_S*strength + W_C*ln(1 + links) + W_R, and ln(1 + x) <= x, so this cheap test
-  // (no pow, exp or ln) lets through every row that can reach the floor.
-  const since = best(
-    `WHERE ${and} ${TOUCHED} > :since AND ${RECENT_STRENGTH_WEIGHT} * max(strength, 0) + ${RECENT_CONNECTION_WEIGHT} * link_count + ${RECENT_RECENCY_WEIGHT} >= :floor`,
-  );
-  const maxima = sqlite.query<{ s: number | null; l: number | null }, {}>(
-    `SELECT (SELECT max(strength) FROM memories ${only}) AS s, (SELECT max(link_count) FROM memories ${only}) AS l`,
-  );
+    const max = sqlite.query<{ v: number | null }, Record<string, string>>(`SELECT max(${col}) AS v FROM memories ${project === null ? "" : "WHERE project = :project"}`);
+    // The best rows in (:lo, :hi] that pass the cheap test, which lets through every
+    // row that can reach the floor: importance is at most strength * :strong +
+    // link_count * LINKS_SLOPE + LINKS_AT_ZERO + the recency the range allows, where
+    // :strong is W_S times the largest decay factor in the range, and :need the floor
+    // less the constant terms (walkTouched's cheapTest). A negative strength is let
+    // through: decay lifts it, so the product is no bound. Plain arithmetic on two
+    // index columns: no pow, exp or ln, nor any SQL function (a call per row costs
+    // more than the rest of the test), for the rows it drops.
+    const read = sqlite.query<Scored, Record<string, number | string>>(
+      `SELECT seq, ${IMPORTANCE} AS importance FROM memories
+         WHERE ${and} ${col} > :lo AND ${col} <= :hi AND (strength * :strong + link_count * ${LINKS_SLOPE} >= :need OR strength < 0)
+         ORDER BY importance DESC, seq DESC LIMIT :limit`,
+    );
+    return {
+      cut: (hi: number, skip: number) => cut.get({ hi, skip, ...extra })?.v ?? null,
+      max: () => max.get(extra)!.v,
+      read: (q: { now: number; limit: number; lo: number; hi: number; strong: number; need: number }) => read.all({ ...q, ...extra }),
+    };
+  };
+  const rows = sqlite.query<Raw, { seqs: string }>(`SELECT * FROM memories WHERE seq IN (SELECT value FROM json_each(:seqs))`);
   return {
-    newest: (q: { now: number; limit: number; n: number }) => newest.all({ ...q, ...extra }),
-    since: (q: { now: number; limit: number; since: number; floor: number }) => since.all({ ...q, ...extra }),
-    maxima: () => maxima.get(extra)!,
+    touched: statements("touched"),
+    links: statements("links"),
+    strength: statements("strength"),
+    rows: (seqs: number[]) => rows.all({ seqs: JSON.stringify(seqs) }),
   };
 }
 
 /** Slack for SQLite's and JavaScript's pow/exp/ln disagreeing in the last bits: the walk widens, never narrows, by it. */
 const SLACK = 1e-9;
+/** Before every time SQLite can store (ms since the epoch, ±8.64e15 is JavaScript's Date range). */
+const EARLIEST = -8.64e15;
+
+/** The lists' turns: the short ones first (a few hubs or strong memories hold the bound up, and a batch of them is cheap). */
+const ORDER: Key[] = ["links", "strength", "touched"];
+
+/** SQLite's order of `importance DESC, seq DESC`: NULL lowest. */
+const byImportance = (a: Scored, b: Scored) => (b.importance ?? -Infinity) - (a.importance ?? -Infinity) || b.seq - a.seq;
 
 /**
- * The exact top rows in two reads. The newest RECENT_WALK_FIRST rows give a
- * floor: the k-th best among them (the answer's k-th is at least that). A row
- * touched before `since` cannot reach the floor (touchedBound with the
- * store's maximal strength and link count), so the answer is the best of the
- * rows touched since then that pass a cheap necessary test.
+ * The exact top rows, read from three sorted lists (Fagin's threshold
+ * algorithm). Each list (`touched`, link count, strength) is read highest
+ * first in batches of whole values, from a cut found in its index:
+ * `stand` is the largest value not read yet. The newest RECENT_WALK_FIRST rows
+ * give a first floor (the k-th best read, less SLACK). A row no list has read
+ * has touched, links and strength at most the stands, so its importance is
+ * at most touchedBound of them: once that is below the floor, the rows read
+ * hold the answer. While it is not, either the rows touched since the time
+ * at which the bound falls below the floor fit in the next batch (read them
+ * and stop), or one more batch is read from each list in turn, the link and
+ * strength lists first: a few hubs or very strong memories keep the bound up
+ * at every age, and their lists' heads drop fast. Batches double each time.
+ * `batches` sets the first batch sizes (tests make them small).
  */
-export function walkTouched(sqlite: Database, p: RecentParams): Raw[] {
+export function walkTouched(sqlite: Database, p: RecentParams, batches = { touched: RECENT_WALK_FIRST, lists: RECENT_LIST_FIRST }): Raw[] {
+  if (p.limit === 0) return [];
   const q = walkStatements(sqlite, p.project);
-  const first = q.newest({ now: p.now, limit: p.limit, n: Math.max(RECENT_WALK_FIRST, p.limit) });
-  // Fewer rows than asked: the window held them all.
-  if (first.length < p.limit || p.limit === 0) return first;
-  const floor = first[first.length - 1].importance - SLACK;
-  // A NULL importance (a value no write path stores, e.g. a negative link count) proves nothing: score every row.
-  if (!Number.isFinite(floor)) return scoreAll(sqlite, p);
-  const { s, l } = q.maxima();
-  const maxStrength = Math.max(0, s ?? 0);
-  const maxLinks = Math.max(0, l ?? 0);
-  const bound = (t: number) => touchedBound(maxStrength, maxLinks, t, p.now);
-  // The latest touched time whose bound stays below the floor (the bound only grows with time): rows touched then or earlier cannot make it.
-  let lo = -8.64e15;
-  let hi = p.now;
-  if (bound(lo) >= floor) return q.since({ now: p.now, limit: p.limit, since: -Number.MAX_VALUE, floor });
-  while (hi - lo > 1) {
-    const mid = Math.floor((lo + hi) / 2);
-    if (bound(mid) >= floor) hi = mid;
-    else lo = mid;
+  const k = p.limit;
+  let top: Scored[] = [];
+  const take = (rows: Scored[]) => {
+    if (rows.length === 0) return;
+    const have = new Set(top.map((r) => r.seq));
+    top = top.concat(rows.filter((r) => !have.has(r.seq))).sort(byImportance).slice(0, k);
+  };
+  const floor = () => (top.length < k ? -Infinity : top[k - 1].importance === null ? NaN : top[k - 1].importance! - SLACK);
+  const lists = {
+    touched: { q: q.touched, hi: Infinity, stand: q.touched.max(), size: batches.touched },
+    links: { q: q.links, hi: Infinity, stand: q.links.max(), size: batches.lists },
+    strength: { q: q.strength, hi: Infinity, stand: q.strength.max(), size: batches.lists },
+  };
+  if (lists.touched.stand === null) return [];
+  let done = false;
+  /**
+   * The cheap test's terms for rows read from (lo, hi] of a list: a row touched
+   * at most `hi` has decayed at least to effectiveStrength(1, hi) and was created
+   * no later than `hi` (nothing is known of the time of rows from the other lists).
+   */
+  const cheapTest = (key: Key, hi: number) => {
+    const f = floor();
+    const old = key === "touched" && hi < p.now;
+    const strong = RECENT_STRENGTH_WEIGHT * (old ? effectiveStrength(1, hi, p.now) : 1);
+    const recency = RECENT_RECENCY_WEIGHT * (old ? Math.exp(-(p.now - hi) / (RECENT_RECENCY_DAYS * 86_400_000)) : 1);
+    return { strong, need: Number.isFinite(f) ? f - recency - LINKS_AT_ZERO : -Infinity };
+  };
+  const read = (key: Key, lo: number) => {
+    const list = lists[key];
+    take(list.q.read({ now: p.now, limit: k, lo, hi: list.hi, ...cheapTest(key, list.hi) }));
+    list.hi = lo;
+    list.stand = lo;
+    // Every row of the list read: every row (of the project) was.
+    if (lo === -Infinity) done = true;
+  };
+  /** One batch of whole values from a list (false, and nothing read, when its top value alone holds more rows); the next is twice as large. */
+  const advance = (key: Key, cut = lists[key].q.cut(lists[key].hi, lists[key].size)) => {
+    const list = lists[key];
+    list.size *= 2;
+    if (cut === list.stand) return false;
+    read(key, cut ?? -Infinity);
+    return true;
+  };
+  const bound = (t: number) => touchedBound(Math.max(0, lists.strength.stand ?? 0), Math.max(0, lists.links.stand ?? 0), t, p.now);
+  /** The latest time whose bound is below the floor (the bound only grows with time), or null if there is none. */
+  const since = (f: number) => {
+    let lo = EARLIEST;
+    let hi = lists.touched.stand!;
+    if (bound(lo) >= f) return null;
+    while (hi - lo > 1) {
+      const mid = Math.floor((lo + hi) / 2);
+      if (bound(mid) >= f) hi = mid;
+      else lo = mid;
+    }
+    return lo;
+  };
+
+  // The first floor: the newest rows (a batch; more when they share one time).
+  while (!advance("touched"));
+  for (let turn = 0; !done; turn++) {
+    const f = floor();
+    // A NULL importance (a value no write path stores, e.g. a negative link count) proves nothing: score every row.
+    if (Number.isNaN(f)) return scoreAll(sqlite, p);
+    if (f !== -Infinity && bound(lists.touched.stand!) < f) break;
+    const touched = lists.touched;
+    const cut = touched.q.cut(touched.hi, touched.size);
+    const t = f === -Infinity ? null : since(f);
+    if (t !== null && (cut === null || t >= cut)) {
+      read("touched", t);
+      break;
+    }
+    // The lists in turn; the touched list when another one cannot move.
+    const key = ORDER[turn % ORDER.length];
+    if (key === "touched" || !advance(key)) advance("touched", cut);
   }
-  return q.since({ now: p.now, limit: p.limit, since: lo, floor });
+  const rows = new Map(q.rows(top.map((r) => r.seq)).map((r) => [r.seq as number, r]));
+  return top.map((r) => ({ ...rows.get(r.seq)!, importance: r.importance! }));
 }
