@@ -11,7 +11,12 @@
  * one HTTP client for both (bench/lib/http-run.ts), so the figures compare
  * the servers. Prints one JSON object (also written to bench/results/):
  * each side's per-round figures, the median over rounds, and head/base ratios
- * (below 1: head faster, or for ingest/s, slower).
+ * (below 1: head faster, or for ingest/s, slower). recall_index_* are the
+ * first 100 prompts a fresh server answers after its searches (JIT warm-up
+ * included); recall_index_warm_* the next 100. *_main_thread_cpu_ms leaves
+ * out JavaScriptCore's JIT compiler and GC helper threads (see
+ * bench/lib/server.ts mainThreadCpuMsOf): a fresh server of a larger code
+ * base compiles more in its first few hundred requests.
  *
  * Env: BENCH_QUERIES (default 300), BENCH_INGEST (per round, default 300).
  */
@@ -92,6 +97,11 @@ interface Round {
   recall_index_p50: number;
   recall_index_p95: number;
   recall_index_cpu_ms: number;
+  recall_index_main_thread_cpu_ms: number;
+  recall_index_warm_p50: number;
+  recall_index_warm_p95: number;
+  recall_index_warm_cpu_ms: number;
+  recall_index_warm_main_thread_cpu_ms: number;
   ingest_per_s: number;
   ingest_p50: number;
   rss_mb: number;
@@ -104,6 +114,8 @@ async function round_(t: BenchTarget, n: number, queries: ReturnType<NoteGenerat
     await indexReady(server.url, server.startMs);
     const s = await timeSearch(server, queries);
     const r = await timeRecallIndex(server, queries);
+    // The next 100 prompts: the same path once the first 100 have warmed its code (JIT) on this server.
+    const w = await timeRecallIndex(server, queries, 100);
     const ingest = await timeIngest(server, notes, INGEST);
     return {
       round: n,
@@ -115,6 +127,11 @@ async function round_(t: BenchTarget, n: number, queries: ReturnType<NoteGenerat
       recall_index_p50: r.latency_ms.p50,
       recall_index_p95: r.latency_ms.p95,
       recall_index_cpu_ms: r.server_cpu_ms_per_request,
+      recall_index_main_thread_cpu_ms: r.server_main_thread_cpu_ms_per_request ?? 0,
+      recall_index_warm_p50: w.latency_ms.p50,
+      recall_index_warm_p95: w.latency_ms.p95,
+      recall_index_warm_cpu_ms: w.server_cpu_ms_per_request,
+      recall_index_warm_main_thread_cpu_ms: w.server_main_thread_cpu_ms_per_request ?? 0,
       ingest_per_s: ingest.memories_per_s,
       ingest_p50: ingest.latency_ms.p50,
       rss_mb: memoryOf(server.pid).rss_mb,
@@ -124,7 +141,23 @@ async function round_(t: BenchTarget, n: number, queries: ReturnType<NoteGenerat
   }
 }
 
-const METRICS = ["search_p50", "search_p95", "search_project_p50", "search_cpu_ms", "recall_index_p50", "recall_index_p95", "recall_index_cpu_ms", "ingest_per_s", "ingest_p50", "rss_mb"] as const;
+const METRICS = [
+  "search_p50",
+  "search_p95",
+  "search_project_p50",
+  "search_cpu_ms",
+  "recall_index_p50",
+  "recall_index_p95",
+  "recall_index_cpu_ms",
+  "recall_index_main_thread_cpu_ms",
+  "recall_index_warm_p50",
+  "recall_index_warm_p95",
+  "recall_index_warm_cpu_ms",
+  "recall_index_warm_main_thread_cpu_ms",
+  "ingest_per_s",
+  "ingest_p50",
+  "rss_mb",
+] as const;
 const medians = (rounds: Round[]) => Object.fromEntries(METRICS.map((k) => [k, round(median(rounds.map((r) => r[k])))])) as Record<(typeof METRICS)[number], number>;
 
 async function main(): Promise<void> {

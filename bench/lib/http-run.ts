@@ -72,9 +72,13 @@ export async function timeSearch(server: RunningServer, queries: Query[]): Promi
   return { search: { ...search, filtered_share: round(queries.filter((q) => q.project).length / queries.length) }, search_unfiltered: unfiltered, search_project: filtered };
 }
 
-/** POST /recall-index with the first 100 queries as prompts (a new session each). */
-export function timeRecallIndex(server: RunningServer, queries: Query[]): Promise<GetFigures> {
-  return timeRecall(server.url, server.pid, queries.slice(0, 100).map((q) => ({ prompt: q.query, project: q.project ?? null })));
+/**
+ * POST /recall-index with 100 queries as prompts (a new session each): the
+ * first 100 by default, what a server answers right after its searches;
+ * `from` 100 times the next 100, once that code is warm.
+ */
+export function timeRecallIndex(server: RunningServer, queries: Query[], from = 0): Promise<GetFigures> {
+  return timeRecall(server.url, server.pid, queries.slice(from, from + 100).map((q) => ({ prompt: q.query, project: q.project ?? null })));
 }
 
 export async function timeRecent(server: RunningServer, queries: Query[]): Promise<{ recent: GetFigures; recent_project: GetFigures }> {

@@ -1,5 +1,5 @@
 import type { Note, Query } from "./corpus";
-import { cpuMsOf } from "./server";
+import { cpuMsOf, mainThreadCpuMsOf } from "./server";
 import { round, summarize, type Summary } from "./stats";
 
 export interface GetFigures {
@@ -7,6 +7,8 @@ export interface GetFigures {
   latency_ms: Summary;
   /** CPU the server process spent per request: what contention cannot inflate. */
   server_cpu_ms_per_request: number;
+  /** Of that, the server's main thread (bench/lib/server.ts mainThreadCpuMsOf); set where measured. */
+  server_main_thread_cpu_ms_per_request?: number;
   mean_results: number;
 }
 
@@ -85,13 +87,19 @@ export async function timeRecall(url: string, pid: number, prompts: { prompt: st
   const samples: number[] = [];
   let blocks = 0;
   const cpu = cpuMsOf(pid);
+  const main = mainThreadCpuMsOf(pid);
   for (const p of prompts) {
     const t = performance.now();
     blocks += await post(p);
     samples.push(performance.now() - t);
   }
   // mean_results: the share of prompts that got a block.
-  return { latency_ms: summarize(samples), server_cpu_ms_per_request: round((cpuMsOf(pid) - cpu) / prompts.length), mean_results: round(blocks / prompts.length, 2) };
+  return {
+    latency_ms: summarize(samples),
+    server_cpu_ms_per_request: round((cpuMsOf(pid) - cpu) / prompts.length),
+    server_main_thread_cpu_ms_per_request: round((mainThreadCpuMsOf(pid) - main) / prompts.length),
+    mean_results: round(blocks / prompts.length, 2),
+  };
 }
 
 /** One slice of a sustained ingest: the memories the store held before and after it, its rate and the server's CPU per memory. */

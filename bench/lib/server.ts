@@ -95,8 +95,22 @@ export function memoryOf(pid: number): { rss_mb: number; peak_rss_mb: number } {
 
 /** CPU time (user + system) a process has used so far, in ms (clock ticks of 10 ms). */
 export function cpuMsOf(pid: number): number {
+  return statCpuMs(`/proc/${pid}/stat`);
+}
+
+/**
+ * CPU of the process's main thread only, where JavaScript and SQLite run and
+ * requests wait: cpuMsOf minus JavaScriptCore's JIT compiler threads, the GC's
+ * helpers and the allocator's scavenger, which grow with how much code a
+ * fresh server compiles, not with what a request costs once compiled.
+ */
+export function mainThreadCpuMsOf(pid: number): number {
+  return statCpuMs(`/proc/${pid}/task/${pid}/stat`);
+}
+
+function statCpuMs(file: string): number {
   // Fields after the parenthesised command name: state is [0], utime [11], stime [12].
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const stat = readFileSync(file, "utf8");
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   return (Number(fields[11]) + Number(fields[12])) * 10;
 }
