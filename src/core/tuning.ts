@@ -209,9 +209,16 @@ export const VECTOR_RESCORE_MIN = 40;
  * 4 bits of 192 (96 bytes) 0.999 / 1.000 at 1000; 2 bits of all 384 (96
  * bytes) 1.000 at 250. Scan cost at 100k (CPU, load ~3-4): 4-bit codes of 128
  * dims 1.1 ms, of 192 dims 1.7 ms, int8 of 96 dims 1.35 ms; 2-bit codes need
- * four shift-and-mask steps per 16 bytes and were not pursued. Below
+ * four shift-and-mask steps per 16 bytes and were not pursued. 2000
+ * candidates: 1000 kept 0.987 / 0.987 of the true top 10; the int8 scoring
+ * of 2000 scattered rows costs ~0.5 ms (load ~5). Below
  * VECTOR_PREFILTER_ABOVE rows the exact scan stays cheap (cache-resident):
  * 0.3 ms at 10k, 1.5 ms at 25k.
+ *
+ * An earlier prefilter (sign bits of the raw vector, Hamming distance,
+ * removed) kept recall@10 at 0.54 on the sparse vectors: most of their
+ * entries are 0, whose sign is noise. The projection makes every vector
+ * dense first, so its few bits a value carry the vector's information.
  */
 export const VECTOR_CODE_DIMS = 128;
 export const VECTOR_PREFILTER_CANDIDATES = 2000;
