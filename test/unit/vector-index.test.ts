@@ -176,26 +176,30 @@ for (const relaxed of [true, false]) sqliteOnly(`the WebAssembly 4-bit code kern
   const kernel = int4Kernel(memory, CODE_DIMS, relaxed);
   expect(kernel?.kind).toBe(relaxed ? "relaxed-simd" : "simd");
   const query = new Int8Array(memory.buffer, 0, CODE_DIMS);
-  for (let j = 0; j < CODE_DIMS; j++) query[j] = j % 3 ? 127 : -127;
   const codes = new Uint8Array(memory.buffer, 1024, n * bytesPerRow);
   const r = rng(17);
   for (let i = 0; i < codes.length; i++) codes[i] = Math.floor((r() + 0.5) * 256) & 255;
   codes.fill(0xff, 0, bytesPerRow); // every nibble 15
   codes.fill(0x00, bytesPerRow, 2 * bytesPerRow); // every nibble 0
   const out = 1024 + n * bytesPerRow;
-  kernel!.scan(0, 1024, n, out);
   const got = new Int32Array(memory.buffer, out, n);
   // Layout: 16 bytes hold 32 values, the low nibbles the first 16, the high nibbles the next 16.
   const nibble = (row: number, k: number) => {
     const byte = codes[row * bytesPerRow + (k >> 5) * 16 + (k & 15)];
     return k & 16 ? byte >> 4 : byte & 15;
   };
-  for (let i = 0; i < n; i++) {
-    let d = 0;
-    for (let k = 0; k < CODE_DIMS; k++) d += query[k] * nibble(i, k);
-    expect(got[i]).toBe(d);
+  // Mixed signs, then the largest sums the kernel can meet (all 127, all -127: its 16-bit lanes at their fullest).
+  for (const value of [(j: number) => (j % 3 ? 127 : -127), () => 127, () => -127]) {
+    for (let j = 0; j < CODE_DIMS; j++) query[j] = value(j);
+    kernel!.scan(0, 1024, n, out);
+    for (let i = 0; i < n; i++) {
+      let d = 0;
+      for (let k = 0; k < CODE_DIMS; k++) d += query[k] * nibble(i, k);
+      expect(got[i]).toBe(d);
+    }
+    expect(got[1]).toBe(0);
   }
-  expect(got[1]).toBe(0);
+  expect(got[0]).toBe(-127 * 15 * CODE_DIMS);
 });
 
 test("a row's code stands for its projection: values within half a step, dot products estimate cosines", () => {

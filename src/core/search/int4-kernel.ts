@@ -27,8 +27,12 @@ function scanFunction(relaxed: boolean, dims: number): number[] {
   body.push(...op.block, ...op.loop);
   body.push(...op.localGet(2), ...op.i32Eqz, ...op.brIf(1));
   body.push(...op.v128Zero, ...op.localSet(A), ...op.v128Zero, ...op.localSet(B));
+  // Relaxed: 16-bit accumulators, one add per dot instead of a widening dot-add (~15 % faster here, no
+  // VNNI). Exact: a lane gathers dims / 16 pair sums of at most 2 * 127 * 15, 30480 for 128 dims.
+  const narrow = relaxed && (dims / 16) * 2 * 127 * 15 <= 32767;
   // `dot(q, lanes)`: q * lanes summed into the accumulator `acc`.
   const dot = (q: number, lanes: number[], acc: number) => {
+    if (narrow) return [...op.localGet(q), ...lanes, ...op.i16x8RelaxedDot, ...op.localGet(acc), ...op.i16x8Add, ...op.localSet(acc)];
     if (relaxed) return [...op.localGet(q), ...lanes, ...op.localGet(acc), ...op.i32x4RelaxedDotAdd, ...op.localSet(acc)];
     return [
       ...op.localGet(q), ...lanes, ...op.i16x8ExtmulLowS,
@@ -41,7 +45,8 @@ function scanFunction(relaxed: boolean, dims: number): number[] {
     body.push(...dot(Q + 2 * g, [...op.localGet(V), ...op.localGet(MASK), ...op.v128And], A));
     body.push(...dot(Q + 2 * g + 1, [...op.localGet(V), ...op.i32Const(4), ...op.i8x16ShrU], B));
   }
-  body.push(...op.localGet(A), ...op.localGet(B), ...op.i32x4Add, ...op.localSet(A));
+  if (narrow) body.push(...op.localGet(A), ...op.localGet(B), ...op.i16x8Add, ...op.i32x4ExtaddPairwiseS, ...op.localSet(A));
+  else body.push(...op.localGet(A), ...op.localGet(B), ...op.i32x4Add, ...op.localSet(A));
   body.push(...op.localGet(3));
   body.push(...op.localGet(A), ...op.i32x4ExtractLane(0), ...op.localGet(A), ...op.i32x4ExtractLane(1), ...op.i32Add);
   body.push(...op.localGet(A), ...op.i32x4ExtractLane(2), ...op.i32Add, ...op.localGet(A), ...op.i32x4ExtractLane(3), ...op.i32Add);

@@ -48,6 +48,7 @@ export const op = {
   i16x8ExtmulHighS: SIMD(0x9d),
   i32x4ExtaddPairwiseS: SIMD(0x7e),
   i32x4RelaxedDotAdd: SIMD(0x113),
+  i16x8RelaxedDot: SIMD(0x112),
 };
 export function sleb(v: number): number[] {
   const out: number[] = [];
