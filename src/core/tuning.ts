@@ -215,6 +215,11 @@ export const VECTOR_RESCORE_MIN = 40;
  * VECTOR_PREFILTER_ABOVE rows the exact scan stays cheap (cache-resident):
  * 0.3 ms at 10k, 1.5 ms at 25k.
  *
+ * Result (bench/vectors.ts, 100k, load ~2.5): CPU per unfiltered search 6.8 ->
+ * 2.6 ms (p50 6.4 / 6.8 -> 2.3 / 2.5 ms sparse / dense), recall@10 0.987 /
+ * 0.992 -> 0.980 / 0.992; the code scan is ~1.1-1.2 ms of it, the int8
+ * scoring of the candidates ~0.55, the cut ~0.45.
+ *
  * An earlier prefilter (sign bits of the raw vector, Hamming distance,
  * removed) kept recall@10 at 0.54 on the sparse vectors: most of their
  * entries are 0, whose sign is noise. The projection makes every vector
