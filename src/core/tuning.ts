@@ -215,10 +215,12 @@ export const VECTOR_RESCORE_MIN = 40;
  * VECTOR_PREFILTER_ABOVE rows the exact scan stays cheap (cache-resident):
  * 0.3 ms at 10k, 1.5 ms at 25k.
  *
- * Result (bench/vectors.ts, 100k, load ~2.5): CPU per unfiltered search 6.8 ->
- * 2.6 ms (p50 6.4 / 6.8 -> 2.3 / 2.5 ms sparse / dense), recall@10 0.987 /
- * 0.992 -> 0.980 / 0.992; the code scan is ~1.1-1.2 ms of it, the int8
- * scoring of the candidates ~0.55, the cut ~0.45.
+ * Result (bench/vectors.ts, 100k, load 0.5-1): unfiltered p50 / p95 6.5 / 7.1
+ * -> 2.9 / 3.1 ms sparse, 7.2 / 11.5 -> 2.4 / 3.0 ms dense; recall@10 0.987 /
+ * 0.992 -> 0.980 / 0.992. Of ~2.5 ms CPU (load ~2.5) the code scan is
+ * ~1.1-1.2 ms, the int8 scoring of the candidates ~0.55, the cut ~0.45.
+ * 1500 candidates measured ~0.1-0.15 ms less at recall 0.972 / 0.988;
+ * kept at 2000 for the margin a real model's vectors may need.
  *
  * An earlier prefilter (sign bits of the raw vector, Hamming distance,
  * removed) kept recall@10 at 0.54 on the sparse vectors: most of their
