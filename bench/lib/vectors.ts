@@ -82,6 +82,9 @@ export interface VectorFigures {
   recall_at_10_project: number;
   search_ms: ReturnType<typeof summarize>;
   search_project_ms: ReturnType<typeof summarize>;
+  /** CPU time (process.cpuUsage) per search over the latency pass: steadier than wall time on a loaded machine. */
+  search_cpu_ms: number;
+  search_project_cpu_ms: number;
 }
 
 /** Recall@10 against float32 brute force and search latency, for `n` corpus vectors. */
@@ -106,14 +109,24 @@ export function vectorFigures(n: number, queryCount = 100, dense = false): Vecto
   const projectTimes: number[] = [];
   const prepared = queries.map((q) => ({ qv: rotate(hashEmbed(q.query)), project: q.project ?? groups[Math.floor(prng(q.query.length)() * n)] }));
   // Latency first, in a pass of its own: the brute force below evicts the index from the caches.
+  let cpu = 0;
+  let cpuProject = 0;
+  const cpuNow = () => {
+    const u = process.cpuUsage();
+    return (u.user + u.system) / 1000;
+  };
   for (let rep = 0; rep < 2; rep++) {
     for (const { qv, project } of prepared) {
+      let c = cpuNow();
       let t = performance.now();
       index.search(qv, 10);
       times.push(performance.now() - t);
+      cpu += cpuNow() - c;
+      c = cpuNow();
       t = performance.now();
       index.search(qv, 10, project);
       projectTimes.push(performance.now() - t);
+      cpuProject += cpuNow() - c;
     }
   }
   for (const { qv, project } of prepared) {
@@ -131,5 +144,7 @@ export function vectorFigures(n: number, queryCount = 100, dense = false): Vecto
     recall_at_10_project: round(hitProject / queryCount, 3),
     search_ms: summarize(times),
     search_project_ms: summarize(projectTimes),
+    search_cpu_ms: round(cpu / times.length, 3),
+    search_project_cpu_ms: round(cpuProject / projectTimes.length, 3),
   };
 }

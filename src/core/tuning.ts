@@ -192,20 +192,53 @@ export const RECENT_WALK_FIRST = 1024;
 export const RECENT_LIST_FIRST = 64;
 
 /**
- * The vector index scores every row with an exact int8 dot product (WebAssembly
+ * The vector index scores rows with an exact int8 dot product (WebAssembly
  * SIMD) and rescores this many of the best with the float query, per result
- * asked (at least VECTOR_RESCORE_MIN). There is no prefilter any more: the
- * sign-bit Hamming prefilter (VECTOR_PREFILTER_*, VECTOR_COARSE_*, removed)
- * kept recall@10 against float32 at 0.54 (sparse offline vectors) and 0.95
- * (dense, rotated) at 100k (bench/vectors.ts, load ~8-15). The full int8 scan
- * with these values measured 0.987 sparse / 0.992 dense at 100k (0.990 /
- * 0.997 at 10k); the kernel costs ~1.2-1.6 ms at 100k (relaxed SIMD), the
- * selection and rescoring ~0.3 ms. Not swept: the int8 order already holds
- * nearly all of the true top 10, so 4x k only settles near-ties cheaply
- * (120 rows x 384 multiply-adds for the search's 30 candidates).
+ * asked (at least VECTOR_RESCORE_MIN). The full int8 scan measured recall@10
+ * against float32 of 0.987 sparse / 0.992 dense at 100k (bench/vectors.ts);
+ * not swept: the int8 order already holds nearly all of the true top 10, so
+ * 4x k only settles near-ties cheaply (120 rows x 384 multiply-adds for the
+ * search's 30 candidates).
  */
 export const VECTOR_RESCORE_FACTOR = 4;
 export const VECTOR_RESCORE_MIN = 40;
+/**
+ * The prefilter (vector-index.ts, projection.ts): an unfiltered search over
+ * more than VECTOR_PREFILTER_ABOVE rows scans a 4-bit code of a fixed random
+ * projection of each row to VECTOR_CODE_DIMS dimensions first and scores only
+ * the VECTOR_PREFILTER_CANDIDATES best exactly in int8. Why: the int8 scan of
+ * 100k x 384 bytes is bound by memory bandwidth on this machine (AMD EPYC,
+ * ~6 GB/s to one core): 6.2 ms CPU at 100k, ~60 ns a row, against ~29 ns a
+ * row while the rows fit in the cache (10k).
+ *
+ * Chosen by candidate recall (share of the exact float top 10 among the
+ * candidates, 200 queries, 100k bench vectors, sparse / dense) against code
+ * size: int8 of 64 projected dims (64 bytes) 0.93 / 0.93 at 2000 candidates;
+ * int8 of 96 (96 bytes) 0.99 / 0.98; 4 bits of 128 (64 bytes) 0.996 / 0.997;
+ * 4 bits of 192 (96 bytes) 0.999 / 1.000 at 1000; 2 bits of all 384 (96
+ * bytes) 1.000 at 250. Scan cost at 100k (CPU, load ~3-4): 4-bit codes of 128
+ * dims 1.1 ms, of 192 dims 1.7 ms, int8 of 96 dims 1.35 ms; 2-bit codes need
+ * four shift-and-mask steps per 16 bytes and were not pursued. 2000
+ * candidates: 1000 kept 0.987 / 0.987 of the true top 10; the int8 scoring
+ * of 2000 scattered rows costs ~0.5 ms (load ~5). Below
+ * VECTOR_PREFILTER_ABOVE rows the exact scan stays cheap (cache-resident):
+ * 0.3 ms at 10k, 1.5 ms at 25k.
+ *
+ * Result (bench/vectors.ts, 100k, load 0.5-1): unfiltered p50 / p95 6.5 / 7.1
+ * -> 2.9 / 3.1 ms sparse, 7.2 / 11.5 -> 2.4 / 3.0 ms dense; recall@10 0.987 /
+ * 0.992 -> 0.980 / 0.992. Of ~2.5 ms CPU (load ~2.5) the code scan is
+ * ~1.1-1.2 ms, the int8 scoring of the candidates ~0.55, the cut ~0.45.
+ * 1500 candidates measured ~0.1-0.15 ms less at recall 0.972 / 0.988;
+ * kept at 2000 for the margin a real model's vectors may need.
+ *
+ * An earlier prefilter (sign bits of the raw vector, Hamming distance,
+ * removed) kept recall@10 at 0.54 on the sparse vectors: most of their
+ * entries are 0, whose sign is noise. The projection makes every vector
+ * dense first, so its few bits a value carry the vector's information.
+ */
+export const VECTOR_CODE_DIMS = 128;
+export const VECTOR_PREFILTER_CANDIDATES = 2000;
+export const VECTOR_PREFILTER_ABOVE = 20_000;
 /**
  * The vector index keeps its rows ordered by project (VectorIndex.cluster), so
  * a project-filtered search (every ingest's link search) reads one run of
@@ -275,6 +308,14 @@ export const MEMORY_COUNT_REFRESH_MS = 1000;
  * is loaded in even slices of at most this many: ~2-3 ms CPU per step.
  */
 export const INDEX_LOAD_CHUNK = 500;
+/**
+ * Rows given their prefilter code (VECTOR_CODE_DIMS) per event-loop turn
+ * after a background load: coding costs ~3-4 us a row (load 3-5), ~0.35 s
+ * at 100k, so rows loaded in the background are coded after the index is
+ * ready instead of during the load (searches scan every int8 row until it is
+ * done): 1000 rows hold the event loop ~3-4 ms, like a load step.
+ */
+export const INDEX_CODE_SLICE = 1000;
 /**
  * The index file is read straight into the index's arrays in reads of this
  * size, and its seq -> slot map is built this many rows per event-loop turn,

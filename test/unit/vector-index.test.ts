@@ -1,6 +1,9 @@
 import { expect, test } from "bun:test";
 import { int8Kernel, KERNEL_DIMS } from "../../src/core/search";
 import { VectorIndex } from "../../src/core/search";
+import { int4Kernel } from "../../src/core/search/int4-kernel";
+import { CODE_BYTES, CODE_DIMS, encode, project } from "../../src/core/search/projection";
+import { VECTOR_PREFILTER_ABOVE, VECTOR_PREFILTER_CANDIDATES } from "../../src/core/tuning";
 
 // The in-memory index is the SQLite engine's vector search; on PostgreSQL pgvector searches (test/unit/search.test.ts covers both).
 const sqliteOnly = (name: string, fn: () => void | Promise<void>, timeout?: number) => test.skipIf(process.env.MEMSVC_TEST_ENGINE === "postgres")(`${name} [SQLite engine's in-memory index]`, fn, timeout);
@@ -117,7 +120,8 @@ for (const relaxedSimd of [true, false]) sqliteOnly(`search finds the exact floa
     found += truth.filter((t) => got.has(t.seq)).length;
   }
   expect(found / 200).toBeGreaterThanOrEqual(0.95);
-});
+  // 20 brute-force passes over 6000 vectors: 2.5-3 s idle, over bun's 5 s default at load 8.
+}, 30_000);
 
 sqliteOnly("a small project is scanned row by row and still ranks exactly like the full scan", () => {
   const r = rng(5);
@@ -164,3 +168,140 @@ sqliteOnly("equal scores keep the lowest seqs, wherever the rows sit in memory (
     expect(copy.search(query, 5, "a")).toEqual(index.search(query, 5, "a"));
   }
 });
+
+for (const relaxed of [true, false]) sqliteOnly(`the WebAssembly 4-bit code kernel computes exact dot products (${relaxed ? "relaxed" : "portable"} SIMD, edge values included)`, () => {
+  const n = 29;
+  const bytesPerRow = CODE_DIMS / 2;
+  const memory = new WebAssembly.Memory({ initial: 1 });
+  const kernel = int4Kernel(memory, CODE_DIMS, relaxed);
+  expect(kernel?.kind).toBe(relaxed ? "relaxed-simd" : "simd");
+  const query = new Int8Array(memory.buffer, 0, CODE_DIMS);
+  const codes = new Uint8Array(memory.buffer, 1024, n * bytesPerRow);
+  const r = rng(17);
+  for (let i = 0; i < codes.length; i++) codes[i] = Math.floor((r() + 0.5) * 256) & 255;
+  codes.fill(0xff, 0, bytesPerRow); // every nibble 15
+  codes.fill(0x00, bytesPerRow, 2 * bytesPerRow); // every nibble 0
+  const out = 1024 + n * bytesPerRow;
+  const got = new Int32Array(memory.buffer, out, n);
+  // Layout: 16 bytes hold 32 values, the low nibbles the first 16, the high nibbles the next 16.
+  const nibble = (row: number, k: number) => {
+    const byte = codes[row * bytesPerRow + (k >> 5) * 16 + (k & 15)];
+    return k & 16 ? byte >> 4 : byte & 15;
+  };
+  // Mixed signs, then the largest sums the kernel can meet (all 127, all -127: its 16-bit lanes at their fullest).
+  for (const value of [(j: number) => (j % 3 ? 127 : -127), () => 127, () => -127]) {
+    for (let j = 0; j < CODE_DIMS; j++) query[j] = value(j);
+    kernel!.scan(0, 1024, n, out);
+    for (let i = 0; i < n; i++) {
+      let d = 0;
+      for (let k = 0; k < CODE_DIMS; k++) d += query[k] * nibble(i, k);
+      expect(got[i]).toBe(d);
+    }
+    expect(got[1]).toBe(0);
+  }
+  expect(got[0]).toBe(-127 * 15 * CODE_DIMS);
+});
+
+test("a row's code stands for its projection: values within half a step, dot products estimate cosines", () => {
+  const r = rng(23);
+  const a = unit(r);
+  const b = near(a, r, 0.5);
+  const pa = new Float64Array(CODE_DIMS);
+  const pb = new Float64Array(CODE_DIMS);
+  project(a, pa);
+  project(b, pb);
+  const codes = new Uint8Array(CODE_BYTES);
+  const step = encode(a, codes, 0);
+  for (let k = 0; k < CODE_DIMS; k++) {
+    const byte = codes[(k >> 5) * 16 + (k & 15)];
+    const value = ((k & 16 ? byte >> 4 : byte & 15) - 7.5) * step;
+    expect(Math.abs(value - pa[k])).toBeLessThanOrEqual(step / 2 + 1e-9);
+  }
+  // The projection keeps lengths and dot products on average (a random projection): here within its spread.
+  const dot = (x: ArrayLike<number>, y: ArrayLike<number>, n: number) => Array.from({ length: n }, (_, i) => x[i] * y[i]).reduce((s, v) => s + v, 0);
+  expect(Math.abs(dot(pa, pa, CODE_DIMS) - 1)).toBeLessThan(0.3);
+  expect(Math.abs(dot(pa, pb, CODE_DIMS) - dot(a, b, 384))).toBeLessThan(0.3);
+});
+
+/** The offline embedder's shape: a few dozen non-zero entries. */
+const sparseOf = (r: () => number) => {
+  const v = new Float32Array(384);
+  for (let i = 0; i < 30; i++) v[Math.floor((r() + 0.5) * 384)] += r();
+  return normalize(v);
+};
+
+sqliteOnly("past VECTOR_PREFILTER_ABOVE rows the code prefilter still finds the exact float top 10 (sparse vectors)", () => {
+  const r = rng(29);
+  // Groups of 10 related notes (a shared sparse core, each with words of its own), as a corpus has:
+  // a query near a core has its group as the true top 10, among many unrelated rows.
+  const groups = Math.ceil((VECTOR_PREFILTER_ABOVE + 5000) / 10);
+  const index = new VectorIndex();
+  const cores = Array.from({ length: groups }, () => sparseOf(r));
+  const vs: Float32Array[] = [];
+  for (const core of cores) {
+    for (let m = 0; m < 10; m++) {
+      const own = sparseOf(r);
+      vs.push(normalize(core.map((x, j) => x + 0.6 * own[j])));
+      index.upsert(vs.length, vs[vs.length - 1], vs.length % 3 ? "a" : "b");
+    }
+  }
+  const n = vs.length;
+  const scores = new Float64Array(n);
+  let found = 0;
+  for (let q = 0; q < 20; q++) {
+    const own = sparseOf(r);
+    const query = normalize(cores[q * 97].map((x, j) => x + 0.6 * own[j]));
+    for (let i = 0; i < n; i++) {
+      let d = 0;
+      const v = vs[i];
+      for (let j = 0; j < 384; j++) d += v[j] * query[j];
+      scores[i] = d;
+    }
+    const truth = Array.from(scores.keys()).sort((x, y) => scores[y] - scores[x]).slice(0, 10);
+    const got = new Set(index.search(query, 10).map((h) => h.seq - 1));
+    found += truth.filter((t) => got.has(t)).length;
+  }
+  expect(found / 200).toBeGreaterThanOrEqual(0.95);
+}, 30_000);
+
+sqliteOnly("past VECTOR_PREFILTER_ABOVE rows, equal scores still keep the lowest seqs (more equal rows than the prefilter keeps)", () => {
+  const r = rng(31);
+  const index = new VectorIndex();
+  const same = unit(r);
+  const equal = 2 * VECTOR_PREFILTER_CANDIDATES + 100;
+  // Added in descending seq order, so slot order and seq order disagree.
+  for (let seq = 100_000 + equal; seq > 100_000; seq--) index.upsert(seq, same, seq % 2 ? "a" : "b");
+  for (let seq = 1; seq <= VECTOR_PREFILTER_ABOVE; seq++) index.upsert(seq, unit(r), seq % 2 ? "a" : "b");
+  expect(index.search(same, 3).map((h) => h.seq)).toEqual([100_001, 100_002, 100_003]);
+  const copy = new VectorIndex();
+  copy.restore(index.snapshot());
+  expect(copy.search(same, 3).map((h) => h.seq)).toEqual([100_001, 100_002, 100_003]);
+  for (let q = 0; q < 5; q++) {
+    const query = unit(r);
+    expect(copy.search(query, 10)).toEqual(index.search(query, 10));
+  }
+}, 30_000);
+
+sqliteOnly("rows added while the index loads get their codes afterwards, the same codes as rows added at once", () => {
+  const r = rng(37);
+  const vs = Array.from({ length: VECTOR_PREFILTER_ABOVE + 2000 }, () => unit(r));
+  const direct = new VectorIndex();
+  vs.forEach((v, i) => direct.upsert(i + 1, v, i % 2 ? "a" : "b"));
+  const loaded = new VectorIndex();
+  loaded.loading = true;
+  vs.forEach((v, i) => loaded.upsert(i + 1, v, i % 2 ? "a" : "b"));
+  loaded.loading = false;
+  const query = unit(r);
+  // Not coded yet: the exact scan of every int8 row answers.
+  const before = loaded.search(query, 10);
+  let slices = 0;
+  while (loaded.fillCodes(5000)) slices++;
+  expect(slices).toBeGreaterThan(0);
+  expect(loaded.fillCodes(5000)).toBe(false);
+  const a = direct.snapshot();
+  const b = loaded.snapshot();
+  expect(Buffer.from(b.codes)).toEqual(Buffer.from(a.codes));
+  expect(Buffer.from(b.codeSteps.buffer)).toEqual(Buffer.from(a.codeSteps.buffer));
+  expect(loaded.search(query, 10)).toEqual(direct.search(query, 10));
+  expect(before.map((h) => h.seq)[0]).toBe(direct.search(query, 1)[0].seq);
+}, 30_000);

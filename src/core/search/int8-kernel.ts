@@ -15,64 +15,10 @@
  * row indices names (one project's rows).
  */
 
+import { I32, V128, op, section, str, uleb, vec } from "./wasm-bytes";
+
 export const KERNEL_DIMS = 384;
 const CHUNKS = KERNEL_DIMS / 16;
-
-const uleb = (n: number): number[] => {
-  const out: number[] = [];
-  do {
-    let b = n & 0x7f;
-    n >>>= 7;
-    if (n) b |= 0x80;
-    out.push(b);
-  } while (n);
-  return out;
-};
-const vec = (items: number[][]): number[] => [...uleb(items.length), ...items.flat()];
-const section = (id: number, body: number[]): number[] => [id, ...uleb(body.length), ...body];
-const str = (s: string): number[] => vec([...s].map((c) => [c.charCodeAt(0)]));
-
-const I32 = 0x7f;
-const V128 = 0x7b;
-const SIMD = (op: number): number[] => [0xfd, ...uleb(op)];
-const op = {
-  localGet: (i: number) => [0x20, ...uleb(i)],
-  localSet: (i: number) => [0x21, ...uleb(i)],
-  localTee: (i: number) => [0x22, ...uleb(i)],
-  i32Const: (v: number) => [0x41, ...sleb(v)],
-  i32Add: [0x6a],
-  i32Sub: [0x6b],
-  i32Eqz: [0x45],
-  i32Store: (offset: number) => [0x36, 2, ...uleb(offset)],
-  i32Load: (offset: number) => [0x28, 2, ...uleb(offset)],
-  i32Mul: [0x6c],
-  block: [0x02, 0x40],
-  loop: [0x03, 0x40],
-  brIf: (d: number) => [0x0d, ...uleb(d)],
-  br: (d: number) => [0x0c, ...uleb(d)],
-  end: [0x0b],
-  v128Load: (offset: number) => [...SIMD(0x00), 0, ...uleb(offset)],
-  v128Zero: [...SIMD(0x0c), ...new Array(16).fill(0)],
-  i32x4ExtractLane: (l: number) => [...SIMD(0x1b), l],
-  i16x8Add: SIMD(0x8e),
-  i32x4Add: SIMD(0xae),
-  i16x8ExtmulLowS: SIMD(0x9c),
-  i16x8ExtmulHighS: SIMD(0x9d),
-  i32x4ExtaddPairwiseS: SIMD(0x7e),
-  i32x4RelaxedDotAdd: SIMD(0x113),
-};
-function sleb(v: number): number[] {
-  const out: number[] = [];
-  for (;;) {
-    const b = v & 0x7f;
-    v >>= 7;
-    if ((v === 0 && !(b & 0x40)) || (v === -1 && b & 0x40)) {
-      out.push(b);
-      return out;
-    }
-    out.push(b | 0x80);
-  }
-}
 
 /**
  * The dot products of one row (address in local `row`) into accumulator A,

@@ -1,6 +1,15 @@
 import { DIMENSIONS } from "../../embed/types";
 import { int8Kernel, KERNEL_DIMS, type Kernel } from "./int8-kernel";
-import { VECTOR_CLUSTER_TAIL_MIN, VECTOR_CLUSTER_TAIL_SHARE, VECTOR_RESCORE_FACTOR, VECTOR_RESCORE_MIN } from "../tuning";
+import { int4Kernel, type CodeScanFn } from "./int4-kernel";
+import { CODE_BYTES, CODE_DIMS, encode, encodeQuery } from "./projection";
+import {
+  VECTOR_CLUSTER_TAIL_MIN,
+  VECTOR_CLUSTER_TAIL_SHARE,
+  VECTOR_PREFILTER_ABOVE,
+  VECTOR_PREFILTER_CANDIDATES,
+  VECTOR_RESCORE_FACTOR,
+  VECTOR_RESCORE_MIN,
+} from "../tuning";
 
 export interface IndexSnapshot {
   groupNames: string[];
@@ -8,7 +17,11 @@ export interface IndexSnapshot {
   groups: Int32Array;
   scales: Float32Array;
   sums: Int32Array;
+  /** Each row's prefilter code step (projection.ts encode); NaN: not encoded yet. */
+  codeSteps: Float32Array;
   rows: Int8Array;
+  /** CODE_BYTES a row: the 4-bit codes of a fixed random projection (projection.ts). */
+  codes: Uint8Array;
 }
 
 export interface VectorHit {
@@ -20,14 +33,23 @@ export interface VectorHit {
 const QUERY_AT = 0;
 const ROWS_AT = 1024;
 const PAGE = 65536;
+/** The code memory: the projected query, then the codes, then the code scan's output. */
+const CODE_QUERY_AT = 0;
+const CODES_AT = 1024;
+/** Bins of the prefilter's score histogram: at 100k rows a bin near the cut holds tens of rows. */
+const PREFILTER_BINS = 1024;
 
 /**
  * In-memory mirror of the vec0 table, for the hot path. A vec0 KNN over 100k
  * float vectors costs ~50-75 ms here; this keeps an int8 copy (384 bytes) of
- * each vector in WebAssembly memory and scans all of them with an int8 SIMD
- * kernel (exact int8 dot products, ~3 ms at 100k), then rescores the best
- * candidates with the float query. No prefilter: the sign-bit prefilter it
- * replaces found only 36 % of the true top 10. vec0 stays the durable truth.
+ * each vector in WebAssembly memory and scores rows with an int8 SIMD kernel
+ * (exact int8 dot products), then rescores the best with the float query.
+ * Reading all 38 MB of int8 rows costs ~6 ms at 100k on a machine whose
+ * memory delivers ~6 GB/s to one core, so a search over more than
+ * VECTOR_PREFILTER_ABOVE rows first scans a 64-byte code per row (4-bit
+ * values of a fixed random projection to 128 dimensions, projection.ts,
+ * int4-kernel.ts) and scores only the VECTOR_PREFILTER_CANDIDATES best of
+ * those exactly. vec0 stays the durable truth.
  */
 export class VectorIndex {
   private seqs = new Int32Array(1024);
@@ -40,6 +62,21 @@ export class VectorIndex {
   private q8!: Int8Array;
   private dots!: Int32Array;
   private query8!: Int8Array;
+  /** The prefilter codes: a memory of their own (grown apart from the rows), scanned by the 4-bit kernel. */
+  private codeMemory: WebAssembly.Memory;
+  private codeKernel: CodeScanFn | null;
+  private codes!: Uint8Array;
+  private codeQuery!: Int8Array;
+  private codeDots!: Int32Array;
+  private codeSteps = new Float32Array(1024);
+  /**
+   * False while some live rows have no code yet (their step is NaN): rows
+   * added during a background load are coded afterwards (fillCodes), so
+   * coding never lengthens the load; searches scan every int8 row meanwhile.
+   */
+  private codesComplete = true;
+  /** fillCodes resumes here. */
+  private codeCursor = 0;
   private slotOf = new Map<number, number>();
   private groupIds = new Map<string, number>();
   /**
@@ -77,6 +114,8 @@ export class VectorIndex {
     if (DIMENSIONS !== KERNEL_DIMS) throw new Error(`vector index kernel is built for ${KERNEL_DIMS} dimensions, not ${DIMENSIONS}`);
     this.memory = new WebAssembly.Memory({ initial: Math.ceil(this.bytesFor(this.seqs.length) / PAGE) });
     this.kernel = int8Kernel(this.memory, opts.relaxedSimd ?? true);
+    this.codeMemory = new WebAssembly.Memory({ initial: Math.ceil(this.codeBytesFor(this.seqs.length) / PAGE) });
+    this.codeKernel = this.kernel ? (int4Kernel(this.codeMemory, CODE_DIMS, opts.relaxedSimd ?? true)?.scan ?? null) : null;
     this.views();
   }
 
@@ -108,6 +147,12 @@ export class VectorIndex {
     let sum = 0;
     for (let i = slot * DIMENSIONS, end = i + DIMENSIONS; i < end; i++) sum += this.q8[i];
     this.sums[slot] = sum;
+    if (this.loading) {
+      // Coded after the load (fillCodes): ~3 microseconds a row would add ~0.3 s to a 100k load.
+      this.codeSteps[slot] = NaN;
+      if (this.codesComplete || slot < this.codeCursor) this.codeCursor = slot;
+      this.codesComplete = false;
+    } else this.encodeRow(slot);
     if (this.clusterAfterWrite) {
       this.clusterAfterWrite = false;
       this.cluster();
@@ -115,6 +160,33 @@ export class VectorIndex {
   }
 
   private clusterAfterWrite = false;
+
+  /** The code of a slot's row, from its int8 values (so every way a row arrives gives it the same code). */
+  private encodeRow(slot: number): void {
+    const o = slot * DIMENSIONS;
+    this.codeSteps[slot] = encode(this.q8.subarray(o, o + DIMENSIONS), this.codes, slot * CODE_BYTES) * this.scales[slot];
+  }
+
+  /**
+   * Codes up to `max` rows still without one; true while some remain. The
+   * loader runs it in slices after a background load; until it is done,
+   * searches scan every int8 row (exact, only slower).
+   */
+  fillCodes(max: number): boolean {
+    if (this.codesComplete) return false;
+    let s = this.codeCursor;
+    for (let done = 0; s < this.used && done < max; s++) {
+      if (this.seqs[s] !== 0 && Number.isNaN(this.codeSteps[s])) {
+        this.encodeRow(s);
+        done++;
+      }
+    }
+    this.codeCursor = s;
+    if (s < this.used) return true;
+    this.codesComplete = true;
+    this.codeCursor = 0;
+    return false;
+  }
 
   /** Which scan runs: relaxed or portable WebAssembly SIMD, or plain JavaScript. */
   get kernelKind(): string {
@@ -147,6 +219,7 @@ export class VectorIndex {
   snapshot(): IndexSnapshot {
     // Saved in group order: the next start restores a clustered index.
     if (this.clusteredUpTo < this.used || this.dead > 0) this.cluster();
+    while (this.fillCodes(Infinity));
     const n = this.used;
     const names: string[] = [];
     for (const [name, id] of this.groupIds) names[id] = name;
@@ -156,7 +229,9 @@ export class VectorIndex {
       groups: this.groups.slice(0, n),
       scales: this.scales.slice(0, n),
       sums: this.sums.slice(0, n),
+      codeSteps: this.codeSteps.slice(0, n),
       rows: this.q8.slice(0, n * DIMENSIONS),
+      codes: this.codes.slice(0, n * CODE_BYTES),
     };
   }
 
@@ -168,7 +243,9 @@ export class VectorIndex {
     into.groups.set(snap.groups);
     into.scales.set(snap.scales);
     into.sums.set(snap.sums);
+    into.codeSteps.set(snap.codeSteps);
     into.rows.set(snap.rows);
+    into.codes.set(snap.codes);
     this.finishRestore(0, n);
   }
 
@@ -189,13 +266,22 @@ export class VectorIndex {
       groups: this.groups.subarray(0, n),
       scales: this.scales.subarray(0, n),
       sums: this.sums.subarray(0, n),
+      codeSteps: this.codeSteps.subarray(0, n),
       rows: this.q8.subarray(0, n * DIMENSIONS),
+      codes: this.codes.subarray(0, n * CODE_BYTES),
     };
   }
 
   /** Makes rows [from, to) of a begun restore live; called in slices so a large index never holds the event loop long. */
   finishRestore(from: number, to: number): void {
-    for (let i = from; i < to; i++) this.slotOf.set(this.seqs[i], i);
+    for (let i = from; i < to; i++) {
+      this.slotOf.set(this.seqs[i], i);
+      // A file's rows carry their codes; any without one are coded by fillCodes.
+      if (Number.isNaN(this.codeSteps[i]) && this.codesComplete) {
+        this.codesComplete = false;
+        this.codeCursor = i;
+      }
+    }
     this.used = to;
     this.membersStale = true;
     if (to >= this.restoring) {
@@ -214,6 +300,8 @@ export class VectorIndex {
     this.membersStale = true;
     this.clusteredUpTo = 0;
     this.restoring = 0;
+    this.codesComplete = true;
+    this.codeCursor = 0;
   }
 
   /** Top `k` by similarity, optionally within one group (project). */
@@ -234,9 +322,11 @@ export class VectorIndex {
       if (count === 0) return [];
       members = this.members[wanted].subarray(0, count);
     }
-    this.dotAll(members);
     // The best `keep` by int8 score, kept in a small min-heap over slots.
     const keep = Math.max(VECTOR_RESCORE_MIN, k * VECTOR_RESCORE_FACTOR);
+    // A large unfiltered search scores exactly only the prefilter's candidates (as a project's search its members).
+    if (!members) members = this.prefilter(query, keep);
+    this.dotAll(members);
     const heapSlot = new Int32Array(keep);
     const heapScore = new Float64Array(keep);
     const heapSeq = new Int32Array(keep);
@@ -284,6 +374,111 @@ export class VectorIndex {
     return hits.slice(0, k);
   }
 
+  /** The prefilter's scratch: rows above its floor (slot and score), and the histogram of their scores. */
+  private aboveSlot = new Int32Array(0);
+  private aboveScore = new Float32Array(0);
+  private codeHistogram = new Int32Array(PREFILTER_BINS);
+
+  /**
+   * The slots of at least VECTOR_PREFILTER_CANDIDATES rows (8 per row kept,
+   * if more) with the best score by the 4-bit code of the projection, in slot
+   * order; null when the scan of every int8 row is the way: few rows, codes
+   * still being filled, no WebAssembly SIMD.
+   *
+   * The cut comes from a histogram, not a heap (a 2000-entry heap over 100k
+   * rows cost ~1.5 ms, three flat passes ~0.8 ms, this ~0.3 ms): every eighth
+   * row's score gives a floor, mean + 1.5 sd (~7 % of the rows lie above it if
+   * scores were normal); one pass keeps the rows above it; the histogram of
+   * those places the cut. Every row of the cut's bin is kept (up to twice the
+   * number wanted, else a heap cuts with the tie rule below), so equal code
+   * scores are never split, wherever the rows sit in memory. Too few rows
+   * above the floor: the pass runs again with no floor.
+   */
+  private prefilter(query: Float32Array, keep: number): Int32Array | null {
+    const live = this.slotOf.size;
+    const want = Math.max(VECTOR_PREFILTER_CANDIDATES, keep * 8);
+    if (!this.codeKernel || !this.codesComplete || live <= VECTOR_PREFILTER_ABOVE || want * 2 > live) return null;
+    const sum = encodeQuery(query, this.codeQuery);
+    const n = this.used;
+    this.codeKernel(CODE_QUERY_AT, CODES_AT, n, this.codeDotsAt());
+    const dots = this.codeDots;
+    const steps = this.codeSteps;
+    const seqs = this.seqs;
+    // Nibble v stands for (v - 7.5) * step: the 7.5 * sum(query) the kernel's dot leaves in is taken out here.
+    const bias = 7.5 * sum;
+    let sum1 = 0;
+    let sum2 = 0;
+    let sampled = 0;
+    for (let s = 0; s < n; s += 8) {
+      if (seqs[s] === 0) continue;
+      const score = (dots[s] - bias) * steps[s];
+      sum1 += score;
+      sum2 += score * score;
+      sampled++;
+    }
+    const mean = sum1 / sampled;
+    const floor = mean + 1.5 * Math.sqrt(Math.max(0, sum2 / sampled - mean * mean));
+    if (this.aboveSlot.length < n) {
+      this.aboveSlot = new Int32Array(this.seqs.length);
+      this.aboveScore = new Float32Array(this.seqs.length);
+    }
+    let above = this.keepAbove(floor, bias);
+    if (above < want) above = this.keepAbove(-Infinity, bias);
+    const slots = this.aboveSlot;
+    const scores = this.aboveScore;
+    let min = Infinity;
+    let max = -Infinity;
+    for (let i = 0; i < above; i++) {
+      const score = scores[i];
+      if (score < min) min = score;
+      if (score > max) max = score;
+    }
+    const hist = this.codeHistogram.fill(0);
+    const top = PREFILTER_BINS - 1;
+    const perBin = max > min ? top / (max - min) : 0;
+    for (let i = 0; i < above; i++) hist[((scores[i] - min) * perBin) | 0]++;
+    let cut = top;
+    let taken = hist[top];
+    while (taken < want && cut > 0) taken += hist[--cut];
+    const out = new Int32Array(taken);
+    let size = 0;
+    for (let i = 0; i < above; i++) if ((((scores[i] - min) * perBin) | 0) >= cut) out[size++] = i;
+    if (size <= want * 2) {
+      for (let i = 0; i < size; i++) out[i] = slots[out[i]];
+      return out;
+    }
+    // One bin held too many (scores piled up, e.g. many equal rows): the best `want`, equal scores by lowest seq.
+    const heapSlot = new Int32Array(want);
+    const heapScore = new Float64Array(want);
+    const heapSeq = new Int32Array(want);
+    let kept = 0;
+    for (let j = 0; j < size; j++) {
+      const i = out[j];
+      const s = slots[i];
+      if (kept < want) heapPush(heapSlot, heapScore, heapSeq, kept++, s, scores[i], seqs[s]);
+      else if (worse(heapScore[0], heapSeq[0], scores[i], seqs[s])) heapReplaceTop(heapSlot, heapScore, heapSeq, kept, s, scores[i], seqs[s]);
+    }
+    return heapSlot.sort();
+  }
+
+  /** Keeps the live rows whose code score is at least `floor` (in slot order) in aboveSlot / aboveScore; how many. */
+  private keepAbove(floor: number, bias: number): number {
+    const dots = this.codeDots;
+    const steps = this.codeSteps;
+    const seqs = this.seqs;
+    const slots = this.aboveSlot;
+    const scores = this.aboveScore;
+    let above = 0;
+    for (let s = 0, n = this.used; s < n; s++) {
+      const score = (dots[s] - bias) * steps[s];
+      if (score >= floor && seqs[s] !== 0) {
+        slots[above] = s;
+        scores[above++] = score;
+      }
+    }
+    return above;
+  }
+
   /** int8 dot products of the quantised query with every live row (or with `members` only, in order). */
   private dotAll(members: Int32Array | null): void {
     const outAt = this.outAt();
@@ -324,6 +519,15 @@ export class VectorIndex {
     return this.outAt() + this.seqs.length * 4;
   }
 
+  /** Codes, then the code scan's output (cap x i32). */
+  private codeBytesFor(cap: number): number {
+    return CODES_AT + cap * CODE_BYTES + cap * 4;
+  }
+
+  private codeDotsAt(): number {
+    return CODES_AT + this.seqs.length * CODE_BYTES;
+  }
+
   private addMember(slot: number): void {
     if (this.membersStale) return;
     const g = this.groups[slot];
@@ -359,6 +563,9 @@ export class VectorIndex {
     this.query8 = new Int8Array(this.memory.buffer, QUERY_AT, DIMENSIONS);
     this.q8 = new Int8Array(this.memory.buffer, ROWS_AT, cap * DIMENSIONS);
     this.dots = new Int32Array(this.memory.buffer, this.outAt(), cap);
+    this.codeQuery = new Int8Array(this.codeMemory.buffer, CODE_QUERY_AT, CODE_DIMS);
+    this.codes = new Uint8Array(this.codeMemory.buffer, CODES_AT, cap * CODE_BYTES);
+    this.codeDots = new Int32Array(this.codeMemory.buffer, this.codeDotsAt(), cap);
   }
 
   private groupId(group: string | null): number {
@@ -382,11 +589,14 @@ export class VectorIndex {
     };
     const need = Math.ceil(this.bytesFor(cap) / PAGE) - this.memory.buffer.byteLength / PAGE;
     if (need > 0) this.memory.grow(need);
+    const codeNeed = Math.ceil(this.codeBytesFor(cap) / PAGE) - this.codeMemory.buffer.byteLength / PAGE;
+    if (codeNeed > 0) this.codeMemory.grow(codeNeed);
     // Rows stay where they are; the dot-product scratch moves past the larger row area.
     this.seqs = grown(this.seqs);
     this.groups = grown(this.groups);
     this.scales = grown(this.scales);
     this.sums = grown(this.sums);
+    this.codeSteps = grown(this.codeSteps);
     this.views();
   }
 
@@ -426,26 +636,34 @@ export class VectorIndex {
     move(this.groups);
     move(this.scales);
     move(this.sums);
+    move(this.codeSteps);
     const q8 = this.q8;
+    const codes = this.codes;
     const done = new Uint8Array(n);
     const scratch = new Int8Array(DIMENSIONS);
+    const codeScratch = new Uint8Array(CODE_BYTES);
     for (let p = 0; p < n; p++) {
       if (done[p]) continue;
       done[p] = 1;
       if (from[p] === p) continue;
       scratch.set(q8.subarray(p * DIMENSIONS, (p + 1) * DIMENSIONS));
+      codeScratch.set(codes.subarray(p * CODE_BYTES, (p + 1) * CODE_BYTES));
       let at = p;
       for (;;) {
         const src = from[at];
         if (src === p) {
           q8.set(scratch, at * DIMENSIONS);
+          codes.set(codeScratch, at * CODE_BYTES);
           break;
         }
         q8.copyWithin(at * DIMENSIONS, src * DIMENSIONS, (src + 1) * DIMENSIONS);
+        codes.copyWithin(at * CODE_BYTES, src * CODE_BYTES, (src + 1) * CODE_BYTES);
         done[src] = 1;
         at = src;
       }
     }
+    // Rows moved: a fill under way starts over (it skips coded rows).
+    if (!this.codesComplete) this.codeCursor = 0;
     for (let s = 0; s < n; s++) this.slotOf.set(this.seqs[s], s);
     this.clusteredUpTo = n;
     this.membersStale = true;
@@ -460,7 +678,9 @@ export class VectorIndex {
         this.groups[to] = this.groups[from];
         this.scales[to] = this.scales[from];
         this.sums[to] = this.sums[from];
+        this.codeSteps[to] = this.codeSteps[from];
         this.q8.copyWithin(to * DIMENSIONS, from * DIMENSIONS, (from + 1) * DIMENSIONS);
+        this.codes.copyWithin(to * CODE_BYTES, from * CODE_BYTES, (from + 1) * CODE_BYTES);
       }
       this.slotOf.set(this.seqs[to], to);
       to++;
@@ -469,6 +689,7 @@ export class VectorIndex {
     this.used = to;
     this.dead = 0;
     this.membersStale = true;
+    if (!this.codesComplete) this.codeCursor = 0;
   }
 }
 

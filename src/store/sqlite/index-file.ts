@@ -3,15 +3,21 @@ import { open, rename, rm, type FileHandle } from "node:fs/promises";
 import { INDEX_FILE_READ_BYTES } from "../../core/tuning";
 import { DIMENSIONS } from "../../embed/types";
 import type { IndexSnapshot, VectorIndex } from "../../core/search/vector-index";
+import { CODE_BYTES, PROJECTION_ID } from "../../core/search/projection";
 
 /**
  * The in-memory vector index saved next to the database, so a restart reads
- * one file (~40 MB at 100k, tens of ms) instead of re-reading and
+ * one file (~47 MB at 100k, tens of ms) instead of re-reading and
  * re-quantising every vec0 row (~1-2 s at 100k). It is only a cache: the
  * header names the embedder and the vector_changes row it is current to, and
  * the loader replays the log past that row or falls back to vec0.
+ *
+ * Version 2 adds each row's prefilter code (a float step and CODE_BYTES of
+ * 4-bit values) and names the projection they come from; a version 1 file
+ * (or codes of another projection) is not read: the index loads from vec0
+ * and saves a new file.
  */
-const MAGIC = "memsvc-vindex-1\n";
+const MAGIC = "memsvc-vindex-2\n";
 
 export interface IndexFileHeader {
   embedder: string;
@@ -19,22 +25,30 @@ export interface IndexFileHeader {
   cursor: number;
   count: number;
   dims: number;
+  /** The projection the prefilter codes come from (projection.ts PROJECTION_ID). */
+  codes: string;
   groupNames: string[];
 }
+
+/** Bytes a row takes in the file: seq, group, scale, sum and code step (4 each), the int8 row, the code. */
+const ROW_BYTES = 20 + DIMENSIONS + CODE_BYTES;
 
 export const indexFileOf = (dbFile: string) => `${dbFile}.vindex`;
 
 /** The file's bytes in order: magic, header length, header, then the snapshot's arrays. */
 function fileParts(index: VectorIndex, embedder: string, cursor: number): Uint8Array[] {
   const snap = index.snapshot();
-  const header: IndexFileHeader = { embedder, cursor, count: snap.seqs.length, dims: DIMENSIONS, groupNames: snap.groupNames };
+  const header: IndexFileHeader = { embedder, cursor, count: snap.seqs.length, dims: DIMENSIONS, codes: PROJECTION_ID, groupNames: snap.groupNames };
   const head = Buffer.from(JSON.stringify(header));
   const len = Buffer.alloc(4);
   len.writeUInt32LE(head.length);
-  return [Buffer.from(MAGIC), len, head, snap.seqs, snap.groups, snap.scales, snap.sums, snap.rows].map((part) =>
+  return [Buffer.from(MAGIC), len, head, ...snapshotParts(snap)].map((part) =>
     part instanceof Buffer ? part : new Uint8Array(part.buffer, part.byteOffset, part.byteLength),
   );
 }
+
+/** The snapshot's arrays in file order (the loader reads them back in this order). */
+const snapshotParts = (snap: IndexSnapshot) => [snap.seqs, snap.groups, snap.scales, snap.sums, snap.codeSteps, snap.rows, snap.codes];
 
 /** Writes the file at once (shutdown: the process exits next). */
 export function saveIndexFile(file: string, index: VectorIndex, embedder: string, cursor: number): void {
@@ -106,10 +120,10 @@ export async function readIndexFileInto(file: string, begin: (header: IndexFileH
     const header = JSON.parse(json.toString("utf8")) as IndexFileHeader;
     const n = header.count;
     let at = MAGIC.length + 4 + headLen;
-    if (header.dims !== DIMENSIONS || !Number.isInteger(n) || n < 0 || !Array.isArray(header.groupNames) || size !== at + n * (16 + DIMENSIONS)) return null;
+    if (header.dims !== DIMENSIONS || header.codes !== PROJECTION_ID || !Number.isInteger(n) || n < 0 || !Array.isArray(header.groupNames) || size !== at + n * ROW_BYTES) return null;
     const into = begin(header);
     if (!into) return null;
-    for (const part of [into.seqs, into.groups, into.scales, into.sums, into.rows]) {
+    for (const part of snapshotParts(into)) {
       await readFully(fh, new Uint8Array(part.buffer, part.byteOffset, part.byteLength), at);
       at += part.byteLength;
     }

@@ -2,7 +2,7 @@ import { getMeta, setMeta, transact, type Store } from "./open";
 import { indexFileOf, readIndexFileInto, saveIndexFile, saveIndexFileInBackground } from "./index-file";
 import type { IndexState as CoreIndexState } from "../../core/search/store";
 import type { Logger } from "../../core/log";
-import { INDEX_BACKGROUND_ABOVE, INDEX_LOAD_CHUNK, INDEX_RESTORE_SLICE, VECTOR_CHANGES_KEEP } from "../../core/tuning";
+import { INDEX_BACKGROUND_ABOVE, INDEX_CODE_SLICE, INDEX_LOAD_CHUNK, INDEX_RESTORE_SLICE, VECTOR_CHANGES_KEEP } from "../../core/tuning";
 import type { VectorIndex } from "../../core/search/vector-index";
 import { DIMENSIONS } from "../../embed/types";
 import { vec0Chunks, Vec0LayoutError, type Vec0Chunk } from "./vec0-chunks";
@@ -97,8 +97,9 @@ export function startIndex(s: IndexContext, backgroundAbove = INDEX_BACKGROUND_A
         }
         s.log("info", `vector index ready: ${s.index.size} vectors in ${Math.round(performance.now() - started)} ms`);
         finish();
-        // Saved at once, so the next start reads one file even if this process is killed; written off the event loop.
-        saveIndex(s, state, true);
+        // Saved once the rows have their prefilter codes (a snapshot would code the rest in one go),
+        // so the next start reads one file even if this process is killed; written off the event loop.
+        fillCodes(s, state, () => saveIndex(s, state, true));
       } catch (e) {
         stopped(e);
       }
@@ -119,10 +120,29 @@ export function startIndex(s: IndexContext, backgroundAbove = INDEX_BACKGROUND_A
         pruneChanges(s, state.cursor);
         s.log("info", `vector index ready from its file: ${s.index.size} vectors in ${Math.round(performance.now() - started)} ms`);
         finish();
+        // Changes replayed past the file were added while loading: they get their codes now.
+        fillCodes(s, state, () => {});
       })
       .catch(stopped),
   );
   return state;
+}
+
+/**
+ * Gives rows added during a background load their prefilter codes, in slices
+ * between requests (searches scan every int8 row until done), then `done`.
+ */
+function fillCodes(s: IndexContext, state: IndexState, done: () => void): void {
+  const step = () => {
+    try {
+      if (state.stop) return;
+      if (s.index.fillCodes(INDEX_CODE_SLICE)) setImmediate(step);
+      else done();
+    } catch (e) {
+      s.log("warn", `vector index coding stopped: ${(e as Error).message}`);
+    }
+  };
+  step();
 }
 
 /**

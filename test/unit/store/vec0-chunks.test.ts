@@ -1,6 +1,6 @@
 import { afterAll, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { VectorIndex } from "../../../src/core/search/vector-index";
@@ -54,7 +54,7 @@ function load(store: Store, via: "chunks" | "rows") {
   return { snapshot: index.snapshot(), index, state, logs };
 }
 
-const bytes = (s: ReturnType<VectorIndex["snapshot"]>) => [s.seqs, s.groups, s.scales, s.sums, s.rows].map((a) => Buffer.from(a.buffer, a.byteOffset, a.byteLength));
+const bytes = (s: ReturnType<VectorIndex["snapshot"]>) => [s.seqs, s.groups, s.scales, s.sums, s.codeSteps, s.rows, s.codes].map((a) => Buffer.from(a.buffer, a.byteOffset, a.byteLength));
 
 sqliteOnly("the chunk reader builds the very index the row scan builds, after deletes, moved vectors, project changes and a re-embed cursor", () => {
   const store = storeWith(2500);
@@ -146,6 +146,22 @@ sqliteOnly("the index file written in the background is the one written at shutd
   back.finishRestore(0, header!.count);
   expect(header).toMatchObject({ embedder: "test-embedder", cursor: 7, count: 1200 });
   expect(bytes(back.snapshot())).toEqual(bytes(index.snapshot()));
+  // A version 1 file (no prefilter codes) of the same rows is not read: the index is rebuilt, not misread.
+  const old = join(dir, "old.vindex");
+  const file = Buffer.from(readFileSync(now));
+  file.write("memsvc-vindex-1\n", 0);
+  writeFileSync(old, file);
+  let asked = false;
+  expect(await readIndexFileInto(old, () => ((asked = true), new VectorIndex().beginRestore([], 0)))).toBeNull();
+  expect(asked).toBe(false);
+  // Nor one of another projection.
+  const head = file.toString("utf8", 20, 20 + file.readUInt32LE(16));
+  expect(head).toContain(`"codes":"srht-`);
+  file.write("memsvc-vindex-2\n", 0);
+  file.write(head.replace(/"codes":"srht-/, '"codes":"xxxx-'), 20);
+  writeFileSync(old, file);
+  expect(await readIndexFileInto(old, () => ((asked = true), new VectorIndex().beginRestore([], 0)))).toBeNull();
+  expect(asked).toBe(false);
   store.close();
 });
 
