@@ -143,7 +143,7 @@ export const RULES: Rule[] = [
     mutants: [
       { id: "suppress-3", file: "src/core/tuning.ts", find: "export const RECALL_SUPPRESS_TURNS = 30;", replace: "export const RECALL_SUPPRESS_TURNS = 3;", tests: RECALL },
       // The claim in finishTurn also holds the window, so the storage test sees this one.
-      { id: "suppress-window-query", file: "src/store/sqlite/recall.ts", find: "(SELECT turn FROM recall_sessions WHERE session_id = ?1), 0) + 1 - ?2) AS suppressed", replace: "(SELECT turn FROM recall_sessions WHERE session_id = ?1), 0) + 1 - 1) AS suppressed", tests: [...RECALL, "test/unit/recall-sessions.test.ts"] },
+      { id: "suppress-window-query", file: "src/store/sqlite/recall.ts", find: "AND turn > t.turn - ?2) AS suppressed", replace: "AND turn > t.turn - 1) AS suppressed", tests: [...RECALL, "test/unit/recall-sessions.test.ts"] },
     ],
   },
   {
@@ -152,8 +152,8 @@ export const RULES: Rule[] = [
       {
         id: "suppress-cross-session",
         file: "src/store/sqlite/recall.ts",
-        find: "(SELECT json_group_array(memory_id) FROM recall_shown WHERE session_id = ?1",
-        replace: "(SELECT json_group_array(memory_id) FROM recall_shown WHERE (session_id = ?1 OR 1)",
+        find: "(SELECT json_group_array(memory_id) FROM recall_shown WHERE session_id = ?1 AND",
+        replace: "(SELECT json_group_array(memory_id) FROM recall_shown WHERE (session_id = ?1 OR 1) AND",
         tests: RECALL,
       },
     ],

@@ -59,9 +59,9 @@ interface WeightedTerm extends PromptTerm {
   fromPrompt: boolean;
 }
 
-/** The prompt's words, plus the session topic's words weighted by how much the topic counts now. */
-export async function queryTerms(s: Services, prompt: string, blend: TopicBlend | null): Promise<WeightedTerm[]> {
-  const own = (await promptTerms(s, prompt)).map((t) => ({ ...t, weight: t.idf, share: t.idf, fromPrompt: true }));
+/** The prompt's words (`given`: already weighed by the caller), plus the session topic's words weighted by how much the topic counts now. */
+export async function queryTerms(s: Services, prompt: string, blend: TopicBlend | null, given?: readonly PromptTerm[]): Promise<WeightedTerm[]> {
+  const own = (given ?? (await promptTerms(s, prompt))).map((t) => ({ ...t, weight: t.idf, share: t.idf, fromPrompt: true }));
   if (!blend || blend.weight === 0) return own;
   const have = new Set(own.map((t) => t.stem));
   const topicWords = Object.keys(blend.topic.terms).filter((w) => !have.has(stem(w)));
@@ -107,9 +107,10 @@ export async function scoreCandidates(
   promptVector: Float32Array,
   project: string | null,
   blend: TopicBlend | null = null,
+  given?: readonly PromptTerm[],
 ): Promise<RecallCandidate[]> {
   const vector = blendedVector(promptVector, blend);
-  const terms = await queryTerms(s, prompt, blend);
+  const terms = await queryTerms(s, prompt, blend, given);
   const found = new Map<number, { similarity: number | null; bm25Rank: number | null }>();
   const note = (seq: number) => {
     let c = found.get(seq);
@@ -188,9 +189,10 @@ export async function recallCandidates(
   project: string | null,
   suppressed: ReadonlySet<string>,
   blend: TopicBlend | null = null,
+  terms?: readonly PromptTerm[],
 ): Promise<RecallCandidate[]> {
   const t = thresholds(s);
-  const lines = (await scoreCandidates(s, prompt, vector, project, blend))
+  const lines = (await scoreCandidates(s, prompt, vector, project, blend, terms))
     .filter((c) => !suppressed.has(c.id) && passesLineGate(c, t))
     .sort((a, b) => b.score - a.score);
   if (!lines.some((c) => passesBlockGate(c, t))) return [];

@@ -92,7 +92,8 @@ export async function recallWithVector(s: Services, req: RecallRequest, vector: 
   // The session's running topic informs the query, then takes this prompt in.
   const terms = await promptTerms(s, req.prompt);
   const blend = blendTopic(s, parseTopic(s, topic), vector, terms);
-  const picks = await recallCandidates(s, req.prompt, vector, req.project, new Set(suppressed), blend);
+  // The prompt's terms, weighed once: the gates reuse them.
+  const picks = await recallCandidates(s, req.prompt, vector, req.project, new Set(suppressed), blend, terms);
   const { turn, claimed } = await s.storage.recall.finishTurn({
     sessionId: req.sessionId,
     now: s.now(),

@@ -51,10 +51,11 @@ export function sqliteRecall(h: SqliteHandle): RecallStore {
     // Outside the write lock and any transaction: one statement reads one snapshot.
     peekTurn: async (sessionId, window): Promise<RecallTurn> => {
       const row = q<{ turn: number; suppressed: string; topic: string | null }, [string, number]>(
-        `SELECT coalesce((SELECT turn FROM recall_sessions WHERE session_id = ?1), 0) + 1 AS turn,
-           (SELECT json_group_array(memory_id) FROM recall_shown WHERE session_id = ?1
-              AND turn > coalesce((SELECT turn FROM recall_sessions WHERE session_id = ?1), 0) + 1 - ?2) AS suppressed,
-           (SELECT topic FROM recall_topics WHERE session_id = ?1) AS topic`,
+        `WITH t AS (SELECT coalesce((SELECT turn FROM recall_sessions WHERE session_id = ?1), 0) + 1 AS turn)
+         SELECT t.turn,
+           (SELECT json_group_array(memory_id) FROM recall_shown WHERE session_id = ?1 AND turn > t.turn - ?2) AS suppressed,
+           (SELECT topic FROM recall_topics WHERE session_id = ?1) AS topic
+         FROM t`,
       ).get(sessionId, window)!;
       return { turn: row.turn, suppressed: JSON.parse(row.suppressed) as string[], topic: row.topic };
     },
