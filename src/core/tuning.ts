@@ -192,6 +192,20 @@ export const RECENT_WALK_FIRST = 1024;
 export const RECENT_LIST_FIRST = 64;
 
 /**
+ * SQLite keeps the link-count lists /recent walks (memories_link_count and
+ * memories_project_link_count, migration 0014, which spells this number) only
+ * for memories with at least this many links: every link moves two memories'
+ * counts, and with the full lists a new memory's three links rewrote ~18 leaf
+ * pages of those two indexes (WAL frames of 300 ingests at 100k, attributed
+ * by dbstat: 71 a memory before). The walk reads that list from the top, for
+ * the hubs; below the cut it bounds the unread rows' links by this less one.
+ * In the bench store 99.9% of memories have fewer than 8 links (median 2-3);
+ * in a densely linked store more rows stay in the lists and fewer writes are
+ * saved, never more. Changing it needs a new migration.
+ */
+export const RECENT_LINK_LIST_FROM = 8;
+
+/**
  * The vector index scores rows with an exact int8 dot product (WebAssembly
  * SIMD) and rescores this many of the best with the float query, per result
  * asked (at least VECTOR_RESCORE_MIN). The full int8 scan measured recall@10

@@ -5,7 +5,7 @@ import { hubsText, neighborsText, pathText } from "../../src/core/graph";
 import { addLink, linkToNearest } from "../../src/core/graph";
 import { withStorage } from "../../src/core/storage";
 import { deleteMemory, resolveMemory } from "../../src/core/memories";
-import { GRAPH_PATH_MAX_HOPS } from "../../src/core/tuning";
+import { GRAPH_PATH_MAX_HOPS, RECENT_LINK_LIST_FROM } from "../../src/core/tuning";
 import { AppError } from "../../src/errors";
 import { dbRows } from "../helpers/engine";
 import { seedGraph } from "../helpers/graph-seed";
@@ -117,6 +117,33 @@ describe("hubs", () => {
     expect((await hubs(s, { domain: "cooking" })).hubs.map((h) => h.id).sort()).toEqual([ids.e, ids.f].sort());
     expect((await hubs(s, { limit: 2 })).count).toBe(2);
     expect((await hubs(s, { domain: "nowhere" })).hubs).toEqual([]);
+  });
+
+  test("the order holds across RECENT_LINK_LIST_FROM (SQLite reads the most linked from a partial index, the rest by a scan)", async () => {
+    fresh();
+    const cut = RECENT_LINK_LIST_FROM;
+    // Hubs with cut + 2, cut, cut - 1 and 1 links, two of them in domain "web"; leaves link to them.
+    const hubsWanted: [string, number, string][] = [["h1", cut + 2, "infra"], ["h2", cut, "web"], ["h3", cut - 1, "web"], ["h4", 1, "infra"]];
+    const memories: { key: string; content: string; project: string | null }[] = hubsWanted.map(([key, , project]) => ({ key, content: `Hub ${key} for ${project}`, project }));
+    const links: [string, string, string, number][] = [];
+    for (const [key, n] of hubsWanted) {
+      for (let i = 0; i < n; i++) {
+        memories.push({ key: `${key}-${i}`, content: `Leaf ${i} of ${key}`, project: "leaves" });
+        links.push([`${key}-${i}`, key, "related", 0.5]);
+      }
+    }
+    const ids = await seedGraph(s, memories, links);
+    const order = (r: Awaited<ReturnType<typeof hubs>>) => r.hubs.map((h) => h.id);
+    expect(order(await hubs(s, { limit: 3 }))).toEqual([ids.h1, ids.h2, ids.h3]);
+    expect((await hubs(s, { limit: 3 })).hubs.map((h) => h.connections)).toEqual([cut + 2, cut, cut - 1]);
+    expect(order(await hubs(s, { limit: 2 }))).toEqual([ids.h1, ids.h2]);
+    expect(order(await hubs(s, { domain: "web", limit: 5 }))).toEqual([ids.h2, ids.h3]);
+    expect(order(await hubs(s, { domain: "infra", limit: 5 }))).toEqual([ids.h1, ids.h4]);
+    // Every hub, then the leaves (one link each), nothing twice.
+    const all = order(await hubs(s, { limit: 100 }));
+    expect(all.slice(0, 3)).toEqual([ids.h1, ids.h2, ids.h3]);
+    expect(new Set(all).size).toBe(all.length);
+    expect(all.length).toBe(memories.length);
   });
 
   test("bad limit or domain: 400", async () => {

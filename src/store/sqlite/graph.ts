@@ -3,6 +3,7 @@ import { effectiveStrengthSql } from "./strength";
 // Straight from the file: read while modules load (the memories barrel may not be complete yet).
 import { DEFAULT_DOMAIN } from "../../core/memories/tags";
 import type { SqliteHandle } from "./storage";
+import { RECENT_LINK_LIST_FROM } from "../../core/tuning";
 
 /** Slices of at least 1/SCAN_SHARE of the store read every tag and link instead of probing by id (bench/graph.ts, 10k nodes). */
 const SCAN_SHARE = 4;
@@ -90,13 +91,19 @@ export function sqliteGraph(h: SqliteHandle): GraphStore {
     },
 
     async hubs({ now, previewChars, domain, limit }) {
-      return db
-        .query<GraphMemoryRow, { now: number; preview: number; domain: string | null; limit: number }>(
-          `SELECT * FROM (SELECT ${GRAPH_COLUMNS_SQL} FROM memories m WHERE m.link_count > 0)
-            WHERE (:domain IS NULL OR domain = :domain)
-            ORDER BY linkCount DESC, eff DESC, seq LIMIT :limit`,
-        )
-        .all({ now, preview: previewChars, domain, limit });
+      // The most linked first, from the partial link-count index (migration 0014: rows with at least
+      // RECENT_LINK_LIST_FROM links); only when those are too few are the rest scanned. Every row of the
+      // first part sorts before every row of the second, so the two answers simply concatenate.
+      const part = (cond: string, n: number) =>
+        db
+          .query<GraphMemoryRow, { now: number; preview: number; domain: string | null; limit: number }>(
+            `SELECT * FROM (SELECT ${GRAPH_COLUMNS_SQL} FROM memories m WHERE ${cond})
+              WHERE (:domain IS NULL OR domain = :domain)
+              ORDER BY linkCount DESC, eff DESC, seq LIMIT :limit`,
+          )
+          .all({ now, preview: previewChars, domain, limit: n });
+      const top = part(`m.link_count >= ${RECENT_LINK_LIST_FROM}`, limit);
+      return top.length < limit ? top.concat(part(`m.link_count > 0 AND m.link_count < ${RECENT_LINK_LIST_FROM}`, limit - top.length)) : top;
     },
 
     async exportSlice(q) {

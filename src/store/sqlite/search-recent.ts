@@ -4,6 +4,7 @@ import { fromSql, touchedBound } from "../../core/search/recent";
 import type { RankedRow } from "../../core/search/store";
 import {
   RECENT_CONNECTION_WEIGHT,
+  RECENT_LINK_LIST_FROM,
   RECENT_LIST_FIRST,
   RECENT_RECENCY_DAYS,
   RECENT_RECENCY_WEIGHT,
@@ -65,15 +66,17 @@ const COLUMN: Record<Key, string> = { touched: TOUCHED, links: "link_count", str
  * memories_strength or the (project, strength) index).
  */
 function walkStatements(sqlite: Database, project: string | null) {
-  const and = project === null ? "" : "project = :project AND";
   const extra: Record<string, string> = project === null ? {} : { project };
   const statements = (key: Key) => {
     const col = COLUMN[key];
+    // The link lists are partial indexes (migration 0014): the planner uses them only when the query names their cut, as a literal.
+    const terms = [project === null ? "" : "project = :project", key === "links" ? `link_count >= ${RECENT_LINK_LIST_FROM}` : ""].filter(Boolean);
+    const and = terms.map((t) => `${t} AND`).join(" ");
     // The value of the (:skip + 1)-th row at or below :hi, read from the index alone.
     const cut = sqlite.query<{ v: number }, Record<string, number | string>>(
       `SELECT ${col} AS v FROM memories WHERE ${and} ${col} <= :hi ORDER BY ${col} DESC LIMIT 1 OFFSET :skip`,
     );
-    const max = sqlite.query<{ v: number | null }, Record<string, string>>(`SELECT max(${col}) AS v FROM memories ${project === null ? "" : "WHERE project = :project"}`);
+    const max = sqlite.query<{ v: number | null }, Record<string, string>>(`SELECT max(${col}) AS v FROM memories ${terms.length ? `WHERE ${terms.join(" AND ")}` : ""}`);
     // The best rows in (:lo, :hi] that pass the cheap test, which lets through every
     // row that can reach the floor: importance is at most strength * :strong +
     // link_count * LINKS_SLOPE + LINKS_AT_ZERO + the recency the range allows, where
@@ -139,11 +142,15 @@ export function walkTouched(sqlite: Database, p: RecentParams, batches = { touch
     top = top.concat(rows.filter((r) => !have.has(r.seq))).sort(byImportance).slice(0, k);
   };
   const floor = () => (top.length < k ? -Infinity : top[k - 1].importance === null ? NaN : top[k - 1].importance! - SLACK);
+  // `bottom`: where a list ends. The link list holds only rows with at least
+  // RECENT_LINK_LIST_FROM links; read to its end, it bounds every other row by one less.
+  const linksBelow = RECENT_LINK_LIST_FROM - 1;
   const lists = {
-    touched: { q: q.touched, hi: Infinity, stand: q.touched.max(), size: batches.touched },
-    links: { q: q.links, hi: Infinity, stand: q.links.max(), size: batches.lists },
-    strength: { q: q.strength, hi: Infinity, stand: q.strength.max(), size: batches.lists },
+    touched: { q: q.touched, hi: Infinity, stand: q.touched.max(), size: batches.touched, bottom: -Infinity },
+    links: { q: q.links, hi: Infinity, stand: q.links.max() ?? linksBelow, size: batches.lists, bottom: linksBelow },
+    strength: { q: q.strength, hi: Infinity, stand: q.strength.max(), size: batches.lists, bottom: -Infinity },
   };
+  if (lists.links.stand === linksBelow) lists.links.hi = linksBelow;
   if (lists.touched.stand === null) return [];
   let done = false;
   /**
@@ -163,15 +170,17 @@ export function walkTouched(sqlite: Database, p: RecentParams, batches = { touch
     take(list.q.read({ now: p.now, limit: k, lo, hi: list.hi, ...cheapTest(key, list.hi) }));
     list.hi = lo;
     list.stand = lo;
-    // Every row of the list read: every row (of the project) was.
+    // Every row of a whole list read: every row (of the project) was.
     if (lo === -Infinity) done = true;
   };
-  /** One batch of whole values from a list (false, and nothing read, when its top value alone holds more rows); the next is twice as large. */
-  const advance = (key: Key, cut = lists[key].q.cut(lists[key].hi, lists[key].size)) => {
+  /** One batch of whole values from a list (false, and nothing read, when its top value alone holds more rows or it is read to its end); the next is twice as large. */
+  const advance = (key: Key, cut?: number | null) => {
     const list = lists[key];
+    if (list.hi <= list.bottom) return false;
+    cut = cut === undefined ? list.q.cut(list.hi, list.size) : cut;
     list.size *= 2;
     if (cut === list.stand) return false;
-    read(key, cut ?? -Infinity);
+    read(key, cut ?? list.bottom);
     return true;
   };
   const bound = (t: number) => touchedBound(Math.max(0, lists.strength.stand ?? 0), Math.max(0, lists.links.stand ?? 0), t, p.now);

@@ -1,6 +1,7 @@
 import { afterAll, expect, test } from "bun:test";
 import { openStore, type Store } from "../../../src/store/sqlite";
 import { scoreAll, walkTouched } from "../../../src/store/sqlite/search-recent";
+import { RECENT_LINK_LIST_FROM } from "../../../src/core/tuning";
 import { onPostgres } from "../../helpers/engine";
 
 // SQLite's /recent walk (threshold algorithm over the touched, link-count and
@@ -49,6 +50,8 @@ function generate(seed: number): { store: Store; traits: string[]; projects: (st
   const ties = trait("identical rows", 0.4);
   const oddTimes = trait("future and pre-creation times", 0.3);
   const noLinks = trait("no links", 0.15);
+  // Link counts around RECENT_LINK_LIST_FROM, where the partial link list (migration 0014) ends.
+  const linksAtCut = trait("links around the list's cut", 0.3);
 
   const store = openStore(":memory:");
   stores.push(store);
@@ -78,6 +81,7 @@ function generate(seed: number): { store: Store; traits: string[]; projects: (st
       }
       if (oddStrength && chance(0.1)) strength = pick([0, -0.5, -1, -4]);
       let links = noLinks ? 0 : Math.floor(r() ** 3 * 12);
+      if (linksAtCut) links = RECENT_LINK_LIST_FROM - 3 + Math.floor(r() * 6);
       if (hubs && chance(0.005)) links = 200 + Math.floor(r() * 3000);
       const project = chance(0.003) ? "few" : chance(0.1) ? null : chance(0.7) ? "a" : "b";
       ins.run(crypto.randomUUID(), `note ${i}`, project, created, created, refreshed, strength, links);
@@ -140,5 +144,25 @@ test.skipIf(onPostgres)("a negative strength is let through the cheap test: the 
     const p = { now: NOW, project, limit: 1 };
     expect(scoreAll(store.sqlite, p).map((r) => r.id)).toEqual(["import"]);
     expect(walkTouched(store.sqlite, p, { touched: 2, lists: 1 }).map((r) => r.id)).toEqual(["import"]);
+  }
+});
+
+test.skipIf(onPostgres)("the link lists are partial at RECENT_LINK_LIST_FROM, and the walk's link statements read them", () => {
+  const store = openStore(":memory:");
+  stores.push(store);
+  for (const name of ["memories_link_count", "memories_project_link_count"]) {
+    const sql = store.sqlite.query<{ sql: string }, [string]>("SELECT sql FROM sqlite_master WHERE name = ?").get(name)!.sql;
+    expect(sql).toContain(`WHERE link_count >= ${RECENT_LINK_LIST_FROM}`);
+  }
+  for (const [where, index] of [
+    ["", "memories_link_count"],
+    ["project = 'a' AND", "memories_project_link_count"],
+  ]) {
+    const plan = store.sqlite
+      .query<{ detail: string }, []>(`EXPLAIN QUERY PLAN SELECT link_count FROM memories WHERE ${where} link_count >= ${RECENT_LINK_LIST_FROM} AND link_count <= 20 ORDER BY link_count DESC LIMIT 1 OFFSET 3`)
+      .all()
+      .map((r) => r.detail)
+      .join("; ");
+    expect(plan).toContain(index);
   }
 });
