@@ -348,6 +348,20 @@ export const VECTOR_CHANGES_KEEP = 200_000;
  */
 export const WAL_AUTOCHECKPOINT_PAGES = 8000;
 
+/**
+ * The server's WAL checkpoints run on a worker thread (src/store/sqlite/checkpointer.ts).
+ * The worker reads the WAL index header every WAL_WORKER_POLL_MS (a 136-byte read)
+ * and checkpoints PASSIVE once WAL_WORKER_THRESHOLD_PAGES frames are not yet copied.
+ * The main connection's wal_autocheckpoint is then WAL_WORKER_CAP_PAGES: the COMMIT
+ * that takes the WAL there copies what the worker has not yet, and the WAL starts
+ * over (it only can once fully copied, which a worker racing commits never sees).
+ * WAL_AUTOCHECKPOINT_PAGES above is what the main connection goes back to when the
+ * worker cannot run.
+ */
+export const WAL_WORKER_THRESHOLD_PAGES = 2000;
+export const WAL_WORKER_POLL_MS = 50;
+export const WAL_WORKER_CAP_PAGES = 16_000;
+
 /** Longest query text embedded or tokenised; longer input is cut, never rejected. */
 export const QUERY_MAX_CHARS = 2000;
 /** Most distinct keywords OR-ed into one FTS5 query. */
