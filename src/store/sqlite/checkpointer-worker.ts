@@ -26,7 +26,7 @@ export interface CheckpointerInput {
   ctl: { state: number; stop: number; closed: number };
   control: SharedArrayBuffer;
   /** Float64 slots of `stats`, see STAT in checkpointer.ts. */
-  stat: { checkpoints: number; frames: number; ms: number; heartbeat: number };
+  stat: { checkpoints: number; frames: number; ms: number };
   stats: SharedArrayBuffer;
 }
 
@@ -49,7 +49,7 @@ const WAL_INDEX_VERSION = 3007000;
  * The WAL's length and how much of it is checkpointed, from the wal-index
  * header at the start of the -shm file (https://www.sqlite.org/walformat.html,
  * section 2.2: two copies of a 48-byte header, then nBackfill at byte 96, all
- * in native byte order). SQLite maps that file into memory; a read sees the
+ * in native byte order: little-endian on every platform memsvc ships). SQLite maps that file into memory; a read sees the
  * same pages. Read without SQLite's locks, so the two header copies are
  * compared and the read retried when a writer was halfway through; null when
  * they never agree or the layout is not the one documented.
@@ -121,7 +121,6 @@ export function runCheckpointer(input: CheckpointerInput, post: (m: Checkpointer
     while (Atomics.load(ctl, CTL.stop) === 0) {
       Atomics.wait(ctl, CTL.stop, 0, input.pollMs);
       if (Atomics.load(ctl, CTL.stop) !== 0) break;
-      stats[STAT.heartbeat] = Date.now();
       const wal = readWalIndex(shm, buffer);
       if (!wal) continue;
       const behind = wal.mxFrame - wal.nBackfill;

@@ -14,7 +14,7 @@ import type { CheckpointerInput, CheckpointerMessage } from "./checkpointer-work
  * The main connection keeps an autocheckpoint, at WAL_WORKER_CAP_PAGES: the
  * hard cap. It is also how the WAL starts over. A WAL is only rewound from its
  * beginning once every frame in it is copied, which a checkpoint on another
- * thread never sees while commits keep landing during it; so the WAL grows to
+ * thread rarely sees while commits keep landing during it; so the WAL grows to
  * the cap, and the COMMIT that reaches it copies what the worker has not yet
  * (a few thousand pages at most, against WAL_AUTOCHECKPOINT_PAGES before)
  * and the next write starts the WAL over. A worker that is stuck or behind
@@ -72,9 +72,7 @@ const STAT = {
   frames: 1,
   /** Wall milliseconds the worker spent inside them. */
   ms: 2,
-  /** Date.now() of the worker's last look at the WAL. */
-  heartbeat: 3,
-  length: 4,
+  length: 3,
 } as const;
 
 /** Longest the store's close waits for the worker to finish a checkpoint and close its connection. */
