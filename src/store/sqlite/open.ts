@@ -22,8 +22,8 @@ export interface Store {
 export interface OpenOptions {
   /**
    * Checkpoint the WAL on a worker thread (checkpointer.ts): for the
-   * long-running server. Ignored for :memory: and a store not in WAL mode
-   * (read-only media).
+   * long-running server. Ignored for :memory: and for a store that is not
+   * in WAL mode or not writable (read-only media).
    */
   checkpointer?: CheckpointerOptions;
 }
@@ -45,7 +45,7 @@ export function openStore(file: string, opts: OpenOptions = {}): Store {
   sqlite.loadExtension(sqliteVecLibrary(), "sqlite3_vec_init");
   migrate(sqlite);
   // After the migrations: the worker's connection then reads the schema as it stays.
-  const checkpointer = opts.checkpointer && file !== ":memory:" && journal === "wal" && writable(file) ? startCheckpointer(sqlite, file, opts.checkpointer) : null;
+  const checkpointer = opts.checkpointer && file !== ":memory:" && journal === "wal" && writable(file) ? checkpointerOrNull(sqlite, file, opts.checkpointer) : null;
   let closed = false;
   return {
     sqlite,
@@ -66,6 +66,16 @@ export function openStore(file: string, opts: OpenOptions = {}): Store {
       sqlite.close();
     },
   };
+}
+
+/** A worker that cannot even be created leaves the store as it always was, checkpointing itself. */
+function checkpointerOrNull(sqlite: Database, file: string, opts: CheckpointerOptions): Checkpointer | null {
+  try {
+    return startCheckpointer(sqlite, file, opts);
+  } catch (e) {
+    opts.log("error", `wal: the checkpoint worker could not start: ${(e as Error).message}; the main connection checkpoints the WAL itself`);
+    return null;
+  }
 }
 
 function writable(file: string): boolean {
