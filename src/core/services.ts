@@ -64,11 +64,13 @@ export interface ServiceOptions {
   dbFile?: string;
   /** Vector count above which the index loads in the background and is saved to a file (tests lower it). */
   indexBackgroundAbove?: number;
+  /** SQLite: checkpoint the WAL on a worker thread (the long-running server; src/store/sqlite/checkpointer.ts). */
+  walCheckpointer?: boolean;
 }
 
 export function createServices(config: Config, opts: ServiceOptions): Services {
   const postgres = config.storage === "postgres";
-  const store = postgres ? null : openStore(opts.dbFile ?? config.paths.db);
+  const store = postgres ? null : openStore(opts.dbFile ?? config.paths.db, opts.walCheckpointer ? { checkpointer: { log: opts.log } } : {});
   // Lazy: nothing connects until the first query or storage.ready() (memsvc server awaits it to fail fast).
   const storage = store ? sqliteStorage(store) : pgStorage(openPostgres({ url: config.database.url!, schema: config.database.schema, pool: config.database.pool }));
   const inflight = new Set<Promise<unknown>>();

@@ -362,6 +362,34 @@ export const VECTOR_CHANGES_KEEP = 200_000;
  */
 export const WAL_AUTOCHECKPOINT_PAGES = 8000;
 
+/**
+ * The server's WAL checkpoints run on a worker thread (src/store/sqlite/checkpointer.ts).
+ * The worker reads the WAL index header every WAL_WORKER_POLL_MS (a 136-byte read)
+ * and checkpoints PASSIVE once WAL_WORKER_THRESHOLD_PAGES frames are not yet copied.
+ * The main connection's wal_autocheckpoint is then WAL_WORKER_CAP_PAGES: the COMMIT
+ * that takes the WAL there copies what the worker has not yet, and the WAL starts
+ * over (it only can once fully copied, which a worker racing commits never sees).
+ * WAL_AUTOCHECKPOINT_PAGES above is what the main connection goes back to when the
+ * worker cannot run.
+ * Measured in process (1,500 ingests through ingestMemory into a copy of the 100k
+ * bench store, offline embedder, load 2.5-3.2, three runs each, alternating):
+ * autocheckpoint 8000 on the main thread: wall 6.60-7.19 ms a memory, COMMIT wall
+ * 3.35-3.74 ms, commits over 10 ms 3.0-3.3 s in all (each checkpoint ~190-330 ms,
+ * 13 of them), main-thread CPU 3.07-3.35 ms, process CPU 3.27-3.54 ms. Worker at
+ * 2000 / cap 16000: wall 5.65-6.30 ms, COMMIT wall 2.18-2.41 ms, commits over 10 ms
+ * 1.2-1.4 s (the cap's commits, ~150-190 ms each: few pages left to copy, but the
+ * two fsyncs), main-thread CPU 3.00-3.15 ms, process CPU 3.42-3.62 ms (the worker
+ * copies a hot page once per checkpoint of its own, more often than before). The
+ * WAL file reached 75-80 MB (33 MB before). A threshold of 4000 measured the same
+ * (wall 6.04-6.10 ms): past half the cap the worker copies whatever is pending at
+ * each look anyway, so the cap's COMMIT finds little. bench:compare --base 193c779
+ * at 100k (3 rounds, BENCH_INGEST=1500, load 3.3-4.0): ingest 254 -> 295/s over
+ * HTTP, /search p50 12.6 -> 12.5 ms, p95 32.0 -> 26.3 ms, /recall-index alike.
+ */
+export const WAL_WORKER_THRESHOLD_PAGES = 2000;
+export const WAL_WORKER_POLL_MS = 50;
+export const WAL_WORKER_CAP_PAGES = 16_000;
+
 /** Longest query text embedded or tokenised; longer input is cut, never rejected. */
 export const QUERY_MAX_CHARS = 2000;
 /** Most distinct keywords OR-ed into one FTS5 query. */

@@ -83,6 +83,8 @@ test("the lone binary runs init, server and status, and serves ingest → search
 
   server.proc.kill("SIGTERM");
   expect(await server.proc.exited).toBe(0);
+  // The WAL checkpoint worker's code is inside the binary (a Worker from its text) and opened the store.
+  if (!onPostgres) expect(server.stderr()).toContain("wal: a worker thread checkpoints the WAL");
   server = null;
 }, 60_000);
 

@@ -1,8 +1,10 @@
 import { Database } from "bun:sqlite";
+import { accessSync, constants } from "node:fs";
 import { drizzle } from "drizzle-orm/bun-sqlite";
 import { prepareSqlite, sqliteVecLibrary } from "../../platform/natives";
 import { prepareDatabaseFile, tightenDatabaseFiles } from "../../private-files";
 import { WAL_AUTOCHECKPOINT_PAGES } from "../../core/tuning";
+import { startCheckpointer, type Checkpointer, type CheckpointerOptions } from "./checkpointer";
 import { MIGRATIONS } from "./migrations";
 import * as schema from "./schema";
 
@@ -12,17 +14,28 @@ export interface Store {
   readonly sqlite: Database;
   readonly orm: Drizzle;
   readonly file: string;
+  /** The WAL checkpoint worker, when openStore was asked for one (the server) and the store can have one. */
+  readonly checkpointer: Checkpointer | null;
   close(): void;
 }
 
+export interface OpenOptions {
+  /**
+   * Checkpoint the WAL on a worker thread (checkpointer.ts): for the
+   * long-running server. Ignored for :memory: and for a store that is not
+   * in WAL mode or not writable (read-only media).
+   */
+  checkpointer?: CheckpointerOptions;
+}
+
 /** Opens (creating if needed) the database: WAL, pragmas, sqlite-vec, migrations. */
-export function openStore(file: string): Store {
+export function openStore(file: string, opts: OpenOptions = {}): Store {
   if (file !== ":memory:") prepareDatabaseFile(file);
   prepareSqlite();
   const sqlite = new Database(file, { create: true, strict: true });
   // The busy timeout first: switching to WAL waits for another process's lock (a closing server's checkpoint).
   sqlite.run("PRAGMA busy_timeout = 5000");
-  sqlite.run("PRAGMA journal_mode = WAL");
+  const journal = sqlite.query<{ journal_mode: string }, []>("PRAGMA journal_mode = WAL").get()?.journal_mode;
   if (file !== ":memory:") tightenDatabaseFiles(file);
   sqlite.run("PRAGMA synchronous = NORMAL");
   sqlite.run(`PRAGMA wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_PAGES}`);
@@ -31,14 +44,19 @@ export function openStore(file: string): Store {
   sqlite.run("PRAGMA temp_store = MEMORY");
   sqlite.loadExtension(sqliteVecLibrary(), "sqlite3_vec_init");
   migrate(sqlite);
+  // After the migrations: the worker's connection then reads the schema as it stays.
+  const checkpointer = opts.checkpointer && file !== ":memory:" && journal === "wal" && writable(file) ? checkpointerOrNull(sqlite, file, opts.checkpointer) : null;
   let closed = false;
   return {
     sqlite,
     orm: drizzle(sqlite, { schema }),
     file,
+    checkpointer,
     close() {
       if (closed) return;
       closed = true;
+      // The worker's connection closes first, so the checkpoint below copies everything and nothing else holds the WAL.
+      checkpointer?.stop();
       // A clean close checkpoints the WAL so the file is complete on its own.
       try {
         sqlite.run("PRAGMA wal_checkpoint(TRUNCATE)");
@@ -48,6 +66,25 @@ export function openStore(file: string): Store {
       sqlite.close();
     },
   };
+}
+
+/** A worker that cannot even be created leaves the store as it always was, checkpointing itself. */
+function checkpointerOrNull(sqlite: Database, file: string, opts: CheckpointerOptions): Checkpointer | null {
+  try {
+    return startCheckpointer(sqlite, file, opts);
+  } catch (e) {
+    opts.log("error", `wal: the checkpoint worker could not start: ${(e as Error).message}; the main connection checkpoints the WAL itself`);
+    return null;
+  }
+}
+
+function writable(file: string): boolean {
+  try {
+    accessSync(file, constants.W_OK);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function migrate(sqlite: Database): void {

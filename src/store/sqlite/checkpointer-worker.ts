@@ -1,0 +1,146 @@
+import { Database } from "bun:sqlite";
+import { closeSync, openSync, readSync } from "node:fs";
+import { isMainThread, parentPort, workerData } from "node:worker_threads";
+
+/**
+ * The WAL checkpointer's thread (see checkpointer.ts for the main side).
+ *
+ * This file runs as a Worker made from its own text (a blob URL), the same
+ * way from source and inside the compiled binary, so it imports nothing but
+ * Bun's and Node's built-in modules: a relative import would not resolve from
+ * a blob; the layout of the buffers it shares with the main thread comes in
+ * its input. The main thread imports only its types (the bundler would mix a
+ * text import and a code import of one file); tests import readWalIndex.
+ */
+
+export interface CheckpointerInput {
+  memsvcCheckpointer: true;
+  file: string;
+  /** sqlite_version() and sqlite_source_id() of the main thread's connection: the worker must run the same library. */
+  library: { version: string; sourceId: string };
+  thresholdPages: number;
+  /** The main connection's wal_autocheckpoint: near it, the worker copies whatever is left, so that COMMIT finds little. */
+  capPages: number;
+  pollMs: number;
+  /** Int32 slots of `control`, see CTL in checkpointer.ts. */
+  ctl: { state: number; stop: number; closed: number };
+  control: SharedArrayBuffer;
+  /** Float64 slots of `stats`, see STAT in checkpointer.ts. */
+  stat: { checkpoints: number; frames: number; ms: number };
+  stats: SharedArrayBuffer;
+}
+
+export type CheckpointerMessage =
+  | { type: "ready" }
+  | { type: "refused"; reason: string }
+  | { type: "failed"; message: string };
+
+export interface WalIndex {
+  /** Frames in the WAL (the last valid frame's number). */
+  mxFrame: number;
+  /** Frames already copied into the database file. */
+  nBackfill: number;
+}
+
+const SHM_HEADER_BYTES = 136;
+const WAL_INDEX_VERSION = 3007000;
+
+/**
+ * The WAL's length and how much of it is checkpointed, from the wal-index
+ * header at the start of the -shm file (https://www.sqlite.org/walformat.html,
+ * section 2.2: two copies of a 48-byte header, then nBackfill at byte 96, all
+ * in native byte order: little-endian on every platform memsvc ships). SQLite maps that file into memory; a read sees the
+ * same pages. Read without SQLite's locks, so the two header copies are
+ * compared and the read retried when a writer was halfway through; null when
+ * they never agree or the layout is not the one documented.
+ */
+export function readWalIndex(fd: number, buffer = Buffer.alloc(SHM_HEADER_BYTES)): WalIndex | null {
+  for (let attempt = 0; attempt < 4; attempt++) {
+    if (readSync(fd, buffer, 0, SHM_HEADER_BYTES, 0) < SHM_HEADER_BYTES) return null;
+    if (buffer.readUInt32LE(0) !== WAL_INDEX_VERSION || buffer[12] !== 1) return null;
+    if (buffer.compare(buffer, 0, 48, 48, 96) !== 0) continue;
+    return { mxFrame: buffer.readUInt32LE(16), nBackfill: buffer.readUInt32LE(96) };
+  }
+  return null;
+}
+
+/** Opens the -shm file for readWalIndex; null when it cannot be read. */
+export function openWalIndex(file: string): number | null {
+  try {
+    const fd = openSync(`${file}-shm`, "r");
+    if (readWalIndex(fd)) return fd;
+    closeSync(fd);
+  } catch {
+    /* no -shm file: not in WAL mode */
+  }
+  return null;
+}
+
+interface CheckpointResult {
+  busy: number;
+  log: number;
+  checkpointed: number;
+}
+
+/**
+ * The worker's whole life: check the library, open the file, then every
+ * `pollMs` look at the WAL and, once `thresholdPages` frames are not yet
+ * copied (or any, when the WAL nears the main connection's autocheckpoint),
+ * checkpoint PASSIVE: that never takes the write lock, so the main thread's
+ * transactions never wait for it.
+ */
+export function runCheckpointer(input: CheckpointerInput, post: (m: CheckpointerMessage) => void): void {
+  const ctl = new Int32Array(input.control);
+  const stats = new Float64Array(input.stats);
+  const CTL = input.ctl;
+  const STAT = input.stat;
+  let db: Database | null = null;
+  let shm: number | null = null;
+  try {
+    // Two copies of SQLite in one process over one file break each other's POSIX locks: compare before opening it.
+    const probe = new Database(":memory:");
+    const library = probe.query<{ version: string; sourceId: string }, []>("SELECT sqlite_version() AS version, sqlite_source_id() AS sourceId").get()!;
+    probe.close();
+    if (library.version !== input.library.version || library.sourceId !== input.library.sourceId) {
+      post({ type: "refused", reason: `the worker's SQLite is ${library.version} (${library.sourceId}), the main thread's ${input.library.version} (${input.library.sourceId})` });
+      return;
+    }
+    // The main thread may have stopped already (a store closed right after it opened): then never touch the file.
+    if (Atomics.compareExchange(ctl, CTL.state, 0, 1) !== 0) return;
+    db = new Database(input.file, { readwrite: true, create: false });
+    db.run("PRAGMA wal_autocheckpoint = 0");
+    shm = openWalIndex(input.file);
+    if (shm === null) {
+      post({ type: "refused", reason: `${input.file}-shm is not a WAL index this code can read` });
+      return;
+    }
+    const checkpoint = db.query<CheckpointResult, []>("PRAGMA wal_checkpoint(PASSIVE)");
+    const buffer = Buffer.alloc(SHM_HEADER_BYTES);
+    const nearCap = input.capPages / 2;
+    post({ type: "ready" });
+    while (Atomics.load(ctl, CTL.stop) === 0) {
+      Atomics.wait(ctl, CTL.stop, 0, input.pollMs);
+      if (Atomics.load(ctl, CTL.stop) !== 0) break;
+      const wal = readWalIndex(shm, buffer);
+      if (!wal) continue;
+      const behind = wal.mxFrame - wal.nBackfill;
+      if (behind === 0 || (behind < input.thresholdPages && wal.mxFrame < nearCap)) continue;
+      const started = performance.now();
+      const r = checkpoint.get()!;
+      stats[STAT.ms] += performance.now() - started;
+      stats[STAT.checkpoints]++;
+      stats[STAT.frames] += Math.max(0, r.checkpointed - wal.nBackfill);
+    }
+  } catch (e) {
+    post({ type: "failed", message: (e as Error).message });
+  } finally {
+    if (shm !== null) closeSync(shm);
+    db?.close();
+    Atomics.store(ctl, CTL.closed, 1);
+    Atomics.notify(ctl, CTL.closed);
+  }
+}
+
+if (!isMainThread && (workerData as CheckpointerInput | null)?.memsvcCheckpointer) {
+  runCheckpointer(workerData as CheckpointerInput, (m) => parentPort!.postMessage(m));
+}

@@ -1,0 +1,174 @@
+import { afterEach, describe, expect, test } from "bun:test";
+import { Database } from "bun:sqlite";
+import { existsSync, mkdtempSync, readdirSync, readlinkSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Level } from "../../../src/core/log";
+import { WAL_AUTOCHECKPOINT_PAGES } from "../../../src/core/tuning";
+import { openWalIndex, readWalIndex } from "../../../src/store/sqlite/checkpointer-worker";
+import type { CheckpointerOptions } from "../../../src/store/sqlite/checkpointer";
+import { openStore, type Store } from "../../../src/store/sqlite/open";
+
+// The WAL checkpoint worker on real SQLite files (src/store/sqlite/checkpointer.ts).
+// SQLite only: the worker belongs to the SQLite store (see test/postgres-skip.txt).
+
+const THRESHOLD = 64;
+const CAP = 4000;
+const open: Store[] = [];
+afterEach(() => {
+  for (const s of open.splice(0)) s.close();
+});
+
+function store(extra: Partial<CheckpointerOptions> = {}) {
+  const dir = mkdtempSync(join(tmpdir(), "memsvc-ckpt-"));
+  const file = join(dir, "memsvc.db");
+  const logs: { level: Level; message: string }[] = [];
+  const s = openStore(file, { checkpointer: { log: (level, message) => logs.push({ level, message }), thresholdPages: THRESHOLD, capPages: CAP, pollMs: 2, ...extra } });
+  open.push(s);
+  s.sqlite.run("CREATE TABLE IF NOT EXISTS t (id INTEGER PRIMARY KEY, v BLOB NOT NULL)");
+  return { s, file, logs };
+}
+
+/** Waits (in small sleeps, bounded by a count, not a clock) until `ok()` or gives up. */
+async function until(ok: () => boolean, tries = 1000): Promise<void> {
+  for (let i = 0; i < tries && !ok(); i++) await Bun.sleep(5);
+}
+
+const autocheckpoint = (s: Store) => s.sqlite.query<{ wal_autocheckpoint: number }, []>("PRAGMA wal_autocheckpoint").get()!.wal_autocheckpoint;
+
+/** Rows of about one page each, in small transactions, yielding between them as requests would. */
+async function write(s: Store, rows: number): Promise<void> {
+  const insert = s.sqlite.query("INSERT INTO t (v) VALUES (randomblob(3000))");
+  for (let i = 0; i < rows; i += 10) {
+    s.sqlite.transaction(() => {
+      for (let j = 0; j < 10; j++) insert.run();
+    })();
+    await Bun.sleep(0);
+  }
+}
+
+/** Connections this process holds open on `file` (Linux: /proc/self/fd). */
+function handlesOn(file: string): number {
+  return readdirSync("/proc/self/fd").filter((fd) => {
+    try {
+      return readlinkSync(`/proc/self/fd/${fd}`) === file;
+    } catch {
+      return false;
+    }
+  }).length;
+}
+
+describe("WAL checkpoint worker", () => {
+  test("checkpoints on its own connection while the main thread keeps writing; the main connection's autocheckpoint is the cap", async () => {
+    const { s, file, logs } = store();
+    await until(() => s.checkpointer!.mode === "worker");
+    expect(s.checkpointer!.mode).toBe("worker");
+    expect(autocheckpoint(s)).toBe(CAP);
+    expect(logs.map((l) => l.message)).toContainEqual(expect.stringContaining("a worker thread checkpoints the WAL"));
+    const shm = openWalIndex(file)!;
+    let backfilledBelowCap = false;
+    for (let round = 0; round < 40 && !backfilledBelowCap; round++) {
+      await write(s, 100);
+      await until(() => s.checkpointer!.stats().checkpoints > 0, 20);
+      const wal = readWalIndex(shm)!;
+      // Below the cap the main connection never checkpoints: frames copied there were copied by the worker.
+      backfilledBelowCap = wal.mxFrame < CAP && wal.nBackfill > 0;
+    }
+    expect(backfilledBelowCap).toBe(true);
+    const stats = s.checkpointer!.stats();
+    expect(stats.checkpoints).toBeGreaterThan(0);
+    expect(stats.frames).toBeGreaterThanOrEqual(THRESHOLD);
+  });
+
+  test("the WAL stays bounded: at the cap the main connection copies the rest and the WAL starts over", async () => {
+    const { s, file } = store();
+    await until(() => s.checkpointer!.mode === "worker");
+    const shm = openWalIndex(file)!;
+    let restarted = false;
+    let previous = 0;
+    for (let round = 0; round < 200 && !restarted; round++) {
+      await write(s, 50);
+      const wal = readWalIndex(shm)!;
+      restarted = wal.mxFrame < previous;
+      previous = wal.mxFrame;
+    }
+    expect(restarted).toBe(true);
+    // The file never held much more than the cap (plus what one checkpoint's length of commits adds).
+    expect(statSync(`${file}-wal`).size).toBeLessThan(CAP * 2 * (4096 + 24));
+  });
+
+  test("another SQLite library in the worker: it never opens the file and the main connection keeps checkpointing", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "memsvc-ckpt-"));
+    const file = join(dir, "memsvc.db");
+    const logs: { level: Level; message: string }[] = [];
+    const s = openStore(file, { checkpointer: { log: (level, message) => logs.push({ level, message }), library: { version: "3.0.0", sourceId: "not this one" }, pollMs: 2 } });
+    open.push(s);
+    await until(() => s.checkpointer!.mode === "off");
+    expect(s.checkpointer!.mode).toBe("off");
+    expect(logs).toContainEqual({ level: "warn", message: expect.stringContaining("did not start: the worker's SQLite is") });
+    expect(autocheckpoint(s)).toBe(WAL_AUTOCHECKPOINT_PAGES);
+    if (existsSync("/proc/self/fd")) expect(handlesOn(file)).toBe(1);
+    expect(s.checkpointer!.stats().checkpoints).toBe(0);
+  });
+
+  test("a worker that dies: the main connection checkpoints itself again, and writes go on", async () => {
+    // A threshold the test never reaches: every checkpoint here is the main connection's.
+    const { s, file, logs } = store({ thresholdPages: 1_000_000, capPages: 2_000_000 });
+    await until(() => s.checkpointer!.mode === "worker");
+    expect(autocheckpoint(s)).toBe(2_000_000);
+    s.checkpointer!.kill();
+    await until(() => s.checkpointer!.mode === "off");
+    expect(s.checkpointer!.mode).toBe("off");
+    expect(autocheckpoint(s)).toBe(WAL_AUTOCHECKPOINT_PAGES);
+    expect(logs).toContainEqual({ level: "error", message: expect.stringContaining("the checkpoint worker exited") });
+    // Past the fallback's page count the main connection checkpoints at a commit: copied frames, or a WAL that started over.
+    const shm = openWalIndex(file)!;
+    const rows = WAL_AUTOCHECKPOINT_PAGES + 500;
+    await write(s, rows);
+    const wal = readWalIndex(shm)!;
+    expect(wal.nBackfill > 0 || wal.mxFrame < WAL_AUTOCHECKPOINT_PAGES).toBe(true);
+    expect(s.checkpointer!.stats().checkpoints).toBe(0);
+    expect(s.sqlite.query<{ n: number }, []>("SELECT count(*) AS n FROM t").get()!.n).toBe(rows);
+  });
+
+  test("close stops the worker first: the WAL is checkpointed whole and a fresh connection finds every row", async () => {
+    const { s, file } = store();
+    await until(() => s.checkpointer!.mode === "worker");
+    await write(s, 600);
+    await until(() => s.checkpointer!.stats().checkpoints > 0);
+    expect(s.checkpointer!.stats().checkpoints).toBeGreaterThan(0);
+    // Some rows are only in the WAL when the store closes.
+    await write(s, 30);
+    s.close();
+    open.splice(open.indexOf(s), 1);
+    expect(s.checkpointer!.mode).toBe("off");
+    // The worker's connection was closed before the store's own.
+    if (existsSync("/proc/self/fd")) expect(handlesOn(file)).toBe(0);
+    // TRUNCATE succeeded: no other connection held the WAL.
+    expect(existsSync(`${file}-wal`) ? statSync(`${file}-wal`).size : 0).toBe(0);
+    const db = new Database(file, { readonly: true });
+    expect(db.query<{ n: number }, []>("SELECT count(*) AS n FROM t").get()!.n).toBe(630);
+    expect(db.query<{ integrity_check: string }, []>("PRAGMA integrity_check").get()!.integrity_check).toBe("ok");
+    db.close();
+  });
+
+  test("a store closed before its worker started: the worker never opens the file", async () => {
+    const { s, file } = store();
+    s.close();
+    open.splice(open.indexOf(s), 1);
+    await Bun.sleep(50);
+    if (existsSync("/proc/self/fd")) expect(handlesOn(file)).toBe(0);
+    expect(s.checkpointer!.mode).toBe("off");
+  });
+
+  test("no worker for :memory:, nor for a store opened without asking (CLI commands)", () => {
+    const memory = openStore(":memory:", { checkpointer: { log: () => {} } });
+    expect(memory.checkpointer).toBeNull();
+    memory.close();
+    const dir = mkdtempSync(join(tmpdir(), "memsvc-ckpt-"));
+    const plain = openStore(join(dir, "memsvc.db"));
+    expect(plain.checkpointer).toBeNull();
+    expect(autocheckpoint(plain)).toBe(WAL_AUTOCHECKPOINT_PAGES);
+    plain.close();
+  });
+});
