@@ -85,6 +85,9 @@ export interface VectorFigures {
   /** CPU time (process.cpuUsage) per search over the latency pass: steadier than wall time on a loaded machine. */
   search_cpu_ms: number;
   search_project_cpu_ms: number;
+  /** Ingest's link search: a new memory's 3 nearest in its own project (recall@3 against exact, CPU per search). */
+  link_recall_at_3: number;
+  link_search_cpu_ms: number;
 }
 
 /** Recall@10 against float32 brute force and search latency, for `n` corpus vectors. */
@@ -137,9 +140,29 @@ export function vectorFigures(n: number, queryCount = 100, dense = false): Vecto
     const truthProject = new Set(exactTop(vectors, groups, qv, 10, project));
     hitProject += gotProject.filter((s) => truthProject.has(s)).length / Math.max(1, truthProject.size);
   }
+  // New memories as queries, each within its own project, k = 3: what ingest's similarity links ask.
+  const dgen = new NoteGenerator(1001);
+  const docs = Array.from({ length: queryCount }, () => {
+    const note = dgen.note();
+    return { qv: rotate(hashEmbed(note.content)), project: note.project };
+  });
+  let linkHit = 0;
+  let linkCpu = 0;
+  for (let rep = 0; rep < 3; rep++) {
+    const c = cpuNow();
+    for (const { qv, project } of docs) index.search(qv, 3, project);
+    if (rep > 0) linkCpu += cpuNow() - c;
+  }
+  for (const { qv, project } of docs) {
+    const got = index.search(qv, 3, project).map((h) => h.seq);
+    const truth = new Set(exactTop(vectors, groups, qv, 3, project));
+    linkHit += got.filter((s) => truth.has(s)).length / Math.max(1, truth.size);
+  }
   return {
     vectors: n,
     queries: queryCount,
+    link_recall_at_3: round(linkHit / queryCount, 3),
+    link_search_cpu_ms: round(linkCpu / (2 * docs.length), 3),
     recall_at_10: round(hit / queryCount, 3),
     recall_at_10_project: round(hitProject / queryCount, 3),
     search_ms: summarize(times),

@@ -254,6 +254,28 @@ export const VECTOR_CODE_DIMS = 128;
 export const VECTOR_PREFILTER_CANDIDATES = 2000;
 export const VECTOR_PREFILTER_ABOVE = 20_000;
 /**
+ * A project's search (ingest's similarity links, recall's gates, /search with
+ * a project) scans only that project's int8 rows, which grows with the
+ * project: 12.7k rows (the bench's largest project at 100k) ~0.8 ms, ~63 ns a
+ * row, bound by memory bandwidth as the whole index is. Past
+ * VECTOR_PREFILTER_PROJECT_ABOVE rows it scans the project's 4-bit codes
+ * first, as an unfiltered search does, and scores in int8 only the best
+ * max(VECTOR_PREFILTER_PROJECT_SHARE of its rows, VECTOR_PREFILTER_PROJECT_PER_KEPT
+ * per row kept), and only when the project holds at least
+ * VECTOR_PREFILTER_PROJECT_RATIO times that (else the plain scan is cheaper:
+ * /search's k = 60 keeps 240, cut 3,840, which scattered int8 reads made
+ * slower than the scan of a 5-8k project, measured).
+ * bench/vectors.ts at 100k, 200 queries, load 2-5, exact scan -> this, sparse / dense:
+ * link search (new memories, k 3, own project) CPU 0.42 / 0.44 -> 0.35 / 0.34
+ * ms, recall@3 0.97 / 0.995 -> the same; recall@10 within a project 0.984 /
+ * 0.992 -> 0.978 / 0.988. 8 per row kept instead of 16: 0.28 / 0.29 ms but
+ * recall@10 0.966 / 0.976, refused.
+ */
+export const VECTOR_PREFILTER_PROJECT_ABOVE = 4000;
+export const VECTOR_PREFILTER_PROJECT_SHARE = 0.02;
+export const VECTOR_PREFILTER_PROJECT_PER_KEPT = 16;
+export const VECTOR_PREFILTER_PROJECT_RATIO = 4;
+/**
  * The vector index keeps its rows ordered by project (VectorIndex.cluster), so
  * a project-filtered search (every ingest's link search) reads one run of
  * memory: scanning 12k rows of a 100k index measured ~1.0 ms CPU in order
@@ -358,7 +380,8 @@ export const VECTOR_CHANGES_KEEP = 200_000;
  * ingests, load 17): 1.75 ms at 1000 pages, 1.22-1.32 at 8000, 1.18-1.52 with
  * no checkpoint at all: at 8000 checkpoints cost nothing measurable. An ingest
  * writes ~70 WAL pages there (~55 at 1k): 14 indexes on memories, and each
- * similarity link moves the target's link_count in three of them.
+ * similarity link moved the target's link_count in three of them (~53 pages
+ * since migration 0014: see RECENT_LINK_LIST_FROM).
  */
 export const WAL_AUTOCHECKPOINT_PAGES = 8000;
 

@@ -3,7 +3,7 @@ import { int8Kernel, KERNEL_DIMS } from "../../src/core/search";
 import { VectorIndex } from "../../src/core/search";
 import { int4Kernel } from "../../src/core/search/int4-kernel";
 import { CODE_BYTES, CODE_DIMS, encode, project } from "../../src/core/search/projection";
-import { VECTOR_PREFILTER_ABOVE, VECTOR_PREFILTER_CANDIDATES } from "../../src/core/tuning";
+import { VECTOR_PREFILTER_ABOVE, VECTOR_PREFILTER_CANDIDATES, VECTOR_PREFILTER_PROJECT_ABOVE } from "../../src/core/tuning";
 
 // The in-memory index is the SQLite engine's vector search; on PostgreSQL pgvector searches (test/unit/search.test.ts covers both).
 const sqliteOnly = (name: string, fn: () => void | Promise<void>, timeout?: number) => test.skipIf(process.env.MEMSVC_TEST_ENGINE === "postgres")(`${name} [SQLite engine's in-memory index]`, fn, timeout);
@@ -304,4 +304,73 @@ sqliteOnly("rows added while the index loads get their codes afterwards, the sam
   expect(Buffer.from(b.codeSteps.buffer)).toEqual(Buffer.from(a.codeSteps.buffer));
   expect(loaded.search(query, 10)).toEqual(direct.search(query, 10));
   expect(before.map((h) => h.seq)[0]).toBe(direct.search(query, 1)[0].seq);
+}, 30_000);
+
+/** Counts the searches the code prefilter answered (it returns null when the plain scan runs). */
+function countPrefilters(index: VectorIndex): { used: number } {
+  const seen = { used: 0 };
+  const inner = (index as any).prefilter.bind(index);
+  (index as any).prefilter = (...a: unknown[]) => {
+    const out = inner(...a);
+    if (out) seen.used++;
+    return out;
+  };
+  return seen;
+}
+
+sqliteOnly("a project past VECTOR_PREFILTER_PROJECT_ABOVE rows: the prefilter finds the exact float top 10 within it, its rows in several runs", () => {
+  const r = rng(41);
+  const index = new VectorIndex();
+  const cores = Array.from({ length: Math.ceil((VECTOR_PREFILTER_PROJECT_ABOVE + 2000) / 10) }, () => sparseOf(r));
+  const big: { seq: number; v: Float32Array }[] = [];
+  let seq = 0;
+  const other = () => index.upsert(++seq, sparseOf(r), seq % 2 ? "a" : "b");
+  cores.forEach((core, c) => {
+    for (let m = 0; m < 10; m++) {
+      const own = sparseOf(r);
+      const v = normalize(core.map((x, j) => x + 0.6 * own[j]));
+      index.upsert(++seq, v, "big");
+      big.push({ seq, v });
+      // Other projects' rows between: one after each (a gap the scan crosses), and now and then a block of 100 (a new run).
+      other();
+      if ((c * 10 + m) % 700 === 0) for (let k = 0; k < 100; k++) other();
+    }
+  });
+  const seen = countPrefilters(index);
+  let found = 0;
+  for (let q = 0; q < 20; q++) {
+    const own = sparseOf(r);
+    const query = normalize(cores[Math.floor(((q + 0.5) * cores.length) / 20)].map((x, j) => x + 0.6 * own[j]));
+    const scored = big.map((b) => {
+      let d = 0;
+      for (let j = 0; j < 384; j++) d += b.v[j] * query[j];
+      return { seq: b.seq, d };
+    });
+    const truth = scored.sort((x, y) => y.d - x.d).slice(0, 10).map((x) => x.seq);
+    const hits = index.search(query, 10, "big");
+    const inBig = new Set(big.map((b) => b.seq));
+    expect(hits.every((h) => inBig.has(h.seq))).toBe(true);
+    const got = new Set(hits.map((h) => h.seq));
+    found += truth.filter((t) => got.has(t)).length;
+  }
+  expect(seen.used).toBe(20);
+  expect(found / 200).toBeGreaterThanOrEqual(0.95);
+}, 30_000);
+
+sqliteOnly("a large project's prefilter keeps the lowest seqs among equal scores (more equal rows than it keeps)", () => {
+  const r = rng(43);
+  const index = new VectorIndex();
+  const same = unit(r);
+  const equal = VECTOR_PREFILTER_PROJECT_ABOVE + 1000;
+  // Added in descending seq order, so slot order and seq order disagree; other projects' rows in between.
+  for (let seq = 100_000 + equal; seq > 100_000; seq--) {
+    index.upsert(seq, same, "p");
+    index.upsert(seq + 200_000, unit(r), "q");
+  }
+  const seen = countPrefilters(index);
+  expect(index.search(same, 3, "p").map((h) => h.seq)).toEqual([100_001, 100_002, 100_003]);
+  expect(seen.used).toBe(1);
+  const copy = new VectorIndex();
+  copy.restore(index.snapshot());
+  expect(copy.search(same, 3, "p").map((h) => h.seq)).toEqual([100_001, 100_002, 100_003]);
 }, 30_000);

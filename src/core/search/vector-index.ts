@@ -7,6 +7,10 @@ import {
   VECTOR_CLUSTER_TAIL_SHARE,
   VECTOR_PREFILTER_ABOVE,
   VECTOR_PREFILTER_CANDIDATES,
+  VECTOR_PREFILTER_PROJECT_ABOVE,
+  VECTOR_PREFILTER_PROJECT_PER_KEPT,
+  VECTOR_PREFILTER_PROJECT_RATIO,
+  VECTOR_PREFILTER_PROJECT_SHARE,
   VECTOR_RESCORE_FACTOR,
   VECTOR_RESCORE_MIN,
 } from "../tuning";
@@ -38,6 +42,8 @@ const CODE_QUERY_AT = 0;
 const CODES_AT = 1024;
 /** Bins of the prefilter's score histogram: at 100k rows a bin near the cut holds tens of rows. */
 const PREFILTER_BINS = 1024;
+/** A project's prefilter scans across gaps of up to this many other rows rather than starting another kernel call. */
+const PREFILTER_GAP = 32;
 
 /**
  * In-memory mirror of the vec0 table, for the hot path. A vec0 KNN over 100k
@@ -324,8 +330,8 @@ export class VectorIndex {
     }
     // The best `keep` by int8 score, kept in a small min-heap over slots.
     const keep = Math.max(VECTOR_RESCORE_MIN, k * VECTOR_RESCORE_FACTOR);
-    // A large unfiltered search scores exactly only the prefilter's candidates (as a project's search its members).
-    if (!members) members = this.prefilter(query, keep);
+    // A large search (of every row, or of a large project's) scores exactly only the prefilter's candidates.
+    members = this.prefilter(query, keep, members) ?? members;
     this.dotAll(members);
     const heapSlot = new Int32Array(keep);
     const heapScore = new Float64Array(keep);
@@ -382,8 +388,9 @@ export class VectorIndex {
   /**
    * The slots of at least VECTOR_PREFILTER_CANDIDATES rows (8 per row kept,
    * if more) with the best score by the 4-bit code of the projection, in slot
-   * order; null when the scan of every int8 row is the way: few rows, codes
-   * still being filled, no WebAssembly SIMD.
+   * order; with `members`, of that project's rows (its own cut, tuning.ts);
+   * null when the scan of every int8 row (or member) is the way: few rows,
+   * codes still being filled, no WebAssembly SIMD.
    *
    * The cut comes from a histogram, not a heap (a 2000-entry heap over 100k
    * rows cost ~1.5 ms, three flat passes ~0.8 ms, this ~0.3 ms): every eighth
@@ -394,13 +401,27 @@ export class VectorIndex {
    * scores are never split, wherever the rows sit in memory. Too few rows
    * above the floor: the pass runs again with no floor.
    */
-  private prefilter(query: Float32Array, keep: number): Int32Array | null {
-    const live = this.slotOf.size;
-    const want = Math.max(VECTOR_PREFILTER_CANDIDATES, keep * 8);
-    if (!this.codeKernel || !this.codesComplete || live <= VECTOR_PREFILTER_ABOVE || want * 2 > live) return null;
+  private prefilter(query: Float32Array, keep: number, members: Int32Array | null): Int32Array | null {
+    const live = members ? members.length : this.slotOf.size;
+    // A project's cut keeps the same share of its rows as the whole index's (2,000 of 100k), and at least 16 per row kept (tuning.ts).
+    const want = members ? Math.max(Math.ceil(live * VECTOR_PREFILTER_PROJECT_SHARE), keep * VECTOR_PREFILTER_PROJECT_PER_KEPT) : Math.max(VECTOR_PREFILTER_CANDIDATES, keep * 8);
+    const from = members ? VECTOR_PREFILTER_PROJECT_ABOVE : VECTOR_PREFILTER_ABOVE;
+    if (!this.codeKernel || !this.codesComplete || live <= from || want * (members ? VECTOR_PREFILTER_PROJECT_RATIO : 2) > live) return null;
     const sum = encodeQuery(query, this.codeQuery);
     const n = this.used;
-    this.codeKernel(CODE_QUERY_AT, CODES_AT, n, this.codeDotsAt());
+    const dotsAt = this.codeDotsAt();
+    if (!members) this.codeKernel(CODE_QUERY_AT, CODES_AT, n, dotsAt);
+    else {
+      // One call per run of slots: a clustered project is one run, plus the rows written since, which
+      // lie among other projects' (a short gap is scanned along: 64 bytes cost less than a call).
+      for (let i = 0; i < live; ) {
+        const first = members[i];
+        let j = i + 1;
+        while (j < live && members[j] - members[j - 1] <= PREFILTER_GAP) j++;
+        this.codeKernel(CODE_QUERY_AT, CODES_AT + first * CODE_BYTES, members[j - 1] - first + 1, dotsAt + first * 4);
+        i = j;
+      }
+    }
     const dots = this.codeDots;
     const steps = this.codeSteps;
     const seqs = this.seqs;
@@ -409,7 +430,8 @@ export class VectorIndex {
     let sum1 = 0;
     let sum2 = 0;
     let sampled = 0;
-    for (let s = 0; s < n; s += 8) {
+    for (let i = 0; i < live; i += 8) {
+      const s = members ? members[i] : i;
       if (seqs[s] === 0) continue;
       const score = (dots[s] - bias) * steps[s];
       sum1 += score;
@@ -422,8 +444,8 @@ export class VectorIndex {
       this.aboveSlot = new Int32Array(this.seqs.length);
       this.aboveScore = new Float32Array(this.seqs.length);
     }
-    let above = this.keepAbove(floor, bias);
-    if (above < want) above = this.keepAbove(-Infinity, bias);
+    let above = this.keepAbove(floor, bias, members);
+    if (above < want) above = this.keepAbove(-Infinity, bias, members);
     const slots = this.aboveSlot;
     const scores = this.aboveScore;
     let min = Infinity;
@@ -461,14 +483,26 @@ export class VectorIndex {
     return heapSlot.sort();
   }
 
-  /** Keeps the live rows whose code score is at least `floor` (in slot order) in aboveSlot / aboveScore; how many. */
-  private keepAbove(floor: number, bias: number): number {
+  /** Keeps the live rows (of `members`, if given) whose code score is at least `floor` (in slot order) in aboveSlot / aboveScore; how many. */
+  private keepAbove(floor: number, bias: number, members: Int32Array | null): number {
     const dots = this.codeDots;
     const steps = this.codeSteps;
     const seqs = this.seqs;
     const slots = this.aboveSlot;
     const scores = this.aboveScore;
     let above = 0;
+    // Two plain loops, as in search(): the unfiltered one runs over every row.
+    if (members) {
+      for (let i = 0; i < members.length; i++) {
+        const s = members[i];
+        const score = (dots[s] - bias) * steps[s];
+        if (score >= floor && seqs[s] !== 0) {
+          slots[above] = s;
+          scores[above++] = score;
+        }
+      }
+      return above;
+    }
     for (let s = 0, n = this.used; s < n; s++) {
       const score = (dots[s] - bias) * steps[s];
       if (score >= floor && seqs[s] !== 0) {

@@ -46,8 +46,9 @@ export function sqliteMemories(h: SqliteHandle): Omit<MemoriesStore, keyof Memor
   const db = h.sqlite;
   const orm = h.orm;
 
-  const putTags = (memoryId: string, tags: readonly { tag: string; weight: number }[]) => {
-    db.query("DELETE FROM memory_tags WHERE memory_id = ?").run(memoryId);
+  /** `fresh`: a memory inserted just now, which has no tags to replace (the delete cost ~0.07 ms an ingest at 100k, profiled). */
+  const putTags = (memoryId: string, tags: readonly { tag: string; weight: number }[], fresh = false) => {
+    if (!fresh) db.query("DELETE FROM memory_tags WHERE memory_id = ?").run(memoryId);
     const insert = db.query("INSERT INTO memory_tags(memory_id, tag, weight) VALUES (?, ?, ?)");
     for (const t of tags) insert.run(memoryId, t.tag, t.weight);
   };
@@ -80,7 +81,7 @@ export function sqliteMemories(h: SqliteHandle): Omit<MemoriesStore, keyof Memor
               m.strength,
             )!;
             insertVec.run(BigInt(seq), m.vector);
-            putTags(m.id, m.tags);
+            putTags(m.id, m.tags, true);
             return seq;
           });
         })(),
