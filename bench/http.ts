@@ -262,6 +262,13 @@ function issue13Figures(f: SizeFigures): Record<string, unknown> {
       : f.pgvector
         ? { hnsw: f.pgvector.hnsw_ms.p95, hnsw_project: f.pgvector.hnsw_project_ms.p95 }
         : null,
+    // Ingest's similarity-link search (k 3 within the new memory's project), in process.
+    link_search: f.vectors
+      ? {
+          recall_at_3: { sparse: f.vectors.sparse.link_recall_at_3, dense: f.vectors.dense.link_recall_at_3 },
+          cpu_ms: { sparse: f.vectors.sparse.link_search_cpu_ms, dense: f.vectors.dense.link_search_cpu_ms },
+        }
+      : null,
     search_p95_ms: { all: f.search.latency_ms.p95, without_project: f.search_unfiltered.latency_ms.p95, with_project: f.search_project.latency_ms.p95 },
     search_server_cpu_ms_per_request: { without_project: f.search_unfiltered.server_cpu_ms_per_request, with_project: f.search_project.server_cpu_ms_per_request },
     recent_p95_ms: { without_project: f.recent.latency_ms.p95, with_project: f.recent_project.latency_ms.p95 },
