@@ -103,6 +103,21 @@ export const BM25_MAX_SCORED_ROWS = 4000;
  */
 export const BM25_MAX_WEIGHED_POSTINGS = 20_000;
 /**
+ * When even the query's rarest word is in more than BM25_MAX_SCORED_ROWS
+ * rows, rows must hold the 2, 3... rarest words (at most this many), counted
+ * (cached) until they number at most BM25_MAX_SCORED_ROWS while the search's
+ * k remain (planTerms). bm25() costs ~1.2 us a row scored (the doclist walk
+ * ~0.08 us a posting: "timeout" at 200k, 26k rows, 34 ms scored, 2 ms
+ * counted) and a word both in the selection and the ranking is two phrases,
+ * so the two rarest AND'ed are scored far cheaper than the rarest alone. On
+ * the synthetic store (bench/bm25-cpu.ts's queries, in process, load ~1-2):
+ * the bm25 step at 200k mean 9.1 -> 3.9 ms, p95 18.6 -> 9.1 (192 of 300
+ * queries planned this way; first count of a pair ~0.85 ms a query on
+ * average, cached after), and its top 10 shares 0.28 with the unpruned OR of
+ * every word against 0.19 before (0.29 / 0.20 with the project filter).
+ */
+export const BM25_CONJUNCTION_MAX_WORDS = 4;
+/**
  * Word-count warm-up at server start (core/search/warm.ts). A word's first
  * search counts the memories holding it (up to half the store), cached after
  * that; the cost grows with how common the word is (~75 ns a memory holding
