@@ -1,6 +1,6 @@
 import { Database } from "bun:sqlite";
 import { expect, test } from "bun:test";
-import { planTerms } from "../../src/core/search/full-text";
+import { conjunctionCandidates, planTerms } from "../../src/core/search/full-text";
 import { BM25_CONJUNCTION_MAX_WORDS, BM25_MAX_SCORED_ROWS, BM25_MAX_WEIGHED_POSTINGS } from "../../src/core/tuning";
 import { bm25Expression, TermCounts } from "../../src/store/sqlite/search-fts";
 
@@ -51,6 +51,21 @@ test("at most BM25_CONJUNCTION_MAX_WORDS words are AND'ed, and words in over hal
   const df = (t: string) => (t === "w0" ? TOTAL : MAX * 2 + Number(t.slice(1)));
   const plan = planTerms(words, TOTAL, df, () => MAX * 2, 1);
   expect(plan?.match).toEqual(words.slice(1, 1 + BM25_CONJUNCTION_MAX_WORDS));
+});
+
+test("the lists an engine counts ahead (PostgreSQL) are every list planTerms asks about", () => {
+  let x = 7;
+  const rnd = () => (x = (x * 1103515245 + 12345) >>> 0) / 2 ** 32;
+  for (let round = 0; round < 200; round++) {
+    const words = Array.from({ length: 1 + Math.floor(rnd() * 6) }, (_, i) => `w${i}`);
+    const counts = Object.fromEntries(words.map((w) => [w, Math.floor(rnd() * MAX * 8)]));
+    const ahead = conjunctionCandidates(words, TOTAL, dfOf(counts)).map((l) => l.join(" "));
+    const asked: string[] = [];
+    planTerms(words, TOTAL, dfOf(counts), (w) => (asked.push(w.join(" ")), Math.floor(rnd() * MAX * 2)), 60);
+    for (const a of asked) expect(ahead).toContain(a);
+    // ...and planTerms asks whenever the engine would have counted.
+    expect(asked.length > 0).toBe(ahead.length > 0);
+  }
 });
 
 test("SQLite: the expression of a conjunction, and rows holding words together counted up to a cap, cached", () => {

@@ -88,6 +88,23 @@ export function planTerms(terms: readonly string[], total: number, df: (term: st
 }
 
 /**
+ * The word lists (rarest first, two words or more) planTerms may ask
+ * `together` about for these words: for an engine that counts asynchronously
+ * and answers planTerms from those counts. Empty when no conjunction is
+ * considered. Same order and caps as planTerms.
+ */
+export function conjunctionCandidates(terms: readonly string[], total: number, df: (term: string) => number): string[][] {
+  if (total <= BM25_MAX_SCORED_ROWS) return [];
+  const half = Math.floor(total / 2);
+  const counted = terms.map((term) => ({ term, df: df(term) })).filter((t) => t.df <= half);
+  counted.sort((a, b) => a.df - b.df);
+  if (counted.length < 2 || counted[0].df <= BM25_MAX_SCORED_ROWS) return [];
+  const out: string[][] = [];
+  for (let n = 2; n <= Math.min(counted.length, BM25_CONJUNCTION_MAX_WORDS); n++) out.push(counted.slice(0, n).map((t) => t.term));
+  return out;
+}
+
+/**
  * The fewest rarest words (two or more, at most BM25_CONJUNCTION_MAX_WORDS)
  * whose rows together number at most BM25_MAX_SCORED_ROWS, or the most that
  * still leave `minRows` rows; null when even the two rarest leave fewer.
