@@ -1,7 +1,7 @@
 import { loadConfig } from "../../src/config";
 import { silentLogger } from "../../src/core/log";
 import { queryKeywords, queryVector, rank } from "../../src/core/search";
-import { bm25Expression, ftsExpression } from "../../src/store/sqlite/search-fts";
+import { bm25Expression, ftsExpression, TermCounts } from "../../src/store/sqlite/search-fts";
 import { createServices } from "../../src/core/services";
 import { DEFAULT_SEARCH_LIMIT, SEARCH_CANDIDATES } from "../../src/core/tuning";
 import { FallbackEmbedder } from "../../src/embed";
@@ -55,7 +55,10 @@ export async function profileRank(home: string, queries: Query[]): Promise<RankP
     return v;
   };
   const sync = s.storage.search.sync!;
-  const used = (query: string) => bm25Expression(queryKeywords(query), s.index.memories, sync.documentFrequency);
+  // Pair counts in a cache of this profile's own (the store's is private to it), as search plans them.
+  const counts = new TermCounts(db);
+  const together = (words: readonly string[], cap: number) => counts.together(words, cap, s.index.memories);
+  const used = (query: string) => bm25Expression(queryKeywords(query), s.index.memories, sync.documentFrequency, together, SEARCH_CANDIDATES);
   // Warm the page cache, the word counts and the JIT, as the HTTP run did.
   for (const q of queries) await rank(s, q.query, await queryVector(s, q.query), DEFAULT_SEARCH_LIMIT, q.project);
   for (const q of queries) {

@@ -103,6 +103,24 @@ export const BM25_MAX_SCORED_ROWS = 4000;
  */
 export const BM25_MAX_WEIGHED_POSTINGS = 20_000;
 /**
+ * When even the query's rarest word is in more than BM25_MAX_SCORED_ROWS
+ * rows, rows must hold the 2, 3... rarest words (at most this many), counted
+ * (cached) until they number at most BM25_MAX_SCORED_ROWS while the search's
+ * k remain (planTerms). bm25() costs ~1.2 us a row scored (the doclist walk
+ * ~0.08 us a posting: "timeout" at 200k, 26k rows, 34 ms scored, 2 ms
+ * counted) and a word both in the selection and the ranking is two phrases,
+ * so the two rarest AND'ed are scored far cheaper than the rarest alone.
+ * bench/bm25-cpu.ts (the bench's 300 queries in process, process CPU, warm
+ * pass), before -> after: 200k (load ~3.7) the full-text step mean 8.2 ->
+ * 3.5 ms, p95 17.5 -> 7.6, rank() p95 22.8 -> 12.8 (192 queries planned this
+ * way; a fresh process pays ~0.85 ms a query on average for the first counts
+ * of word lists); 100k (load ~3.9) 5.9 -> 4.6, p95 10.7 -> 7.1 (55 queries).
+ * The top 10 shares 0.28 with an unpruned OR of every word at 200k against
+ * 0.19 before (0.38 both at 100k). Two words were enough for most; four
+ * bounds the counting (each list counted is one walk of its doclists).
+ */
+export const BM25_CONJUNCTION_MAX_WORDS = 4;
+/**
  * Word-count warm-up at server start (core/search/warm.ts). A word's first
  * search counts the memories holding it (up to half the store), cached after
  * that; the cost grows with how common the word is (~75 ns a memory holding

@@ -1,9 +1,10 @@
 import type { SQL } from "bun";
 import type { Logger } from "../../core/log";
-import { planCap, planTerms, TermCountCache } from "../../core/search/full-text";
+import { conjunctionCandidates, planCap, planTerms, TermCountCache } from "../../core/search/full-text";
 import { importanceBound } from "../../core/search/recent";
 import type { IndexState, RankedRow, SearchStore, VectorIndexControl, VectorMirror } from "../../core/search/store";
 import {
+  BM25_MAX_SCORED_ROWS,
   DECAY_FLOOR,
   DECAY_HALF_LIFE_DAYS,
   PG_HNSW_EF_SEARCH,
@@ -46,6 +47,7 @@ const vectorText = (v: Float32Array) => `[${Array.from(v).join(",")}]`;
  * them as the fts column was.
  */
 const tsOr = (terms: readonly string[]) => terms.map((t) => `'${t.replaceAll("'", "''")}'`).join(" | ");
+const tsAnd = (terms: readonly string[]) => terms.map((t) => `'${t.replaceAll("'", "''")}'`).join(" & ");
 
 /** Importance of /recent as SQL, the same formula as src/store/sqlite/search-recent.ts ($1 = now). */
 const IMPORTANCE = `(${RECENT_STRENGTH_WEIGHT} * (m.strength * (${DECAY_FLOOR} + ${1 - DECAY_FLOOR} * power(0.5, greatest(0, $1::float8 - m.refreshed_at) / ${DAY_MS * DECAY_HALF_LIFE_DAYS}.0)))
@@ -134,6 +136,14 @@ export function pgSearch(handle: PgHandle, opts: { efSearch?: number } = {}): Se
     const [row] = await q(`SELECT count(*)::float8 AS n FROM (SELECT 1 FROM ${S}.memories WHERE fts @@ to_tsquery('english', $1) LIMIT $2) x`, [tsOr([term]), cap]);
     return terms.store(term, Number(row.n), cap);
   };
+  /** Memories whose fts holds every one of `words`, up to `cap`, cached with the single words (a key with spaces). */
+  const countTogether = async (words: readonly string[], cap: number): Promise<number> => {
+    const key = words.join(" ");
+    const known = terms.lookup(key, cap, mirror.size);
+    if (known !== undefined) return known;
+    const [row] = await q(`SELECT count(*)::float8 AS n FROM (SELECT 1 FROM ${S}.memories WHERE fts @@ to_tsquery('english', $1) LIMIT $2) x`, [tsAnd(words), cap]);
+    return terms.store(key, Number(row.n), cap);
+  };
 
   const vectorIndex: VectorIndexControl = {
     mirror,
@@ -214,16 +224,21 @@ export function pgSearch(handle: PgHandle, opts: { efSearch?: number } = {}): Se
 
     async fullText(words, project, k, opts) {
       const clean = words.filter((w) => w.length > 0);
-      let plan: { match: string[]; rank: string[] } | null;
+      let plan: { match: string[]; rank: string[]; together?: boolean } | null;
       if (opts?.every || clean.length === 0) plan = clean.length ? { match: clean, rank: clean } : null;
       else {
         const total = mirror.size;
         const cap = planCap(total);
         const dfs = new Map(await Promise.all(clean.map(async (t) => [t, total > 0 ? await documentFrequency(t, cap) : 0] as const)));
-        plan = planTerms(clean, total, (t) => dfs.get(t) ?? 0);
+        const df = (t: string) => dfs.get(t) ?? 0;
+        // Every word common: the lists planTerms may AND, counted first (in parallel, cached) as SQLite counts them inline.
+        const lists = conjunctionCandidates(clean, total, df);
+        const rows = new Map(await Promise.all(lists.map(async (w) => [w.join(" "), await countTogether(w, BM25_MAX_SCORED_ROWS + 1)] as const)));
+        plan = planTerms(clean, total, df, (w) => rows.get(w.join(" ")) ?? 0, k);
       }
       if (!plan) return [];
-      const params: unknown[] = [tsOr(plan.match), tsOr(plan.rank), k];
+      const match = plan.together ? tsAnd(plan.match) : tsOr(plan.match);
+      const params: unknown[] = [match, plan.together ? match : tsOr(plan.rank), k];
       let where = "";
       if (project) {
         params.push(project);

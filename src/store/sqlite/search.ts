@@ -73,9 +73,10 @@ export function sqliteSearch(h: SqliteHandle): SearchStore {
   const sh = sharedOf(h);
   const db = h.sqlite;
   const df = (term: string, cap: number) => sh.counts.of(term, cap, sh.index.memories);
+  const together = (words: readonly string[], cap: number) => sh.counts.together(words, cap, sh.index.memories);
   const reembedCursor = () => getMeta(h, "reembed_cursor");
   const fullText = (terms: readonly string[], project: string | null, k: number, opts?: { every?: boolean }) => {
-    const expr = opts?.every ? (terms.length ? quoteOr(terms) : null) : bm25Expression(terms, sh.index.memories, df);
+    const expr = opts?.every ? (terms.length ? quoteOr(terms) : null) : bm25Expression(terms, sh.index.memories, df, together, k);
     return expr ? sh.bm25(expr, project, k) : [];
   };
   const sync = { nearest: (v: Float32Array, k: number, project?: string | null) => sh.index.search(v, k, project), fullText, documentFrequency: df };
