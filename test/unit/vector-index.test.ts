@@ -374,3 +374,50 @@ sqliteOnly("a large project's prefilter keeps the lowest seqs among equal scores
   copy.restore(index.snapshot());
   expect(copy.search(same, 3, "p").map((h) => h.seq)).toEqual([100_001, 100_002, 100_003]);
 }, 30_000);
+
+sqliteOnly("while codes are filled after a load, the coded rows are prefiltered and every uncoded row is a candidate", () => {
+  const r = rng(47);
+  const cores = Array.from({ length: Math.ceil((VECTOR_PREFILTER_ABOVE + 8000) / 10) }, () => sparseOf(r));
+  const vs: Float32Array[] = [];
+  for (const core of cores) {
+    for (let m = 0; m < 10; m++) {
+      const own = sparseOf(r);
+      vs.push(normalize(core.map((x, j) => x + 0.6 * own[j])));
+    }
+  }
+  const index = new VectorIndex();
+  index.loading = true;
+  vs.forEach((v, i) => index.upsert(i + 1, v, i % 3 ? "a" : "b"));
+  index.loading = false;
+  // Two thirds coded: the prefilter runs on them, the last third is scored exactly.
+  index.fillCodes(Math.floor((vs.length * 2) / 3));
+  const seen = countPrefilters(index);
+  const n = vs.length;
+  const scores = new Float64Array(n);
+  let found = 0;
+  for (let q = 0; q < 20; q++) {
+    const own = sparseOf(r);
+    const query = normalize(cores[Math.floor(((q + 0.5) * cores.length) / 20)].map((x, j) => x + 0.6 * own[j]));
+    for (let i = 0; i < n; i++) {
+      let d = 0;
+      for (let j = 0; j < 384; j++) d += vs[i][j] * query[j];
+      scores[i] = d;
+    }
+    const truth = Array.from(scores.keys()).sort((x, y) => scores[y] - scores[x]).slice(0, 10);
+    const got = new Set(index.search(query, 10).map((h) => h.seq - 1));
+    found += truth.filter((t) => got.has(t)).length;
+  }
+  expect(seen.used).toBe(20);
+  expect(found / 200).toBeGreaterThanOrEqual(0.95);
+  // A row above the cursor is always found: its own vector's best match is itself.
+  for (const i of [n - 1, n - 500, Math.floor((n * 5) / 6)]) expect(index.search(vs[i], 1)[0].seq).toBe(i + 1);
+  // Mostly uncoded: the plain scan of every row.
+  const fresh = new VectorIndex();
+  fresh.loading = true;
+  vs.forEach((v, i) => fresh.upsert(i + 1, v, "a"));
+  fresh.loading = false;
+  fresh.fillCodes(Math.floor(vs.length / 3));
+  const plain = countPrefilters(fresh);
+  fresh.search(vs[0], 10);
+  expect(plain.used).toBe(0);
+}, 30_000);

@@ -175,8 +175,9 @@ export class VectorIndex {
 
   /**
    * Codes up to `max` rows still without one; true while some remain. The
-   * loader runs it in slices after a background load; until it is done,
-   * searches scan every int8 row (exact, only slower).
+   * loader runs it in slices after a background load; until it is done, a
+   * search prefilters the rows below the cursor and scores every row above it
+   * exactly (all of them while most are uncoded: exact, only slower).
    */
   fillCodes(max: number): boolean {
     if (this.codesComplete) return false;
@@ -406,11 +407,31 @@ export class VectorIndex {
     // A project's cut keeps the same share of its rows as the whole index's (2,000 of 100k), and at least 16 per row kept (tuning.ts).
     const want = members ? Math.max(Math.ceil(live * VECTOR_PREFILTER_PROJECT_SHARE), keep * VECTOR_PREFILTER_PROJECT_PER_KEPT) : Math.max(VECTOR_PREFILTER_CANDIDATES, keep * 8);
     const from = members ? VECTOR_PREFILTER_PROJECT_ABOVE : VECTOR_PREFILTER_ABOVE;
-    if (!this.codeKernel || !this.codesComplete || live <= from || want * (members ? VECTOR_PREFILTER_PROJECT_RATIO : 2) > live) return null;
+    if (!this.codeKernel || live <= from || want * (members ? VECTOR_PREFILTER_PROJECT_RATIO : 2) > live) return null;
+    // Every row below the fill's cursor has its code (fillCodes after a background load); the rest
+    // join the candidates as they are, all of them, scored exactly. Mostly uncoded: the plain scan.
+    const coded = this.codesComplete ? this.used : this.codeCursor;
+    if (coded === this.used) return this.pick(query, want, members, coded);
+    const split = members ? lowerBound(members, coded) : coded;
+    const uncoded = members ? members.length - split : this.used - coded;
+    if (uncoded * 2 > (members ? members.length : this.used) || split < want * 2) return null;
+    const picked = this.pick(query, want, members ? members.subarray(0, split) : null, coded);
+    const out = new Int32Array(picked.length + uncoded);
+    out.set(picked);
+    for (let i = 0; i < uncoded; i++) out[picked.length + i] = members ? members[split + i] : coded + i;
+    return out;
+  }
+
+  /**
+   * The prefilter's cut over coded rows: `members` (all coded), or every row
+   * below `end`; at least `want` slots, in slot order.
+   */
+  private pick(query: Float32Array, want: number, members: Int32Array | null, end: number): Int32Array {
+    const live = members ? members.length : end;
     const sum = encodeQuery(query, this.codeQuery);
     const n = this.used;
     const dotsAt = this.codeDotsAt();
-    if (!members) this.codeKernel(CODE_QUERY_AT, CODES_AT, n, dotsAt);
+    if (!members) this.codeKernel!(CODE_QUERY_AT, CODES_AT, end, dotsAt);
     else {
       // One call per run of slots: a clustered project is one run, plus the rows written since, which
       // lie among other projects' (a short gap is scanned along: 64 bytes cost less than a call).
@@ -418,7 +439,7 @@ export class VectorIndex {
         const first = members[i];
         let j = i + 1;
         while (j < live && members[j] - members[j - 1] <= PREFILTER_GAP) j++;
-        this.codeKernel(CODE_QUERY_AT, CODES_AT + first * CODE_BYTES, members[j - 1] - first + 1, dotsAt + first * 4);
+        this.codeKernel!(CODE_QUERY_AT, CODES_AT + first * CODE_BYTES, members[j - 1] - first + 1, dotsAt + first * 4);
         i = j;
       }
     }
@@ -444,8 +465,8 @@ export class VectorIndex {
       this.aboveSlot = new Int32Array(this.seqs.length);
       this.aboveScore = new Float32Array(this.seqs.length);
     }
-    let above = this.keepAbove(floor, bias, members);
-    if (above < want) above = this.keepAbove(-Infinity, bias, members);
+    let above = this.keepAbove(floor, bias, members, end);
+    if (above < want) above = this.keepAbove(-Infinity, bias, members, end);
     const slots = this.aboveSlot;
     const scores = this.aboveScore;
     let min = Infinity;
@@ -483,8 +504,8 @@ export class VectorIndex {
     return heapSlot.sort();
   }
 
-  /** Keeps the live rows (of `members`, if given) whose code score is at least `floor` (in slot order) in aboveSlot / aboveScore; how many. */
-  private keepAbove(floor: number, bias: number, members: Int32Array | null): number {
+  /** Keeps the live rows (of `members`, if given, else below `end`) whose code score is at least `floor` (in slot order) in aboveSlot / aboveScore; how many. */
+  private keepAbove(floor: number, bias: number, members: Int32Array | null, end: number): number {
     const dots = this.codeDots;
     const steps = this.codeSteps;
     const seqs = this.seqs;
@@ -503,7 +524,7 @@ export class VectorIndex {
       }
       return above;
     }
-    for (let s = 0, n = this.used; s < n; s++) {
+    for (let s = 0; s < end; s++) {
       const score = (dots[s] - bias) * steps[s];
       if (score >= floor && seqs[s] !== 0) {
         slots[above] = s;
@@ -725,6 +746,18 @@ export class VectorIndex {
     this.membersStale = true;
     if (!this.codesComplete) this.codeCursor = 0;
   }
+}
+
+/** The first index of ascending `list` whose value is at least `x` (list.length if none). */
+function lowerBound(list: Int32Array, x: number): number {
+  let lo = 0;
+  let hi = list.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (list[mid] < x) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
 
 /** Writes `v` as integers in [-max, max] plus `offset` at `into[at..]`; returns the scale (float = int * scale). */
