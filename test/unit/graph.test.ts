@@ -123,7 +123,7 @@ describe("hubs", () => {
     fresh();
     const cut = RECENT_LINK_LIST_FROM;
     // Hubs with cut + 2, cut, cut - 1 and 1 links, two of them in domain "web"; leaves link to them.
-    const hubsWanted: [string, number, string][] = [["h1", cut + 2, "infra"], ["h2", cut, "web"], ["h3", cut - 1, "web"], ["h4", 1, "infra"]];
+    const hubsWanted: [string, number, string | null][] = [["h1", cut + 2, "infra"], ["h2", cut, "web"], ["h3", cut - 1, "web"], ["h4", 1, "infra"], ["h5", 2, null]];
     const memories: { key: string; content: string; project: string | null }[] = hubsWanted.map(([key, , project]) => ({ key, content: `Hub ${key} for ${project}`, project }));
     const links: [string, string, string, number][] = [];
     for (const [key, n] of hubsWanted) {
@@ -139,6 +139,8 @@ describe("hubs", () => {
     expect(order(await hubs(s, { limit: 2 }))).toEqual([ids.h1, ids.h2]);
     expect(order(await hubs(s, { domain: "web", limit: 5 }))).toEqual([ids.h2, ids.h3]);
     expect(order(await hubs(s, { domain: "infra", limit: 5 }))).toEqual([ids.h1, ids.h4]);
+    // Untagged memories are in "general": no primary-domain row to read them from.
+    expect(order(await hubs(s, { domain: "general", limit: 5 }))).toEqual([ids.h5]);
     // Every hub, then the leaves (one link each), nothing twice.
     const all = order(await hubs(s, { limit: 100 }));
     expect(all.slice(0, 3)).toEqual([ids.h1, ids.h2, ids.h3]);

@@ -42,7 +42,12 @@ export interface WalIndex {
   nBackfill: number;
 }
 
-const SHM_HEADER_BYTES = 136;
+/**
+ * Both header copies and nBackfill (bytes 96-99), and no further: SQLite on
+ * Windows takes real byte-range locks on the -shm file from byte 120 (os_win.c,
+ * WIN_SHM_BASE), and a read overlapping a writer's lock there would fail.
+ */
+const SHM_HEADER_BYTES = 100;
 const WAL_INDEX_VERSION = 3007000;
 
 /**

@@ -176,6 +176,8 @@ export function startCheckpointer(sqlite: Database, file: string, opts: Checkpoi
     },
     kill() {
       worker.terminate();
+      // Its `finally` never runs, and the close event may come later than a stop(): nothing to wait for.
+      exited = true;
     },
   };
 }
