@@ -230,6 +230,16 @@ const sparseOf = (r: () => number) => {
   return normalize(v);
 };
 
+/** Indexes of the 10 rows of `vs` with the largest float dot product with `query`. */
+function floatTop10(vs: Float32Array[], query: Float32Array): number[] {
+  const scores = vs.map((v) => {
+    let d = 0;
+    for (let j = 0; j < 384; j++) d += v[j] * query[j];
+    return d;
+  });
+  return Array.from(scores.keys()).sort((x, y) => scores[y] - scores[x]).slice(0, 10);
+}
+
 sqliteOnly("past VECTOR_PREFILTER_ABOVE rows the code prefilter still finds the exact float top 10 (sparse vectors)", () => {
   const r = rng(29);
   // Groups of 10 related notes (a shared sparse core, each with words of its own), as a corpus has:
@@ -245,19 +255,11 @@ sqliteOnly("past VECTOR_PREFILTER_ABOVE rows the code prefilter still finds the 
       index.upsert(vs.length, vs[vs.length - 1], vs.length % 3 ? "a" : "b");
     }
   }
-  const n = vs.length;
-  const scores = new Float64Array(n);
   let found = 0;
   for (let q = 0; q < 20; q++) {
     const own = sparseOf(r);
     const query = normalize(cores[q * 97].map((x, j) => x + 0.6 * own[j]));
-    for (let i = 0; i < n; i++) {
-      let d = 0;
-      const v = vs[i];
-      for (let j = 0; j < 384; j++) d += v[j] * query[j];
-      scores[i] = d;
-    }
-    const truth = Array.from(scores.keys()).sort((x, y) => scores[y] - scores[x]).slice(0, 10);
+    const truth = floatTop10(vs, query);
     const got = new Set(index.search(query, 10).map((h) => h.seq - 1));
     found += truth.filter((t) => got.has(t)).length;
   }
@@ -393,17 +395,11 @@ sqliteOnly("while codes are filled after a load, the coded rows are prefiltered 
   index.fillCodes(Math.floor((vs.length * 2) / 3));
   const seen = countPrefilters(index);
   const n = vs.length;
-  const scores = new Float64Array(n);
   let found = 0;
   for (let q = 0; q < 20; q++) {
     const own = sparseOf(r);
     const query = normalize(cores[Math.floor(((q + 0.5) * cores.length) / 20)].map((x, j) => x + 0.6 * own[j]));
-    for (let i = 0; i < n; i++) {
-      let d = 0;
-      for (let j = 0; j < 384; j++) d += vs[i][j] * query[j];
-      scores[i] = d;
-    }
-    const truth = Array.from(scores.keys()).sort((x, y) => scores[y] - scores[x]).slice(0, 10);
+    const truth = floatTop10(vs, query);
     const got = new Set(index.search(query, 10).map((h) => h.seq - 1));
     found += truth.filter((t) => got.has(t)).length;
   }
