@@ -283,15 +283,21 @@ export const VECTOR_PREFILTER_ABOVE = 20_000;
  * VECTOR_PREFILTER_PROJECT_RATIO times that (else the plain scan is cheaper:
  * /search's k = 60 keeps 240, cut 3,840, which scattered int8 reads made
  * slower than the scan of a 5-8k project, measured).
- * bench/vectors.ts at 100k, 200 queries, load 2-5, exact scan -> this, sparse / dense:
- * link search (new memories, k 3, own project) CPU 0.42 / 0.44 -> 0.35 / 0.34
- * ms, recall@3 0.97 / 0.995 -> the same; recall@10 within a project 0.984 /
- * 0.992 -> 0.978 / 0.988. 8 per row kept instead of 16: 0.28 / 0.29 ms but
- * recall@10 0.966 / 0.976, refused.
+ * bench/vectors.ts, sparse / dense, link search = new memories, k 3, own
+ * project. At 100k (200 queries, load 2-5), exact scan: link CPU 0.42 / 0.44
+ * ms, recall@10 within a project 0.984 / 0.992; 8 per row kept: 0.28 / 0.29
+ * ms, 0.966 / 0.976; 16: 0.35 / 0.34 ms, 0.978 / 0.988. The final bench (load
+ * ~1) with 16: at 200k recall@10 within a project 0.971 / 0.972 (exact scan
+ * 0.983 / 0.99 at stop 24), link CPU 0.51 / 0.50 ms. 32 (100 queries, load
+ * ~1): 100k 0.98 / 0.991, link 0.46 / 0.43 ms (no faster than the exact scan
+ * there); 200k 0.98 / 0.987, link 0.75 / 0.71 ms. 32 is kept: within 0.004
+ * of the exact scan's recall at both sizes, and a project's cost grows with a
+ * sixth of its bytes; recall@3 of the link search is 0.97 / 0.993-0.997 in
+ * every setting.
  */
 export const VECTOR_PREFILTER_PROJECT_ABOVE = 4000;
 export const VECTOR_PREFILTER_PROJECT_SHARE = 0.02;
-export const VECTOR_PREFILTER_PROJECT_PER_KEPT = 16;
+export const VECTOR_PREFILTER_PROJECT_PER_KEPT = 32;
 export const VECTOR_PREFILTER_PROJECT_RATIO = 4;
 /**
  * The vector index keeps its rows ordered by project (VectorIndex.cluster), so

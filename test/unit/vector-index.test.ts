@@ -3,7 +3,14 @@ import { int8Kernel, KERNEL_DIMS } from "../../src/core/search";
 import { VectorIndex } from "../../src/core/search";
 import { int4Kernel } from "../../src/core/search/int4-kernel";
 import { CODE_BYTES, CODE_DIMS, encode, project } from "../../src/core/search/projection";
-import { VECTOR_PREFILTER_ABOVE, VECTOR_PREFILTER_CANDIDATES, VECTOR_PREFILTER_PROJECT_ABOVE } from "../../src/core/tuning";
+import {
+  VECTOR_PREFILTER_ABOVE,
+  VECTOR_PREFILTER_CANDIDATES,
+  VECTOR_PREFILTER_PROJECT_ABOVE,
+  VECTOR_PREFILTER_PROJECT_PER_KEPT,
+  VECTOR_PREFILTER_PROJECT_RATIO,
+  VECTOR_RESCORE_MIN,
+} from "../../src/core/tuning";
 
 // The in-memory index is the SQLite engine's vector search; on PostgreSQL pgvector searches (test/unit/search.test.ts covers both).
 const sqliteOnly = (name: string, fn: () => void | Promise<void>, timeout?: number) => test.skipIf(process.env.MEMSVC_TEST_ENGINE === "postgres")(`${name} [SQLite engine's in-memory index]`, fn, timeout);
@@ -363,7 +370,8 @@ sqliteOnly("a large project's prefilter keeps the lowest seqs among equal scores
   const r = rng(43);
   const index = new VectorIndex();
   const same = unit(r);
-  const equal = VECTOR_PREFILTER_PROJECT_ABOVE + 1000;
+  // Past the threshold and past the ratio for k = 3 (the cut keeps at least VECTOR_RESCORE_MIN x PER_KEPT).
+  const equal = Math.max(VECTOR_PREFILTER_PROJECT_ABOVE, VECTOR_PREFILTER_PROJECT_RATIO * VECTOR_RESCORE_MIN * VECTOR_PREFILTER_PROJECT_PER_KEPT) + 1000;
   // Added in descending seq order, so slot order and seq order disagree; other projects' rows in between.
   for (let seq = 100_000 + equal; seq > 100_000; seq--) {
     index.upsert(seq, same, "p");

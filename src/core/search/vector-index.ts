@@ -404,7 +404,7 @@ export class VectorIndex {
    */
   private prefilter(query: Float32Array, keep: number, members: Int32Array | null): Int32Array | null {
     const live = members ? members.length : this.slotOf.size;
-    // A project's cut keeps the same share of its rows as the whole index's (2,000 of 100k), and at least 16 per row kept (tuning.ts).
+    // A project's cut keeps the same share of its rows as the whole index's (2,000 of 100k), and at least 32 per row kept (tuning.ts).
     const want = members ? Math.max(Math.ceil(live * VECTOR_PREFILTER_PROJECT_SHARE), keep * VECTOR_PREFILTER_PROJECT_PER_KEPT) : Math.max(VECTOR_PREFILTER_CANDIDATES, keep * 8);
     const from = members ? VECTOR_PREFILTER_PROJECT_ABOVE : VECTOR_PREFILTER_ABOVE;
     if (!this.codeKernel || live <= from || want * (members ? VECTOR_PREFILTER_PROJECT_RATIO : 2) > live) return null;
