@@ -69,10 +69,8 @@ export const planCap = (total: number) => Math.floor(total / 2) + 1;
 export function planTerms(terms: readonly string[], total: number, df: (term: string) => number, together?: CountTogether, minRows = 1): TermPlan | null {
   if (terms.length === 0) return null;
   if (total <= BM25_MAX_SCORED_ROWS) return { match: [...terms], rank: [...terms] };
-  const half = Math.floor(total / 2);
-  const counted = terms.map((term) => ({ term, df: df(term) })).filter((t) => t.df <= half);
+  const counted = rarestFirst(terms, total, df);
   if (counted.length === 0) return null;
-  counted.sort((a, b) => a.df - b.df);
   if (together && counted[0].df > BM25_MAX_SCORED_ROWS) {
     const all = conjunction(counted.map((t) => t.term), together, Math.max(1, minRows));
     if (all) return { match: all, rank: all, together: true };
@@ -95,9 +93,7 @@ export function planTerms(terms: readonly string[], total: number, df: (term: st
  */
 export function conjunctionCandidates(terms: readonly string[], total: number, df: (term: string) => number): string[][] {
   if (total <= BM25_MAX_SCORED_ROWS) return [];
-  const half = Math.floor(total / 2);
-  const counted = terms.map((term) => ({ term, df: df(term) })).filter((t) => t.df <= half);
-  counted.sort((a, b) => a.df - b.df);
+  const counted = rarestFirst(terms, total, df);
   if (counted.length < 2 || counted[0].df <= BM25_MAX_SCORED_ROWS) return [];
   const out: string[][] = [];
   for (let n = 2; n <= Math.min(counted.length, BM25_CONJUNCTION_MAX_WORDS); n++) out.push(counted.slice(0, n).map((t) => t.term));
@@ -119,4 +115,13 @@ function conjunction(rarestFirst: readonly string[], together: CountTogether, mi
     if (rows <= BM25_MAX_SCORED_ROWS) break;
   }
   return best;
+}
+
+/** The words in at most half the memories (the others rank nothing), with their counts, rarest first. */
+function rarestFirst(terms: readonly string[], total: number, df: (term: string) => number): { term: string; df: number }[] {
+  const half = Math.floor(total / 2);
+  return terms
+    .map((term) => ({ term, df: df(term) }))
+    .filter((t) => t.df <= half)
+    .sort((a, b) => a.df - b.df);
 }

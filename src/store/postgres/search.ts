@@ -46,8 +46,9 @@ const vectorText = (v: Float32Array) => `[${Array.from(v).join(",")}]`;
  * doubled), so no text forms tsquery syntax; to_tsquery('english', ...) stems
  * them as the fts column was.
  */
-const tsOr = (terms: readonly string[]) => terms.map((t) => `'${t.replaceAll("'", "''")}'`).join(" | ");
-const tsAnd = (terms: readonly string[]) => terms.map((t) => `'${t.replaceAll("'", "''")}'`).join(" & ");
+const tsWord = (t: string) => `'${t.replaceAll("'", "''")}'`;
+const tsOr = (terms: readonly string[]) => terms.map(tsWord).join(" | ");
+const tsAnd = (terms: readonly string[]) => terms.map(tsWord).join(" & ");
 
 /** Importance of /recent as SQL, the same formula as src/store/sqlite/search-recent.ts ($1 = now). */
 const IMPORTANCE = `(${RECENT_STRENGTH_WEIGHT} * (m.strength * (${DECAY_FLOOR} + ${1 - DECAY_FLOOR} * power(0.5, greatest(0, $1::float8 - m.refreshed_at) / ${DAY_MS * DECAY_HALF_LIFE_DAYS}.0)))
@@ -129,14 +130,7 @@ export function pgSearch(handle: PgHandle, opts: { efSearch?: number } = {}): Se
     const [row] = await q(`SELECT value FROM ${S}.meta WHERE key = $1`, [key]);
     return row ? String(row.value) : null;
   };
-  /** Counts up to `cap` of memories whose fts holds `term`, cached like the SQLite engine's. */
-  const documentFrequency = async (term: string, cap: number): Promise<number> => {
-    const known = terms.lookup(term, cap, mirror.size);
-    if (known !== undefined) return known;
-    const [row] = await q(`SELECT count(*)::float8 AS n FROM (SELECT 1 FROM ${S}.memories WHERE fts @@ to_tsquery('english', $1) LIMIT $2) x`, [tsOr([term]), cap]);
-    return terms.store(term, Number(row.n), cap);
-  };
-  /** Memories whose fts holds every one of `words`, up to `cap`, cached with the single words (a key with spaces). */
+  /** Memories whose fts holds every one of `words`, up to `cap`, cached like the SQLite engine's (a list's key has spaces; one word is its own key). */
   const countTogether = async (words: readonly string[], cap: number): Promise<number> => {
     const key = words.join(" ");
     const known = terms.lookup(key, cap, mirror.size);
@@ -144,6 +138,8 @@ export function pgSearch(handle: PgHandle, opts: { efSearch?: number } = {}): Se
     const [row] = await q(`SELECT count(*)::float8 AS n FROM (SELECT 1 FROM ${S}.memories WHERE fts @@ to_tsquery('english', $1) LIMIT $2) x`, [tsAnd(words), cap]);
     return terms.store(key, Number(row.n), cap);
   };
+  /** Counts up to `cap` of memories whose fts holds `term`. */
+  const documentFrequency = (term: string, cap: number): Promise<number> => countTogether([term], cap);
 
   const vectorIndex: VectorIndexControl = {
     mirror,

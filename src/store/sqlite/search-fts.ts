@@ -17,17 +17,14 @@ export class TermCounts {
 
   /** Memories containing `term`, counted up to `cap` (the answer is `cap` when there are at least that many). */
   of(term: string, cap: number, total: number): number {
-    const known = this.cache.lookup(term, cap, total);
-    if (known !== undefined) return known;
-    this.count ??= this.sqlite.query("SELECT count(*) AS n FROM (SELECT 1 FROM memories_fts WHERE memories_fts MATCH ? LIMIT ?)");
-    return this.cache.store(term, (this.count.get(quoteOr([term]), cap) as { n: number }).n, cap);
+    return this.together([term], cap, total);
   }
 
   /**
    * Memories holding every one of `words`, up to `cap`, cached with the single
-   * words' counts (a key with spaces: no keyword holds one). FTS5 walks the
-   * words' doclists side by side and stops at `cap`: ~0.5-2.5 ms at 200k for
-   * two common words, once per pair.
+   * words' counts (a list's key has spaces: no keyword holds one; one word is
+   * its own key). FTS5 walks the words' doclists side by side and stops at
+   * `cap`: ~0.5-2.5 ms at 200k for two common words, once per pair.
    */
   together(words: readonly string[], cap: number, total: number): number {
     const key = words.join(" ");
@@ -42,10 +39,11 @@ export class TermCounts {
  * An FTS5 expression of the words, each quoted (a quote inside doubled, as
  * FTS5 escapes it): no text can form FTS syntax (AND, *, -, NEAR, column filters).
  */
-export const quoteOr = (terms: readonly string[]) => terms.map((t) => `"${t.replaceAll('"', '""')}"`).join(" OR ");
+const quote = (t: string) => `"${t.replaceAll('"', '""')}"`;
+export const quoteOr = (terms: readonly string[]) => terms.map(quote).join(" OR ");
 
 /** Rows holding every one of the words (quoted as quoteOr does). */
-export const quoteAnd = (terms: readonly string[]) => terms.map((t) => `"${t.replaceAll('"', '""')}"`).join(" AND ");
+export const quoteAnd = (terms: readonly string[]) => terms.map(quote).join(" AND ");
 
 /** The FTS5 expression of every keyword of a query (what a plain OR search would run), or null when it has none. */
 export function ftsExpression(query: string): string | null {
