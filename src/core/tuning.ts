@@ -394,6 +394,27 @@ export const INDEX_RESTORE_SLICE = 20_000;
 export const VECTOR_CHANGES_KEEP = 200_000;
 
 /**
+ * SQLite's page cache for the store's connection, in KiB (PRAGMA cache_size =
+ * -SQLITE_CACHE_KIB). Small on purpose: a large cache made every write slow.
+ * When a b-tree page splits, SQLite (balance_nonroot) swaps page numbers
+ * through the lock-byte page (pgno 262,145 with 4 KB pages) as a temporary
+ * key; the page cache then believes it holds a page far past the end of the
+ * file, and the COMMIT that follows truncates the cache by scanning its whole
+ * hash table: time proportional to the pages cached, on nearly every ingest
+ * (links write into many b-trees). Found with perf and gdb (pcache1TruncateUnsafe,
+ * 15 % of an ingest's CPU at 100k with 64 MB, iMaxKey = 262,145 at every commit).
+ * In process at 100k (2,000 ingests into a copy of the bench store, server
+ * services, load ~1.8), CPU per ingest / COMMIT CPU: 64 MB 3.15 / 1.05 ms,
+ * 16 MB 2.69 / 0.50, 8 MB 2.32 / 0.38, 4 MB 2.44 / 0.35. Reads did not
+ * notice: the file stays in the OS page cache, and a miss here is a pread.
+ * /search and /recent CPU at 100k in process (600 searches, 200 + 200 /recent,
+ * two rounds each, alternating): 64 MB 8.67-9.28 / 2.90-3.35 / 1.46-1.63 ms,
+ * 8 MB 8.90-9.57 / 2.76-3.31 / 1.38-1.65 ms. Server RSS falls by the cache
+ * not held (~50 MB at 100k). It was 64 MB, never measured.
+ */
+export const SQLITE_CACHE_KIB = 8192;
+
+/**
  * WAL pages before SQLite checkpoints (its default is 1000). One ingest dirties
  * many pages (memory row, FTS segment, vec0 chunk, tags, links, eight indexes),
  * most of them the same hot pages again and again; a longer WAL copies each

@@ -3,7 +3,7 @@ import { accessSync, constants } from "node:fs";
 import { drizzle } from "drizzle-orm/bun-sqlite";
 import { prepareSqlite, sqliteVecLibrary } from "../../platform/natives";
 import { prepareDatabaseFile, tightenDatabaseFiles } from "../../private-files";
-import { WAL_AUTOCHECKPOINT_PAGES } from "../../core/tuning";
+import { SQLITE_CACHE_KIB, WAL_AUTOCHECKPOINT_PAGES } from "../../core/tuning";
 import { startCheckpointer, type Checkpointer, type CheckpointerOptions } from "./checkpointer";
 import { MIGRATIONS } from "./migrations";
 import * as schema from "./schema";
@@ -40,7 +40,8 @@ export function openStore(file: string, opts: OpenOptions = {}): Store {
   sqlite.run("PRAGMA synchronous = NORMAL");
   sqlite.run(`PRAGMA wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_PAGES}`);
   sqlite.run("PRAGMA foreign_keys = ON");
-  sqlite.run("PRAGMA cache_size = -65536");
+  // Small: see SQLITE_CACHE_KIB (a large cache slows every COMMIT after a page split).
+  sqlite.run(`PRAGMA cache_size = -${SQLITE_CACHE_KIB}`);
   sqlite.run("PRAGMA temp_store = MEMORY");
   sqlite.loadExtension(sqliteVecLibrary(), "sqlite3_vec_init");
   migrate(sqlite);
