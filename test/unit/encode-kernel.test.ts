@@ -2,6 +2,8 @@ import { expect, test } from "bun:test";
 import { VectorIndex } from "../../src/core/search";
 import { ENCODE_WORK_BYTES, encodeKernel } from "../../src/core/search/encode-kernel";
 import { CODE_BYTES, encode } from "../../src/core/search/projection";
+import { quantizeKernel } from "../../src/core/search/quantize-kernel";
+import { quantize } from "../../src/core/search/vector-index";
 
 const D = 384;
 const sqliteOnly = (name: string, fn: () => void, timeout?: number) => test.skipIf(process.env.MEMSVC_TEST_ENGINE === "postgres")(`${name} [SQLite engine's in-memory index]`, fn, timeout);
@@ -80,4 +82,34 @@ sqliteOnly("codes filled after a load skip removed rows and match rows coded one
   expect(b.seqs).toEqual(a.seqs);
   expect(Buffer.from(b.codes)).toEqual(Buffer.from(a.codes));
   expect(Buffer.from(b.codeSteps.buffer)).toEqual(Buffer.from(a.codeSteps.buffer));
+});
+
+sqliteOnly("the SIMD quantizer stores the same int8 values, scale and sum, bit for bit, as quantize() in JavaScript", () => {
+  const r = rng(13);
+  const memory = new WebAssembly.Memory({ initial: 1 });
+  const quantizer = quantizeKernel(memory);
+  expect(quantizer).not.toBeNull();
+  const SRC = 0;
+  const DST = D * 4;
+  const SUM = DST + D;
+  const vectors: Float32Array[] = [];
+  for (let i = 0; i < 600; i++) {
+    const kind = i % 6;
+    const v = new Float32Array(D);
+    if (kind === 0) for (let j = 0; j < D; j++) v[j] = (r() - 0.5) * 2;
+    else if (kind === 1) for (let j = 0; j < D; j++) v[j] = r() < 0.75 ? 0 : (r() - 0.5) * 1e-3;
+    else if (kind === 2) v[Math.floor(r() * D)] = r() < 0.5 ? 3 : -3;
+    else if (kind === 4) for (let j = 0; j < D; j++) v[j] = Math.round((r() - 0.5) * 254) / 127 + (j % 2 ? 0.5 / 127 : -0.5 / 127); // values at .5 steps
+    else if (kind === 5) for (let j = 0; j < D; j++) v[j] = j % 7 === 0 ? -0 : (r() - 0.5) * 1e6;
+    vectors.push(v);
+  }
+  for (const v of vectors) {
+    const expected = new Int8Array(D);
+    const scale = quantize(v, expected, 0, 127, 0);
+    new Float32Array(memory.buffer, SRC, D).set(v);
+    const got = quantizer!(SRC, DST, SUM);
+    expect(Object.is(got, scale)).toBe(true);
+    expect(Buffer.from(new Int8Array(memory.buffer, DST, D))).toEqual(Buffer.from(expected.buffer));
+    expect(new Int32Array(memory.buffer, SUM, 1)[0]).toBe(expected.reduce((a, b) => a + b, 0));
+  }
 });

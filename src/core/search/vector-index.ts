@@ -3,6 +3,7 @@ import { int8Kernel, KERNEL_DIMS, type Kernel } from "./int8-kernel";
 import { int4Kernel, type CodeScanFn } from "./int4-kernel";
 import { CODE_BYTES, CODE_DIMS, encode, encodeQuery } from "./projection";
 import { ENCODE_WORK_BYTES, encodeKernel, type EncodeFn } from "./encode-kernel";
+import { quantizeKernel, type QuantizeFn } from "./quantize-kernel";
 import {
   VECTOR_CLUSTER_TAIL_MIN,
   VECTOR_CLUSTER_TAIL_SHARE,
@@ -46,8 +47,11 @@ const ENCODE_BATCH = 256;
 const ENCODE_LIST_AT = ENCODE_AT + ENCODE_WORK_BYTES;
 const ENCODE_CODES_AT = ENCODE_LIST_AT + ENCODE_BATCH * 4;
 const ENCODE_STEPS_AT = ENCODE_CODES_AT + ENCODE_BATCH * CODE_BYTES;
+/** A vector being stored (f32) for the quantizer (quantize-kernel.ts), and the sum of its int8 values (after the query). */
+const STAGE_AT = ENCODE_STEPS_AT + ENCODE_BATCH * 8;
+const STAGE_SUM_AT = QUERY_AT + DIMENSIONS;
 const ROWS_AT = 32768;
-if (ENCODE_STEPS_AT + ENCODE_BATCH * 8 > ROWS_AT) throw new Error("vector index: the encoder's batch does not fit before the rows");
+if (STAGE_AT + DIMENSIONS * 4 > ROWS_AT) throw new Error("vector index: the encoder's batch does not fit before the rows");
 const PAGE = 65536;
 /** The code memory: the projected query, then the codes, then the code scan's output. */
 const CODE_QUERY_AT = 0;
@@ -161,10 +165,18 @@ export class VectorIndex {
       if (this.groups[slot] !== id) this.membersStale = true;
       this.groups[slot] = id;
     }
-    this.scales[slot] = quantize(vector, this.q8, slot * DIMENSIONS, 127, 0);
-    let sum = 0;
-    for (let i = slot * DIMENSIONS, end = i + DIMENSIONS; i < end; i++) sum += this.q8[i];
-    this.sums[slot] = sum;
+    const quantizer = this.quantizer();
+    if (quantizer) {
+      // The same integers, scale and sum as below, ~4x faster: loading the index from vec0 is mostly this.
+      this.stage.set(vector);
+      this.scales[slot] = quantizer(STAGE_AT, ROWS_AT + slot * DIMENSIONS, STAGE_SUM_AT);
+      this.sums[slot] = this.stageSum[0];
+    } else {
+      this.scales[slot] = quantize(vector, this.q8, slot * DIMENSIONS, 127, 0);
+      let sum = 0;
+      for (let i = slot * DIMENSIONS, end = i + DIMENSIONS; i < end; i++) sum += this.q8[i];
+      this.sums[slot] = sum;
+    }
     if (this.loading) {
       // Coded in batches by fillCodes (the SIMD encoder, ~0.8 us a row against ~3.9 one at a time in JavaScript).
       this.codeSteps[slot] = NaN;
@@ -178,6 +190,15 @@ export class VectorIndex {
   }
 
   private clusterAfterWrite = false;
+  private quantizerFn: QuantizeFn | null | undefined;
+  private stage!: Float32Array;
+  private stageSum!: Int32Array;
+
+  /** The SIMD quantizer of stored vectors, built on first use, or null: quantize() in JavaScript. */
+  private quantizer(): QuantizeFn | null {
+    if (this.quantizerFn === undefined) this.quantizerFn = this.kernel ? quantizeKernel(this.memory) : null;
+    return this.quantizerFn;
+  }
 
   /** The code of a slot's row, from its int8 values (so every way a row arrives gives it the same code). */
   private encodeRow(slot: number): void {
@@ -664,6 +685,8 @@ export class VectorIndex {
   private views(): void {
     const cap = this.seqs.length;
     this.query8 = new Int8Array(this.memory.buffer, QUERY_AT, DIMENSIONS);
+    this.stage = new Float32Array(this.memory.buffer, STAGE_AT, DIMENSIONS);
+    this.stageSum = new Int32Array(this.memory.buffer, STAGE_SUM_AT, 1);
     this.q8 = new Int8Array(this.memory.buffer, ROWS_AT, cap * DIMENSIONS);
     this.dots = new Int32Array(this.memory.buffer, this.outAt(), cap);
     this.codeQuery = new Int8Array(this.codeMemory.buffer, CODE_QUERY_AT, CODE_DIMS);
@@ -809,7 +832,7 @@ function lowerBound(list: Int32Array, x: number): number {
 }
 
 /** Writes `v` as integers in [-max, max] plus `offset` at `into[at..]`; returns the scale (float = int * scale). */
-function quantize(v: Float32Array, into: Int8Array, at: number, maxInt: number, offset: number): number {
+export function quantize(v: Float32Array, into: Int8Array, at: number, maxInt: number, offset: number): number {
   let max = 0;
   for (let i = 0; i < DIMENSIONS; i++) {
     const a = Math.abs(v[i]);
