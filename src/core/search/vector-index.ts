@@ -80,13 +80,13 @@ export class VectorIndex {
   /** Sum of each row's int8 values: undoes the kernel's query offset. */
   private sums = new Int32Array(1024);
   private memory: WebAssembly.Memory;
-  private kernel: Kernel | null;
+  private kernelFn: Kernel | null | undefined;
   private q8!: Int8Array;
   private dots!: Int32Array;
   private query8!: Int8Array;
   /** The prefilter codes: a memory of their own (grown apart from the rows), scanned by the 4-bit kernel. */
   private codeMemory: WebAssembly.Memory;
-  private codeKernel: CodeScanFn | null;
+  private codeKernelFn: CodeScanFn | null | undefined;
   private codes!: Uint8Array;
   private codeQuery!: Int8Array;
   private codeDots!: Int32Array;
@@ -135,10 +135,27 @@ export class VectorIndex {
   constructor(opts: { relaxedSimd?: boolean } = {}) {
     if (DIMENSIONS !== KERNEL_DIMS) throw new Error(`vector index kernel is built for ${KERNEL_DIMS} dimensions, not ${DIMENSIONS}`);
     this.memory = new WebAssembly.Memory({ initial: Math.ceil(this.bytesFor(this.seqs.length) / PAGE) });
-    this.kernel = int8Kernel(this.memory, opts.relaxedSimd ?? true);
+    this.relaxedSimd = opts.relaxedSimd ?? true;
     this.codeMemory = new WebAssembly.Memory({ initial: Math.ceil(this.codeBytesFor(this.seqs.length) / PAGE) });
-    this.codeKernel = this.kernel ? (int4Kernel(this.codeMemory, CODE_DIMS, opts.relaxedSimd ?? true)?.scan ?? null) : null;
     this.views();
+  }
+
+  private relaxedSimd: boolean;
+
+  /**
+   * The int8 scan, compiled on first use: the server builds its index before
+   * it listens, and compiling (~7 ms CPU, most of it generating the module's
+   * bytes in a cold process) can wait for the load or the first search.
+   */
+  private get kernel(): Kernel | null {
+    if (this.kernelFn === undefined) this.kernelFn = int8Kernel(this.memory, this.relaxedSimd);
+    return this.kernelFn;
+  }
+
+  /** The 4-bit code scan, compiled on first use (none without the int8 kernel's SIMD). */
+  private get codeKernel(): CodeScanFn | null {
+    if (this.codeKernelFn === undefined) this.codeKernelFn = this.kernel ? (int4Kernel(this.codeMemory, CODE_DIMS, this.relaxedSimd)?.scan ?? null) : null;
+    return this.codeKernelFn;
   }
 
   get size(): number {
@@ -262,6 +279,14 @@ export class VectorIndex {
     else for (let i = 0; i < n; i++) this.codes.set(codes.subarray(i * CODE_BYTES, (i + 1) * CODE_BYTES), slots[i] * CODE_BYTES);
     for (let i = 0; i < n; i++) this.codeSteps[slots[i]] = steps[i] * this.scales[slots[i]];
     return 0;
+  }
+
+  /** Compiles the SIMD kernels now (each is otherwise compiled on first use): a background load does it in a turn of its own. */
+  prepareKernels(): void {
+    if (this.codeKernel) {
+      this.quantizer();
+      this.encoder();
+    }
   }
 
   /** Which scan runs: relaxed or portable WebAssembly SIMD, or plain JavaScript. */
@@ -500,7 +525,8 @@ export class VectorIndex {
     const sum = encodeQuery(query, this.codeQuery);
     const n = this.used;
     const dotsAt = this.codeDotsAt();
-    if (!members) this.codeKernel!(CODE_QUERY_AT, CODES_AT, end, dotsAt);
+    const scan = this.codeKernel!;
+    if (!members) scan(CODE_QUERY_AT, CODES_AT, end, dotsAt);
     else {
       // One call per run of slots: a clustered project is one run, plus the rows written since, which
       // lie among other projects' (a short gap is scanned along: 64 bytes cost less than a call).
@@ -508,7 +534,7 @@ export class VectorIndex {
         const first = members[i];
         let j = i + 1;
         while (j < live && members[j] - members[j - 1] <= PREFILTER_GAP) j++;
-        this.codeKernel!(CODE_QUERY_AT, CODES_AT + first * CODE_BYTES, members[j - 1] - first + 1, dotsAt + first * 4);
+        scan(CODE_QUERY_AT, CODES_AT + first * CODE_BYTES, members[j - 1] - first + 1, dotsAt + first * 4);
         i = j;
       }
     }

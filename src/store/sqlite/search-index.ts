@@ -116,8 +116,7 @@ export function startIndex(s: IndexContext, backgroundAbove = INDEX_BACKGROUND_A
     s.log("warn", `vector index load stopped: ${(e as Error).message}`);
     finish();
   };
-  // The first step waits a turn of the event loop: the server listens and answers before any of this runs.
-  setImmediate(() =>
+  const loadInBackground = () =>
     fromIndexFile(s, state)
       .then((done) => {
         if (state.stop) return finish();
@@ -128,8 +127,17 @@ export function startIndex(s: IndexContext, backgroundAbove = INDEX_BACKGROUND_A
         // Changes replayed past the file were added while loading: they get their codes now.
         fillCodes(s, state, () => {});
       })
-      .catch(stopped),
-  );
+      .catch(stopped);
+  // The first step waits a turn of the event loop: the server listens and answers before any of this runs.
+  // The SIMD kernels compile in a turn of their own (~10 ms CPU in a fresh process), not inside a load step.
+  setImmediate(() => {
+    try {
+      s.index.prepareKernels();
+    } catch (e) {
+      return stopped(e);
+    }
+    setImmediate(loadInBackground);
+  });
   return state;
 }
 
