@@ -5,6 +5,7 @@ import { startNightlySchedule } from "../core/nightly";
 import { createServices } from "../core/services";
 import { warmWordCounts } from "../core/search";
 import { storageFailure } from "../store/sqlite/storage-errors";
+import { NIGHTLY_SCHEDULE_DELAY_MS } from "../core/tuning";
 import { createApp, MAX_BODY_BYTES } from "../http/app";
 import { closeAll as closeMcpSessions } from "../mcp/registry";
 import { removeRuntimeFile, runtimeFile, writeRuntimeFile } from "../runtime-file";
@@ -88,7 +89,7 @@ export async function runServer(argv: string[]): Promise<number> {
   const reembed = new ReembedQueue(services, abort.signal);
   void reembed.schedule();
   if (needsDownload) void downloadModel(services, embedderOptions, reembed, abort.signal).catch((e) => log("error", `embedder: background model load failed: ${(e as Error).message}`));
-  const nightly = startNightlySchedule(services);
+  const nightly = startNightlySchedule(services, { delayMs: NIGHTLY_SCHEDULE_DELAY_MS });
   // Tracked: shutdown aborts it and waits for the count under way, not for the rest.
   void services
     .track(warmWordCounts(services, abort.signal))

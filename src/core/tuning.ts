@@ -370,12 +370,13 @@ export const MEMORY_COUNT_REFRESH_MS = 1000;
 export const INDEX_LOAD_CHUNK = 500;
 /**
  * Rows given their prefilter code (VECTOR_CODE_DIMS) per event-loop turn
- * after a background load: coding costs ~3-4 us a row (load 3-5), ~0.35 s
- * at 100k, so rows loaded in the background are coded after the index is
- * ready instead of during the load (searches scan every int8 row until it is
- * done): 1000 rows hold the event loop ~3-4 ms, like a load step.
+ * when some are left without one (the changes replayed after a load from the
+ * index file; a load from vec0 codes its rows as it goes). The SIMD encoder
+ * (encode-kernel.ts) codes a row in ~1.0 us CPU (in-process, 100k rows: 101
+ * ms against 390-500 ms for projection.ts's encode(), load 0.5-1.8), so 4000
+ * rows hold the event loop ~4 ms, like a load step.
  */
-export const INDEX_CODE_SLICE = 1000;
+export const INDEX_CODE_SLICE = 4000;
 /**
  * The index file is read straight into the index's arrays in reads of this
  * size, and its seq -> slot map is built this many rows per event-loop turn,
@@ -907,3 +908,12 @@ export const DISTILL_EVIDENCE_LINE_CHARS = 300;
  * reached on later nights as the older marks settle.
  */
 export const RECHECK_SCAN_MAX = 2000;
+/**
+ * The server sets up its nightly schedule this long after it starts, not
+ * before its first answers: the schedule's first computation in local time
+ * loads the time-zone data (~8.5 ms CPU, once per process) and croner's
+ * set-up adds ~4.5 ms; both ran between listen() and the first /health
+ * answer (measured: a cold `new Cron("30 3 * * *")` 12.8-13.3 ms CPU). The
+ * expression is still checked at start-up (CronPattern, ~1.5 ms).
+ */
+export const NIGHTLY_SCHEDULE_DELAY_MS = 2000;

@@ -347,6 +347,24 @@ describe("schedule", () => {
     expect(() => startNightlySchedule(bad)).toThrow(ConfigError);
   });
 
+  test("a delayed schedule checks the expression at once and sets the job up later (or never, when stopped first)", async () => {
+    const bad = services({ nightly: { schedule: "every night please" } });
+    expect(() => startNightlySchedule(bad, { delayMs: 50 })).toThrow(ConfigError);
+    const s = services();
+    s.logs.length = 0;
+    const scheduled = () => s.logs.some((l) => l.message.includes("nightly consolidation scheduled"));
+    const schedule = startNightlySchedule(s, { delayMs: 20 });
+    expect(scheduled()).toBe(false);
+    for (let i = 0; i < 100 && !scheduled(); i++) await Bun.sleep(10);
+    schedule.stop();
+    expect(scheduled()).toBe(true);
+    const early = services();
+    early.logs.length = 0;
+    startNightlySchedule(early, { delayMs: 20 }).stop();
+    await Bun.sleep(60);
+    expect(early.logs.some((l) => l.message.includes("nightly consolidation scheduled"))).toBe(false);
+  });
+
   test("the scheduled job consolidates yesterday and catches up on unfinished recent days", async () => {
     const s = services({ model: false });
     await add(s, "The deploy failed because the migration locked the orders table.", "shop", "2026-03-08");

@@ -1,4 +1,4 @@
-import { Cron } from "croner";
+import { Cron, CronPattern } from "croner";
 import { ConfigError } from "../../errors";
 import { daysToRun, NightlyInterrupted, runNightly } from "./nightly";
 import type { Services } from "../services";
@@ -30,26 +30,47 @@ export async function runScheduledNightly(s: Services, signal?: AbortSignal): Pr
  * Runs the nightly consolidation inside the server on `nightly.schedule` (a
  * cron expression in the server's local time; default 03:30), unless
  * `nightly.enabled` is false. A bad expression stops start-up with a
- * configuration error rather than silently never running.
+ * configuration error rather than silently never running. `delayMs`: the
+ * job is set up that much later (the server: NIGHTLY_SCHEDULE_DELAY_MS, so
+ * its cost is not paid before the first answers); the expression is checked
+ * at once either way.
  */
-export function startNightlySchedule(s: Services): { stop(): void } {
+export function startNightlySchedule(s: Services, opts: { delayMs?: number } = {}): { stop(): void } {
   const { enabled, schedule } = s.config.nightly;
   if (!enabled) {
     s.log("info", "nightly consolidation: schedule off (nightly.enabled is false); `memsvc nightly` still runs it by hand");
     return { stop() {} };
   }
-  const abort = new AbortController();
-  let job: Cron;
+  const invalid = (e: unknown) => new ConfigError(`${s.config.paths.config}: key "nightly.schedule" is not a valid cron expression ("${schedule}"): ${(e as Error).message}`);
   try {
-    job = new Cron(schedule, { protect: true, catch: true, unref: true }, () => runScheduledNightly(s, abort.signal));
+    // Parsing alone (~1.5 ms): the schedule's first local-time computation is what costs (see below).
+    new CronPattern(schedule);
   } catch (e) {
-    throw new ConfigError(`${s.config.paths.config}: key "nightly.schedule" is not a valid cron expression ("${schedule}"): ${(e as Error).message}`);
+    throw invalid(e);
   }
-  const next = job.nextRun();
-  s.log("info", `nightly consolidation scheduled "${schedule}"${next ? `, next run ${next.toISOString()}` : ""}`);
+  const abort = new AbortController();
+  let job: Cron | null = null;
+  let stopped = false;
+  const start = () => {
+    if (stopped) return;
+    try {
+      job = new Cron(schedule, { protect: true, catch: true, unref: true }, () => runScheduledNightly(s, abort.signal));
+    } catch (e) {
+      if (!opts.delayMs) throw invalid(e);
+      s.log("error", invalid(e).message);
+      return;
+    }
+    const next = job.nextRun();
+    s.log("info", `nightly consolidation scheduled "${schedule}"${next ? `, next run ${next.toISOString()}` : ""}`);
+  };
+  const timer = opts.delayMs ? setTimeout(start, opts.delayMs) : null;
+  timer?.unref();
+  if (!timer) start();
   return {
     stop() {
-      job.stop();
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      job?.stop();
       abort.abort();
     },
   };

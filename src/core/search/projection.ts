@@ -70,6 +70,14 @@ for (let i = 0; i < DIMENSIONS; i++) {
 }
 const work = new Float64Array(DIMENSIONS);
 
+/**
+ * The projection's fixed tables, for encode-kernel.ts (the same transform in
+ * WebAssembly SIMD, built from these so the two cannot drift apart): output
+ * position p of the transform takes input `from[p]` times `sign[p]`, code
+ * value k is output `picked[k]` times `weight[k]`.
+ */
+export const projectionTables = { block: BLOCK, from, sign: signAt, picked, weight } as const;
+
 /** Projects `v` (DIMENSIONS values) into `out` (CODE_DIMS values); the maximum absolute value out. */
 export function project(v: ArrayLike<number>, out: Float64Array): number {
   const w = work;

@@ -91,13 +91,18 @@ export function startIndex(s: IndexContext, backgroundAbove = INDEX_BACKGROUND_A
     const step = () => {
       try {
         if (state.stop) return finish();
-        if (load()) {
+        const more = load();
+        // Each step codes the rows it loaded (encode-kernel.ts, ~1 us a row: ~0.1 s at 100k), so the index
+        // is ready with every prefilter code and the first searches neither score uncoded rows exactly
+        // nor share the event loop with a fill.
+        s.index.fillCodes(Infinity);
+        if (more) {
           setImmediate(step);
           return;
         }
         s.log("info", `vector index ready: ${s.index.size} vectors in ${Math.round(performance.now() - started)} ms`);
         finish();
-        // Saved once the rows have their prefilter codes (a snapshot would code the rest in one go),
+        // Saved once every row has its prefilter code (rows replayed at the end may still lack one),
         // so the next start reads one file even if this process is killed; written off the event loop.
         fillCodes(s, state, () => saveIndex(s, state, true));
       } catch (e) {
@@ -111,8 +116,7 @@ export function startIndex(s: IndexContext, backgroundAbove = INDEX_BACKGROUND_A
     s.log("warn", `vector index load stopped: ${(e as Error).message}`);
     finish();
   };
-  // The first step waits a turn of the event loop: the server listens and answers before any of this runs.
-  setImmediate(() =>
+  const loadInBackground = () =>
     fromIndexFile(s, state)
       .then((done) => {
         if (state.stop) return finish();
@@ -123,14 +127,24 @@ export function startIndex(s: IndexContext, backgroundAbove = INDEX_BACKGROUND_A
         // Changes replayed past the file were added while loading: they get their codes now.
         fillCodes(s, state, () => {});
       })
-      .catch(stopped),
-  );
+      .catch(stopped);
+  // The first step waits a turn of the event loop: the server listens and answers before any of this runs.
+  // The SIMD kernels compile in a turn of their own (~10 ms CPU in a fresh process), not inside a load step.
+  setImmediate(() => {
+    try {
+      s.index.prepareKernels();
+    } catch (e) {
+      return stopped(e);
+    }
+    setImmediate(loadInBackground);
+  });
   return state;
 }
 
 /**
- * Gives rows added during a background load their prefilter codes, in slices
- * between requests (searches scan every int8 row until done), then `done`.
+ * Gives rows still without a prefilter code (changes replayed after a load
+ * from the index file) their codes, in slices between requests (searches
+ * score uncoded rows exactly until done), then `done`.
  */
 function fillCodes(s: IndexContext, state: IndexState, done: () => void): void {
   const step = () => {
