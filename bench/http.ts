@@ -68,7 +68,7 @@ import { HNSW, pgVectorRecall, type PgSeed, type PgVectorRecall } from "./lib/pg
 import { cacheDir, cacheKey, dumpPath, findEntry, seedPostgresCached } from "./lib/pg-cache";
 import { profileRank } from "./lib/profile";
 import { seedStore, type SeedResult } from "./lib/seed";
-import { memoryOf, ROOT, serverCommand, spawnServer } from "./lib/server";
+import { freshBinaryCommand, memoryOf, ROOT, spawnServer, type ServerCommand } from "./lib/server";
 import { median, round, summarize, timeMs, type Summary } from "./lib/stats";
 import { vectorFigures, type VectorFigures } from "./lib/vectors";
 
@@ -99,9 +99,12 @@ const gen = new NoteGenerator(42);
 const queryGen = new NoteGenerator(7);
 const queries = Array.from({ length: QUERIES }, () => queryGen.query());
 const log = (line: string) => process.stderr.write(`[bench] ${line}\n`);
+/** Every server of this run: dist/memsvc (rebuilt when older than the sources), what users run. */
+let SERVER: ServerCommand | null = null;
+const serverCmd = (): ServerCommand => (SERVER ??= freshBinaryCommand(log));
 
 async function startup(): Promise<Record<string, unknown>> {
-  const cmd = serverCommand("binary");
+  const cmd = serverCmd();
   const fresh = mkdtempSync(join(tmpdir(), "memsvc-bench-start-"));
   const times: number[] = [];
   try {
@@ -114,7 +117,7 @@ async function startup(): Promise<Record<string, unknown>> {
     rmSync(fresh, { recursive: true, force: true });
   }
   return {
-    command: cmd.kind === "binary" ? "dist/memsvc server" : "bun src/main.ts server (dist/memsvc not built)",
+    command: cmd.kind === "binary" ? "dist/memsvc server" : "bun src/main.ts server (the build failed)",
     first_start_ms: Math.round(times[0]),
     median_of_5_ms: Math.round(median(times.slice(1))),
     samples_ms: times.slice(1).map(Math.round),
@@ -294,7 +297,7 @@ async function sustained(): Promise<Record<string, unknown>> {
   const notes = new NoteGenerator(1234);
   const next = () => notes.note();
   try {
-    const server = await startServer({ engine: "sqlite", home: fresh, cmd: serverCommand("source") });
+    const server = await startServer({ engine: "sqlite", home: fresh, cmd: serverCmd() });
     try {
       log(`ingest sustained 0 -> ${SUSTAINED}, one client, per ${SLICE}`);
       const load = [loadavg().map((x) => round(x))];
@@ -339,7 +342,8 @@ async function main(): Promise<void> {
     version: VERSION,
     date: new Date().toISOString(),
     machine: { cpus: navigator.hardwareConcurrency, bun: Bun.version, load_average_at_start: loadavg().map((x) => round(x)) },
-    client: "one sequential client in this process, HTTP keep-alive on 127.0.0.1; server is a separate `bun src/main.ts server` process",
+    client: "one sequential client in this process, HTTP keep-alive on 127.0.0.1; the server is a separate process (server_command)",
+    server_command: serverCmd().kind === "binary" ? "dist/memsvc server (built from this checkout's sources)" : "bun src/main.ts server (the build failed)",
     queries: { count: queries.length, with_project: queries.filter((q) => q.project).length, examples: queries.slice(0, 3) },
   };
   let pg: PgliteProcess | null = null;
@@ -398,13 +402,13 @@ async function main(): Promise<void> {
         });
         pg = out.pg;
         pgSeed = out.seed;
-        pgTarget = { engine: "postgres", home: pgHome, cmd: serverCommand("source"), pg: { url: pg.url, schema } };
+        pgTarget = { engine: "postgres", home: pgHome, cmd: serverCmd(), pg: { url: pg.url, schema } };
         previousSchema = schema;
         log(`postgres seed: ${JSON.stringify(pgSeed)}`);
       }
       // Each engine's figures are logged as soon as they are in: a run cut short keeps what it measured.
       if (ENGINES.includes("sqlite")) {
-        at.sqlite = await measure({ engine: "sqlite", home, cmd: serverCommand("source") }, seedOut, seeded.total, notes, i === 0, null);
+        at.sqlite = await measure({ engine: "sqlite", home, cmd: serverCmd() }, seedOut, seeded.total, notes, i === 0, null);
         log(`sqlite figures at ${size}: ${JSON.stringify(at.sqlite)}`);
       }
       if (pgTarget && pgSeed) {
