@@ -1,6 +1,6 @@
 import { DIMENSIONS } from "../../embed/types";
 import { CODE_BYTES, CODE_DIMS, projectionTables } from "./projection";
-import { I32, SIMD, V128, op, section, str, uleb, vec } from "./wasm-bytes";
+import { compileKernel, I32, kernelModule, op, SIMD, uleb, V128, vec } from "./wasm-bytes";
 
 /**
  * projection.ts's encode() in WebAssembly SIMD, eight int8 rows at a time:
@@ -231,14 +231,7 @@ function encodeFunction(work: number): number[] {
 
 function moduleBytes(work: number): Uint8Array<ArrayBuffer> {
   const fn = encodeFunction(work);
-  return new Uint8Array([
-    0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
-    ...section(1, vec([[0x60, ...vec([[I32], [I32], [I32], [I32]]), ...vec([])]])),
-    ...section(2, vec([[...str("env"), ...str("memory"), 0x02, 0x00, ...uleb(1)]])),
-    ...section(3, vec([[0]])),
-    ...section(7, vec([[...str("encode"), 0x00, 0]])),
-    ...section(10, vec([[...uleb(fn.length), ...fn]])),
-  ]);
+  return kernelModule([{ name: "encode", params: [I32, I32, I32, I32], results: [], body: fn }]);
 }
 
 export type EncodeFn = (list: number, n: number, codes: number, steps: number) => void;
@@ -253,7 +246,7 @@ const compiled = new Map<number, WebAssembly.Module | null>();
 export function encodeKernel(memory: WebAssembly.Memory, work: number): EncodeFn | null {
   if (!compiled.has(work)) {
     const bytes = moduleBytes(work);
-    compiled.set(work, typeof WebAssembly === "object" && WebAssembly.validate(bytes) ? new WebAssembly.Module(bytes) : null);
+    compiled.set(work, compileKernel(bytes));
   }
   const module = compiled.get(work);
   if (!module) return null;

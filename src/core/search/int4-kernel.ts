@@ -1,4 +1,4 @@
-import { I32, V128, op, section, str, uleb, vec } from "./wasm-bytes";
+import { compileKernel, I32, kernelModule, op, uleb, V128, vec } from "./wasm-bytes";
 
 /**
  * A scan of 4-bit codes against an int8 query in WebAssembly SIMD: the vector
@@ -60,14 +60,7 @@ function scanFunction(relaxed: boolean, dims: number): number[] {
 
 function moduleBytes(relaxed: boolean, dims: number): Uint8Array<ArrayBuffer> {
   const scan = scanFunction(relaxed, dims);
-  return new Uint8Array([
-    0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
-    ...section(1, vec([[0x60, ...vec([[I32], [I32], [I32], [I32]]), ...vec([])]])),
-    ...section(2, vec([[...str("env"), ...str("memory"), 0x02, 0x00, ...uleb(1)]])),
-    ...section(3, vec([[0]])),
-    ...section(7, vec([[...str("scan"), 0x00, 0]])),
-    ...section(10, vec([[...uleb(scan.length), ...scan]])),
-  ]);
+  return kernelModule([{ name: "scan", params: [I32, I32, I32, I32], results: [], body: scan }]);
 }
 
 export type CodeScanFn = (query: number, codes: number, n: number, out: number) => void;
@@ -81,7 +74,7 @@ export function int4Kernel(memory: WebAssembly.Memory, dims: number, allowRelaxe
     const key = `${relaxed}:${dims}`;
     if (!compiled.has(key)) {
       const bytes = moduleBytes(relaxed, dims);
-      compiled.set(key, typeof WebAssembly === "object" && WebAssembly.validate(bytes) ? new WebAssembly.Module(bytes) : null);
+      compiled.set(key, compileKernel(bytes));
     }
     const module = compiled.get(key);
     if (module) return { scan: new WebAssembly.Instance(module, { env: { memory } }).exports.scan as CodeScanFn, kind: relaxed ? "relaxed-simd" : "simd" };

@@ -15,7 +15,7 @@
  * row indices names (one project's rows).
  */
 
-import { I32, V128, op, section, str, uleb, vec } from "./wasm-bytes";
+import { compileKernel, I32, kernelModule, op, uleb, V128, vec } from "./wasm-bytes";
 
 export const KERNEL_DIMS = 384;
 const CHUNKS = KERNEL_DIMS / 16;
@@ -95,15 +95,10 @@ function scanListFunction(relaxed: boolean): number[] {
 function moduleBytes(relaxed = false): Uint8Array<ArrayBuffer> {
   const scan = scanFunction(relaxed);
   const scanList = scanListFunction(relaxed);
-  const bytes = [
-    0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
-    ...section(1, vec([[0x60, ...vec([[I32], [I32], [I32], [I32]]), ...vec([])], [0x60, ...vec([[I32], [I32], [I32], [I32], [I32]]), ...vec([])]])),
-    ...section(2, vec([[...str("env"), ...str("memory"), 0x02, 0x00, ...uleb(1)]])),
-    ...section(3, vec([[0], [1]])),
-    ...section(7, vec([[...str("scan"), 0x00, 0], [...str("scanList"), 0x00, 1]])),
-    ...section(10, vec([[...uleb(scan.length), ...scan], [...uleb(scanList.length), ...scanList]])),
-  ];
-  return new Uint8Array(bytes);
+  return kernelModule([
+    { name: "scan", params: [I32, I32, I32, I32], results: [], body: scan },
+    { name: "scanList", params: [I32, I32, I32, I32, I32], results: [], body: scanList },
+  ]);
 }
 
 export type ScanFn = (query: number, rows: number, n: number, out: number) => void;
@@ -124,10 +119,10 @@ export interface Kernel {
 
 const compiled = new Map<boolean, WebAssembly.Module | null>();
 
-function kernelModule(relaxed: boolean): WebAssembly.Module | null {
+function compiledModule(relaxed: boolean): WebAssembly.Module | null {
   if (!compiled.has(relaxed)) {
     const bytes = moduleBytes(relaxed);
-    compiled.set(relaxed, typeof WebAssembly === "object" && WebAssembly.validate(bytes) ? new WebAssembly.Module(bytes) : null);
+    compiled.set(relaxed, compileKernel(bytes));
   }
   return compiled.get(relaxed)!;
 }
@@ -140,9 +135,9 @@ function kernelModule(relaxed: boolean): WebAssembly.Module | null {
  * operand is in [0, 127], hence the query offset of 64 on a 7-bit query.
  */
 export function int8Kernel(memory: WebAssembly.Memory, allowRelaxed = true): Kernel | null {
-  const relaxed = allowRelaxed ? kernelModule(true) : null;
+  const relaxed = allowRelaxed ? compiledModule(true) : null;
   if (relaxed) return { ...scans(relaxed, memory), queryMax: 63, offset: 64, kind: "relaxed-simd" };
-  const portable = kernelModule(false);
+  const portable = compiledModule(false);
   if (portable) return { ...scans(portable, memory), queryMax: 127, offset: 0, kind: "simd" };
   return null;
 }

@@ -1,5 +1,5 @@
 import { DIMENSIONS } from "../../embed/types";
-import { I32, SIMD, V128, op, section, str, uleb, vec } from "./wasm-bytes";
+import { compileKernel, I32, kernelModule, op, SIMD, uleb, V128, vec } from "./wasm-bytes";
 
 /**
  * vector-index.ts's quantize() of a stored vector (to int8 in [-127, 127],
@@ -109,14 +109,7 @@ function quantizeFunction(): number[] {
 
 function moduleBytes(): Uint8Array<ArrayBuffer> {
   const fn = quantizeFunction();
-  return new Uint8Array([
-    0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
-    ...section(1, vec([[0x60, ...vec([[I32], [I32], [I32]]), ...vec([[F64]])]])),
-    ...section(2, vec([[...str("env"), ...str("memory"), 0x02, 0x00, ...uleb(1)]])),
-    ...section(3, vec([[0]])),
-    ...section(7, vec([[...str("quantize"), 0x00, 0]])),
-    ...section(10, vec([[...uleb(fn.length), ...fn]])),
-  ]);
+  return kernelModule([{ name: "quantize", params: [I32, I32, I32], results: [F64], body: fn }]);
 }
 
 export type QuantizeFn = (src: number, dst: number, sum: number) => number;
@@ -127,7 +120,7 @@ let compiled: WebAssembly.Module | null | undefined;
 export function quantizeKernel(memory: WebAssembly.Memory): QuantizeFn | null {
   if (compiled === undefined) {
     const bytes = moduleBytes();
-    compiled = typeof WebAssembly === "object" && WebAssembly.validate(bytes) ? new WebAssembly.Module(bytes) : null;
+    compiled = compileKernel(bytes);
   }
   return compiled ? (new WebAssembly.Instance(compiled, { env: { memory } }).exports.quantize as QuantizeFn) : null;
 }

@@ -1,7 +1,8 @@
 /**
  * WebAssembly binary encoding helpers for the hand-assembled SIMD kernels
- * (int8-kernel.ts, int4-kernel.ts): LEB128 numbers, vectors, sections and the
- * few opcodes they use (WebAssembly 1.0, fixed-width SIMD, relaxed SIMD).
+ * (int8-kernel.ts, int4-kernel.ts, encode-kernel.ts, quantize-kernel.ts):
+ * LEB128 numbers, vectors, sections, the module they all share, and the few
+ * opcodes they use (WebAssembly 1.0, fixed-width SIMD, relaxed SIMD).
  */
 export const uleb = (n: number): number[] => {
   const out: number[] = [];
@@ -61,4 +62,32 @@ export function sleb(v: number): number[] {
     }
     out.push(b | 0x80);
   }
+}
+
+/** One exported function of a kernel module: its name, parameter and result types, and its body (locals and code). */
+export interface KernelFunction {
+  name: string;
+  params: number[];
+  results: number[];
+  body: number[];
+}
+
+/**
+ * The module every kernel is: it imports one memory (`env.memory`) and
+ * exports its functions, each with a type of its own.
+ */
+export function kernelModule(fns: readonly KernelFunction[]): Uint8Array<ArrayBuffer> {
+  return new Uint8Array([
+    0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
+    ...section(1, vec(fns.map((f) => [0x60, ...vec(f.params.map((t) => [t])), ...vec(f.results.map((t) => [t]))]))),
+    ...section(2, vec([[...str("env"), ...str("memory"), 0x02, 0x00, ...uleb(1)]])),
+    ...section(3, vec(fns.map((_, i) => uleb(i)))),
+    ...section(7, vec(fns.map((f, i) => [...str(f.name), 0x00, ...uleb(i)]))),
+    ...section(10, vec(fns.map((f) => [...uleb(f.body.length), ...f.body]))),
+  ]);
+}
+
+/** The compiled module, or null where this runtime has no WebAssembly or rejects it (no SIMD, no relaxed SIMD). */
+export function compileKernel(bytes: Uint8Array<ArrayBuffer>): WebAssembly.Module | null {
+  return typeof WebAssembly === "object" && WebAssembly.validate(bytes) ? new WebAssembly.Module(bytes) : null;
 }
