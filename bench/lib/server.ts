@@ -64,6 +64,8 @@ export interface RunningServer {
   /** Spawn to the first 200 of /health, in ms. */
   startMs: number;
   stop(): Promise<void>;
+  /** What the server has logged so far (stderr). */
+  log?(): string;
 }
 
 /** A port that was free a moment ago (the server binds it right after). */
@@ -113,6 +115,7 @@ export async function spawnServer(home: string, cmd: ServerCommand, timeoutMs = 
     url,
     pid: proc.pid,
     startMs,
+    log: () => stderr,
     async stop() {
       proc.kill("SIGTERM");
       const code = await proc.exited;

@@ -1,8 +1,9 @@
 import type { Database } from "bun:sqlite";
 import type { Logger } from "../../core/log";
-import { WAL_AUTOCHECKPOINT_PAGES, WAL_WORKER_CAP_PAGES, WAL_WORKER_POLL_MS, WAL_WORKER_THRESHOLD_PAGES } from "../../core/tuning";
+import { WAL_AUTOCHECKPOINT_PAGES, WAL_WORKER_CAP_PAGES, WAL_WORKER_GATE_WAIT_MS, WAL_WORKER_POLL_MS, WAL_WORKER_RESTART_PAGES, WAL_WORKER_THRESHOLD_PAGES } from "../../core/tuning";
 import * as workerModule from "./checkpointer-worker.ts" with { type: "text" };
 import type { CheckpointerInput, CheckpointerMessage } from "./checkpointer-worker";
+import type { WriteGate } from "./write-lock";
 
 /**
  * WAL checkpoints off the main thread. With wal_autocheckpoint, the COMMIT
@@ -30,6 +31,12 @@ export interface Checkpointer {
   /** What the worker did so far. */
   stats(): CheckpointerStats;
   /**
+   * What every write on the main connection passes (write-lock.ts): while
+   * the worker finishes copying the WAL so it can start over, a write waits
+   * for it (~1-3 ms) instead of landing frames the copy would have to chase.
+   */
+  readonly gate: WriteGate;
+  /**
    * Stops the worker and waits (blocking, bounded) until its connection is
    * closed: the store's close then checkpoints the whole WAL itself.
    */
@@ -42,12 +49,21 @@ export interface CheckpointerStats {
   checkpoints: number;
   frames: number;
   ms: number;
+  /** Gated rounds that copied the whole WAL, so the next write started it over. */
+  restarts: number;
+  /** Time the worker held the gate, in all and at most once. */
+  gateMs: number;
+  gateMaxMs: number;
+  /** Writes on the main thread that waited for the gate, and how long in all. */
+  waits: number;
+  waitMs: number;
 }
 
 export interface CheckpointerOptions {
   log: Logger;
   thresholdPages?: number;
   capPages?: number;
+  restartPages?: number;
   pollMs?: number;
   /** Tests: what the worker must find as its SQLite library (a mismatch makes it refuse). */
   library?: { version: string; sourceId: string };
@@ -61,8 +77,15 @@ const CTL = {
   stop: 1,
   /** The worker sets 1 once its connection is closed (or was never opened) and it will not touch the file again. */
   closed: 2,
-  length: 3,
+  /** Who may write now: GATE in checkpointer-worker.ts (free, the main thread inside a write, the worker's gated round). */
+  gate: 3,
+  length: 4,
 } as const;
+
+/** The GATE values of checkpointer-worker.ts (its file is imported as text here: only its types come along). */
+const GATE_FREE = 0;
+const GATE_MAIN = 1;
+const GATE_WORKER = 2;
 
 /** Float64 slots of the statistics buffer, written by the worker only. */
 const STAT = {
@@ -72,8 +95,16 @@ const STAT = {
   frames: 1,
   /** Wall milliseconds the worker spent inside them. */
   ms: 2,
-  length: 3,
+  /** Gated rounds that left the WAL fully copied. */
+  restarts: 3,
+  /** Wall milliseconds the worker held the gate, in all and the longest once. */
+  gateMs: 4,
+  gateMaxMs: 5,
+  length: 6,
 } as const;
+
+/** Longest a write waits for the worker's gated round (it takes ~1-3 ms); past it the write goes ahead. */
+const GATE_WAIT_MAX_MS = 250;
 
 /** Longest the store's close waits for the worker to finish a checkpoint and close its connection. */
 const STOP_WAIT_MS = 10_000;
@@ -96,6 +127,8 @@ export function startCheckpointer(sqlite: Database, file: string, opts: Checkpoi
     library,
     thresholdPages,
     capPages,
+    restartPages: opts.restartPages ?? WAL_WORKER_RESTART_PAGES,
+    gateWaitMs: WAL_WORKER_GATE_WAIT_MS,
     pollMs: opts.pollMs ?? WAL_WORKER_POLL_MS,
     ctl: CTL,
     control,
@@ -117,8 +150,40 @@ export function startCheckpointer(sqlite: Database, file: string, opts: Checkpoi
       log("error", `wal: could not set wal_autocheckpoint = ${pages}: ${(e as Error).message}`);
     }
   };
+  let waits = 0;
+  let waitMs = 0;
+  /** A worker that is gone never releases the gate: open it for good. */
+  const openGate = () => {
+    gateOff = true;
+    Atomics.store(ctl, CTL.gate, GATE_FREE);
+    Atomics.notify(ctl, CTL.gate);
+  };
+  let gateOff = false;
+  const gate: WriteGate = {
+    enter() {
+      if (gateOff || Atomics.compareExchange(ctl, CTL.gate, GATE_FREE, GATE_MAIN) === GATE_FREE) return null;
+      return (async () => {
+        const started = performance.now();
+        waits++;
+        // Bounded: the worker holds the gate for one round; a worker that stalls past this only costs its restart.
+        const deadline = started + GATE_WAIT_MAX_MS;
+        while (!gateOff && Atomics.compareExchange(ctl, CTL.gate, GATE_FREE, GATE_MAIN) !== GATE_FREE) {
+          const left = deadline - performance.now();
+          if (left <= 0) break;
+          const w = Atomics.waitAsync(ctl, CTL.gate, GATE_WORKER, left);
+          if (w.async) await w.value;
+        }
+        waitMs += performance.now() - started;
+      })();
+    },
+    leave() {
+      // Only our own mark: after a timed-out wait the worker may still hold it.
+      if (Atomics.compareExchange(ctl, CTL.gate, GATE_MAIN, GATE_FREE) === GATE_MAIN) Atomics.notify(ctl, CTL.gate);
+    },
+  };
   /** For good: the main connection checkpoints itself from now on. */
   const fallBack = (level: "warn" | "error", why: string) => {
+    openGate();
     if (mode === "off") return;
     const was = mode;
     mode = "off";
@@ -151,13 +216,23 @@ export function startCheckpointer(sqlite: Database, file: string, opts: Checkpoi
     if (!stopped) fallBack("error", "the checkpoint worker exited");
   });
 
-  const readStats = (): CheckpointerStats => ({ checkpoints: stats[STAT.checkpoints]!, frames: stats[STAT.frames]!, ms: Math.round(stats[STAT.ms]!) });
+  const readStats = (): CheckpointerStats => ({
+    checkpoints: stats[STAT.checkpoints]!,
+    frames: stats[STAT.frames]!,
+    ms: Math.round(stats[STAT.ms]!),
+    restarts: stats[STAT.restarts]!,
+    gateMs: Math.round(stats[STAT.gateMs]! * 10) / 10,
+    gateMaxMs: Math.round(stats[STAT.gateMaxMs]! * 10) / 10,
+    waits,
+    waitMs: Math.round(waitMs * 10) / 10,
+  });
 
   return {
     get mode() {
       return mode;
     },
     stats: readStats,
+    gate,
     stop() {
       if (stopped) return;
       stopped = true;
@@ -168,14 +243,16 @@ export function startCheckpointer(sqlite: Database, file: string, opts: Checkpoi
         log("warn", `wal: the checkpoint worker did not close its connection within ${STOP_WAIT_MS / 1000} s`);
       }
       worker.terminate();
+      openGate();
       URL.revokeObjectURL(url);
       if (mode !== "off") autocheckpoint(WAL_AUTOCHECKPOINT_PAGES);
       const s = readStats();
-      if (s.checkpoints > 0) log("info", `wal: the checkpoint worker backfilled ${s.frames} pages in ${s.checkpoints} checkpoints (${s.ms} ms)`);
+      if (s.checkpoints > 0) log("info", `wal: the checkpoint worker backfilled ${s.frames} pages in ${s.checkpoints} checkpoints (${s.ms} ms) and started the WAL over ${s.restarts} times (gate held ${s.gateMs} ms in all, ${s.gateMaxMs} at most; ${s.waits} writes waited ${s.waitMs} ms)`);
       mode = "off";
     },
     kill() {
       worker.terminate();
+      openGate();
       // Its `finally` never runs, and the close event may come later than a stop(): nothing to wait for.
       exited = true;
     },

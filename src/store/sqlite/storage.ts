@@ -24,7 +24,7 @@ export interface SqliteHandle extends Store {
 
 /** The sqlite engine behind every capability's store interface. */
 export function sqliteStorage(store: Store): Storage {
-  const lock = new WriteLock();
+  const lock = new WriteLock(store.checkpointer?.gate ?? null);
   const outside: SqliteHandle = { ...store, sqlite: store.sqlite, orm: store.orm, file: store.file, close: () => store.close(), write: (fn) => lock.hold(fn), inTransaction: false };
   const inside: SqliteHandle = { ...outside, write: async (fn) => fn(), inTransaction: true };
   let savepoints = 0;

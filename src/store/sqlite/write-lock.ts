@@ -11,6 +11,9 @@ export class WriteLock {
   private tail: Promise<void> = Promise.resolve();
   private held = false;
 
+  /** `gate`: another thread's say on when this connection writes (checkpointer.ts), or none. */
+  constructor(private readonly gate: WriteGate | null = null) {}
+
   get busy(): boolean {
     return this.held;
   }
@@ -21,12 +24,27 @@ export class WriteLock {
     let release!: () => void;
     this.tail = new Promise<void>((r) => (release = r));
     await before;
+    const gate = this.gate;
+    if (gate) {
+      const waiting = gate.enter();
+      if (waiting) await waiting;
+    }
     this.held = true;
     try {
       return await fn();
     } finally {
       this.held = false;
+      gate?.leave();
       release();
     }
   }
+}
+
+/**
+ * A cross-thread admission for writes: `enter` returns null when the write may
+ * go ahead at once, or a promise that settles when it may; `leave` after it.
+ */
+export interface WriteGate {
+  enter(): Promise<void> | null;
+  leave(): void;
 }

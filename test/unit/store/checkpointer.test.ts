@@ -8,6 +8,7 @@ import { WAL_AUTOCHECKPOINT_PAGES } from "../../../src/core/tuning";
 import { openWalIndex, readWalIndex } from "../../../src/store/sqlite/checkpointer-worker";
 import type { CheckpointerOptions } from "../../../src/store/sqlite/checkpointer";
 import { openStore, type Store } from "../../../src/store/sqlite/open";
+import { WriteLock, type WriteGate } from "../../../src/store/sqlite/write-lock";
 
 // The WAL checkpoint worker on real SQLite files (src/store/sqlite/checkpointer.ts).
 // SQLite only: the worker belongs to the SQLite store (see test/postgres-skip.txt).
@@ -43,6 +44,19 @@ async function write(s: Store, rows: number): Promise<void> {
     s.sqlite.transaction(() => {
       for (let j = 0; j < 10; j++) insert.run();
     })();
+    await Bun.sleep(0);
+  }
+}
+
+/** The same rows through the server's write path: a WriteLock that passes the worker's gate. */
+async function writeGated(s: Store, lock: WriteLock, rows: number): Promise<void> {
+  const insert = s.sqlite.query("INSERT INTO t (v) VALUES (randomblob(3000))");
+  for (let i = 0; i < rows; i += 10) {
+    await lock.hold(() =>
+      s.sqlite.transaction(() => {
+        for (let j = 0; j < 10; j++) insert.run();
+      })(),
+    );
     await Bun.sleep(0);
   }
 }
@@ -95,6 +109,47 @@ describe("WAL checkpoint worker", () => {
     expect(restarted).toBe(true);
     // The file never held much more than the cap (plus what one checkpoint's length of commits adds).
     expect(statSync(`${file}-wal`).size).toBeLessThan(CAP * 2 * (4096 + 24));
+  });
+
+  test("past restartPages the worker starts the WAL over itself, holding writes at the gate for its last round only; the cap is never reached", async () => {
+    // A cap the test never reaches: a WAL that starts over did so by the worker's hand.
+    const cap = 1_000_000;
+    const { s, file } = store({ restartPages: 600, capPages: cap });
+    await until(() => s.checkpointer!.mode === "worker");
+    const lock = new WriteLock(s.checkpointer!.gate);
+    const shm = openWalIndex(file)!;
+    let starts = 0;
+    let previous = 0;
+    for (let round = 0; round < 400 && starts < 3; round++) {
+      await writeGated(s, lock, 40);
+      // Requests come with gaps between them; this loop alone would not.
+      await Bun.sleep(2);
+      const wal = readWalIndex(shm)!;
+      if (wal.mxFrame < previous) starts++;
+      previous = wal.mxFrame;
+    }
+    expect(starts).toBe(3);
+    const stats = s.checkpointer!.stats();
+    expect(stats.restarts).toBeGreaterThanOrEqual(3);
+    expect(stats.gateMs).toBeGreaterThan(0);
+    // Bounded by a few restarts' worth of frames, not by the cap.
+    expect(statSync(`${file}-wal`).size).toBeLessThan(20 * 600 * (4096 + 24));
+    expect(s.sqlite.query<{ n: number }, []>("SELECT count(*) AS n FROM t").get()!.n % 10).toBe(0);
+    expect(s.sqlite.query<{ integrity_check: string }, []>("PRAGMA integrity_check").get()!.integrity_check).toBe("ok");
+  });
+
+  test("a worker that is gone opens the gate for good: writes never wait for it", async () => {
+    const { s } = store();
+    await until(() => s.checkpointer!.mode === "worker");
+    const gate = s.checkpointer!.gate;
+    expect(gate.enter()).toBeNull();
+    gate.leave();
+    s.checkpointer!.kill();
+    expect(gate.enter()).toBeNull();
+    gate.leave();
+    const lock = new WriteLock(gate);
+    await writeGated(s, lock, 20);
+    expect(s.sqlite.query<{ n: number }, []>("SELECT count(*) AS n FROM t").get()!.n).toBe(20);
   });
 
   test("another SQLite library in the worker: it never opens the file and the main connection keeps checkpointing", async () => {
@@ -170,5 +225,41 @@ describe("WAL checkpoint worker", () => {
     expect(plain.checkpointer).toBeNull();
     expect(autocheckpoint(plain)).toBe(WAL_AUTOCHECKPOINT_PAGES);
     plain.close();
+  });
+});
+
+describe("WriteLock with a gate", () => {
+  test("a write waits for the gate, runs, then leaves it; writes stay in call order", async () => {
+    const order: string[] = [];
+    let open!: () => void;
+    let entered = 0;
+    let left = 0;
+    const gate: WriteGate = {
+      enter() {
+        entered++;
+        if (entered > 1) return null;
+        return new Promise<void>((r) => (open = () => r()));
+      },
+      leave() {
+        left++;
+      },
+    };
+    const lock = new WriteLock(gate);
+    const first = lock.hold(() => order.push("first"));
+    const second = lock.hold(() => order.push("second"));
+    await Bun.sleep(5);
+    expect(order).toEqual([]);
+    open();
+    await Promise.all([first, second]);
+    expect(order).toEqual(["first", "second"]);
+    expect([entered, left]).toEqual([2, 2]);
+  });
+
+  test("a write that throws still leaves the gate", async () => {
+    let left = 0;
+    const lock = new WriteLock({ enter: () => null, leave: () => void left++ });
+    await expect(lock.hold(() => Promise.reject(new Error("boom")))).rejects.toThrow("boom");
+    expect(left).toBe(1);
+    expect(lock.busy).toBe(false);
   });
 });
