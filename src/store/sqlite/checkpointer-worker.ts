@@ -1,5 +1,5 @@
 import { Database } from "bun:sqlite";
-import { closeSync, fsyncSync, openSync, readSync } from "node:fs";
+import { fsyncSync, openSync, readSync } from "node:fs";
 import { isMainThread, parentPort, workerData } from "node:worker_threads";
 
 /**
@@ -73,12 +73,19 @@ export function readWalIndex(fd: number, buffer = Buffer.alloc(SHM_HEADER_BYTES)
   return null;
 }
 
-/** Opens the -shm file for readWalIndex; null when it cannot be read. */
+/**
+ * Opens the -shm file for readWalIndex; null when it cannot be read. The
+ * descriptor is never closed, not even when the layout is not the expected
+ * one: SQLite's locks on the -shm file and the database are POSIX record
+ * locks, which belong to the process, and closing any descriptor of the file
+ * drops every one of them, the main connection's included
+ * (https://www.sqlite.org/howtocorrupt.html, 2.2). SQLite keeps its own
+ * descriptors open for that reason; one descriptor a worker is what this costs.
+ */
 export function openWalIndex(file: string): number | null {
   try {
     const fd = openSync(`${file}-shm`, "r");
     if (readWalIndex(fd)) return fd;
-    closeSync(fd);
   } catch {
     /* no -shm file: not in WAL mode */
   }
@@ -167,6 +174,7 @@ export function runCheckpointer(input: CheckpointerInput, post: (m: Checkpointer
         // the last frame: all the pages every round before wrote (~40 ms of
         // fsync at 100k, measured). Flushed here, that round's fsync finds
         // only its own few pages.
+        // Never closed, as the -shm descriptor (openWalIndex): closing it would drop the process's locks on the database.
         dbFd ??= openSync(input.file, "r+");
         fsyncSync(dbFd);
         wal = readWalIndex(fd, buffer) ?? wal;
@@ -210,8 +218,7 @@ export function runCheckpointer(input: CheckpointerInput, post: (m: Checkpointer
   } catch (e) {
     post({ type: "failed", message: (e as Error).message });
   } finally {
-    if (shm !== null) closeSync(shm);
-    if (dbFd !== null) closeSync(dbFd);
+    // `shm` and `dbFd` stay open (see openWalIndex); SQLite closes its own descriptors safely.
     db?.close();
     Atomics.store(ctl, CTL.closed, 1);
     Atomics.notify(ctl, CTL.closed);

@@ -263,3 +263,34 @@ describe("WriteLock with a gate", () => {
     expect(lock.busy).toBe(false);
   });
 });
+
+describe("the worker never drops the server connection's locks", () => {
+  // SQLite's locks are POSIX record locks: they belong to the process, and closing any
+  // descriptor of the file drops them all. The worker's own descriptors must outlive it.
+  const python = Bun.which("python3");
+  test.skipIf(!python || process.platform === "win32")("after the worker stopped, the -shm's dead-man byte is still held by the main connection", async () => {
+    const { s, file } = store({ restartPages: 200, capPages: 1_000_000 });
+    await until(() => s.checkpointer!.mode === "worker");
+    const lock = new WriteLock(s.checkpointer!.gate);
+    // Past restartPages: the worker opened the database file itself (its fsync between rounds).
+    await writeGated(s, lock, 400);
+    await until(() => s.checkpointer!.stats().restarts > 0);
+    expect(s.checkpointer!.stats().restarts).toBeGreaterThan(0);
+    s.checkpointer!.stop();
+    s.sqlite.query("SELECT count(*) FROM t").get();
+    // Another process asks for the byte every connection holds shared (unix VFS: 120 + 8) and for the database's shared-lock range.
+    const probe = `
+import fcntl, os, sys
+def locked(path, start):
+    fd = os.open(path, os.O_RDWR)
+    try:
+        fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, start)
+        return False
+    except OSError:
+        return True
+print("shm", locked(sys.argv[1] + "-shm", 128))
+`;
+    const out = Bun.spawnSync([python!, "-c", probe, file]);
+    expect(out.stdout.toString().trim()).toBe("shm True");
+  });
+});
