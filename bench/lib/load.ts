@@ -10,6 +10,8 @@ export interface GetFigures {
   /** Of that, the server's main thread (bench/lib/server.ts mainThreadCpuMsOf); set where measured. */
   server_main_thread_cpu_ms_per_request?: number;
   mean_results: number;
+  /** The untimed warm-up requests before them (the first searches a fresh server answers), apart. */
+  warmup_latency_ms?: Summary;
 }
 
 /** Sequential GETs from one client over a kept-alive connection to the server process `pid`. */
@@ -20,7 +22,12 @@ export async function timeGets(url: string, pid: number, paths: string[], warmup
     if (res.status !== 200) throw new Error(`GET ${path}: ${res.status} ${JSON.stringify(body)}`);
     return body.count ?? 0;
   };
-  for (const p of paths.slice(0, warmup)) await get(p);
+  const warm: number[] = [];
+  for (const p of paths.slice(0, warmup)) {
+    const t = performance.now();
+    await get(p);
+    warm.push(performance.now() - t);
+  }
   const samples: number[] = [];
   let results = 0;
   const cpu = cpuMsOf(pid);
@@ -29,7 +36,7 @@ export async function timeGets(url: string, pid: number, paths: string[], warmup
     results += await get(p);
     samples.push(performance.now() - t);
   }
-  return { latency_ms: summarize(samples), server_cpu_ms_per_request: round((cpuMsOf(pid) - cpu) / paths.length), mean_results: round(results / paths.length, 1) };
+  return { latency_ms: summarize(samples), server_cpu_ms_per_request: round((cpuMsOf(pid) - cpu) / paths.length), mean_results: round(results / paths.length, 1), ...(warm.length ? { warmup_latency_ms: summarize(warm) } : {}) };
 }
 
 export function searchPath(q: Query): string {

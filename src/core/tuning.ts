@@ -145,8 +145,20 @@ export const WARM_MIN_SHARE = 0.005;
  * 1 ms to 3-7.
  */
 export const WARM_MAX_WORDS = 2000;
-/** ...yielding to requests after this much work (one count is the unit: up to ~4 ms at 100k). */
-export const WARM_SLICE_MS = 5;
+/**
+ * Work beside live traffic (the warm-up, the similarity calibration; see
+ * slices.ts) yields to requests after this much: a request waits about one
+ * slice plus one unit at each turn of the event loop (a word count: up to
+ * ~4 ms at 100k; a nearest search: ~3 ms). The calibration used to yield
+ * every 20 nearest searches: on a first start at 100k the searches of the
+ * second after the index was ready took 62-89 ms each (~11 ms after it).
+ * 300 searches over HTTP from index ready, 100k (two runs each, load ~1):
+ * before p95 24-32 ms, max 89; 4 ms slices 23-25, max 41; 2 ms 20-21, max
+ * 34-48 (warm-up done in 1.3 s, calibration 3.5 s); 0 (yield after every
+ * unit) 17, max 35, but the warm-up never finished while searches came back
+ * to back, so the word counts it exists for fell to the searches.
+ */
+export const BACKGROUND_SLICE_MS = 2;
 /** Cached word counts are dropped once the store grew or shrank by this share, */
 export const BM25_TERM_COUNTS_DRIFT = 0.1;
 /** ...or once this many words are cached (a bound on memory). */

@@ -1,4 +1,5 @@
 import type { Services } from "../services";
+import { slicer } from "../slices";
 import { rootServices } from "../storage";
 import {
   CALIBRATION_MIN_MEMORIES,
@@ -6,6 +7,7 @@ import {
   CALIBRATION_POSITIONS,
   CALIBRATION_RANDOM_SAMPLE,
   CALIBRATION_REGROW_FACTOR,
+  BACKGROUND_SLICE_MS,
   THRESHOLD_DEFAULTS,
   type ThresholdName,
 } from "../tuning";
@@ -133,23 +135,24 @@ function dot(a: Float32Array, b: Float32Array): number {
  * Measures the store: cosines of random pairs among a sample of stored
  * vectors, and each sampled memory's similarity to its nearest other memory
  * (the in-memory index, so the same approximation search uses). Yields
- * between batches: it runs beside live traffic.
+ * in slices (slices.ts): it runs beside live traffic.
  */
 export async function measure(s: Services): Promise<CalibrationStats | null> {
   const rows = await s.storage.search.sampleVectors(CALIBRATION_RANDOM_SAMPLE);
   if (rows.length < Math.min(CALIBRATION_MIN_MEMORIES, CALIBRATION_RANDOM_SAMPLE)) return null;
   const vectors = rows.map((r) => r.vector);
+  const pause = slicer(BACKGROUND_SLICE_MS);
   const pairs: number[] = [];
   for (let i = 0; i < vectors.length; i++) {
     for (let j = i + 1; j < vectors.length; j++) pairs.push(dot(vectors[i], vectors[j]));
-    if (i % 50 === 49) await new Promise((r) => setImmediate(r));
+    await pause();
   }
   const nearest: number[] = [];
   for (let i = 0; i < Math.min(CALIBRATION_NEAREST_SAMPLE, rows.length); i++) {
     // Exact duplicates say nothing about the spread of distinct memories.
     const hit = (await s.storage.search.nearest(vectors[i], 4)).find((h) => h.seq !== rows[i].seq && h.similarity < 0.999);
     if (hit) nearest.push(hit.similarity);
-    if (i % 20 === 19) await new Promise((r) => setImmediate(r));
+    await pause();
   }
   if (nearest.length === 0) return null;
   const rs = Float64Array.from(pairs).sort();

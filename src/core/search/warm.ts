@@ -1,6 +1,7 @@
 import type { Services } from "../services";
 import { keywords } from "../text";
-import { WARM_MAX_WORDS, WARM_MIN_SHARE, WARM_SAMPLE_CHARS, WARM_SAMPLE_MEMORIES, WARM_SLICE_MS } from "../tuning";
+import { WARM_MAX_WORDS, WARM_MIN_SHARE, WARM_SAMPLE_CHARS, WARM_SAMPLE_MEMORIES, BACKGROUND_SLICE_MS } from "../tuning";
+import { slicer } from "../slices";
 import { planCap } from "./full-text";
 
 export interface WarmResult {
@@ -29,9 +30,14 @@ export async function warmWordCounts(s: Services, signal?: AbortSignal): Promise
   await Promise.race([s.indexState.ready, abort]);
   const total = s.index.memories;
   if (signal?.aborted || total === 0) return { sampled: 0, words: 0, ms: 0 };
+  const pause = slicer(BACKGROUND_SLICE_MS);
   const texts = await s.storage.search.sampleContents(WARM_SAMPLE_MEMORIES, WARM_SAMPLE_CHARS);
   const seen = new Map<string, number>();
-  for (const text of texts) for (const w of new Set(keywords(text))) seen.set(w, (seen.get(w) ?? 0) + 1);
+  // ~30 ms for 2000 texts at 2000 characters: in slices too.
+  for (const text of texts) {
+    for (const w of new Set(keywords(text))) seen.set(w, (seen.get(w) ?? 0) + 1);
+    await pause();
+  }
   const least = Math.max(1, Math.ceil(WARM_MIN_SHARE * texts.length));
   const words = [...seen]
     .filter(([, n]) => n >= least)
@@ -41,16 +47,12 @@ export async function warmWordCounts(s: Services, signal?: AbortSignal): Promise
   // The cap search's word weights and full-text plan count with (queryTerms, planCap).
   const cap = planCap(total);
   const started = performance.now();
-  let slice = started;
   let counted = 0;
   for (const w of words) {
     if (signal?.aborted) break;
     await s.storage.search.documentFrequency(w, cap);
     counted++;
-    if (performance.now() - slice >= WARM_SLICE_MS) {
-      await new Promise((resolve) => setTimeout(resolve, 0));
-      slice = performance.now();
-    }
+    await pause();
   }
   return { sampled: texts.length, words: counted, ms: Math.round(performance.now() - started) };
 }

@@ -1,0 +1,94 @@
+import { afterEach, expect, test } from "bun:test";
+import { insertMemoryRows } from "../../src/core/memories";
+import { ensureCalibration, warmWordCounts } from "../../src/core/search";
+import { slicer } from "../../src/core/slices";
+import { BACKGROUND_SLICE_MS } from "../../src/core/tuning";
+import { makeServices, type TestServices } from "../helpers/services";
+
+// Start-up work beside live traffic (the similarity calibration, the word-count
+// warm-up) must give requests the event loop after about BACKGROUND_SLICE_MS
+// of work, whatever one unit of it costs: the calibration once ran 20 nearest
+// searches between yields (60-90 ms at 100k, every search in the first second
+// after the index was ready waited for that).
+
+const open: TestServices[] = [];
+afterEach(async () => {
+  for (const s of open.splice(0)) await s.close();
+});
+
+const busy = (ms: number) => {
+  const until = performance.now() + ms;
+  while (performance.now() < until) {
+    /* a unit of work that costs more than a slice */
+  }
+};
+
+/** How many calls of `count` happen before a callback queued behind pending I/O (what a request is) gets to run. */
+async function callsBeforeOthersRun(work: () => Promise<unknown>, count: { n: number }): Promise<number> {
+  let seen = -1;
+  const probe = () => {
+    if (count.n === 0) setImmediate(probe);
+    else seen = count.n;
+  };
+  setImmediate(probe);
+  await work();
+  return seen;
+}
+
+test("a slicer lets work continue synchronously within a slice and gives way once it is spent", async () => {
+  const pause = slicer(1000);
+  expect(pause()).toBeUndefined();
+  const spent = slicer(1);
+  busy(2);
+  let ranBefore = false;
+  setImmediate(() => (ranBefore = true));
+  const p = spent();
+  expect(p).toBeInstanceOf(Promise);
+  await p;
+  expect(ranBefore).toBe(true);
+  // A new slice starts after the pause.
+  expect(spent()).toBeUndefined();
+});
+
+test("the calibration yields between nearest searches that each outlast a slice", async () => {
+  const s = makeServices();
+  open.push(s);
+  const texts = Array.from({ length: 240 }, (_, i) => `memory ${i} about topic ${i % 12} with words alpha${i % 7} beta${i % 5} gamma${i % 3}`);
+  const vectors = await s.embedder.embed(texts, "document");
+  const rows = await insertMemoryRows(s, texts.map((content) => ({ content, memoryType: "knowledge" as const, project: "p", sourceAgent: "test", createdAt: Date.now() })), vectors);
+  rows.forEach((r, i) => s.index.upsert(r.seq, vectors[i]!, "p"));
+  const search = s.storage.search;
+  const nearest = search.nearest.bind(search);
+  const calls = { n: 0 };
+  search.nearest = async (v, k, project) => {
+    calls.n++;
+    busy(BACKGROUND_SLICE_MS + 1);
+    return nearest(v, k, project);
+  };
+  const seen = await callsBeforeOthersRun(() => ensureCalibration(s, true), calls);
+  expect(calls.n).toBeGreaterThan(20);
+  // The first search that spends the slice is followed by a pause: the probe runs after it.
+  expect(seen).toBeGreaterThanOrEqual(1);
+  expect(seen).toBeLessThanOrEqual(2);
+});
+
+test("the warm-up yields between word counts that each outlast a slice", async () => {
+  const s = makeServices();
+  open.push(s);
+  const texts = Array.from({ length: 400 }, (_, i) => `kafka cluster restarts nightly ${i % 9} and redis eviction storms ${i % 4} billing exports`);
+  const vectors = await s.embedder.embed(texts, "document");
+  const rows = await insertMemoryRows(s, texts.map((content) => ({ content, memoryType: "knowledge" as const, project: "p", sourceAgent: "test", createdAt: Date.now() })), vectors);
+  rows.forEach((r, i) => s.index.upsert(r.seq, vectors[i]!, "p"));
+  const search = s.storage.search;
+  const documentFrequency = search.documentFrequency.bind(search);
+  const calls = { n: 0 };
+  search.documentFrequency = async (term, cap) => {
+    calls.n++;
+    busy(BACKGROUND_SLICE_MS + 1);
+    return documentFrequency(term, cap);
+  };
+  const seen = await callsBeforeOthersRun(() => warmWordCounts(s), calls);
+  expect(calls.n).toBeGreaterThan(3);
+  expect(seen).toBeGreaterThanOrEqual(1);
+  expect(seen).toBeLessThanOrEqual(2);
+});
