@@ -35,6 +35,16 @@ async function callsBeforeOthersRun(work: () => Promise<unknown>, count: { n: nu
   return seen;
 }
 
+/** A store of `texts` (one project) with every vector in the index. */
+async function storeOf(texts: string[]): Promise<TestServices> {
+  const s = makeServices();
+  open.push(s);
+  const vectors = await s.embedder.embed(texts, "document");
+  const rows = await insertMemoryRows(s, texts.map((content) => ({ content, memoryType: "knowledge" as const, project: "p", sourceAgent: "test", createdAt: Date.now() })), vectors);
+  rows.forEach((r, i) => s.index.upsert(r.seq, vectors[i]!, "p"));
+  return s;
+}
+
 test("a slicer lets work continue synchronously within a slice and gives way once it is spent", async () => {
   const pause = slicer(1000);
   expect(pause()).toBeUndefined();
@@ -51,12 +61,7 @@ test("a slicer lets work continue synchronously within a slice and gives way onc
 });
 
 test("the calibration yields between nearest searches that each outlast a slice", async () => {
-  const s = makeServices();
-  open.push(s);
-  const texts = Array.from({ length: 240 }, (_, i) => `memory ${i} about topic ${i % 12} with words alpha${i % 7} beta${i % 5} gamma${i % 3}`);
-  const vectors = await s.embedder.embed(texts, "document");
-  const rows = await insertMemoryRows(s, texts.map((content) => ({ content, memoryType: "knowledge" as const, project: "p", sourceAgent: "test", createdAt: Date.now() })), vectors);
-  rows.forEach((r, i) => s.index.upsert(r.seq, vectors[i]!, "p"));
+  const s = await storeOf(Array.from({ length: 240 }, (_, i) => `memory ${i} about topic ${i % 12} with words alpha${i % 7} beta${i % 5} gamma${i % 3}`));
   const search = s.storage.search;
   const nearest = search.nearest.bind(search);
   const calls = { n: 0 };
@@ -73,12 +78,7 @@ test("the calibration yields between nearest searches that each outlast a slice"
 });
 
 test("the warm-up yields between word counts that each outlast a slice", async () => {
-  const s = makeServices();
-  open.push(s);
-  const texts = Array.from({ length: 400 }, (_, i) => `kafka cluster restarts nightly ${i % 9} and redis eviction storms ${i % 4} billing exports`);
-  const vectors = await s.embedder.embed(texts, "document");
-  const rows = await insertMemoryRows(s, texts.map((content) => ({ content, memoryType: "knowledge" as const, project: "p", sourceAgent: "test", createdAt: Date.now() })), vectors);
-  rows.forEach((r, i) => s.index.upsert(r.seq, vectors[i]!, "p"));
+  const s = await storeOf(Array.from({ length: 400 }, (_, i) => `kafka cluster restarts nightly ${i % 9} and redis eviction storms ${i % 4} billing exports`));
   const search = s.storage.search;
   const documentFrequency = search.documentFrequency.bind(search);
   const calls = { n: 0 };
