@@ -7,6 +7,7 @@ import type { Storage } from "./storage";
 import type { Embedder } from "../embed/types";
 import type { Logger } from "./log";
 import { recoverIdentity } from "./identity";
+import { Traffic } from "./slices";
 import { loadThresholds, type IndexState, type VectorMirror } from "./search";
 
 /** A model being fetched in the background while another embedder serves (see cli/server.ts). */
@@ -49,6 +50,8 @@ export interface Services {
    */
   useEmbedder(next: Embedder): Promise<void>;
   now(): number;
+  /** When requests arrive (the HTTP layer notes each): background work waits for lulls (slices.ts). */
+  readonly traffic: Traffic;
   /** Registers a write so shutdown can wait for it to finish. */
   track<T>(work: Promise<T>): Promise<T>;
   /** Resolves when every tracked write has settled. */
@@ -107,6 +110,7 @@ export function createServices(config: Config, opts: ServiceOptions): Services {
       await previous.close?.();
     },
     now: opts.now ?? Date.now,
+    traffic: new Traffic(),
     track(work) {
       inflight.add(work);
       const done = () => inflight.delete(work);

@@ -1,20 +1,57 @@
+import { BACKGROUND_DEFER_MAX_MS, BACKGROUND_QUIET_MS } from "./tuning";
+
+/**
+ * When the last request arrived. The HTTP layer notes every request; work
+ * that runs beside traffic (slicer) waits for a lull in it.
+ */
+export class Traffic {
+  private last = -Infinity;
+  /** A request arrived. */
+  note(): void {
+    this.last = performance.now();
+  }
+  /** Milliseconds since the last request. */
+  get idleMs(): number {
+    return performance.now() - this.last;
+  }
+}
+
+export interface SlicerOptions {
+  /** Requests this recent mean traffic is flowing: wait for a lull this long. */
+  quietMs?: number;
+  /** Most time waited for lulls over the slicer's life: under constant traffic the work still gets done, in slices. */
+  deferMaxMs?: number;
+}
+
+const immediate = () => new Promise<void>((resolve) => setImmediate(resolve));
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
 /**
  * Background work on the event loop (the similarity calibration, the word-count
  * warm-up) gives way to requests after about `ms` of work: `await pause()`
- * between units of work costs a microtask while the slice lasts and a
- * setImmediate (after the pending I/O, so after requests that arrived) once it
- * is spent. A fixed number of units per slice does not bound the slice: a unit
- * grows with the store (see BACKGROUND_SLICE_MS).
+ * between units of work costs a microtask while the slice lasts; once it is
+ * spent, a setImmediate (after the pending I/O, so after requests that
+ * arrived) and, while `traffic` shows requests coming back to back, a wait for
+ * a lull (bounded by deferMaxMs in all). A fixed number of units per slice
+ * does not bound the slice: a unit grows with the store (see
+ * BACKGROUND_SLICE_MS).
  */
-export function slicer(ms: number): () => Promise<void> | void {
+export function slicer(ms: number, traffic?: Traffic, opts: SlicerOptions = {}): () => Promise<void> | void {
+  const quietMs = opts.quietMs ?? BACKGROUND_QUIET_MS;
+  let deferLeft = opts.deferMaxMs ?? BACKGROUND_DEFER_MAX_MS;
   let since = performance.now();
   return () => {
     if (performance.now() - since < ms) return;
-    return new Promise<void>((resolve) =>
-      setImmediate(() => {
-        since = performance.now();
-        resolve();
-      }),
-    );
+    return (async () => {
+      await immediate();
+      while (traffic && deferLeft > 0) {
+        const wait = Math.min(deferLeft, quietMs - traffic.idleMs);
+        if (wait <= 0) break;
+        const started = performance.now();
+        await sleep(wait);
+        deferLeft -= performance.now() - started;
+      }
+      since = performance.now();
+    })();
   };
 }

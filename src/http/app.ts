@@ -40,6 +40,8 @@ export type RouteGroup = (s: Services) => Elysia<any, any, any, any, any, any, a
 export function createApp(s: Services, extra: RouteGroup[] = [], opts: AppOptions = {}) {
   let app = new Elysia()
     .onRequest(({ request, server }) => {
+      // Start-up work (calibration, word counts) waits for a lull in requests (core/slices.ts).
+      s.traffic.note();
       // Bun builds request.url from the Host header; one like "localhost:8787.evil.com" makes it unparseable.
       if (!URL.canParse(request.url)) return errorResponse("invalid", `malformed Host header ${JSON.stringify(request.headers.get("host")?.slice(0, 100) ?? "")}`);
       const url = new URL(request.url);

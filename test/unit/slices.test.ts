@@ -1,7 +1,7 @@
 import { afterEach, expect, test } from "bun:test";
 import { insertMemoryRows } from "../../src/core/memories";
 import { ensureCalibration, warmWordCounts } from "../../src/core/search";
-import { slicer } from "../../src/core/slices";
+import { slicer, Traffic } from "../../src/core/slices";
 import { BACKGROUND_SLICE_MS } from "../../src/core/tuning";
 import { makeServices, type TestServices } from "../helpers/services";
 
@@ -58,6 +58,40 @@ test("a slicer lets work continue synchronously within a slice and gives way onc
   expect(ranBefore).toBe(true);
   // A new slice starts after the pause.
   expect(spent()).toBeUndefined();
+});
+
+test("past its slice, work waits for a lull in requests; under constant requests only up to its deferral budget", async () => {
+  const traffic = new Traffic();
+  // Requests every 5 ms for ~60 ms, then none.
+  let lastRequest = 0;
+  let flowing = true;
+  const timer = setInterval(() => {
+    traffic.note();
+    lastRequest = performance.now();
+  }, 5);
+  setTimeout(() => {
+    clearInterval(timer);
+    flowing = false;
+  }, 60);
+  traffic.note();
+  const pause = slicer(1, traffic, { quietMs: 20, deferMaxMs: 10_000 });
+  busy(2);
+  await pause();
+  expect(flowing).toBe(false);
+  expect(traffic.idleMs).toBeGreaterThanOrEqual(20);
+  expect(performance.now() - lastRequest).toBeGreaterThanOrEqual(20);
+
+  // Requests that never stop (a request always just arrived): without the budget this would wait forever.
+  const endless = new (class extends Traffic {
+    override get idleMs() {
+      return 0;
+    }
+  })();
+  const bounded = slicer(1, endless, { quietMs: 20, deferMaxMs: 40 });
+  for (let unit = 0; unit < 3; unit++) {
+    busy(2);
+    await bounded();
+  }
 });
 
 test("the calibration yields between nearest searches that each outlast a slice", async () => {

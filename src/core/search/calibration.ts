@@ -141,7 +141,7 @@ export async function measure(s: Services): Promise<CalibrationStats | null> {
   const rows = await s.storage.search.sampleVectors(CALIBRATION_RANDOM_SAMPLE);
   if (rows.length < Math.min(CALIBRATION_MIN_MEMORIES, CALIBRATION_RANDOM_SAMPLE)) return null;
   const vectors = rows.map((r) => r.vector);
-  const pause = slicer(BACKGROUND_SLICE_MS);
+  const pause = slicer(BACKGROUND_SLICE_MS, s.traffic);
   const pairs: number[] = [];
   for (let i = 0; i < vectors.length; i++) {
     for (let j = i + 1; j < vectors.length; j++) pairs.push(dot(vectors[i], vectors[j]));
