@@ -32,7 +32,7 @@ export class ReembedQueue {
       .then(() => this.s.indexState.ready)
       .then(() => (this.signal.aborted ? undefined : runReembed(this.s, this.signal)))
       // Calibration waits for re-embedding: it measures the active embedder's vectors only.
-      .then(() => (this.signal.aborted ? undefined : ensureCalibration(this.s)))
+      .then(() => (this.signal.aborted ? undefined : ensureCalibration(this.s, false, this.signal)))
       .catch((e) => this.s.log("error", `re-embedding or calibration stopped: ${(e as Error).message}; it resumes at next start`));
     return this.chain;
   }

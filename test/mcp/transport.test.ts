@@ -7,6 +7,7 @@ import { drive } from "../helpers/mcp";
 import { BUN, childEnv, freePort, startProcess, tempHome } from "../helpers/process";
 import { makeServices } from "../helpers/services";
 import { requestFrom, startServer, type TestServer } from "../helpers/server";
+import { onPostgres } from "../helpers/engine";
 
 let srv: TestServer;
 const bearer = () => ({ authorization: `Bearer ${srv.token}` });
@@ -89,7 +90,8 @@ describe("sessions", () => {
     expect(await until(() => mcpSessionCount(srv.services).sse === 0 && mcpSessionCount(srv.services).streamable === 0)).toBe(true);
   }, 30_000);
 
-  test("a session idle longer than Bun's default idleTimeout (10 s) still answers", async () => {
+  // The keepalives are the transport's, whatever the engine: the PostgreSQL run would wait out the same 12 s again.
+  test.skipIf(onPostgres)("a session idle longer than Bun's default idleTimeout (10 s) still answers", async () => {
     // Bun's default idleTimeout (Elysia's listen would make it 30 s): without keepalives the stream is cut.
     const s = makeServices();
     await ingestMemory(s, { content: "Idle sessions survive thanks to keepalive comments.", project: "memsvc" });

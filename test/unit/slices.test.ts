@@ -126,3 +126,20 @@ test("the warm-up yields between word counts that each outlast a slice", async (
   expect(seen).toBeGreaterThanOrEqual(1);
   expect(seen).toBeLessThanOrEqual(2);
 });
+
+test("a calibration aborted mid-way (shutdown) stops between searches and stores nothing", async () => {
+  const s = await storeOf(Array.from({ length: 240 }, (_, i) => `memory ${i} about topic ${i % 12} with words alpha${i % 7} beta${i % 5}`));
+  const search = s.storage.search;
+  const nearest = search.nearest.bind(search);
+  const stop = new AbortController();
+  let calls = 0;
+  search.nearest = async (v, k, project) => {
+    if (++calls === 3) stop.abort();
+    busy(BACKGROUND_SLICE_MS + 1);
+    return nearest(v, k, project);
+  };
+  const t = await ensureCalibration(s, true, stop.signal);
+  expect(calls).toBe(3);
+  expect(t.source).toBe("default");
+  expect(await search.calibration(s.embedder.id)).toBeNull();
+});

@@ -137,7 +137,7 @@ function dot(a: Float32Array, b: Float32Array): number {
  * (the in-memory index, so the same approximation search uses). Yields
  * in slices (slices.ts): it runs beside live traffic.
  */
-export async function measure(s: Services): Promise<CalibrationStats | null> {
+export async function measure(s: Services, signal?: AbortSignal): Promise<CalibrationStats | null> {
   const rows = await s.storage.search.sampleVectors(CALIBRATION_RANDOM_SAMPLE);
   if (rows.length < Math.min(CALIBRATION_MIN_MEMORIES, CALIBRATION_RANDOM_SAMPLE)) return null;
   const vectors = rows.map((r) => r.vector);
@@ -146,6 +146,7 @@ export async function measure(s: Services): Promise<CalibrationStats | null> {
   for (let i = 0; i < vectors.length; i++) {
     for (let j = i + 1; j < vectors.length; j++) pairs.push(dot(vectors[i], vectors[j]));
     await pause();
+    if (signal?.aborted) return null;
   }
   const nearest: number[] = [];
   for (let i = 0; i < Math.min(CALIBRATION_NEAREST_SAMPLE, rows.length); i++) {
@@ -153,6 +154,7 @@ export async function measure(s: Services): Promise<CalibrationStats | null> {
     const hit = (await s.storage.search.nearest(vectors[i], 4)).find((h) => h.seq !== rows[i].seq && h.similarity < 0.999);
     if (hit) nearest.push(hit.similarity);
     await pause();
+    if (signal?.aborted) return null;
   }
   if (nearest.length === 0) return null;
   const rs = Float64Array.from(pairs).sort();
@@ -179,9 +181,11 @@ export async function calibrationDue(s: Services): Promise<boolean> {
  * Calibrates the active embedder when due (at start, after a re-embed, by
  * the nightly job); off the hot path. Returns the thresholds now in force.
  */
-export async function ensureCalibration(s: Services, force = false): Promise<Thresholds> {
+export async function ensureCalibration(s: Services, force = false, signal?: AbortSignal): Promise<Thresholds> {
   if (!force && !(await calibrationDue(s))) return loadThresholds(s);
-  const stats = await measure(s);
+  const stats = await measure(s, signal);
+  // Shutdown (the store may be closing): what is in force, without reading it.
+  if (signal?.aborted) return thresholds(s);
   if (!stats) return loadThresholds(s);
   const count = s.index.size;
   await s.storage.search.saveCalibration({ embedderId: s.embedder.id, memories: count, computedAt: s.now(), stats: JSON.stringify(stats) });
