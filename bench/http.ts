@@ -284,6 +284,7 @@ function issue13Figures(f: SizeFigures): Record<string, unknown> {
       ? { first_start_from_vec0: f.start_to_index_ready_ms, restart_from_index_file: f.restart?.start_to_index_ready_ms ?? null }
       : { first_start: f.start_to_index_ready_ms, restart: f.restart?.start_to_index_ready_ms ?? null },
     start_server_cpu_ms: { first_start: f.start_cpu_ms, restart: f.restart?.start_cpu_ms ?? null },
+    start_longest_wait_ms: { first_start: f.start_longest_wait_ms, restart: f.restart?.start_longest_wait_ms ?? null },
     ingest_per_s: f.ingest?.map((i) => ({ concurrency: i.concurrency, memories_per_s: i.memories_per_s })) ?? null,
     rss_mb: { after_queries: f.memory.rss_mb, peak: f.memory.peak_rss_mb, restart: f.restart?.memory.rss_mb ?? null, ...(f.database_memory ? { database: f.database_memory.rss_mb } : {}) },
   };

@@ -7,7 +7,7 @@ import type { Storage } from "./storage";
 import type { Embedder } from "../embed/types";
 import type { Logger } from "./log";
 import { recoverIdentity } from "./identity";
-import { Traffic } from "./slices";
+import { lull, Traffic } from "./slices";
 import { loadThresholds, type IndexState, type VectorMirror } from "./search";
 
 /** A model being fetched in the background while another embedder serves (see cli/server.ts). */
@@ -133,7 +133,7 @@ export function createServices(config: Config, opts: ServiceOptions): Services {
 
   /** A fresh index for the active embedder, loaded (or loading) by the engine; the embedder's thresholds read meanwhile. */
   function attachIndex(): void {
-    state = storage.search.vectorIndex.start({ embedderId: embedder.id, log: opts.log, backgroundAbove: opts.indexBackgroundAbove });
+    state = storage.search.vectorIndex.start({ embedderId: embedder.id, log: opts.log, backgroundAbove: opts.indexBackgroundAbove, quiet: () => lull(services.traffic) });
     void loadThresholds(services);
   }
 }

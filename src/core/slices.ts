@@ -44,14 +44,24 @@ export function slicer(ms: number, traffic?: Traffic, opts: SlicerOptions = {}):
     if (performance.now() - since < ms) return;
     return (async () => {
       await immediate();
-      while (traffic && deferLeft > 0) {
-        const wait = Math.min(deferLeft, quietMs - traffic.idleMs);
-        if (wait <= 0) break;
-        const started = performance.now();
-        await sleep(wait);
-        deferLeft -= performance.now() - started;
-      }
+      if (traffic) deferLeft -= await lull(traffic, quietMs, deferLeft);
       since = performance.now();
     })();
   };
+}
+
+/**
+ * Waits until `traffic` has been quiet for `quietMs` (requests arriving back
+ * to back), at most `maxMs`; resolves with the milliseconds waited. For a
+ * single unit of background work that holds the event loop tens of ms and
+ * cannot be sliced (the index file's snapshot).
+ */
+export async function lull(traffic: Traffic, quietMs = BACKGROUND_QUIET_MS, maxMs = BACKGROUND_DEFER_MAX_MS): Promise<number> {
+  const started = performance.now();
+  for (;;) {
+    const left = maxMs - (performance.now() - started);
+    const wait = Math.min(left, quietMs - traffic.idleMs);
+    if (wait <= 0) return performance.now() - started;
+    await sleep(wait);
+  }
 }

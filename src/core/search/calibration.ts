@@ -138,10 +138,11 @@ function dot(a: Float32Array, b: Float32Array): number {
  * in slices (slices.ts): it runs beside live traffic.
  */
 export async function measure(s: Services, signal?: AbortSignal): Promise<CalibrationStats | null> {
-  const rows = await s.storage.search.sampleVectors(CALIBRATION_RANDOM_SAMPLE);
+  const pause = slicer(BACKGROUND_SLICE_MS, s.traffic);
+  const rows = await s.storage.search.sampleVectors(CALIBRATION_RANDOM_SAMPLE, pause);
+  if (signal?.aborted) return null;
   if (rows.length < Math.min(CALIBRATION_MIN_MEMORIES, CALIBRATION_RANDOM_SAMPLE)) return null;
   const vectors = rows.map((r) => r.vector);
-  const pause = slicer(BACKGROUND_SLICE_MS, s.traffic);
   const pairs: number[] = [];
   for (let i = 0; i < vectors.length; i++) {
     for (let j = i + 1; j < vectors.length; j++) pairs.push(dot(vectors[i], vectors[j]));

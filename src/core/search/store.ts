@@ -13,6 +13,9 @@ import type { MemoryRow } from "../../store/sqlite";
  * `nearest`, plus `index` for the few synchronous notifications an
  * in-process copy needs after this process's own committed writes.
  */
+/** Awaited between slices of background reads: yields the event loop to requests (slices.ts). */
+export type Pause = () => Promise<void> | void;
+
 export interface SearchStore {
   /** The vector index's life cycle and this process's view of it (an object, not methods: synchronous, see VectorIndexControl). */
   readonly vectorIndex: VectorIndexControl;
@@ -38,12 +41,16 @@ export interface SearchStore {
   /** The stored calibration of an embedder, if any. */
   calibration(embedderId: string): Promise<{ memories: number; stats: string } | null>;
   saveCalibration(row: { embedderId: string; memories: number; computedAt: number; stats: string }): Promise<void>;
-  /** Up to `n` random stored vectors of the active vector space (none past a pending re-embed's cursor). */
-  sampleVectors(n: number): Promise<{ seq: number; vector: Float32Array }[]>;
+  /**
+   * Up to `n` random stored vectors of the active vector space (none past a
+   * pending re-embed's cursor). `pause` is awaited between slices of the
+   * reads where they would hold this process's event loop (SQLite).
+   */
+  sampleVectors(n: number, pause?: Pause): Promise<{ seq: number; vector: Float32Array }[]>;
   /** Whether a re-embed is under way (the stored vectors are of mixed spaces). */
   reembedPending(): Promise<boolean>;
-  /** The first `chars` characters of up to `n` random memories (the word-count warm-up's sample). */
-  sampleContents(n: number, chars: number): Promise<string[]>;
+  /** The first `chars` characters of up to `n` random memories (the word-count warm-up's sample); `pause` as for sampleVectors. */
+  sampleContents(n: number, chars: number, pause?: Pause): Promise<string[]>;
   /**
    * Synchronous forms of three reads, on an engine that answers in-process
    * (SQLite; absent on PostgreSQL). Only for callers that are still
@@ -72,9 +79,11 @@ export interface VectorIndexControl {
    * Starts (or, for a new embedder, restarts empty) the vector index: records
    * the active embedder, marks stored vectors of another one for re-embedding,
    * loads what the engine keeps in memory. Returns at once with the state;
-   * `ready` resolves when vector search sees every stored vector.
+   * `ready` resolves when vector search sees every stored vector. `quiet`
+   * resolves at a lull in requests: upkeep that holds the event loop waits
+   * for it.
    */
-  start(opts: { embedderId: string; log: Logger; backgroundAbove?: number }): IndexState;
+  start(opts: { embedderId: string; log: Logger; backgroundAbove?: number; quiet?: () => Promise<unknown> }): IndexState;
   /** Shutdown: stops a background load, saves what the next start can reuse, and waits for a save still writing. */
   close(): void | Promise<void>;
 }

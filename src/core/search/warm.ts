@@ -31,7 +31,8 @@ export async function warmWordCounts(s: Services, signal?: AbortSignal): Promise
   const total = s.index.memories;
   if (signal?.aborted || total === 0) return { sampled: 0, words: 0, ms: 0 };
   const pause = slicer(BACKGROUND_SLICE_MS, s.traffic);
-  const texts = await s.storage.search.sampleContents(WARM_SAMPLE_MEMORIES, WARM_SAMPLE_CHARS);
+  const texts = await s.storage.search.sampleContents(WARM_SAMPLE_MEMORIES, WARM_SAMPLE_CHARS, pause);
+  if (signal?.aborted) return { sampled: 0, words: 0, ms: 0 };
   const seen = new Map<string, number>();
   // ~30 ms for 2000 texts at 2000 characters: in slices too.
   for (const text of texts) {

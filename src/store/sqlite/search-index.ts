@@ -2,7 +2,7 @@ import { getMeta, setMeta, transact, type Store } from "./open";
 import { indexFileOf, readIndexFileInto, saveIndexFile, saveIndexFileInBackground } from "./index-file";
 import type { IndexState as CoreIndexState } from "../../core/search/store";
 import type { Logger } from "../../core/log";
-import { INDEX_BACKGROUND_ABOVE, INDEX_CODE_SLICE, INDEX_LOAD_CHUNK, INDEX_RESTORE_SLICE, VECTOR_CHANGES_KEEP } from "../../core/tuning";
+import { INDEX_BACKGROUND_ABOVE, INDEX_CODE_SLICE, INDEX_LOAD_CHUNK, INDEX_ORDER_SLICE, INDEX_RESTORE_SLICE, VECTOR_CHANGES_KEEP } from "../../core/tuning";
 import type { VectorIndex } from "../../core/search/vector-index";
 import { DIMENSIONS } from "../../embed/types";
 import { vec0Chunks, Vec0LayoutError, type Vec0Chunk } from "./vec0-chunks";
@@ -37,6 +37,8 @@ export interface IndexContext {
   log: Logger;
   /** The handle's write lock (write-lock.ts): housekeeping deletes queue behind other writes. */
   write: <T>(fn: () => T) => Promise<T>;
+  /** Resolves at a lull in requests (core/slices.ts lull); absent: at once. */
+  quiet?: () => Promise<unknown>;
 }
 
 type VecRow = { seq: number; embedding: Uint8Array | null; project: string | null };
@@ -87,24 +89,32 @@ export function startIndex(s: IndexContext, backgroundAbove = INDEX_BACKGROUND_A
   const fromVec0Steps = () => {
     state.cursor = maxChange(s);
     pruneChanges(s, state.cursor);
-    const load = fromVec0(s, state);
+    const placed = placedFromVec0(s, state);
+    const load = placed ?? fromVec0(s, state);
     const step = () => {
       try {
         if (state.stop) return finish();
         const more = load();
         // Each step codes the rows it loaded (encode-kernel.ts, ~1 us a row: ~0.1 s at 100k), so the index
         // is ready with every prefilter code and the first searches neither score uncoded rows exactly
-        // nor share the event loop with a fill.
-        s.index.fillCodes(Infinity);
+        // nor share the event loop with a fill. The placed load codes in steps of its own.
+        if (!placed) s.index.fillCodes(Infinity);
         if (more) {
           setImmediate(step);
           return;
+        }
+        if (placed) {
+          // Writes during a placed load that found their row not yet live were left to the change log.
+          state.dataVersion = -1;
+          syncIndex(s, state);
         }
         s.log("info", `vector index ready: ${s.index.size} vectors in ${Math.round(performance.now() - started)} ms`);
         finish();
         // Saved once every row has its prefilter code (rows replayed at the end may still lack one),
         // so the next start reads one file even if this process is killed; written off the event loop.
-        fillCodes(s, state, () => saveIndex(s, state, true));
+        // The snapshot it writes is a copy of the index (~50 ms at 100k, in one go): at a lull, not
+        // in the moment the first searches arrive.
+        fillCodes(s, state, () => void (s.quiet?.() ?? Promise.resolve()).then(() => saveIndex(s, state, true)));
       } catch (e) {
         stopped(e);
       }
@@ -209,6 +219,146 @@ export function fromVec0(s: IndexContext, state: IndexState, via: "chunks" | "ro
       state.loaded++;
     }
     return true;
+  };
+}
+
+/**
+ * Loads the index from vec0's chunks with every row placed where its group's
+ * run has it (groups in project order, rows in seq order within), so the
+ * index is in group order when ready and nothing reorders it then: cluster()
+ * after a load in seq order held the event loop ~110 ms at 100k (~150 ms
+ * with the index file's snapshot right after), exactly when the first
+ * searches arrive. Consumed one step per call (false when done), each a few
+ * ms: the order, read from the (project, seq) index in slices
+ * (INDEX_ORDER_SLICE); the vectors, chunk by chunk (INDEX_LOAD_CHUNK); the
+ * seq -> slot map (INDEX_RESTORE_SLICE); the prefilter codes
+ * (INDEX_CODE_SLICE). null when vec0's layout is not the one read here.
+ * Rows written meanwhile are in the change log past state.cursor: the caller
+ * replays it (a placed load leaves new rows to it), as after the index file.
+ */
+export function placedFromVec0(s: IndexContext, state: IndexState): (() => boolean) | null {
+  const chunked = vec0Chunks(s.store.sqlite, "memory_vec");
+  if (!chunked) return null;
+  const db = s.store.sqlite;
+  const upTo = reembedLimit(s);
+  state.total = chunked.count(upTo);
+  const nextProject = db.query<{ p: string | null }, [string]>("SELECT min(project) AS p FROM memories WHERE project > ?");
+  const seqsOf = db.query<{ seq: number }, [string | null, number, number, number]>(
+    "SELECT seq FROM memories WHERE project IS ? AND seq > ? AND seq <= ? ORDER BY seq LIMIT ?",
+  );
+  // The order: group names (null is the index's "") and every seq, group after group.
+  const names: string[] = [];
+  const order: number[] = [];
+  const groupOf: number[] = [];
+  let project: string | null | undefined = null;
+  let after = 0;
+  let into: ReturnType<VectorIndex["beginRestore"]> | null = null;
+  let slotOf: (seq: number) => number = () => -1;
+  let placed: Uint8Array | null = null;
+  let chunks: Generator<Vec0Chunk> | null = null;
+  let chunk: Vec0Chunk | null = null;
+  let at = 0;
+  let chunksDone = false;
+  let finished = 0;
+  let rows: (() => boolean) | null = null;
+
+  const readOrder = (group: string | null): void => {
+    if (after === 0) names.push(group ?? "");
+    const got = seqsOf.all(group, after, upTo, INDEX_ORDER_SLICE);
+    for (const r of got) {
+      order.push(r.seq);
+      groupOf.push(names.length - 1);
+    }
+    if (got.length === INDEX_ORDER_SLICE) {
+      after = got[got.length - 1].seq;
+      return;
+    }
+    after = 0;
+    project = group === null ? (db.query<{ p: string | null }, []>("SELECT min(project) AS p FROM memories").get()?.p ?? undefined) : (nextProject.get(group)?.p ?? undefined);
+  };
+
+  const begin = (): void => {
+    const n = order.length;
+    const to = (into = s.index.beginRestore(names, n));
+    let maxSeq = 0;
+    for (const seq of order) if (seq > maxSeq) maxSeq = seq;
+    // Dense seqs (the usual store) map through an array; a store that lost most of its rows, through a Map.
+    const dense = maxSeq < 8 * n + 1024 ? new Int32Array(maxSeq + 1).fill(-1) : null;
+    const sparse = dense ? null : new Map<number, number>();
+    for (let i = 0; i < n; i++) {
+      const seq = order[i];
+      // A row moved to another project while the order was read can be listed twice: its first slot is kept.
+      const seen = dense ? dense[seq] : (sparse!.get(seq) ?? -1);
+      to.seqs[i] = seen === -1 ? seq : 0;
+      to.groups[i] = groupOf[i];
+      if (seen === -1) dense ? (dense[seq] = i) : sparse!.set(seq, i);
+    }
+    slotOf = dense ? (seq) => (seq < dense.length ? dense[seq] : -1) : (seq) => sparse!.get(seq) ?? -1;
+    placed = new Uint8Array(n);
+    chunks = chunked.chunks();
+  };
+
+  /** One slice of a chunk: false when every chunk is read. */
+  const fill = (): boolean => {
+    if (!chunk || at === chunk.seqs.length) {
+      const next = chunks!.next();
+      if (next.done) return false;
+      chunk = next.value;
+      at = 0;
+    }
+    const { seqs, slots, vectors } = chunk;
+    const end = Math.min(seqs.length, at + Math.ceil(seqs.length / Math.ceil(seqs.length / INDEX_LOAD_CHUNK)));
+    for (; at < end; at++) {
+      const slot = slotOf(seqs[at]);
+      // Vectors without a memory, past a re-embed cursor, or of rows written since the order was read: not placed.
+      if (slot < 0) continue;
+      // A vector seen again was re-written meanwhile (vec0 moves it to its newest chunk, read later): the later one wins.
+      const from = slots[at] * DIMENSIONS;
+      s.index.placeRow(slot, vectors.subarray(from, from + DIMENSIONS));
+      if (!placed![slot]) state.loaded++;
+      placed![slot] = 1;
+    }
+    return true;
+  };
+
+  return () => {
+    if (rows) {
+      // The row scan's fallback codes as it loads, as fromVec0 does.
+      const more = rows();
+      s.index.fillCodes(Infinity);
+      return more;
+    }
+    if (project !== undefined) {
+      readOrder(project);
+      return true;
+    }
+    if (!into) {
+      begin();
+      return true;
+    }
+    if (!chunksDone) {
+      try {
+        if (fill()) return true;
+      } catch (e) {
+        if (!(e instanceof Vec0LayoutError)) throw e;
+        s.log("warn", `${e.message}; loading the vector index row by row instead`);
+        s.index.clear();
+        state.loaded = 0;
+        rows = fromVec0Rows(s, state, upTo);
+        return true;
+      }
+      chunksDone = true;
+      // Rows listed but never read (deleted since, or without a vector) stay empty slots.
+      for (let i = 0; i < placed!.length; i++) if (!placed![i]) into.seqs[i] = 0;
+    }
+    const n = order.length;
+    if (finished < n) {
+      const from = finished;
+      finished = Math.min(n, from + INDEX_RESTORE_SLICE);
+      s.index.finishRestore(from, finished);
+      return true;
+    }
+    return s.index.fillCodes(INDEX_CODE_SLICE);
   };
 }
 

@@ -1,11 +1,12 @@
 import type { Database } from "bun:sqlite";
-import type { IndexState as CoreIndexState, SearchStore, VectorIndexControl } from "../../core/search/store";
+import type { IndexState as CoreIndexState, Pause, SearchStore, VectorIndexControl } from "../../core/search/store";
 import { VectorIndex } from "../../core/search/vector-index";
 import { MEMORY_COUNT_REFRESH_MS } from "../../core/tuning";
 import { cachedMeta, getMeta } from "./open";
 import { bm25Expression, bm25Statements, quoteOr, TermCounts } from "./search-fts";
 import { saveIndex, startIndex, syncIndex, type IndexContext, type IndexState } from "./search-index";
 import { recentRows } from "./search-recent";
+import { contentsOf, randomSeqs, vectorsOf } from "./sample";
 import type { SqliteHandle } from "./storage";
 
 /**
@@ -67,14 +68,15 @@ function memoryCounter(sqlite: Database): () => number {
   };
 }
 
-const asVector = (b: Uint8Array) => new Float32Array(b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength));
-
 export function sqliteSearch(h: SqliteHandle): SearchStore {
   const sh = sharedOf(h);
   const db = h.sqlite;
   const df = (term: string, cap: number) => sh.counts.of(term, cap, sh.index.memories);
   const together = (words: readonly string[], cap: number) => sh.counts.together(words, cap, sh.index.memories);
   const reembedCursor = () => getMeta(h, "reembed_cursor");
+  // The index, once loaded, holds every memory's seq: a sample without reading the table.
+  const sampleSeqs = async (n: number, upTo: number, pause?: Pause) =>
+    sh.state?.status === "ready" && !sh.index.loading ? sh.index.sampleSeqs(n, upTo) : randomSeqs(db, n, upTo, pause);
   const fullText = (terms: readonly string[], project: string | null, k: number, opts?: { every?: boolean }) => {
     const expr = opts?.every ? (terms.length ? quoteOr(terms) : null) : bm25Expression(terms, sh.index.memories, df, together, k);
     return expr ? sh.bm25(expr, project, k) : [];
@@ -86,14 +88,14 @@ export function sqliteSearch(h: SqliteHandle): SearchStore {
       return sh.index;
     },
 
-    start({ embedderId, log, backgroundAbove }): CoreIndexState {
+    start({ embedderId, log, backgroundAbove, quiet }): CoreIndexState {
       if (sh.state) sh.state.stop = true;
       // A new embedder's vectors are of another space: the old index goes with it.
       if (sh.ctx) {
         sh.index = new VectorIndex();
         sh.index.countMemories = sh.countMemories;
       }
-      const ctx: IndexContext = { store: h, index: sh.index, embedderId, log, write: h.write };
+      const ctx: IndexContext = { store: h, index: sh.index, embedderId, log, write: h.write, quiet };
       const state = startIndex(ctx, backgroundAbove);
       sh.ctx = ctx;
       sh.state = state;
@@ -171,27 +173,18 @@ export function sqliteSearch(h: SqliteHandle): SearchStore {
       );
     },
 
-    async sampleVectors(n) {
+    async sampleVectors(n, pause) {
       const cursor = reembedCursor();
       const upTo = cursor === null ? Number.MAX_SAFE_INTEGER : Number(cursor);
-      return db
-        .query<{ seq: number; embedding: Uint8Array }, [number, number]>(
-          "SELECT rowid AS seq, embedding FROM memory_vec WHERE rowid IN (SELECT seq FROM memories WHERE seq <= ? ORDER BY random() LIMIT ?)",
-        )
-        .all(upTo, n)
-        .map((r) => ({ seq: r.seq, vector: asVector(r.embedding) }));
+      return vectorsOf(db, await sampleSeqs(n, upTo, pause), pause);
     },
 
     async reembedPending() {
       return reembedCursor() !== null;
     },
 
-    async sampleContents(n, chars) {
-      // The random pick reads only seqs (the smallest index); contents are read for the picked rows.
-      return db
-        .query<{ text: string }, [number, number]>("SELECT substr(content, 1, ?) AS text FROM memories WHERE seq IN (SELECT seq FROM memories ORDER BY random() LIMIT ?)")
-        .all(chars, n)
-        .map((r) => r.text);
+    async sampleContents(n, chars, pause) {
+      return contentsOf(db, await sampleSeqs(n, Number.MAX_SAFE_INTEGER, pause), chars, pause);
     },
 
     sync,

@@ -10,6 +10,7 @@ import { openStore, setMeta, type Store } from "../../../src/store/sqlite/open";
 import { fromVec0, type IndexContext, type IndexState } from "../../../src/store/sqlite/search-index";
 import { decodeChunk, vec0Chunks, Vec0LayoutError } from "../../../src/store/sqlite/vec0-chunks";
 import { onPostgres } from "../../helpers/engine";
+import { vec0StoreWith, vectorOf } from "../../helpers/vec0-store";
 
 /** vec0's shadow tables and the in-memory index are the SQLite engine's alone: PostgreSQL searches with pgvector in the database. */
 const sqliteOnly = (name: string, fn: () => void | Promise<void>) => test.skipIf(onPostgres)(`${name} [SQLite engine's vec0 storage]`, fn);
@@ -18,31 +19,8 @@ const dir = mkdtempSync(join(tmpdir(), "memsvc-vec0-chunks-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 let files = 0;
 
-/** A deterministic dense vector, some entries exactly 0 or -0 (the quantiser's edge cases). */
-function vectorOf(seed: number): Float32Array {
-  let x = seed * 2654435761;
-  const v = new Float32Array(DIMENSIONS);
-  for (let i = 0; i < DIMENSIONS; i++) {
-    x = (x * 1103515245 + 12345) % 2147483648;
-    v[i] = i % 17 === 0 ? 0 : i % 19 === 0 ? -0 : (x / 2147483648 - 0.5) * 0.3;
-  }
-  return v;
-}
-
 /** `n` memories with vectors over three vec0 chunks (1024 each), projects cycling through a few and none. */
-function storeWith(n: number): Store {
-  const store = openStore(join(dir, `s${files++}.db`));
-  const db = store.sqlite;
-  const mem = db.prepare("INSERT INTO memories(id, content, memory_type, project, created_at, updated_at, refreshed_at) VALUES (?, ?, 'knowledge', ?, 1, 1, 1)");
-  const vec = db.prepare("INSERT INTO memory_vec(rowid, embedding) VALUES (?, ?)");
-  db.transaction(() => {
-    for (let i = 0; i < n; i++) {
-      const { lastInsertRowid } = mem.run(`m${i}`, `note ${i}`, i % 5 === 4 ? null : `p${i % 3}`);
-      vec.run(BigInt(lastInsertRowid), vectorOf(i));
-    }
-  })();
-  return store;
-}
+const storeWith = (n: number): Store => vec0StoreWith(dir, `s${files++}.db`, n);
 
 function load(store: Store, via: "chunks" | "rows") {
   const index = new VectorIndex();
