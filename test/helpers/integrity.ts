@@ -56,6 +56,12 @@ export function checkStore(dbFile: string): StoreCheck {
     };
     compare("memory_vec", vec);
     compare("memories_fts", fts);
+    // /health's counts, kept by trigger (migration 0015).
+    for (const table of ["memories", "links"]) {
+      const kept = db.query<{ n: number }, [string]>("SELECT n FROM row_counts WHERE name = ?").get(table)?.n;
+      const counted = db.query<{ n: number }, []>(`SELECT count(*) AS n FROM ${table}`).get()!.n;
+      if (kept !== counted) problems.push(`row_counts says ${kept} ${table}, count(*) ${counted}`);
+    }
     for (const [name, sql] of ORPHANS) {
       const n = db.query<{ n: number }, []>(sql).get()!.n;
       if (n > 0) problems.push(`${n} inconsistent ${name} rows`);
