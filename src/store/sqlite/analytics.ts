@@ -1,6 +1,7 @@
 import type { Statement } from "bun:sqlite";
 import type { AnalyticsStore, DashboardFigures, DomainRows } from "../../core/analytics";
 import type { SqliteHandle } from "./storage";
+import { LINK_COUNT_SQL, MEMORY_COUNT_SQL } from "./row-counts";
 
 const DAY_MS = 86_400_000;
 
@@ -31,9 +32,9 @@ export function sqliteAnalytics(h: SqliteHandle): AnalyticsStore {
       // Distinct tags by skip-scan (one seek of memory_tags_tag per tag), not a pass over every tag row.
       `WITH RECURSIVE t(tag) AS (SELECT min(tag) FROM memory_tags
          UNION ALL SELECT (SELECT min(tag) FROM memory_tags WHERE tag > t.tag) FROM t WHERE t.tag IS NOT NULL)
-       SELECT (SELECT count(*) FROM memories) AS memories,
+       SELECT ${MEMORY_COUNT_SQL} AS memories,
               (SELECT count(*) FROM memories WHERE memory_type = 'learnings') AS learnings,
-              (SELECT count(*) FROM links) AS links,
+              ${LINK_COUNT_SQL} AS links,
               (SELECT count(tag) FROM t) AS domains`,
     ).get() as DashboardFigures["counts"];
     const growthBase = (q("SELECT count(*) AS n FROM memories WHERE created_at < ?").get(w.start) as { n: number }).n;
@@ -56,7 +57,7 @@ export function sqliteAnalytics(h: SqliteHandle): AnalyticsStore {
     const recall = q(
       `SELECT (SELECT count(*) FROM memory_events WHERE kind = 'shown') AS shown,
               (SELECT count(*) FROM memory_events WHERE kind = 'used') AS used,
-              (SELECT count(*) FROM memories) AS memories,
+              ${MEMORY_COUNT_SQL} AS memories,
               (SELECT count(*) FROM memories WHERE shown_count = 0) AS neverShown,
               (SELECT count(*) FROM memories WHERE used_count = 0) AS neverUsed`,
     ).get() as DashboardFigures["recall"];

@@ -4,6 +4,7 @@ import { effectiveStrengthSql } from "./strength";
 import { DEFAULT_DOMAIN } from "../../core/memories/tags";
 import type { SqliteHandle } from "./storage";
 import { RECENT_LINK_LIST_FROM } from "../../core/tuning";
+import { LINK_COUNT_SQL, MEMORY_COUNT_SQL } from "./row-counts";
 
 /** Slices of at least 1/SCAN_SHARE of the store read every tag and link instead of probing by id (bench/graph.ts, 10k nodes). */
 const SCAN_SHARE = 4;
@@ -136,7 +137,7 @@ export function sqliteGraph(h: SqliteHandle): GraphStore {
       )
       .all({ now, preview: previewChars, type, tag, domain, min: minStrength, limit });
 
-    const totals = db.query<{ m: number; l: number }, []>("SELECT (SELECT count(*) FROM memories) AS m, (SELECT count(*) FROM links) AS l").get()!;
+    const totals = db.query<{ m: number; l: number }, []>(`SELECT ${MEMORY_COUNT_SQL} AS m, ${LINK_COUNT_SQL} AS l`).get()!;
     // A slice holding a good share of the store reads all tags and links and
     // keeps its own in JS: cheaper than probing an id list per row, and the
     // store-wide domain counts fall out of the same pass.

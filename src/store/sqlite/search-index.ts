@@ -6,6 +6,7 @@ import { INDEX_BACKGROUND_ABOVE, INDEX_CODE_SLICE, INDEX_LOAD_CHUNK, INDEX_ORDER
 import type { VectorIndex } from "../../core/search/vector-index";
 import { DIMENSIONS } from "../../embed/types";
 import { vec0Chunks, Vec0LayoutError, type Vec0Chunk } from "./vec0-chunks";
+import { MEMORY_COUNT_SQL } from "./row-counts";
 
 /**
  * The SQLite engine's vector search: the exact int8 index in this process's
@@ -426,7 +427,7 @@ async function fromIndexFile(s: IndexContext, state: IndexState): Promise<boolea
   state.cursor = header.cursor;
   state.dataVersion = -1;
   syncIndex(s, state);
-  const stored = s.store.sqlite.query<{ n: number }, []>("SELECT count(*) AS n FROM memories").get()!.n;
+  const stored = s.store.sqlite.query<{ n: number }, []>(`SELECT ${MEMORY_COUNT_SQL} AS n`).get()!.n;
   if (s.index.size === stored) {
     state.loaded = state.total = stored;
     return true;

@@ -8,6 +8,7 @@ import { saveIndex, startIndex, syncIndex, type IndexContext, type IndexState } 
 import { recentRows } from "./search-recent";
 import { contentsOf, randomSeqs, vectorsOf } from "./sample";
 import type { SqliteHandle } from "./storage";
+import { MEMORY_COUNT_SQL } from "./row-counts";
 
 /**
  * search/ on SQLite. Vector search is the exact int8 index in this process's
@@ -50,14 +51,14 @@ function sharedOf(h: SqliteHandle): Shared {
 }
 
 /**
- * The store's memory count for word weights, counted at most every
- * MEMORY_COUNT_REFRESH_MS (count(*) reads the smallest index: ~0.2-1 ms at
- * 100k; word weights tolerate a second's lag).
+ * The store's memory count for word weights while the index is not complete,
+ * read at most every MEMORY_COUNT_REFRESH_MS (row_counts: one row; it was a
+ * count(*), ~2 ms warm at 100k; word weights tolerate a second's lag).
  */
 function memoryCounter(sqlite: Database): () => number {
   let n = 0;
   let at = -Infinity;
-  const count = sqlite.query<{ n: number }, []>("SELECT count(*) AS n FROM memories");
+  const count = sqlite.query<{ n: number }, []>(`SELECT ${MEMORY_COUNT_SQL} AS n`);
   return () => {
     const now = performance.now();
     if (now - at > MEMORY_COUNT_REFRESH_MS) {

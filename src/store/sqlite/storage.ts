@@ -11,6 +11,7 @@ import { sqliteIdentity } from "./identity";
 import { sqliteDistill } from "./distill";
 import { sqliteNightly } from "./nightly";
 import { sqliteAnalytics } from "./analytics";
+import { LINK_COUNT_SQL, MEMORY_COUNT_SQL } from "./row-counts";
 
 /**
  * What each capability's SQLite store works with: the connection, and `write`,
@@ -54,7 +55,7 @@ export function sqliteStorage(store: Store): Storage {
       async stats() {
         // Kept by trigger (migration 0015): count(*) read a whole index per table, 7-90 ms at 100k.
         const counts = h.sqlite
-          .query<{ m: number; l: number }, []>("SELECT (SELECT n FROM row_counts WHERE name = 'memories') AS m, (SELECT n FROM row_counts WHERE name = 'links') AS l")
+          .query<{ m: number; l: number }, []>(`SELECT ${MEMORY_COUNT_SQL} AS m, ${LINK_COUNT_SQL} AS l`)
           .get()!;
         let bytes = 0;
         for (const suffix of ["", "-wal"]) {
