@@ -27,3 +27,20 @@ export function vec0StoreWith(dir: string, name: string, n: number): Store {
   })();
   return store;
 }
+
+/**
+ * What a load from vec0 must cope with: deleted memories (their vec0 slots
+ * cleared by the trigger), a vector re-written (vec0 moves it to its last
+ * chunk), a project move, and a vector whose memory is gone (the row scan's
+ * join leaves it out). Leaves foreign keys off.
+ */
+export function awkwardWrites(store: Store): void {
+  const db = store.sqlite;
+  db.run("DELETE FROM memories WHERE seq IN (5, 6, 700, 1500, 2500)");
+  const moved = db.query<{ e: Uint8Array }, []>("SELECT embedding e FROM memory_vec WHERE rowid = 10").get()!.e;
+  db.run("DELETE FROM memory_vec WHERE rowid = 10");
+  db.query("INSERT INTO memory_vec(rowid, embedding) VALUES (?, ?)").run(10n, moved);
+  db.run("UPDATE memories SET project = 'elsewhere' WHERE seq = 2000");
+  db.run("PRAGMA foreign_keys = OFF");
+  db.query("INSERT INTO memory_vec(rowid, embedding) VALUES (?, ?)").run(9999n, vectorOf(9999));
+}

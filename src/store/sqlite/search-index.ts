@@ -194,11 +194,7 @@ export function fromVec0(s: IndexContext, state: IndexState, via: "chunks" | "ro
       try {
         next = chunks.next();
       } catch (e) {
-        if (!(e instanceof Vec0LayoutError)) throw e;
-        s.log("warn", `${e.message}; loading the vector index row by row instead`);
-        s.index.clear();
-        state.loaded = 0;
-        rows = fromVec0Rows(s, state, upTo);
+        rows = rowScanInstead(s, state, upTo, e);
         return true;
       }
       if (next.done) return false;
@@ -341,11 +337,7 @@ export function placedFromVec0(s: IndexContext, state: IndexState): (() => boole
       try {
         if (fill()) return true;
       } catch (e) {
-        if (!(e instanceof Vec0LayoutError)) throw e;
-        s.log("warn", `${e.message}; loading the vector index row by row instead`);
-        s.index.clear();
-        state.loaded = 0;
-        rows = fromVec0Rows(s, state, upTo);
+        rows = rowScanInstead(s, state, upTo, e);
         return true;
       }
       chunksDone = true;
@@ -361,6 +353,15 @@ export function placedFromVec0(s: IndexContext, state: IndexState): (() => boole
     }
     return s.index.fillCodes(INDEX_CODE_SLICE);
   };
+}
+
+/** A chunk of a layout the reader does not know (Vec0LayoutError; anything else is rethrown): the load starts over row by row. */
+function rowScanInstead(s: IndexContext, state: IndexState, upTo: number, e: unknown): () => boolean {
+  if (!(e instanceof Vec0LayoutError)) throw e;
+  s.log("warn", `${e.message}; loading the vector index row by row instead`);
+  s.index.clear();
+  state.loaded = 0;
+  return fromVec0Rows(s, state, upTo);
 }
 
 /** One streamed scan of vec0's rows (its rowid range queries scan the whole table, so no paging by seq), INDEX_LOAD_CHUNK rows per call. */

@@ -9,7 +9,7 @@ import { Database } from "bun:sqlite";
 import { openStore, setMeta, type Store } from "../../../src/store/sqlite/open";
 import { fromVec0, placedFromVec0, startIndex, syncIndex, type IndexContext, type IndexState } from "../../../src/store/sqlite/search-index";
 import { onPostgres } from "../../helpers/engine";
-import { vec0StoreWith, vectorOf } from "../../helpers/vec0-store";
+import { awkwardWrites, vec0StoreWith, vectorOf } from "../../helpers/vec0-store";
 
 /** The in-memory index and vec0 are the SQLite engine's alone. */
 const sqliteOnly = (name: string, fn: () => void | Promise<void>) => test.skipIf(onPostgres)(`${name} [SQLite engine's vector index]`, fn);
@@ -66,15 +66,7 @@ function rowScan(store: Store): VectorIndex {
 
 sqliteOnly("the placed load builds the row scan's index already in group order, after deletes, moved vectors, project changes and a re-embed cursor", () => {
   const store = storeWith(2500);
-  const db = store.sqlite;
-  db.run("DELETE FROM memories WHERE seq IN (5, 6, 700, 1500, 2500)");
-  const moved = db.query<{ e: Uint8Array }, []>("SELECT embedding e FROM memory_vec WHERE rowid = 10").get()!.e;
-  db.run("DELETE FROM memory_vec WHERE rowid = 10");
-  db.query("INSERT INTO memory_vec(rowid, embedding) VALUES (?, ?)").run(10n, moved);
-  db.run("UPDATE memories SET project = 'elsewhere' WHERE seq = 2000");
-  db.run("PRAGMA foreign_keys = OFF");
-  // A vector whose memory is gone: left out, as the row scan's join leaves it out.
-  db.query("INSERT INTO memory_vec(rowid, embedding) VALUES (?, ?)").run(9999n, vectorOf(9999));
+  awkwardWrites(store);
 
   const placed = placedLoad(store);
   expect(placed.index.size).toBe(2495);

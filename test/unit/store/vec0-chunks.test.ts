@@ -10,7 +10,7 @@ import { openStore, setMeta, type Store } from "../../../src/store/sqlite/open";
 import { fromVec0, type IndexContext, type IndexState } from "../../../src/store/sqlite/search-index";
 import { decodeChunk, vec0Chunks, Vec0LayoutError } from "../../../src/store/sqlite/vec0-chunks";
 import { onPostgres } from "../../helpers/engine";
-import { vec0StoreWith, vectorOf } from "../../helpers/vec0-store";
+import { awkwardWrites, vec0StoreWith, vectorOf } from "../../helpers/vec0-store";
 
 /** vec0's shadow tables and the in-memory index are the SQLite engine's alone: PostgreSQL searches with pgvector in the database. */
 const sqliteOnly = (name: string, fn: () => void | Promise<void>) => test.skipIf(onPostgres)(`${name} [SQLite engine's vec0 storage]`, fn);
@@ -36,16 +36,7 @@ const bytes = (s: ReturnType<VectorIndex["snapshot"]>) => [s.seqs, s.groups, s.s
 
 sqliteOnly("the chunk reader builds the very index the row scan builds, after deletes, moved vectors, project changes and a re-embed cursor", () => {
   const store = storeWith(2500);
-  const db = store.sqlite;
-  // Deleted memories (vec0 slots cleared by the trigger), a vector re-written (its slot moves to the last chunk),
-  // a project move, a vector whose memory is gone (the row scan's join leaves it out).
-  db.run("DELETE FROM memories WHERE seq IN (5, 6, 700, 1500, 2500)");
-  const moved = db.query<{ e: Uint8Array }, []>("SELECT embedding e FROM memory_vec WHERE rowid = 10").get()!.e;
-  db.run("DELETE FROM memory_vec WHERE rowid = 10");
-  db.query("INSERT INTO memory_vec(rowid, embedding) VALUES (?, ?)").run(10n, moved);
-  db.run("UPDATE memories SET project = 'elsewhere' WHERE seq = 2000");
-  db.run("PRAGMA foreign_keys = OFF");
-  db.query("INSERT INTO memory_vec(rowid, embedding) VALUES (?, ?)").run(9999n, vectorOf(9999));
+  awkwardWrites(store);
 
   const rows = load(store, "rows");
   const chunks = load(store, "chunks");
