@@ -16,6 +16,7 @@ import {
   VECTOR_RESCORE_FACTOR,
   VECTOR_RESCORE_MIN,
 } from "../tuning";
+import { shuffle } from "../shuffle";
 
 export interface IndexSnapshot {
   groupNames: string[];
@@ -313,11 +314,7 @@ export class VectorIndex {
     if (n * 2 >= live) {
       const all: number[] = [];
       for (let s = 0; s < this.used; s++) if (this.seqs[s] !== 0 && this.seqs[s] <= upTo) all.push(this.seqs[s]);
-      for (let i = all.length - 1; i > 0; i--) {
-        const j = Math.floor(Math.random() * (i + 1));
-        [all[i], all[j]] = [all[j], all[i]];
-      }
-      return all.slice(0, n);
+      return shuffle(all).slice(0, n);
     }
     const picked = new Set<number>();
     for (let tries = 0; picked.size < n && tries < 16 * n; tries++) {

@@ -1,5 +1,6 @@
 import type { Database } from "bun:sqlite";
 import type { Pause } from "../../core/search/store";
+import { shuffle } from "../../core/shuffle";
 
 /** Picks between pauses: each is one or two b-tree lookups (~2-20 us at 100k). */
 const PICKS_PER_PAUSE = 64;
@@ -62,12 +63,4 @@ export async function vectorsOf(db: Database, seqs: readonly number[], pause?: P
     await pause?.();
   }
   return out;
-}
-
-function shuffle<T>(list: T[]): T[] {
-  for (let i = list.length - 1; i > 0; i--) {
-    const j = Math.floor(Math.random() * (i + 1));
-    [list[i], list[j]] = [list[j], list[i]];
-  }
-  return list;
 }

@@ -46,6 +46,9 @@ type VecRow = { seq: number; embedding: Uint8Array | null; project: string | nul
 
 const asVector = (b: Uint8Array) => new Float32Array(b.buffer, b.byteOffset, b.byteLength / 4);
 
+/** Where a chunk's slice from `at` ends: a chunk (1024 vectors) in even slices of at most INDEX_LOAD_CHUNK, each step holding the event loop a few ms. */
+const sliceEnd = (length: number, at: number) => Math.min(length, at + Math.ceil(length / Math.ceil(length / INDEX_LOAD_CHUNK)));
+
 /** Rows past a pending re-embed cursor are of the old vector space: BM25 finds them until it passes. */
 function reembedLimit(s: IndexContext): number {
   const cursor = getMeta(s.store, "reembed_cursor");
@@ -201,9 +204,8 @@ export function fromVec0(s: IndexContext, state: IndexState, via: "chunks" | "ro
       chunk = next.value;
       at = 0;
     }
-    // A chunk (1024 vectors) in even slices of at most INDEX_LOAD_CHUNK: each step holds the event loop a few ms.
     const { seqs, slots, vectors } = chunk;
-    const end = Math.min(seqs.length, at + Math.ceil(seqs.length / Math.ceil(seqs.length / INDEX_LOAD_CHUNK)));
+    const end = sliceEnd(seqs.length, at);
     const slice = seqs.slice(at, end);
     const projectOf = new Map(projects.all(JSON.stringify(slice)).map((r) => [r.seq, r.project]));
     for (; at < end; at++) {
@@ -304,7 +306,7 @@ export function placedFromVec0(s: IndexContext, state: IndexState): (() => boole
       at = 0;
     }
     const { seqs, slots, vectors } = chunk;
-    const end = Math.min(seqs.length, at + Math.ceil(seqs.length / Math.ceil(seqs.length / INDEX_LOAD_CHUNK)));
+    const end = sliceEnd(seqs.length, at);
     for (; at < end; at++) {
       const slot = slotOf(seqs[at]);
       // Vectors without a memory, past a re-embed cursor, or of rows written since the order was read: not placed.

@@ -34,6 +34,9 @@ interface Shared {
 }
 const shared = new WeakMap<Database, Shared>();
 
+/** The index has finished loading: it holds every memory's vector of the active space. */
+const loaded = (sh: Shared) => sh.state?.status === "ready" && !sh.index.loading;
+
 function sharedOf(h: SqliteHandle): Shared {
   let sh = shared.get(h.sqlite);
   if (!sh) {
@@ -41,8 +44,7 @@ function sharedOf(h: SqliteHandle): Shared {
     const self: Shared = { index: new VectorIndex(), state: null, ctx: null, counts: new TermCounts(h.sqlite), bm25: bm25Statements(h.sqlite), countMemories: () => 0 };
     // A complete index holds every memory: its size is exact and moves with each write at once.
     // The cursor is cached (it is read once per prompt word): word weights tolerate the count's lag already.
-    self.countMemories = () =>
-      self.state?.status === "ready" && !self.index.loading && cachedMeta(h, "reembed_cursor", MEMORY_COUNT_REFRESH_MS) === null ? self.index.size : counted();
+    self.countMemories = () => (loaded(self) && cachedMeta(h, "reembed_cursor", MEMORY_COUNT_REFRESH_MS) === null ? self.index.size : counted());
     self.index.countMemories = self.countMemories;
     shared.set(h.sqlite, self);
     sh = self;
@@ -76,8 +78,7 @@ export function sqliteSearch(h: SqliteHandle): SearchStore {
   const together = (words: readonly string[], cap: number) => sh.counts.together(words, cap, sh.index.memories);
   const reembedCursor = () => getMeta(h, "reembed_cursor");
   // The index, once loaded, holds every memory's seq: a sample without reading the table.
-  const sampleSeqs = async (n: number, upTo: number, pause?: Pause) =>
-    sh.state?.status === "ready" && !sh.index.loading ? sh.index.sampleSeqs(n, upTo) : randomSeqs(db, n, upTo, pause);
+  const sampleSeqs = async (n: number, upTo: number, pause?: Pause) => (loaded(sh) ? sh.index.sampleSeqs(n, upTo) : randomSeqs(db, n, upTo, pause));
   const fullText = (terms: readonly string[], project: string | null, k: number, opts?: { every?: boolean }) => {
     const expr = opts?.every ? (terms.length ? quoteOr(terms) : null) : bm25Expression(terms, sh.index.memories, df, together, k);
     return expr ? sh.bm25(expr, project, k) : [];
