@@ -120,7 +120,9 @@ describe("WAL checkpoint worker", () => {
     const shm = openWalIndex(file)!;
     let starts = 0;
     let previous = 0;
-    for (let round = 0; round < 400 && starts < 3; round++) {
+    // Until the gate was used too: a round that copies everything while
+    // writes pause (likelier on a loaded machine) starts the WAL over ungated.
+    for (let round = 0; round < 400 && (starts < 3 || s.checkpointer!.stats().gateMs === 0); round++) {
       await writeGated(s, lock, 40);
       // Requests come with gaps between them; this loop alone would not.
       await Bun.sleep(2);
@@ -128,9 +130,9 @@ describe("WAL checkpoint worker", () => {
       if (wal.mxFrame < previous) starts++;
       previous = wal.mxFrame;
     }
-    expect(starts).toBe(3);
+    expect(starts).toBeGreaterThanOrEqual(3);
     const stats = s.checkpointer!.stats();
-    expect(stats.restarts).toBeGreaterThanOrEqual(3);
+    expect(stats.restarts).toBeGreaterThanOrEqual(starts);
     expect(stats.gateMs).toBeGreaterThan(0);
     // Bounded by a few restarts' worth of frames, not by the cap.
     expect(statSync(`${file}-wal`).size).toBeLessThan(20 * 600 * (4096 + 24));
