@@ -52,7 +52,7 @@ export async function runServer(argv: string[]): Promise<number> {
   const { embedder, needsDownload } = await startupEmbedder(embedderOptions);
   let services: ReturnType<typeof createServices>;
   try {
-    services = createServices(config, { embedder, log, walCheckpointer: true });
+    services = createServices(config, { embedder, log, walCheckpointer: true, ftsReader: true });
   } catch (e) {
     // A read-only or full home is the operator's to fix: one clear line, not a stack trace.
     const storage = storageFailure(e);

@@ -69,11 +69,16 @@ export interface ServiceOptions {
   indexBackgroundAbove?: number;
   /** SQLite: checkpoint the WAL on a worker thread (the long-running server; src/store/sqlite/checkpointer.ts). */
   walCheckpointer?: boolean;
+  /** SQLite: run search's full-text queries on a worker thread (the server; src/store/sqlite/fts-reader.ts). */
+  ftsReader?: boolean;
 }
 
 export function createServices(config: Config, opts: ServiceOptions): Services {
   const postgres = config.storage === "postgres";
-  const store = postgres ? null : openStore(opts.dbFile ?? config.paths.db, opts.walCheckpointer ? { checkpointer: { log: opts.log } } : {});
+  const store = postgres ? null : openStore(opts.dbFile ?? config.paths.db, {
+        ...(opts.walCheckpointer ? { checkpointer: { log: opts.log } } : {}),
+        ...(opts.ftsReader ? { ftsReader: { log: opts.log } } : {}),
+      });
   // Lazy: nothing connects until the first query or storage.ready() (memsvc server awaits it to fail fast).
   const storage = store ? sqliteStorage(store) : pgStorage(openPostgres({ url: config.database.url!, schema: config.database.schema, pool: config.database.pool }));
   const inflight = new Set<Promise<unknown>>();

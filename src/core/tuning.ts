@@ -449,6 +449,19 @@ export const VECTOR_CHANGES_KEEP = 200_000;
 export const SQLITE_CACHE_KIB = 8192;
 
 /**
+ * Page cache of the full-text reader's connection (store/sqlite/fts-reader.ts),
+ * which runs search's bm25() queries in a worker while the main thread scans
+ * the vectors. The same size as the main connection's (SQLITE_CACHE_KIB: 8 and
+ * 64 MB read alike; the file stays in the OS page cache). Measured with it, at
+ * 100k (dist/memsvc, 300 bench searches without a project, two timed passes,
+ * three rounds alternating with the build before, load ~1.1-1.5): /search p50
+ * 9.1-13.1 -> 7.3-8.9 ms, p95 13.0-16.6 -> 10.7-12.6 ms; server CPU per
+ * search unchanged (9.4-12.9 against 10.1-11.9 ms: the same work on two
+ * threads); RSS after the searches 170-176 -> 185-213 MB.
+ */
+export const FTS_READER_CACHE_KIB = 8192;
+
+/**
  * WAL pages before SQLite checkpoints (its default is 1000). One ingest dirties
  * many pages (memory row, FTS segment, vec0 chunk, tags, links, eight indexes),
  * most of them the same hot pages again and again; a longer WAL copies each

@@ -117,11 +117,15 @@ export async function scoreCandidates(
     if (!c) found.set(seq, (c = { similarity: null, bm25Rank: null }));
     return c;
   };
+  // Full text first: on SQLite a reader thread runs it while the vectors are scanned here (store/sqlite/fts-reader.ts).
+  const rare = rareTerms(s, terms);
+  const lexical = rare.length ? s.storage.search.fullText(rare, project, RECALL_CANDIDATES, { every: true }) : null;
+  // Awaited below; this only keeps a rejection from counting as unhandled if a vector search throws first.
+  lexical?.catch(() => {});
   for (const h of await s.storage.search.nearest(vector, RECALL_CANDIDATES, project)) note(h.seq).similarity = h.similarity;
   // "" is the index's group of project-less memories.
   if (project !== null) for (const h of await s.storage.search.nearest(vector, RECALL_GLOBAL_CANDIDATES, "")) note(h.seq).similarity = h.similarity;
-  const rare = rareTerms(s, terms);
-  if (rare.length) (await s.storage.search.fullText(rare, project, RECALL_CANDIDATES, { every: true })).forEach((seq, i) => (note(seq).bm25Rank = i));
+  if (lexical) (await lexical).forEach((seq, i) => (note(seq).bm25Rank = i));
   if (found.size === 0) return [];
   const rows = await s.storage.recall.candidateRows([...found.keys()]);
   // Coverage is of the prompt's own weight: topic words can add to it, never dilute it.

@@ -5,6 +5,8 @@ import { prepareSqlite, sqliteVecLibrary } from "../../platform/natives";
 import { prepareDatabaseFile, tightenDatabaseFiles } from "../../private-files";
 import { SQLITE_CACHE_KIB, WAL_AUTOCHECKPOINT_PAGES } from "../../core/tuning";
 import { startCheckpointer, type Checkpointer, type CheckpointerOptions } from "./checkpointer";
+import { startFtsReader, type FtsReader, type FtsReaderOptions } from "./fts-reader";
+import { BM25_SQL } from "./search-fts";
 import { MIGRATIONS } from "./migrations";
 import * as schema from "./schema";
 
@@ -16,6 +18,8 @@ export interface Store {
   readonly file: string;
   /** The WAL checkpoint worker, when openStore was asked for one (the server) and the store can have one. */
   readonly checkpointer: Checkpointer | null;
+  /** The full-text reader worker, when openStore was asked for one (the server) and the store can have one. */
+  readonly ftsReader: FtsReader | null;
   close(): void;
 }
 
@@ -26,6 +30,8 @@ export interface OpenOptions {
    * in WAL mode or not writable (read-only media).
    */
   checkpointer?: CheckpointerOptions;
+  /** Run search's full-text queries on a worker thread's connection (fts-reader.ts): for the server. Ignored for :memory:. */
+  ftsReader?: FtsReaderOptions;
 }
 
 /** Opens (creating if needed) the database: WAL, pragmas, sqlite-vec, migrations. */
@@ -47,16 +53,19 @@ export function openStore(file: string, opts: OpenOptions = {}): Store {
   migrate(sqlite);
   // After the migrations: the worker's connection then reads the schema as it stays.
   const checkpointer = opts.checkpointer && file !== ":memory:" && journal === "wal" && writable(file) ? checkpointerOrNull(sqlite, file, opts.checkpointer) : null;
+  const ftsReader = opts.ftsReader && file !== ":memory:" && journal === "wal" ? ftsReaderOrNull(sqlite, file, opts.ftsReader) : null;
   let closed = false;
   return {
     sqlite,
     orm: drizzle(sqlite, { schema }),
     file,
     checkpointer,
+    ftsReader,
     close() {
       if (closed) return;
       closed = true;
-      // The worker's connection closes first, so the checkpoint below copies everything and nothing else holds the WAL.
+      // The workers' connections close first, so the checkpoint below copies everything and nothing else holds the WAL.
+      ftsReader?.stop();
       checkpointer?.stop();
       // A clean close checkpoints the WAL so the file is complete on its own.
       try {
@@ -75,6 +84,16 @@ function checkpointerOrNull(sqlite: Database, file: string, opts: CheckpointerOp
     return startCheckpointer(sqlite, file, opts);
   } catch (e) {
     opts.log("error", `wal: the checkpoint worker could not start: ${(e as Error).message}; the main connection checkpoints the WAL itself`);
+    return null;
+  }
+}
+
+/** A reader that cannot even be created leaves every query on the main connection. */
+function ftsReaderOrNull(sqlite: Database, file: string, opts: FtsReaderOptions): FtsReader | null {
+  try {
+    return startFtsReader(sqlite, file, BM25_SQL, opts);
+  } catch (e) {
+    opts.log("error", `search: the full-text reader could not start: ${(e as Error).message}; full-text queries run on the main connection`);
     return null;
   }
 }

@@ -67,18 +67,28 @@ export function bm25Expression(terms: readonly string[], total: number, df: (ter
   return plan.match.length === plan.rank.length ? rank : `(${quoteOr(plan.match)}) AND (${rank})`;
 }
 
-/** Prepared once per connection: the two statements of the hot path. */
-export function bm25Statements(sqlite: Database) {
-  const all = sqlite.query<{ seq: number }, [string, number]>("SELECT rowid AS seq FROM memories_fts WHERE memories_fts MATCH ? ORDER BY bm25(memories_fts) LIMIT ?");
-  // The project test reads the small index memories_project(project, seq), not the memory rows: the
-  // planner's own choice (a rowid lookup into memories, whose rows carry the content) cost ~3 us a
-  // matching row, before bm25() (computed only for rows that pass). At 200k (load ~15): 12 / 26 ms
-  // CPU p50 / p95 for the bench's project queries that way, 2.7 / 6.4 ms with the index, same rows.
-  const inProject = sqlite.query<{ seq: number }, [string, string, number]>(
-    `SELECT f.rowid AS seq FROM memories_fts f WHERE memories_fts MATCH ?1
+/**
+ * The two statements of the hot path, as text: both the main connection and
+ * the full-text reader's (fts-reader.ts) prepare them.
+ *
+ * The project test reads the small index memories_project(project, seq), not
+ * the memory rows: the planner's own choice (a rowid lookup into memories,
+ * whose rows carry the content) cost ~3 us a matching row, before bm25()
+ * (computed only for rows that pass). At 200k (load ~15): 12 / 26 ms CPU p50 /
+ * p95 for the bench's project queries that way, 2.7 / 6.4 ms with the index,
+ * same rows.
+ */
+export const BM25_SQL = {
+  all: "SELECT rowid AS seq FROM memories_fts WHERE memories_fts MATCH ? ORDER BY bm25(memories_fts) LIMIT ?",
+  inProject: `SELECT f.rowid AS seq FROM memories_fts f WHERE memories_fts MATCH ?1
        AND EXISTS (SELECT 1 FROM memories m INDEXED BY memories_project WHERE m.project = ?2 AND m.seq = f.rowid)
      ORDER BY bm25(memories_fts) LIMIT ?3`,
-  );
+};
+
+/** Prepared once per connection: the two statements of the hot path. */
+export function bm25Statements(sqlite: Database) {
+  const all = sqlite.query<{ seq: number }, [string, number]>(BM25_SQL.all);
+  const inProject = sqlite.query<{ seq: number }, [string, string, number]>(BM25_SQL.inProject);
   /** Seqs of the best BM25 matches of an FTS expression, optionally within one project. */
   return (expr: string, project: string | null, k: number): number[] => (project ? inProject.all(expr, project, k) : all.all(expr, k)).map((r) => r.seq);
 }

@@ -4,6 +4,7 @@ import { VectorIndex } from "../../core/search/vector-index";
 import { MEMORY_COUNT_REFRESH_MS } from "../../core/tuning";
 import { cachedMeta, getMeta } from "./open";
 import { bm25Expression, bm25Statements, quoteOr, TermCounts } from "./search-fts";
+import { FtsReaderUnavailable } from "./fts-reader";
 import { saveIndex, startIndex, syncIndex, type IndexContext, type IndexState } from "./search-index";
 import { recentRows } from "./search-recent";
 import { contentsOf, randomSeqs, vectorsOf } from "./sample";
@@ -79,8 +80,10 @@ export function sqliteSearch(h: SqliteHandle): SearchStore {
   const reembedCursor = () => getMeta(h, "reembed_cursor");
   // The index, once loaded, holds every memory's seq: a sample without reading the table.
   const sampleSeqs = async (n: number, upTo: number, pause?: Pause) => (loaded(sh) ? sh.index.sampleSeqs(n, upTo) : randomSeqs(db, n, upTo, pause));
+  const expression = (terms: readonly string[], k: number, opts?: { every?: boolean }) =>
+    opts?.every ? (terms.length ? quoteOr(terms) : null) : bm25Expression(terms, sh.index.memories, df, together, k);
   const fullText = (terms: readonly string[], project: string | null, k: number, opts?: { every?: boolean }) => {
-    const expr = opts?.every ? (terms.length ? quoteOr(terms) : null) : bm25Expression(terms, sh.index.memories, df, together, k);
+    const expr = expression(terms, k, opts);
     return expr ? sh.bm25(expr, project, k) : [];
   };
   const sync = { nearest: (v: Float32Array, k: number, project?: string | null) => sh.index.search(v, k, project), fullText, documentFrequency: df };
@@ -123,7 +126,20 @@ export function sqliteSearch(h: SqliteHandle): SearchStore {
     },
 
     async fullText(terms, project, k, opts) {
-      return fullText(terms, project, k, opts);
+      // Planned here (word counts are cached on this connection) and posted to
+      // the reader's thread, when there is one, before the first await: the
+      // caller's vector scan runs meanwhile (fts-reader.ts). A transaction's
+      // reads stay on its connection, which sees its writes.
+      const expr = expression(terms, k, opts);
+      if (!expr) return [];
+      const inWorker = h.inTransaction ? null : h.ftsReader?.query(expr, project, k);
+      if (!inWorker) return sh.bm25(expr, project, k);
+      try {
+        return await inWorker;
+      } catch (e) {
+        if (e instanceof FtsReaderUnavailable) return sh.bm25(expr, project, k);
+        throw e;
+      }
     },
 
     async documentFrequency(term, cap) {
