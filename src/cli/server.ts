@@ -3,7 +3,7 @@ import { stderrLogger } from "../core/log";
 import { downloadModel, ReembedQueue, startupEmbedder } from "../core/embedder-startup";
 import { startNightlySchedule } from "../core/nightly";
 import { createServices } from "../core/services";
-import { warmWordCounts } from "../core/search";
+import { warmVectorScan, warmWordCounts } from "../core/search";
 import { storageFailure } from "../store/sqlite/storage-errors";
 import { NIGHTLY_SCHEDULE_DELAY_MS } from "../core/tuning";
 import { createApp, MAX_BODY_BYTES } from "../http/app";
@@ -92,9 +92,9 @@ export async function runServer(argv: string[]): Promise<number> {
   const nightly = startNightlySchedule(services, { delayMs: NIGHTLY_SCHEDULE_DELAY_MS });
   // Tracked: shutdown aborts it and waits for the count under way, not for the rest.
   void services
-    .track(warmWordCounts(services, abort.signal))
-    .then((w) => log("debug", `search: counted ${w.words} common words of ${w.sampled} sampled memories in ${w.ms} ms`))
-    .catch((e) => log("warn", `search: word-count warm-up stopped: ${(e as Error).message}`));
+    .track(warmVectorScan(services, abort.signal).then(async (scans) => ({ scans, ...(await warmWordCounts(services, abort.signal)) })))
+    .then((w) => log("debug", `search: warmed up with ${w.scans} vector searches; counted ${w.words} common words of ${w.sampled} sampled memories in ${w.ms} ms`))
+    .catch((e) => log("warn", `search: warm-up stopped: ${(e as Error).message}`));
 
   let stopping = false;
   const shutdown = async (signal: string) => {

@@ -146,6 +146,21 @@ export const WARM_MIN_SHARE = 0.005;
  */
 export const WARM_MAX_WORDS = 2000;
 /**
+ * Vector searches of random unit vectors at server start, before the word
+ * counts (core/search/warm.ts: warmVectorScan), so that JavaScriptCore has
+ * optimised the scan before the first real searches. In process at 100k, the
+ * bench's 300 queries once on a fresh store, with the full-text reader, two
+ * rounds each: on a loaded machine first-pass p95 17.4 / 18.8 ms without, 14.8
+ * / 13.8 after 100 searches (the passes after it ~12-13 either way); on a
+ * quiet one 11.4 / 11.5 against 10.1 / 11.2. Over HTTP (dist/memsvc restarted
+ * on a 100k store, the 300 queries 2.5 s after index ready, five rounds
+ * against the build before, load ~1-1.5): first-pass p95 15.8-18.1 (median
+ * 17.6) -> 14.0-17.3 (16.8) ms; what is left of the first pass's excess is the
+ * word-count warm-up running beside it. ~3 ms each at 100k (0.3 ms at 10k),
+ * in slices.
+ */
+export const WARM_VECTOR_SEARCHES = 100;
+/**
  * Work beside live traffic (the warm-up, the similarity calibration; see
  * slices.ts) yields to requests after this much: a request waits about one
  * slice plus one unit at each turn of the event loop (a word count: up to

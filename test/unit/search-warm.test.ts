@@ -1,6 +1,7 @@
 import { afterEach, expect, test } from "bun:test";
 import { ingestMemory } from "../../src/core/memories";
-import { search, warmWordCounts } from "../../src/core/search";
+import { search, warmVectorScan, warmWordCounts } from "../../src/core/search";
+import { WARM_VECTOR_SEARCHES } from "../../src/core/tuning";
 import { keywords } from "../../src/core/text";
 import { dbRows, onSqlite } from "../helpers/engine";
 import { makeServices, type TestServices } from "../helpers/services";
@@ -68,4 +69,27 @@ test("a warm-up waiting for the index returns as soon as it is aborted (shutdown
   const warm = warmWordCounts(view, stop.signal);
   stop.abort();
   expect(await warm).toEqual({ sampled: 0, words: 0, ms: 0 });
+});
+
+test("the vector warm-up searches SQLite's in-memory index WARM_VECTOR_SEARCHES times and changes nothing; never on PostgreSQL, an empty store or after an abort", async () => {
+  const empty = makeServices();
+  open.push(empty);
+  expect(await warmVectorScan(empty)).toBe(0);
+  const s = await seeded();
+  const before = await search(s, { query: "kafka cluster restarts", limit: 5 });
+  let searched = 0;
+  const nearest = s.storage.search.nearest.bind(s.storage.search);
+  s.storage.search.nearest = async (v, k, project) => {
+    searched++;
+    // Unit vectors, each a new one.
+    expect(Math.abs(v.reduce((a, x) => a + x * x, 0) - 1)).toBeLessThan(1e-4);
+    return nearest(v, k, project);
+  };
+  const aborted = new AbortController();
+  aborted.abort();
+  expect(await warmVectorScan(s, aborted.signal)).toBe(0);
+  const ran = await warmVectorScan(s);
+  expect(ran).toBe(onSqlite ? WARM_VECTOR_SEARCHES : 0);
+  expect(searched).toBe(ran);
+  expect(await search(s, { query: "kafka cluster restarts", limit: 5 })).toEqual(before);
 });

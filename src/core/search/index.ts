@@ -10,5 +10,5 @@ export { queryVector } from "./query-vector";
 export { documentFrequency, documentFrequencyNow, fullTextNow, nearestNow, parseLimit, parseProject, parseQuery, rank, search } from "./search";
 export type { SearchResult } from "./search";
 export { VectorIndex } from "./vector-index";
-export { warmWordCounts } from "./warm";
+export { warmVectorScan, warmWordCounts } from "./warm";
 export type { IndexState, SearchStore, VectorHit, VectorIndexControl, VectorMirror } from "./store";

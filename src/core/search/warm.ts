@@ -1,6 +1,7 @@
 import type { Services } from "../services";
 import { keywords } from "../text";
-import { WARM_MAX_WORDS, WARM_MIN_SHARE, WARM_SAMPLE_CHARS, WARM_SAMPLE_MEMORIES, BACKGROUND_SLICE_MS } from "../tuning";
+import { WARM_MAX_WORDS, WARM_MIN_SHARE, WARM_SAMPLE_CHARS, WARM_SAMPLE_MEMORIES, BACKGROUND_SLICE_MS, SEARCH_CANDIDATES, WARM_VECTOR_SEARCHES } from "../tuning";
+import { DIMENSIONS } from "../../embed/types";
 import { slicer } from "../slices";
 import { planCap } from "./full-text";
 
@@ -56,4 +57,35 @@ export async function warmWordCounts(s: Services, signal?: AbortSignal): Promise
     await pause();
   }
   return { sampled: texts.length, words: counted, ms: Math.round(performance.now() - started) };
+}
+
+/**
+ * Runs WARM_VECTOR_SEARCHES nearest searches of random unit vectors over the
+ * whole index, off the request path, and throws their answers away. A fresh
+ * process runs the vector scan's WebAssembly kernels and JavaScript loops in
+ * JavaScriptCore's baseline tiers until it has seen them often enough to
+ * optimise them, and on a busy machine the optimising compiler's threads wait
+ * for a CPU: a fresh server's first few hundred searches were its slow ones
+ * (tuning.ts). SQLite's in-memory index only: on PostgreSQL these would be
+ * database queries. Runs once the index is ready, in slices that yield to
+ * requests; stops when `signal` aborts. Returns the searches run.
+ */
+export async function warmVectorScan(s: Services, signal?: AbortSignal): Promise<number> {
+  const abort = new Promise<void>((resolve) => (signal?.aborted ? resolve() : signal?.addEventListener("abort", () => resolve(), { once: true })));
+  await Promise.race([s.indexState.ready, abort]);
+  if (signal?.aborted || s.storage.engine !== "sqlite" || s.index.size === 0) return 0;
+  const pause = slicer(BACKGROUND_SLICE_MS, s.traffic);
+  // A fixed sequence (Park-Miller): the same work at every start.
+  let seed = 20261127;
+  const random = () => (seed = (seed * 16807) % 2147483647) / 2147483647;
+  const v = new Float32Array(DIMENSIONS);
+  let done = 0;
+  for (; done < WARM_VECTOR_SEARCHES && !signal?.aborted; done++) {
+    let norm = 0;
+    for (let i = 0; i < DIMENSIONS; i++) norm += (v[i] = random() - 0.5) ** 2;
+    for (let i = 0; i < DIMENSIONS; i++) v[i] /= Math.sqrt(norm);
+    await s.storage.search.nearest(v, SEARCH_CANDIDATES, null);
+    await pause();
+  }
+  return done;
 }
