@@ -75,10 +75,8 @@ export interface ServiceOptions {
 
 export function createServices(config: Config, opts: ServiceOptions): Services {
   const postgres = config.storage === "postgres";
-  const store = postgres ? null : openStore(opts.dbFile ?? config.paths.db, {
-        ...(opts.walCheckpointer ? { checkpointer: { log: opts.log } } : {}),
-        ...(opts.ftsReader ? { ftsReader: { log: opts.log } } : {}),
-      });
+  const workers = { ...(opts.walCheckpointer ? { checkpointer: { log: opts.log } } : {}), ...(opts.ftsReader ? { ftsReader: { log: opts.log } } : {}) };
+  const store = postgres ? null : openStore(opts.dbFile ?? config.paths.db, workers);
   // Lazy: nothing connects until the first query or storage.ready() (memsvc server awaits it to fail fast).
   const storage = store ? sqliteStorage(store) : pgStorage(openPostgres({ url: config.database.url!, schema: config.database.schema, pool: config.database.pool }));
   const inflight = new Set<Promise<unknown>>();

@@ -25,10 +25,14 @@ export interface WarmResult {
  * Runs once the vector index is ready (the memory count is exact then), in
  * slices that yield to requests; stops when `signal` aborts.
  */
-export async function warmWordCounts(s: Services, signal?: AbortSignal): Promise<WarmResult> {
-  // Shutdown aborts before it closes the store, whose index may still be loading (ready would never come).
+/** Until the vector index is ready or `signal` aborts. Shutdown aborts before it closes the store, whose index may still be loading (ready would never come). */
+function readyOrAborted(s: Services, signal?: AbortSignal): Promise<unknown> {
   const abort = new Promise<void>((resolve) => (signal?.aborted ? resolve() : signal?.addEventListener("abort", () => resolve(), { once: true })));
-  await Promise.race([s.indexState.ready, abort]);
+  return Promise.race([s.indexState.ready, abort]);
+}
+
+export async function warmWordCounts(s: Services, signal?: AbortSignal): Promise<WarmResult> {
+  await readyOrAborted(s, signal);
   const total = s.index.memories;
   if (signal?.aborted || total === 0) return { sampled: 0, words: 0, ms: 0 };
   const pause = slicer(BACKGROUND_SLICE_MS, s.traffic);
@@ -71,8 +75,7 @@ export async function warmWordCounts(s: Services, signal?: AbortSignal): Promise
  * requests; stops when `signal` aborts. Returns the searches run.
  */
 export async function warmVectorScan(s: Services, signal?: AbortSignal): Promise<number> {
-  const abort = new Promise<void>((resolve) => (signal?.aborted ? resolve() : signal?.addEventListener("abort", () => resolve(), { once: true })));
-  await Promise.race([s.indexState.ready, abort]);
+  await readyOrAborted(s, signal);
   if (signal?.aborted || s.storage.engine !== "sqlite" || s.index.size === 0) return 0;
   const pause = slicer(BACKGROUND_SLICE_MS, s.traffic);
   // A fixed sequence (Park-Miller): the same work at every start.

@@ -4,7 +4,6 @@ import { VectorIndex } from "../../core/search/vector-index";
 import { MEMORY_COUNT_REFRESH_MS } from "../../core/tuning";
 import { cachedMeta, getMeta } from "./open";
 import { bm25Expression, bm25Statements, quoteOr, TermCounts } from "./search-fts";
-import { FtsReaderUnavailable } from "./fts-reader";
 import { saveIndex, startIndex, syncIndex, type IndexContext, type IndexState } from "./search-index";
 import { recentRows } from "./search-recent";
 import { contentsOf, randomSeqs, vectorsOf } from "./sample";
@@ -134,12 +133,8 @@ export function sqliteSearch(h: SqliteHandle): SearchStore {
       if (!expr) return [];
       const inWorker = h.inTransaction ? null : h.ftsReader?.query(expr, project, k);
       if (!inWorker) return sh.bm25(expr, project, k);
-      try {
-        return await inWorker;
-      } catch (e) {
-        if (e instanceof FtsReaderUnavailable) return sh.bm25(expr, project, k);
-        throw e;
-      }
+      // The reader rejects only when it cannot answer (gone, or the query failed there): run it here.
+      return inWorker.catch(() => sh.bm25(expr, project, k));
     },
 
     async documentFrequency(term, cap) {
