@@ -40,14 +40,17 @@ export type RouteGroup = (s: Services) => Elysia<any, any, any, any, any, any, a
 export function createApp(s: Services, extra: RouteGroup[] = [], opts: AppOptions = {}) {
   let app = new Elysia()
     .onRequest(({ request, server }) => {
-      // Start-up work (calibration, word counts) waits for a lull in requests (core/slices.ts).
-      s.traffic.note();
       // Bun builds request.url from the Host header; one like "localhost:8787.evil.com" makes it unparseable.
       if (!URL.canParse(request.url)) return errorResponse("invalid", `malformed Host header ${JSON.stringify(request.headers.get("host")?.slice(0, 100) ?? "")}`);
       const url = new URL(request.url);
+      const open = isPublicPath(request.method, url.pathname);
+      // Start-up work (calibration, warm-ups) waits for a lull in the requests that do work (core/slices.ts).
+      // Pages, static files and /health cost microseconds: a browser tab or a
+      // monitor polling them must not hold that work back (a 5 ms poll did for 30 s).
+      if (!open) s.traffic.note();
       const length = Number(request.headers.get("content-length") ?? 0);
       if (length > MAX_BODY_BYTES) return errorResponse("too_large", bodyTooLargeMessage(length));
-      if (isPublicPath(request.method, url.pathname)) return;
+      if (open) return;
       const peer = opts.peerOf ? opts.peerOf(request) : (server?.requestIP(request)?.address ?? null);
       const presented = bearerOf(request);
       if (tokenMatches(presented, s.config.token)) return;
