@@ -7,7 +7,8 @@
  *    lines of this repository's own source read as a session would show it,
  *    and among the dialogue turns of the LoCoMo split (../shared, when present);
  *  - speed: redactSecrets on a large transcript (the fixtures repeated with the
- *    corpus sprinkled in), our own rules alone and both sets;
+ *    corpus sprinkled in), our own rules alone and both sets; and per call on
+ *    memory-sized texts (the HTTP bench's notes), what every ingest pays;
  *  - adversarial: 1 MB inputs built to make a rule backtrack (bench/lib/adversarial.ts);
  *    each must stay in the same range as ordinary text (no quadratic blow-up).
  * Usage: bun bench/redaction.ts [--mb 2]
@@ -21,6 +22,7 @@ import { redactOwn, redactSecrets } from "../src/core/secrets";
 import { CORPUS, NEAR_MISSES } from "../test/fixtures/secrets/corpus";
 import { KNOWN_FIXTURE_SECRETS, ordinaryLines } from "../test/fixtures/secrets/ordinary";
 import { adversarialInputs } from "./lib/adversarial";
+import { NoteGenerator } from "./lib/corpus";
 import { loadLocomo, locomoDir } from "./lib/locomo-data";
 import { summarize } from "./lib/stats";
 
@@ -86,6 +88,19 @@ for (let i = 0; i < 5; i++) {
 }
 const bothSummary = summarize(both);
 
+// 3b. Speed on memory-sized texts (what every ingest redacts): the bench corpus's notes, 100-1,500 characters.
+const notes = new NoteGenerator(11);
+const memories = Array.from({ length: 2000 }, () => notes.note().content);
+for (const m of memories.slice(0, 200)) await redactSecrets(m);
+const perMemory: number[] = [];
+const cpuBefore = process.cpuUsage();
+for (const m of memories) {
+  const t = performance.now();
+  await redactSecrets(m);
+  perMemory.push(performance.now() - t);
+}
+const cpuPerMemory = process.cpuUsage(cpuBefore);
+
 // 4. Backtracking bait.
 const adversarial: Record<string, number> = {};
 for (const [name, text] of Object.entries(adversarialInputs(1_000_000))) {
@@ -115,6 +130,12 @@ console.log(
         own_rules_ms: summarize(own),
         own_and_secretlint_ms: bothSummary,
         mb_per_s: round(big.length / 1e6 / (bothSummary.p50 / 1000)),
+        memory_sized: {
+          texts: memories.length,
+          mean_chars: Math.round(memories.reduce((n, m) => n + m.length, 0) / memories.length),
+          ms: summarize(perMemory, 3),
+          cpu_ms_per_text: round((cpuPerMemory.user + cpuPerMemory.system) / 1000 / memories.length, 4),
+        },
       },
       adversarial_1mb_ms: adversarial,
       machine: { cpus: navigator.hardwareConcurrency, bun: Bun.version, load_average_at_start, load_average_at_end: loadavg().map((x) => round(x)) },

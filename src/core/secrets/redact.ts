@@ -16,10 +16,9 @@
  * a few tens of milliseconds. Our own rules carry the service prefixes and
  * context patterns it lacks.
  */
-import { lintSource } from "@secretlint/core";
-import { secretLintProfiler } from "@secretlint/profiler";
 import { rules as recommended } from "@secretlint/secretlint-rule-preset-recommend";
 import { OWN_RULES } from "./rules";
+import { findSecrets } from "./secretlint-host";
 
 export interface Redaction {
   text: string;
@@ -30,17 +29,11 @@ export interface Redaction {
 export const mark = (kind: string) => `[REDACTED:${kind}]`;
 const MARKER = "[REDACTED:";
 
-// secretlint's profiler is on by default: every lintSource call leaves ~110
-// performance marks in the runtime's timeline, never cleared (~19 KB of native
-// memory a call: 1.9 GB after 100k ingests, measured), and marking costs CPU.
-// We never read the profile.
-secretLintProfiler.setEnabled(false);
-
 // The preset's comment filter is left out: a "secretlint-disable" line in a
-// transcript must not switch redaction off.
-const SECRETLINT: Parameters<typeof lintSource>[0]["options"]["config"] = {
-  rules: recommended.filter((r) => !r.meta.id.endsWith("filter-comments")).map((rule) => ({ id: rule.meta.id, rule, options: {} })),
-};
+// transcript must not switch redaction off. The rules run in our own host
+// (secretlint-host.ts), not secretlint's engine.
+const PRESET = recommended.filter((r) => !r.meta.id.endsWith("filter-comments"));
+const TRANSCRIPT = { filePath: "transcript.txt", ext: ".txt" };
 
 /** Our own rules only: synchronous, for the capture client's first pass (the server runs both sets). */
 export function redactOwn(input: string): Redaction {
@@ -70,11 +63,7 @@ export function redactOwn(input: string): Redaction {
 
 /** Secretlint's recommended preset; ranges that already hold one of our markers are left as they are. */
 async function redactPreset(input: string): Promise<Redaction> {
-  const result = await lintSource({
-    source: { content: input, filePath: "transcript.txt", ext: ".txt", contentType: "text" },
-    options: { config: SECRETLINT, noPhysicFilePath: true },
-  });
-  const ranges = result.messages
+  const ranges = (await findSecrets(PRESET, input, TRANSCRIPT))
     .map((m) => ({ start: m.range[0], end: m.range[1], kind: markerKind(m.messageId, m.ruleId) }))
     .filter((r) => r.end > r.start && !input.slice(r.start, r.end).includes(MARKER))
     .sort((a, b) => a.start - b.start || b.end - a.end);
