@@ -447,6 +447,17 @@ export const INDEX_CODE_SLICE = 4000;
 export const INDEX_FILE_READ_BYTES = 4 * 1024 * 1024;
 export const INDEX_RESTORE_SLICE = 20_000;
 /**
+ * The index file saved after a load from vec0 copies the index in slices of
+ * this many rows (~3.5 MB of rows and codes), one turn of the event loop
+ * each (VectorIndex.snapshotInSlices). In one go the copy held the loop
+ * ~35 ms at 100k (in process, a copy of the bench store), the moment the
+ * first searches after a first start arrive; the bench's start-up watch saw
+ * it as its longest wait once start-up work stopped waiting behind its pings.
+ */
+export const INDEX_SNAPSHOT_SLICE_ROWS = 8192;
+/** Copies spoilt by writes (see saveInBackground in store/sqlite/search-index.ts) before the save copies in one go. */
+export const INDEX_SNAPSHOT_ATTEMPTS = 3;
+/**
  * vector_changes rows kept behind the newest at start-up (~20 bytes each, so
  * ~4 MB): covers an index file or another server that is up to 200k writes
  * behind; further behind, they reload from vec0 (correct, just slower).

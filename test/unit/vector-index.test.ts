@@ -425,3 +425,40 @@ sqliteOnly("while codes are filled after a load, the coded rows are prefiltered 
   fresh.search(vs[0], 10);
   expect(plain.used).toBe(0);
 }, 30_000);
+
+// The index file saved after a load copies the index between requests (store/sqlite/search-index.ts).
+const snapBytes = (s: ReturnType<VectorIndex["snapshot"]>) => ({ ...s, seqs: [...s.seqs], groups: [...s.groups], scales: [...s.scales], sums: [...s.sums], codeSteps: [...s.codeSteps], rows: Buffer.from(s.rows.buffer, s.rows.byteOffset, s.rows.byteLength).toString("base64"), codes: Buffer.from(s.codes.buffer, s.codes.byteOffset, s.codes.byteLength).toString("base64") });
+
+sqliteOnly("a snapshot taken in slices equals the one taken in one go, and yields between its slices", async () => {
+  const r = rng(21);
+  const index = new VectorIndex();
+  for (let seq = 1; seq <= 2500; seq++) index.upsert(seq, unit(r), `p${seq % 7}`);
+  index.remove(17);
+  let pauses = 0;
+  const sliced = await index.snapshotInSlices(300, async () => void pauses++);
+  expect(pauses).toBe(Math.ceil(2499 / 300) - 1);
+  expect(sliced).not.toBeNull();
+  expect(snapBytes(sliced!)).toEqual(snapBytes(index.snapshot()));
+  const copy = new VectorIndex();
+  copy.restore(sliced!);
+  const query = unit(r);
+  expect(copy.search(query, 10)).toEqual(index.search(query, 10));
+});
+
+sqliteOnly("a change between two slices spoils the copy (null), and so does a copy no longer wanted", async () => {
+  const r = rng(22);
+  const index = new VectorIndex();
+  for (let seq = 1; seq <= 1000; seq++) index.upsert(seq, unit(r), "p");
+  const changes: ((i: VectorIndex) => void)[] = [(i) => i.upsert(5000, unit(r), "q"), (i) => i.upsert(3, unit(r), "p"), (i) => i.remove(4), (i) => i.regroup(5, "q")];
+  for (const change of changes) {
+    let pauses = 0;
+    const snap = await index.snapshotInSlices(100, async () => {
+      if (pauses++ === 2) change(index);
+    });
+    expect(snap).toBeNull();
+  }
+  // A removal of a row that is not there changes nothing: the copy stands.
+  expect(await index.snapshotInSlices(100, async () => index.remove(999_999))).not.toBeNull();
+  let wanted = true;
+  expect(await index.snapshotInSlices(100, async () => void (wanted = false), () => wanted)).toBeNull();
+});

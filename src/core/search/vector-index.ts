@@ -122,6 +122,8 @@ export class VectorIndex {
   private restoring = 0;
   private used = 0;
   private dead = 0;
+  /** Moves on every change to the rows, their codes, groups or slots: a copy taken in slices checks it did not (snapshotInSlices). */
+  private changes = 0;
   /** Runs before every search: brings the index up to date with other processes' writes. */
   beforeSearch: (() => void) | null = null;
   /** While a background load runs, searches find nothing: callers fall back to BM25 rather than a partial list. */
@@ -165,6 +167,7 @@ export class VectorIndex {
 
   /** Adds or replaces the vector of `seq`; `group` is the memory's project ("" for none). */
   upsert(seq: number, vector: Float32Array, group: string | null): void {
+    this.changes++;
     let slot = this.slotOf.get(seq);
     // A begun restore owns the slots past `used`: a new row here would overwrite one of them. The
     // loader replays the change log once the restore is done, which brings this row in then.
@@ -241,6 +244,7 @@ export class VectorIndex {
    */
   fillCodes(max: number): boolean {
     if (this.codesComplete) return false;
+    this.changes++;
     const encoder = this.encoder();
     let s = this.codeCursor;
     let batch = 0;
@@ -328,6 +332,7 @@ export class VectorIndex {
   regroup(seq: number, group: string | null): void {
     const slot = this.slotOf.get(seq);
     if (slot === undefined) return;
+    this.changes++;
     const id = this.groupId(group);
     if (this.groups[slot] !== id) this.membersStale = true;
     this.groups[slot] = id;
@@ -340,6 +345,7 @@ export class VectorIndex {
   remove(seq: number): void {
     const slot = this.slotOf.get(seq);
     if (slot === undefined) return;
+    this.changes++;
     this.slotOf.delete(seq);
     this.seqs[slot] = 0;
     this.dead++;
@@ -348,22 +354,56 @@ export class VectorIndex {
 
   /** The live rows, packed (for the index file): slot i of each array is one vector. */
   snapshot(): IndexSnapshot {
+    const { snap, n } = this.beginSnapshot();
+    this.copyRows(snap, 0, n);
+    return snap;
+  }
+
+  /**
+   * snapshot(), with the rows and their codes copied `rowsPerSlice` at a time
+   * and `pause` awaited between slices: at 100k they are ~45 MB, and the copy
+   * in one go held the event loop ~35 ms (tuning.ts INDEX_SNAPSHOT_SLICE_ROWS).
+   * Null when the index changed meanwhile (a write, a sync with another
+   * process, a load step), since the copy would mix two states, or when
+   * `wanted` turned false.
+   */
+  async snapshotInSlices(rowsPerSlice: number, pause: () => Promise<void>, wanted: () => boolean = () => true): Promise<IndexSnapshot | null> {
+    const { snap, n } = this.beginSnapshot();
+    const at = this.changes;
+    for (let from = 0; from < n; from += rowsPerSlice) {
+      if (from > 0) {
+        await pause();
+        if (this.changes !== at || !wanted()) return null;
+      }
+      this.copyRows(snap, from, Math.min(n, from + rowsPerSlice));
+    }
+    return snap;
+  }
+
+  /** The snapshot's small arrays, and room for its rows and codes (filled by copyRows). */
+  private beginSnapshot(): { snap: IndexSnapshot; n: number } {
     // Saved in group order: the next start restores a clustered index.
     if (this.clusteredUpTo < this.used || this.dead > 0) this.cluster();
     while (this.fillCodes(Infinity));
     const n = this.used;
     const names: string[] = [];
     for (const [name, id] of this.groupIds) names[id] = name;
-    return {
+    const snap: IndexSnapshot = {
       groupNames: names,
       seqs: this.seqs.slice(0, n),
       groups: this.groups.slice(0, n),
       scales: this.scales.slice(0, n),
       sums: this.sums.slice(0, n),
       codeSteps: this.codeSteps.slice(0, n),
-      rows: this.q8.slice(0, n * DIMENSIONS),
-      codes: this.codes.slice(0, n * CODE_BYTES),
+      rows: new Int8Array(n * DIMENSIONS),
+      codes: new Uint8Array(n * CODE_BYTES),
     };
+    return { snap, n };
+  }
+
+  private copyRows(snap: IndexSnapshot, from: number, to: number): void {
+    snap.rows.set(this.q8.subarray(from * DIMENSIONS, to * DIMENSIONS), from * DIMENSIONS);
+    snap.codes.set(this.codes.subarray(from * CODE_BYTES, to * CODE_BYTES), from * CODE_BYTES);
   }
 
   /** Replaces the contents with a snapshot (of the same dimensions). */
@@ -388,6 +428,7 @@ export class VectorIndex {
    */
   beginRestore(groupNames: string[], n: number): IndexSnapshot {
     this.clear();
+    this.changes++;
     this.restoring = n;
     if (this.seqs.length < n) this.grow(n);
     this.groupIds = new Map(groupNames.map((name, id) => [name, id]));
@@ -411,12 +452,14 @@ export class VectorIndex {
    * Coded later by fillCodes.
    */
   placeRow(slot: number, vector: Float32Array): void {
+    this.changes++;
     this.writeRow(slot, vector);
     this.codeSteps[slot] = NaN;
   }
 
   /** Makes rows [from, to) of a begun restore live; called in slices so a large index never holds the event loop long. A slot whose seq is 0 (a placed row that never came) stays empty. */
   finishRestore(from: number, to: number): void {
+    this.changes++;
     for (let i = from; i < to; i++) {
       if (this.seqs[i] === 0) {
         this.dead++;
@@ -440,6 +483,7 @@ export class VectorIndex {
 
   /** Drops everything (a full reload follows). */
   clear(): void {
+    this.changes++;
     this.slotOf.clear();
     this.seqs.fill(0);
     this.used = 0;
@@ -817,6 +861,7 @@ export class VectorIndex {
    * grows past VECTOR_CLUSTER_TAIL_SHARE of the index.
    */
   private cluster(): void {
+    this.changes++;
     if (this.dead > 0) this.compact();
     const n = this.used;
     const groupCount = this.groupIds.size;
@@ -868,6 +913,7 @@ export class VectorIndex {
   }
 
   private compact(): void {
+    this.changes++;
     let to = 0;
     for (let from = 0; from < this.used; from++) {
       if (this.seqs[from] === 0) continue;

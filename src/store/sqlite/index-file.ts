@@ -36,8 +36,7 @@ const ROW_BYTES = 20 + DIMENSIONS + CODE_BYTES;
 export const indexFileOf = (dbFile: string) => `${dbFile}.vindex`;
 
 /** The file's bytes in order: magic, header length, header, then the snapshot's arrays. */
-function fileParts(index: VectorIndex, embedder: string, cursor: number): Uint8Array[] {
-  const snap = index.snapshot();
+function fileParts(snap: IndexSnapshot, embedder: string, cursor: number): Uint8Array[] {
   const header: IndexFileHeader = { embedder, cursor, count: snap.seqs.length, dims: DIMENSIONS, codes: PROJECTION_ID, groupNames: snap.groupNames };
   const head = Buffer.from(JSON.stringify(header));
   const len = Buffer.alloc(4);
@@ -52,7 +51,7 @@ const snapshotParts = (snap: IndexSnapshot) => [snap.seqs, snap.groups, snap.sca
 
 /** Writes the file at once (shutdown: the process exits next). */
 export function saveIndexFile(file: string, index: VectorIndex, embedder: string, cursor: number): void {
-  const parts = fileParts(index, embedder, cursor);
+  const parts = fileParts(index.snapshot(), embedder, cursor);
   const tmp = `${file}.tmp`;
   const fd = openSync(tmp, "w", 0o600);
   try {
@@ -65,15 +64,16 @@ export function saveIndexFile(file: string, index: VectorIndex, embedder: string
 }
 
 /**
- * Writes the file with the event loop free: the snapshot is taken now (~25 ms
- * CPU at 100k), the writes and the fsync run off the main thread. Written in
+ * Writes the file of a snapshot (VectorIndex.snapshotInSlices: the caller
+ * copies the index between requests) with the event loop free: the writes and
+ * the fsync run off the main thread. Written in
  * one go after a load, the 40 MB write and fsync held the event loop 330-800
  * ms at 100k (load ~9), so the first `/health` saying "ready" and every request
  * behind it waited for the disk. Its own temporary name: a shutdown's
  * saveIndexFile may run meanwhile; either rename leaves a whole file.
  */
-export async function saveIndexFileInBackground(file: string, index: VectorIndex, embedder: string, cursor: number, stillWanted: () => boolean = () => true): Promise<void> {
-  const parts = fileParts(index, embedder, cursor);
+export async function saveIndexFileInBackground(file: string, snap: IndexSnapshot, embedder: string, cursor: number, stillWanted: () => boolean = () => true): Promise<void> {
+  const parts = fileParts(snap, embedder, cursor);
   const tmp = `${file}.tmp-bg`;
   const fh = await open(tmp, "w", 0o600);
   try {

@@ -2,7 +2,7 @@ import { getMeta, setMeta, transact, type Store } from "./open";
 import { indexFileOf, readIndexFileInto, saveIndexFile, saveIndexFileInBackground } from "./index-file";
 import type { IndexState as CoreIndexState } from "../../core/search/store";
 import type { Logger } from "../../core/log";
-import { INDEX_BACKGROUND_ABOVE, INDEX_CODE_SLICE, INDEX_LOAD_CHUNK, INDEX_ORDER_SLICE, INDEX_RESTORE_SLICE, VECTOR_CHANGES_KEEP } from "../../core/tuning";
+import { INDEX_BACKGROUND_ABOVE, INDEX_CODE_SLICE, INDEX_LOAD_CHUNK, INDEX_ORDER_SLICE, INDEX_RESTORE_SLICE, INDEX_SNAPSHOT_ATTEMPTS, INDEX_SNAPSHOT_SLICE_ROWS, VECTOR_CHANGES_KEEP } from "../../core/tuning";
 import type { VectorIndex } from "../../core/search/vector-index";
 import { DIMENSIONS } from "../../embed/types";
 import { vec0Chunks, Vec0LayoutError, type Vec0Chunk } from "./vec0-chunks";
@@ -445,14 +445,40 @@ export function saveIndex(s: IndexContext, state: IndexState, background = false
   if (state.status !== "ready" || state.stop || s.index.size <= state.backgroundAbove || getMeta(s.store, "reembed_cursor") !== null) return;
   // Only a cache: when it cannot be written, the next start loads from vec0 instead.
   const failed = (e: unknown) => s.log("warn", `could not save the vector index: ${(e as Error).message}`);
+  if (background) {
+    state.saving = saveInBackground(s, state).catch(failed);
+    return;
+  }
   try {
     syncIndex(s, state);
-    const file = indexFileOf(s.store.file);
-    // Once stopped, shutdown has written a newer file: this one must not replace it afterwards.
-    if (background) state.saving = saveIndexFileInBackground(file, s.index, s.embedderId, state.cursor, () => !state.stop).catch(failed);
-    else saveIndexFile(file, s.index, s.embedderId, state.cursor);
+    saveIndexFile(indexFileOf(s.store.file), s.index, s.embedderId, state.cursor);
   } catch (e) {
     failed(e);
+  }
+}
+
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/**
+ * The save after a load: the index copied between requests, in slices, then
+ * written off the event loop. A copy that a write spoilt (the index changed
+ * between two slices) is taken again at the next lull; after
+ * INDEX_SNAPSHOT_ATTEMPTS spoilt copies (writes that never pause) the copy is
+ * taken in one go, as shutdown takes it.
+ */
+async function saveInBackground(s: IndexContext, state: IndexState): Promise<void> {
+  for (let attempt = 1; !state.stop; attempt++) {
+    syncIndex(s, state);
+    const cursor = state.cursor;
+    const snap = attempt <= INDEX_SNAPSHOT_ATTEMPTS ? await s.index.snapshotInSlices(INDEX_SNAPSHOT_SLICE_ROWS, nextTurn, () => !state.stop) : s.index.snapshot();
+    if (state.stop) return;
+    if (!snap) {
+      await (s.quiet?.() ?? nextTurn());
+      continue;
+    }
+    // Once stopped, shutdown has written a newer file: this one must not replace it afterwards.
+    await saveIndexFileInBackground(indexFileOf(s.store.file), snap, s.embedderId, cursor, () => !state.stop);
+    return;
   }
 }
 

@@ -4,7 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { VectorIndex } from "../../../src/core/search/vector-index";
 import { DIMENSIONS } from "../../../src/embed/types";
-import { indexFileOf } from "../../../src/store/sqlite/index-file";
+import { indexFileOf, readIndexFileInto } from "../../../src/store/sqlite/index-file";
+import { INDEX_SNAPSHOT_SLICE_ROWS } from "../../../src/core/tuning";
 import { Database } from "bun:sqlite";
 import { openStore, setMeta, type Store } from "../../../src/store/sqlite/open";
 import { fromVec0, placedFromVec0, startIndex, syncIndex, type IndexContext, type IndexState } from "../../../src/store/sqlite/search-index";
@@ -168,6 +169,43 @@ sqliteOnly("a first start's index file is written at a lull in requests, not the
   for (let i = 0; i < 100 && !existsSync(indexFileOf(store.file)); i++) await Bun.sleep(10);
   await state.saving;
   expect(existsSync(indexFileOf(store.file))).toBe(true);
+  state.stop = true;
+  store.close();
+});
+
+sqliteOnly("the save after a load copies the index between requests, and copies again when a write came between two slices", async () => {
+  // More rows than one slice of the copy (INDEX_SNAPSHOT_SLICE_ROWS), so it pauses.
+  const store = storeWith(INDEX_SNAPSHOT_SLICE_ROWS + 1500);
+  const ctx: IndexContext = { ...contextOf(store), quiet: () => Promise.resolve() };
+  const copies: (boolean | null)[] = [];
+  const sliced = ctx.index.snapshotInSlices.bind(ctx.index);
+  let wrote = false;
+  ctx.index.snapshotInSlices = async (rows, pause, wanted) => {
+    const snap = await sliced(
+      rows,
+      async () => {
+        await pause();
+        // A write lands between the first copy's first two slices.
+        if (!wrote) {
+          wrote = true;
+          ctx.index.upsert(999_999, vectorOf(999_999), "late");
+        }
+      },
+      wanted,
+    );
+    copies.push(snap !== null);
+    return snap;
+  };
+  const state = startIndex(ctx, 1000);
+  await state.ready;
+  for (let i = 0; i < 200 && !existsSync(indexFileOf(store.file)); i++) await Bun.sleep(10);
+  await state.saving;
+  expect(copies).toEqual([false, true]);
+  const back = new VectorIndex();
+  const header = await readIndexFileInto(indexFileOf(store.file), (h) => back.beginRestore(h.groupNames, h.count));
+  back.finishRestore(0, header!.count);
+  expect(back.has(999_999)).toBe(true);
+  expect(rowsBySeq(back)).toEqual(rowsBySeq(ctx.index));
   state.stop = true;
   store.close();
 });

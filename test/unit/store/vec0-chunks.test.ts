@@ -107,7 +107,7 @@ sqliteOnly("the index file written in the background is the one written at shutd
   const now = join(dir, "now.vindex");
   const later = join(dir, "later.vindex");
   saveIndexFile(now, index, "test-embedder", 7);
-  await saveIndexFileInBackground(later, index, "test-embedder", 7);
+  await saveIndexFileInBackground(later, index.snapshot(), "test-embedder", 7);
   expect(Buffer.from(readFileSync(later))).toEqual(Buffer.from(readFileSync(now)));
   expect(existsSync(`${later}.tmp-bg`)).toBe(false);
   const back = new VectorIndex();
