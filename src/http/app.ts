@@ -43,21 +43,21 @@ export function createApp(s: Services, extra: RouteGroup[] = [], opts: AppOption
       // Bun builds request.url from the Host header; one like "localhost:8787.evil.com" makes it unparseable.
       if (!URL.canParse(request.url)) return errorResponse("invalid", `malformed Host header ${JSON.stringify(request.headers.get("host")?.slice(0, 100) ?? "")}`);
       const url = new URL(request.url);
-      const open = isPublicPath(request.method, url.pathname);
-      // Start-up work (calibration, warm-ups) waits for a lull in the requests that do work (core/slices.ts).
-      // Pages, static files and /health cost microseconds: a browser tab or a
-      // monitor polling them must not hold that work back (a 5 ms poll did for 30 s).
-      if (!open) s.traffic.note();
       const length = Number(request.headers.get("content-length") ?? 0);
       if (length > MAX_BODY_BYTES) return errorResponse("too_large", bodyTooLargeMessage(length));
-      if (open) return;
+      // Start-up work (calibration, warm-ups) waits for a lull in traffic (core/slices.ts): the
+      // requests let in to do work. Pages, static files and /health are not traffic: they are
+      // answered from memory or a counter row (on PostgreSQL /health's counts run in the database,
+      // not on this thread), and a browser tab or a monitor polling them every 5 ms held that work
+      // back for its full 30 s. Refused requests are not traffic either.
+      if (isPublicPath(request.method, url.pathname)) return;
       const peer = opts.peerOf ? opts.peerOf(request) : (server?.requestIP(request)?.address ?? null);
       const presented = bearerOf(request);
-      if (tokenMatches(presented, s.config.token)) return;
+      if (tokenMatches(presented, s.config.token)) return void s.traffic.note();
       if (presented === null && isLoopbackPeer(peer)) {
         const refused = browserGuard(request);
         if (refused) return errorResponse("forbidden", refused);
-        return;
+        return void s.traffic.note();
       }
       return errorResponse("unauthorized", presented === null ? "missing bearer token (Authorization: Bearer <token>; `memsvc status` prints it)" : "wrong bearer token", undefined, {
         "www-authenticate": 'Bearer realm="memsvc"',

@@ -65,17 +65,36 @@ export function redactOwn(input: string): Redaction {
 async function redactPreset(input: string): Promise<Redaction> {
   const ranges = (await findSecrets(PRESET, input, TRANSCRIPT))
     .map((m) => ({ start: m.range[0], end: m.range[1], kind: markerKind(m.messageId, m.ruleId) }))
-    .filter((r) => r.end > r.start && !input.slice(r.start, r.end).includes(MARKER))
-    .sort((a, b) => a.start - b.start || b.end - a.end);
+    .filter((r) => r.end > r.start && !input.slice(r.start, r.end).includes(MARKER));
+  return replaceRanges(input, ranges);
+}
+
+/**
+ * Replaces each range by a marker of its kind; overlapping ranges become one,
+ * marked with the kind of the one that starts first (the longest of those).
+ * A range that started inside another but ran past its end used to be
+ * dropped, and the secret's tail past the first range stayed in the text.
+ */
+export function replaceRanges(input: string, ranges: readonly { start: number; end: number; kind: string }[]): Redaction {
+  const sorted = [...ranges].sort((a, b) => a.start - b.start || b.end - a.end);
   let text = "";
   let at = 0;
   let count = 0;
-  for (const r of ranges) {
-    if (r.start < at) continue; // inside one already replaced
+  let open: { start: number; end: number; kind: string } | null = null;
+  const close = (r: { start: number; end: number; kind: string }) => {
     text += input.slice(at, r.start) + mark(r.kind);
     at = r.end;
     count++;
+  };
+  for (const r of sorted) {
+    if (open && r.start < open.end) {
+      open.end = Math.max(open.end, r.end);
+      continue;
+    }
+    if (open) close(open);
+    open = { ...r };
   }
+  if (open) close(open);
   return { text: text + input.slice(at), count };
 }
 

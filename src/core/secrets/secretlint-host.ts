@@ -24,14 +24,16 @@ export interface Finding {
  * that rule out on purpose), allowMessageIds (we pass no options), localised
  * message text (we keep the message id and the range), line/column locations
  * (computed here only if a rule asks), duplicate and order clean-up (the
- * caller sorts and merges ranges). Unlike the engine, a leading byte-order
+ * caller sorts and merges ranges: redact.ts replaceRanges). Unlike the engine, a leading byte-order
  * mark is not cut off before the rules run, so ranges always index the text
  * given (the engine's were one short after a BOM).
  */
 export async function findSecrets(rules: readonly SecretLintRuleCreator[], content: string, file: { filePath: string; ext: string }): Promise<Finding[]> {
   const found: Finding[] = [];
   const source = sourceOf(content, file);
-  const pending: Promise<void>[] = [];
+  // Every rule's outcome, awaited together: one rule's error fails the whole
+  // scan (redaction fails closed) and never leaves another's rejection unhandled.
+  const pending: unknown[] = [];
   for (const rule of rules) {
     if (!rule.meta.supportedContentTypes.some((t) => t === "text" || t === "all")) continue;
     const context: SecretLintRuleContext = {
@@ -41,10 +43,13 @@ export async function findSecrets(rules: readonly SecretLintRuleCreator[], conte
       report: (d) => found.push({ ruleId: rule.meta.id, messageId: d.message.messageId, range: d.range }),
       ignore: () => {},
     };
-    const done = rule.create(context, {}).file?.(source);
-    if (done) pending.push(done);
+    try {
+      pending.push(rule.create(context, {}).file?.(source));
+    } catch (e) {
+      pending.push(Promise.reject(e));
+    }
   }
-  if (pending.length) await Promise.all(pending);
+  await Promise.all(pending);
   return found;
 }
 
