@@ -193,9 +193,9 @@ export const BACKGROUND_SLICE_MS = 2;
  * against the build before (load rising 1 -> 3): first-pass /search p95
  * 9.96-18.39 (median 14.58) -> 10.62-15.90 (13.88) ms, lower in 6 of the 8
  * pairs; its excess over the second pass of the same run 0.85-4.66 (mean
- * 2.56) -> -1.81-2.49 (0.91) ms; the static-file pings' longest wait
- * 10-20 -> 42-67 ms (the index file's
- * snapshot, at 100k mostly its cluster(), now runs in that window).
+ * 2.56) -> -1.81-2.49 (0.91) ms. The index file's first save then ran in
+ * the watch too, and its copy of the index held the loop (longest ping wait
+ * 10-20 -> 42-67 ms) until it was copied in slices (INDEX_SNAPSHOT_SLICE_ROWS).
  */
 export const BACKGROUND_QUIET_MS = 50;
 export const BACKGROUND_DEFER_MAX_MS = 30_000;

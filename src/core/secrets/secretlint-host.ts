@@ -24,9 +24,9 @@ export interface Finding {
  * that rule out on purpose), allowMessageIds (we pass no options), localised
  * message text (we keep the message id and the range), line/column locations
  * (computed here only if a rule asks), duplicate and order clean-up (the
- * caller sorts and merges ranges: redact.ts replaceRanges). Unlike the engine, a leading byte-order
- * mark is not cut off before the rules run, so ranges always index the text
- * given (the engine's were one short after a BOM).
+ * caller sorts and merges ranges: redact.ts replaceRanges). Unlike the
+ * engine, a leading byte-order mark is not cut off before the rules run, so
+ * ranges always index the text given (the engine's were one short after one).
  */
 export async function findSecrets(rules: readonly SecretLintRuleCreator[], content: string, file: { filePath: string; ext: string }): Promise<Finding[]> {
   const found: Finding[] = [];
