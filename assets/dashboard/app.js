@@ -262,8 +262,26 @@
     $("nightly-empty").hidden = d.nightly.length > 0;
   }
 
+  // Sessions whose capture waits (no model, model failing, no server): the store cannot grow until that is fixed.
+  function renderBacklog(d) {
+    const b = d.backlog;
+    const el = $("backlog");
+    if (!b || !b.total) {
+      el.hidden = true;
+      return;
+    }
+    const sessions = (n) => `${num(n)} session${n === 1 ? "" : "s"}`;
+    const parts = [];
+    if (b.noModel) parts.push(`${sessions(b.noModel)} wait for a language model (configure one: memsvc setup --llm …)`);
+    if (b.modelFailed) parts.push(`${sessions(b.modelFailed)} wait for the language model to answer again`);
+    if (b.noServer) parts.push(`${sessions(b.noServer)} found no server when captured`);
+    el.textContent = `${parts.join("; ")}. They are kept and distilled when that is fixed.`;
+    el.hidden = false;
+  }
+
   function render(d) {
     if (!d) return;
+    renderBacklog(d);
     state.data = d;
     const Chart = window.Chart;
     Chart.defaults.color = css("--muted");

@@ -2,6 +2,7 @@ import { existsSync, readdirSync, statSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
 import type { Config } from "../config";
 import { CAPTURE_SEGMENT_MAX_CHARS } from "../core/tuning";
+import { updateBacklog, waitReason, type WaitingSession } from "./backlog";
 import { FORMAT_READERS } from "./harnesses";
 import { commitAt, repoInfo, repoRelative, type RepoInfo } from "./git";
 import { rememberRepo } from "./stale";
@@ -156,12 +157,24 @@ export async function capture(opts: CaptureOptions): Promise<CaptureResult> {
   const log = opts.log ?? (() => {});
   const reports: SessionReport[] = [];
   let stopAll = false;
+  // Which sessions now wait for the model or the server (backlog.ts), and which went through.
+  const waiting: Omit<WaitingSession, "since">[] = [];
+  const done: string[] = [];
+  let stoppedBy: { reason: NonNullable<ReturnType<typeof waitReason>>; message: string } | null = null;
   for (const t of opts.transcripts) {
-    if (stopAll) break;
     const file = resolve(t.path);
+    if (stopAll) {
+      // Not tried: it waits for the same reason as the session that stopped the run, if it has anything new.
+      const st = readState(dir, file);
+      if (stoppedBy && ((st?.pending.length ?? 0) > 0 || (st?.offset ?? 0) < statSync(file).size)) waiting.push({ file, format: t.format ?? null, agent: t.agent ?? null, ...stoppedBy });
+      continue;
+    }
     const state = readState(dir, file);
     const size = statSync(file).size;
-    if (state && state.pending.length === 0 && state.offset === size) continue;
+    if (state && state.pending.length === 0 && state.offset === size) {
+      done.push(file);
+      continue;
+    }
     const format = t.format ?? detectFormat(headOf(file));
     const plan = planTranscript(file, format, state);
     const report: SessionReport = {
@@ -203,6 +216,11 @@ export async function capture(opts: CaptureOptions): Promise<CaptureResult> {
         report.error = res.status === null ? res.message : `HTTP ${res.status}: ${res.message}`;
         // 503 (no model, model down) and no server: every other request would fail the same way.
         if (res.status === null || res.status >= 500) stopAll = true;
+        const reason = waitReason(res.status, res.message);
+        if (reason) {
+          stoppedBy = { reason, message: report.error };
+          waiting.push({ file, format: t.format ?? null, agent: t.agent ?? null, ...stoppedBy });
+        }
         log(`${plan.sessionId}: segment ${seg.id} not accepted (${report.error}); it is retried next run`);
         break;
       }
@@ -221,7 +239,9 @@ export async function capture(opts: CaptureOptions): Promise<CaptureResult> {
         writeState(dir, next);
       }
       report.status = report.sent > 0 ? "sent" : "up to date";
+      done.push(file);
     }
   }
+  if (!opts.dryRun) updateBacklog(config.home, waiting, done);
   return { reports, failed: reports.some((r) => r.status === "failed") };
 }

@@ -2,6 +2,7 @@ import { existsSync } from "node:fs";
 import { defaultRoot, discover, HARNESSES, sourceAgentFor, type Harness } from "../capture/harnesses";
 import { flatDir, flatten } from "../capture/flatten";
 import { readGeminiSession } from "../capture/reader-gemini";
+import { readBacklog } from "../capture/backlog";
 import { capture, type Transcript } from "../capture/run";
 import { detectFormat, headOf } from "../capture/transcript";
 import { acquireLock, stateDir } from "../capture/watermark";
@@ -9,7 +10,7 @@ import { loadConfig, type Config } from "../config";
 import { parseFlags, UsageError } from "./args";
 import { counted } from "../core/text";
 
-export const CAPTURE_HELP = `memsvc capture [--harness <h>] [--dir <dir>] [--file <f>] [--format <f>] [--dry-run] [--json]
+export const CAPTURE_HELP = `memsvc capture [--harness <h>] [--dir <dir>] [--file <f>] [--format <f>] [--backlog] [--dry-run] [--json]
 
 Ships the unseen part of agent session transcripts to the server's POST /distill,
 denoised locally without a language model: human and agent words are kept,
@@ -29,6 +30,10 @@ tool calls become one-line summaries, tool output is cut to its head.
                     generic JSONL, or a Gemini CLI chat JSON
   --format <f>      claude, codex, gemini or generic ({role, content} per
                     line); guessed from the file when omitted
+  --backlog         only the sessions that wait: their capture got a 503 (no
+                    language model, or it failed) or found no server
+                    (\`memsvc doctor\` and \`memsvc status\` count them;
+                    \`memsvc setup --llm ...\` runs this once a model answers)
   --dry-run         show what would be sent; send nothing, change nothing
                     (Gemini and opencode sessions are still copied to their
                     flat files, which are caches, not watermarks)
@@ -58,6 +63,7 @@ export async function runCapture(argv: string[]): Promise<number> {
     format: { type: "string" },
     "dry-run": { type: "boolean" },
     json: { type: "boolean" },
+    backlog: { type: "boolean" },
   });
   if (values.help) {
     console.log(CAPTURE_HELP);
@@ -68,10 +74,13 @@ export async function runCapture(argv: string[]): Promise<number> {
   if (values.dir !== undefined && values.file !== undefined) throw new UsageError("give --dir or --file, not both");
   if (values.harness !== undefined && values.file !== undefined) throw new UsageError("give --harness or --file, not both (--format names a file's harness)");
   if (values.format !== undefined && values.file === undefined) throw new UsageError("--format applies to --file only");
+  if (values.backlog && (values.file !== undefined || values.dir !== undefined || values.harness !== undefined)) throw new UsageError("--backlog takes no --file, --dir or --harness");
   const config = loadConfig();
   const state = stateDir(config.home);
   let transcripts: Transcript[];
-  if (values.file !== undefined) {
+  if (values.backlog) {
+    transcripts = readBacklog(config.home).sessions.map((w) => ({ path: w.file, format: (w.format ?? undefined) as Transcript["format"], agent: w.agent ?? undefined }));
+  } else if (values.file !== undefined) {
     if (!existsSync(values.file)) throw new UsageError(`no such file: ${values.file}`);
     transcripts = [fileTranscript(values.file, values.format, state, config)];
   } else {

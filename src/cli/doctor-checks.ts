@@ -2,7 +2,9 @@ import { accessSync, constants, existsSync } from "node:fs";
 import { isAbsolute } from "node:path";
 import { commandParts, installedHooks, SettingsShapeError } from "../capture/claude-settings";
 import { loadConfig, type Config } from "../config";
+import { backlogSummary, readBacklog } from "../capture/backlog";
 import { VERSION } from "../version";
+import { backlogLine } from "./status";
 import { claudeSettingsPath, readSettings } from "./hooks";
 
 /**
@@ -239,10 +241,22 @@ export async function checkMcp(ctx: Ctx): Promise<Check> {
   }
 }
 
+/** Sessions whose capture waits (backlog.ts): the store stops growing without anyone noticing otherwise. */
+export function checkBacklog(ctx: Ctx): Check {
+  const b = backlogSummary(readBacklog(ctx.config.home));
+  if (b.total === 0) return { name: "capture backlog", outcome: "ok", detail: "no session waits", advice: "" };
+  const advice = b.noModel
+    ? "configure a language model: `memsvc setup --llm <ollama|lmstudio|openai|anthropic|claude-cli|...|URL>`; the waiting sessions are then distilled"
+    : b.modelFailed
+      ? "see the language model check above; `memsvc capture --backlog` resends them once it answers"
+      : "start the server (`memsvc service install` keeps it running); `memsvc capture --backlog` resends them";
+  return { name: "capture backlog", outcome: "warn", detail: backlogLine(b), advice };
+}
+
 export async function runChecks(config: Config, env: NodeJS.ProcessEnv): Promise<Check[]> {
   const ctx: Ctx = { config, env, health: null };
   const server = await checkServer(ctx);
   // The rest only read the server; run them side by side.
   const rest = await Promise.all([checkEmbedder(ctx), checkLlm(ctx), checkHooks(ctx), checkSse(ctx), checkMcp(ctx)]);
-  return [server, ...rest];
+  return [server, ...rest, checkBacklog(ctx)];
 }

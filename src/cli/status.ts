@@ -1,4 +1,6 @@
+import { backlogSummary, readBacklog } from "../capture/backlog";
 import { loadConfig } from "../config";
+import { counted } from "../core/text";
 import { parseFlags } from "./args";
 
 export const STATUS_HELP = `memsvc status [--json]
@@ -28,8 +30,9 @@ export async function runStatus(argv: string[]): Promise<number> {
     console.error(`memsvc status: no server answers at ${config.serverUrl} (${(e as Error).message}; address from ${config.serverUrlFrom}); start one with \`memsvc server\``);
     return 1;
   }
+  const backlog = backlogSummary(readBacklog(config.home));
   if (values.json) {
-    console.log(JSON.stringify({ ...health, url: config.serverUrl, url_from: config.serverUrlFrom, token: config.token }, null, 2));
+    console.log(JSON.stringify({ ...health, url: config.serverUrl, url_from: config.serverUrlFrom, token: config.token, backlog }, null, 2));
     return 0;
   }
   const lines = [
@@ -42,6 +45,7 @@ export async function runStatus(argv: string[]): Promise<number> {
     `embedder:  ${health.embedder?.description ?? "?"} [${health.embedder?.id ?? "?"}]${health.embedder?.reembedding ? " (re-embedding in progress)" : ""}${loadingNote(health.embedder?.loading)}`,
     `token:     ${config.token ?? "(none: run `memsvc init`)"}`,
   ];
+  if (backlog.total > 0) lines.push(`backlog:   ${backlogLine(backlog)}`);
   console.log(lines.join("\n"));
   return 0;
 }
@@ -52,4 +56,15 @@ export function loadingNote(loading: { model?: string; state?: string; since?: s
   if (loading.state === "downloading") return ` (downloading ${loading.model} since ${loading.since}; switches to it when ready)`;
   if (loading.state === "failed") return ` (could not load ${loading.model}: ${loading.error}; the next start tries again)`;
   return "";
+}
+
+/** "3 sessions wait for a language model; 1 session found no server", for status and doctor. */
+export function backlogLine(b: ReturnType<typeof backlogSummary>): string {
+  const sessions = (n: number) => counted(n, "session");
+  const waits = (n: number) => (n === 1 ? "waits" : "wait");
+  const parts: string[] = [];
+  if (b.noModel) parts.push(`${sessions(b.noModel)} ${waits(b.noModel)} for a language model`);
+  if (b.modelFailed) parts.push(`${sessions(b.modelFailed)} ${waits(b.modelFailed)} for the language model to answer again`);
+  if (b.noServer) parts.push(`${sessions(b.noServer)} found no server when captured`);
+  return parts.join("; ");
 }

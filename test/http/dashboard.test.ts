@@ -47,7 +47,9 @@ describe("response shapes", () => {
 
   test("GET /dashboard/data: every member, with the seeded figures", async () => {
     const d = (await remote("/dashboard/data", auth())).json();
-    expect(Object.keys(d).sort()).toEqual(["account", "counts", "domains", "generated_at", "growth", "nightly", "recall", "window"]);
+    expect(Object.keys(d).sort()).toEqual(["account", "backlog", "counts", "domains", "generated_at", "growth", "nightly", "recall", "window"]);
+    // No capture ran in this home: nothing waits.
+    expect(d.backlog).toEqual({ total: 0, noModel: 0, modelFailed: 0, noServer: 0 });
     expect(d.generated_at).toBe(new Date(NOW).toISOString());
     expect(d.window).toEqual(EXPECTED.window);
     expect(d.counts).toEqual(EXPECTED.counts);

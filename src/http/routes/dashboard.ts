@@ -3,6 +3,7 @@ import chartJs from "../../../node_modules/chart.js/dist/chart.umd.min.js" with 
 import appJs from "../../../assets/dashboard/app.js" with { type: "file" };
 import indexHtml from "../../../assets/dashboard/index.html" with { type: "file" };
 import styleCss from "../../../assets/dashboard/style.css" with { type: "file" };
+import { backlogSummary, readBacklog } from "../../capture/backlog";
 import { account } from "../../core/analytics";
 import { dashboardData } from "../../core/analytics";
 import type { Services } from "../../core/services";
@@ -31,7 +32,8 @@ const pick = (map: Readonly<Record<string, string>>, name: string, where: string
 export function dashboardRoutes(s: Services) {
   return new Elysia({ name: "dashboard" })
     .get("/account", () => account(s))
-    .get("/dashboard/data", ({ query }) => dashboardData(s, queryParams(query)))
+    // The backlog is this home's capture state (a laptop's server and its hooks share the home), not a store query.
+    .get("/dashboard/data", async ({ query }) => ({ ...(await dashboardData(s, queryParams(query))), backlog: backlogSummary(readBacklog(s.config.home)) }))
     .get("/dashboard", () => fileResponse(INDEX_HTML, "index.html"))
     .get("/dashboard/vendor/:file", ({ params }) => pick(DASHBOARD_VENDOR, params.file, "/dashboard/vendor/"))
     .get("/assets/dashboard/:file", ({ params }) => pick(PAGE_FILES, params.file, "/assets/dashboard/"));
