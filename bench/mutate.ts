@@ -5,7 +5,7 @@
  *
  * Our own harness rather than StrykerJS: Stryker has no `bun test` runner
  * and generates thousands of mutants where we want a few dozen that each
- * stand for a rule of the spec or README.
+ * stand for a rule of the spec or docs/.
  *
  *   bun run mutate [--concurrency 1|2] [--only <id-substring>] [--timeout <s>] [--no-baseline]
  *

@@ -1,5 +1,5 @@
 /**
- * Critical rules of the spec and README, each with one-line bugs the listed
+ * Critical rules of the spec and docs/, each with one-line bugs the listed
  * test files must catch. `find` must occur exactly once in `file`; when the
  * source changes so that it no longer does, the harness reports an error
  * (never a kill) and the snippet here needs updating.
@@ -39,7 +39,7 @@ const SEARCH = ["test/unit/search.test.ts"];
 const MEMORIES = ["test/http/memories.test.ts"];
 
 export const RULES: Rule[] = [
-  // --- auth (spec: bearer token; README: localhost bypass) ---
+  // --- auth (spec: bearer token; docs/security.md: localhost bypass) ---
   {
     rule: "a request without the token from a remote peer is 401",
     mutants: [
@@ -82,7 +82,7 @@ export const RULES: Rule[] = [
       { id: "guard-host", file: "src/http/auth.ts", find: "if (host && !isLoopbackHost(host)) return", replace: "if (false) return", tests: AUTH },
     ],
   },
-  // --- body limit (spec: 25 MB on /distill; README: every route) ---
+  // --- body limit (spec: 25 MB on /distill; docs/api.md, Limits: every route) ---
   {
     rule: "the body limit is 25 MB = 26214400 bytes",
     mutants: [

@@ -125,7 +125,7 @@ test("backup takes a consistent copy while the server is writing", async () => {
   })();
   await writing;
   const before = acked;
-  // SQLite: a copy of the database file. PostgreSQL: a logical export with vectors and identity (README: Backups).
+  // SQLite: a copy of the database file. PostgreSQL: a logical export with vectors and identity (docs/operations.md: Backups; docs/teams.md: Export, import and backups on PostgreSQL).
   const out = join(tempHome(), onPostgres ? "copy.jsonl" : "copy.db");
   const b = await run([BUN, "src/main.ts", "backup", "--out", out], childEnv(home));
   backupDone = true;

@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 
-// What `npm install` on the README's Node version would warn about, checked without installing:
+// What `npm install` on the Node version docs/development.md names would warn about, checked without installing:
 // engines of every locked package against the oldest Node we claim, and npm's reading of .npmrc.
 
 const ROOT = join(import.meta.dir, "..", "..");

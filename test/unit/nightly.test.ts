@@ -491,7 +491,7 @@ describe("decay through real recall and fetch events", () => {
 });
 
 describe("the decay curve", () => {
-  test("halves every 30 days towards a floor of 0.15 (README: Strength and decay)", () => {
+  test("halves every 30 days towards a floor of 0.15 (docs/api.md: How recall ranks, Decay)", () => {
     expect(effectiveStrength(1, 0, 0)).toBeCloseTo(1, 9);
     expect(effectiveStrength(1, 0, 30 * DAY_MS)).toBeCloseTo(0.15 + 0.85 * 0.5, 9);
     expect(effectiveStrength(1, 0, 60 * DAY_MS)).toBeCloseTo(0.15 + 0.85 * 0.25, 9);
