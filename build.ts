@@ -1,9 +1,9 @@
-import { createHash } from "node:crypto";
-import { createReadStream, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, linkSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import type { BunPlugin } from "bun";
 import { MODEL_FILES } from "./src/embed/load";
 import { PLATFORMS, platformOf, SOURCE_SQLITE_DIR, type PlatformId, type PlatformNatives } from "./src/platform/natives";
+import { mergeSums, SUMS_FILE } from "./sha256sums";
 
 /**
  * Builds self-contained executables, for this machine (`bun build.ts`) or for
@@ -287,12 +287,6 @@ function embedModel(modelDir: string, modelName: string): BunPlugin {
   };
 }
 
-export async function sha256File(path: string): Promise<string> {
-  const hash = createHash("sha256");
-  for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
-  return hash.digest("hex");
-}
-
 /**
  * Every platform's binary into `outDir`, then SHA256SUMS (the format
  * `sha256sum -c` reads). The two macOS SQLite libraries compile in parallel
@@ -303,18 +297,38 @@ export async function buildAll(outDir: string, opts: Omit<BuildOptions, "outfile
   await Promise.all(ids.map((id) => PLATFORMS[id]).filter((p) => p.customSqlite).map((p) => buildSqlite(p)));
   const results: BuildResult[] = [];
   for (const id of ids) results.push(await buildBinary({ ...opts, platform: id, outfile: join(outDir, PLATFORMS[id].binary) }));
-  const sums = await Promise.all(results.map(async (r) => `${await sha256File(r.outfile)}  ${PLATFORMS[r.platform].binary}\n`));
-  writeFileSync(join(outDir, "SHA256SUMS"), sums.join(""));
+  await mergeSums(outDir, ids.map((id) => PLATFORMS[id].binary));
   return results;
+}
+
+/**
+ * `npm run build`: this machine's binary as `outDir`/memsvc[.exe] (what the README
+ * runs) and, the same file hard-linked, under its release name
+ * memsvc-<os>-<cpu> with its line in SHA256SUMS, so `sh install.sh` can
+ * install a one-platform build with its checksum checked.
+ */
+export async function buildHost(outDir: string, opts: Omit<BuildOptions, "outfile" | "platform">): Promise<BuildResult & { release: string }> {
+  const windows = PLATFORMS[hostPlatform()].binary.endsWith(".exe");
+  const built = await buildBinary({ ...opts, outfile: join(outDir, windows ? "memsvc.exe" : "memsvc") });
+  const release = join(outDir, PLATFORMS[built.platform].binary);
+  rmSync(release, { force: true });
+  try {
+    linkSync(built.outfile, release);
+  } catch {
+    // A file system without hard links (some network and FAT mounts): a copy costs space, not correctness.
+    copyFileSync(built.outfile, release);
+  }
+  await mergeSums(outDir, [PLATFORMS[built.platform].binary]);
+  return { ...built, release };
 }
 
 function megabytes(bytes: number): string {
   return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 }
 
-const USAGE = `usage: bun build.ts            this machine's binary: dist/memsvc
+const USAGE = `usage: bun build.ts            this machine's binary: dist/memsvc, also as dist/memsvc-<os>-<cpu> listed in dist/SHA256SUMS
        bun build.ts --all      every platform: dist/memsvc-<os>-<cpu>[.exe] and dist/SHA256SUMS
-       bun build.ts --target <${Object.keys(PLATFORMS).join("|")}>   one platform: dist/memsvc-<os>-<cpu>
+       bun build.ts --target <${Object.keys(PLATFORMS).join("|")}>   one platform: dist/memsvc-<os>-<cpu>, listed in dist/SHA256SUMS
        bun build.ts --sqlite   only the macOS SQLite for this Mac (what running from source needs there; \`npm start\` does it)`;
 
 if (import.meta.main) {
@@ -330,11 +344,12 @@ if (import.meta.main) {
       for (const r of await buildAll(dist, { entry, modelDir, modelName })) {
         console.log(`built ${r.outfile}${model}: ${megabytes(r.bytes)} in ${r.seconds.toFixed(1)} s`);
       }
-      console.log(`wrote ${join(dist, "SHA256SUMS")}; all platforms in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+      console.log(`wrote ${join(dist, SUMS_FILE)}; all platforms in ${((performance.now() - started) / 1000).toFixed(1)} s`);
     } else if (args[0] === "--target" && args[1] && args[1] in PLATFORMS) {
       const platform = args[1] as PlatformId;
       const built = await buildBinary({ entry, platform, outfile: join(dist, PLATFORMS[platform].binary), modelDir, modelName });
-      console.log(`built ${built.outfile}${model}: ${megabytes(built.bytes)} in ${built.seconds.toFixed(1)} s`);
+      await mergeSums(dist, [PLATFORMS[platform].binary]);
+      console.log(`built ${built.outfile}${model}: ${megabytes(built.bytes)} in ${built.seconds.toFixed(1)} s; listed in ${join(dist, SUMS_FILE)}`);
     } else if (args[0] === "--sqlite") {
       // `npm start` runs this first (prestart): on macOS it makes the SQLite once, elsewhere --quiet keeps it silent.
       const quiet = args.includes("--quiet");
@@ -346,8 +361,9 @@ if (import.meta.main) {
         if (!quiet) console.log(`built ${path}`);
       }
     } else if (args.length === 0) {
-      const built = await buildBinary({ entry, outfile: join(dist, "memsvc"), modelDir, modelName });
+      const built = await buildHost(dist, { entry, modelDir, modelName });
       console.log(`built ${built.outfile} (${built.platform})${model}: ${megabytes(built.bytes)} in ${built.seconds.toFixed(1)} s`);
+      console.log(`linked ${built.release} and listed it in ${join(dist, SUMS_FILE)}: \`sh install.sh\` installs it`);
     } else {
       console.error(USAGE);
       process.exit(2);

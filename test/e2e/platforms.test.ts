@@ -1,7 +1,8 @@
 import { beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { resolveNatives, sha256File, type ResolvedNatives } from "../../build";
+import { resolveNatives, type ResolvedNatives } from "../../build";
+import { sha256File } from "../../sha256sums";
 import { PLATFORMS, type PlatformId } from "../../src/platform/natives";
 import { allPlatformBinaries, DIST_TIMEOUT_MS, type Dist } from "../helpers/dist";
 import { onPostgres } from "../helpers/engine";
