@@ -1,40 +1,86 @@
 # Installs memsvc on Windows: checks memsvc-windows-x64.exe against SHA256SUMS and
 # puts it at $Prefix\memsvc.exe (default %LOCALAPPDATA%\memsvc\bin), adding that to the user's PATH.
 #
-#   powershell -ExecutionPolicy Bypass -File install.ps1 -BaseUrl <release URL>
-#   powershell -ExecutionPolicy Bypass -File install.ps1 -From <folder>
+#   powershell -ExecutionPolicy Bypass -File install.ps1                    the latest release from GitHub, or a checkout's built dist\
+#   powershell -ExecutionPolicy Bypass -File install.ps1 -From <folder>     a folder holding memsvc-windows-x64.exe and SHA256SUMS
+#   powershell -ExecutionPolicy Bypass -File install.ps1 -BaseUrl <URL>     another download location (a mirror, one pinned release)
+#   from a checkout:   npm install; npm run build; powershell -ExecutionPolicy Bypass -File install.ps1
 #
-# The twin of install.sh. Not run by the test suite: its CI machine has no PowerShell.
+# Environment twins: MEMSVC_DIST, MEMSVC_BASE_URL, MEMSVC_REPO (owner/name of the GitHub
+# repository the latest release comes from). The twin of install.sh. Not run by the test
+# suite: its CI machine has no PowerShell (test/unit/install-scripts.test.ts reads it instead).
 param(
   [string]$BaseUrl = $env:MEMSVC_BASE_URL,
   [string]$From = $env:MEMSVC_DIST,
   [string]$Prefix = (Join-Path $env:LOCALAPPDATA "memsvc\bin")
 )
+# The GitHub repository releases are published from. "memsvc/memsvc" is an
+# assumption until the project's public home is settled: change it here and in
+# install.sh (one line each), or set MEMSVC_REPO=<owner>/<name>.
+$Repo = if ($env:MEMSVC_REPO) { $env:MEMSVC_REPO } else { "memsvc/memsvc" }
+$LatestUrl = "https://github.com/$Repo/releases/latest/download"
+
 $ErrorActionPreference = "Stop"
+# Windows PowerShell 5.1 redraws a progress bar per chunk (a download many times slower) and may not offer TLS 1.2, which GitHub requires.
+$ProgressPreference = "SilentlyContinue"
+[Net.ServicePointManager]::SecurityProtocol = [Net.ServicePointManager]::SecurityProtocol -bor [Net.SecurityProtocolType]::Tls12
+
+$name = "memsvc-windows-x64.exe"
 
 function Fail([string]$Message) {
-  Write-Error "memsvc install: $Message"
+  [Console]::Error.WriteLine("memsvc install: $Message")
   exit 1
 }
 
+# After a failure: the three ways, so the next attempt can take another.
+function Fail-WithWays([string]$Message) {
+  [Console]::Error.WriteLine("memsvc install: $Message")
+  [Console]::Error.WriteLine("Ways to install memsvc:")
+  [Console]::Error.WriteLine("  install.ps1                   the latest release (needs github.com): $LatestUrl")
+  [Console]::Error.WriteLine("  install.ps1 -From <folder>    a folder holding $name and SHA256SUMS (a release's files)")
+  [Console]::Error.WriteLine("  from a checkout:              npm install; npm run build; then install.ps1")
+  exit 1
+}
+
+# An explicit -From/-BaseUrl wins over the other source's environment twin.
+if ($PSBoundParameters.ContainsKey("From")) { $BaseUrl = "" }
+if ($PSBoundParameters.ContainsKey("BaseUrl")) { $From = "" }
+
+# Where the binaries come from: an explicit -From/-BaseUrl; else this checkout's
+# dist\ once `npm run build` has written SHA256SUMS there; else the latest
+# release. Run as `irm ... | iex` there is no script folder, so no checkout.
 if (-not $From -and -not $BaseUrl) {
-  $local = Join-Path $PSScriptRoot "dist"
-  if (Test-Path (Join-Path $local "SHA256SUMS")) { $From = $local } else { Fail "say where the binaries are: -BaseUrl <URL> or -From <folder>" }
+  if ($PSScriptRoot -and (Test-Path (Join-Path $PSScriptRoot "dist\SHA256SUMS"))) {
+    $From = Join-Path $PSScriptRoot "dist"
+  } else {
+    $BaseUrl = $LatestUrl
+    if ($PSScriptRoot -and (Test-Path (Join-Path $PSScriptRoot "package.json"))) {
+      Write-Host "memsvc install: $(Join-Path $PSScriptRoot 'dist') holds no build (npm install; npm run build makes one): taking the latest release"
+    }
+  }
 }
 # Windows on Arm runs x64 programs through its emulator; there is no arm64 build of memsvc for Windows.
 if ($env:PROCESSOR_ARCHITECTURE -notin @("AMD64", "ARM64")) { Fail "no memsvc binary for $($env:PROCESSOR_ARCHITECTURE) CPUs" }
-$name = "memsvc-windows-x64.exe"
 
+$source = if ($From) { $From } else { $BaseUrl }
+Write-Host "memsvc install: $name from $source"
 $tmp = Join-Path ([System.IO.Path]::GetTempPath()) ("memsvc-" + [System.Guid]::NewGuid())
 New-Item -ItemType Directory -Path $tmp | Out-Null
 try {
   foreach ($file in @("SHA256SUMS", $name)) {
     if ($From) {
-      $source = Join-Path $From $file
-      if (-not (Test-Path $source)) { Fail "$source does not exist" }
-      Copy-Item $source (Join-Path $tmp $file)
+      $path = Join-Path $From $file
+      if (-not (Test-Path $path)) {
+        if ($file -eq "SHA256SUMS") { Fail-WithWays "$path does not exist (in a checkout, ``npm run build`` writes dist\$name and dist\SHA256SUMS)" }
+        Fail-WithWays "$path does not exist"
+      }
+      Copy-Item $path (Join-Path $tmp $file)
     } else {
-      Invoke-WebRequest -UseBasicParsing -Uri "$BaseUrl/$file" -OutFile (Join-Path $tmp $file)
+      try {
+        Invoke-WebRequest -UseBasicParsing -Uri "$BaseUrl/$file" -OutFile (Join-Path $tmp $file)
+      } catch {
+        Fail-WithWays "could not download $BaseUrl/$file ($($_.Exception.Message))"
+      }
     }
   }
 
@@ -67,6 +113,5 @@ try {
 
 Write-Host ""
 Write-Host "Next:"
-Write-Host "  memsvc init            create the service home with its config and token"
-Write-Host "  memsvc server          start the service (http://127.0.0.1:8787)"
-Write-Host "  memsvc hooks install   connect Claude Code to it"
+Write-Host "  memsvc setup    creates the service home, finds a language model, wires your agent"
+Write-Host "                  harnesses, installs autostart and starts the server"

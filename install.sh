@@ -2,13 +2,21 @@
 # Installs memsvc on macOS or Linux: picks this machine's binary, checks it
 # against SHA256SUMS, and puts it at $PREFIX/bin/memsvc (default ~/.local/bin).
 #
-#   sh install.sh --base-url <release URL>   download memsvc-<os>-<cpu> and SHA256SUMS from there
-#   sh install.sh --from <folder>            take them from a folder (e.g. dist/ after `npm run build:all`)
-#   sh install.sh                            a checkout's dist/ next to this script, if it holds a build
+#   sh install.sh                     the latest release from GitHub, or a checkout's built dist/
+#   sh install.sh --from <folder>     a folder holding memsvc-<os>-<cpu> and SHA256SUMS
+#   sh install.sh --base-url <URL>    another download location (a mirror, one pinned release)
+#   from a checkout:                  npm install && npm run build && sh install.sh
 #
-# Options: --prefix <dir> (or PREFIX=...). Environment twins: MEMSVC_BASE_URL, MEMSVC_DIST.
+# Options: --prefix <dir> (or PREFIX=...). Environment twins: MEMSVC_DIST, MEMSVC_BASE_URL,
+# MEMSVC_REPO (owner/name of the GitHub repository the latest release comes from).
 # Windows: use install.ps1.
 set -eu
+
+# The GitHub repository releases are published from. "memsvc/memsvc" is an
+# assumption until the project's public home is settled: change it here and in
+# install.ps1 (one line each), or set MEMSVC_REPO=<owner>/<name>.
+repo=${MEMSVC_REPO:-memsvc/memsvc}
+latest_url=https://github.com/$repo/releases/latest/download
 
 base_url=${MEMSVC_BASE_URL:-}
 from=${MEMSVC_DIST:-}
@@ -21,18 +29,14 @@ fail() {
 
 while [ $# -gt 0 ]; do
   case "$1" in
-    --from) [ $# -ge 2 ] || fail "--from needs a folder"; from=$2; shift 2 ;;
-    --base-url) [ $# -ge 2 ] || fail "--base-url needs a URL"; base_url=$2; shift 2 ;;
+    # An option wins over the other source's environment twin.
+    --from) [ $# -ge 2 ] || fail "--from needs a folder"; from=$2; base_url=; shift 2 ;;
+    --base-url) [ $# -ge 2 ] || fail "--base-url needs a URL"; base_url=$2; from=; shift 2 ;;
     --prefix) [ $# -ge 2 ] || fail "--prefix needs a folder"; prefix=$2; shift 2 ;;
-    -h|--help) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; exit 0 ;;
     *) fail "unknown option $1 (see --help)" ;;
   esac
 done
-
-if [ -z "$from" ] && [ -z "$base_url" ]; then
-  here=$(CDPATH= cd -- "$(dirname -- "$0")" && pwd)
-  if [ -f "$here/dist/SHA256SUMS" ]; then from=$here/dist; else fail "say where the binaries are: --base-url <URL> or --from <folder>"; fi
-fi
 
 case "$(uname -s)" in
   Linux) os=linux ;;
@@ -49,19 +53,57 @@ esac
 if [ "$os" = darwin ] && [ "$arch" = x64 ] && [ "$(sysctl -n sysctl.proc_translated 2>/dev/null || echo 0)" = 1 ]; then arch=arm64; fi
 name=memsvc-$os-$arch
 
+ways() { # after a failure: the three ways, so the next attempt can take another
+  cat >&2 <<EOF
+Ways to install memsvc:
+  sh install.sh                    the latest release (needs github.com): $latest_url
+  sh install.sh --from <folder>    a folder holding $name and SHA256SUMS (a release's files)
+  from a checkout:                 npm install && npm run build && sh install.sh
+EOF
+  exit 1
+}
+
+# Where the binaries come from: an explicit --from/--base-url; else this
+# checkout's dist/ once `npm run build` has written SHA256SUMS there; else the
+# latest release. Piped into sh, $0 is "sh", not a file: there is no checkout.
+here=
+if [ -f "$0" ]; then here=$(CDPATH= cd -- "$(dirname -- "$0")" && pwd); fi
+if [ -z "$from" ] && [ -z "$base_url" ]; then
+  if [ -n "$here" ] && [ -f "$here/dist/SHA256SUMS" ]; then
+    from=$here/dist
+  else
+    base_url=$latest_url
+    if [ -n "$here" ] && [ -f "$here/package.json" ]; then
+      echo "memsvc install: $here/dist holds no build (npm install && npm run build makes one): taking the latest release"
+    fi
+  fi
+fi
+
 tmp=$(mktemp -d 2>/dev/null || mktemp -d -t memsvc)
 trap 'rm -rf "$tmp"' EXIT INT TERM
 
+download() { # download <file>: from $base_url into $tmp; curl/wget say why on failure
+  if command -v curl >/dev/null 2>&1; then
+    curl -fsSL --connect-timeout 30 "$base_url/$1" -o "$tmp/$1"
+  elif command -v wget >/dev/null 2>&1; then
+    wget -q -T 30 "$base_url/$1" -O "$tmp/$1"
+  else
+    echo "memsvc install: need curl or wget to download" >&2
+    return 1
+  fi
+}
+
 fetch() { # fetch <file>: copies or downloads one release file into $tmp
   if [ -n "$from" ]; then
-    [ -f "$from/$1" ] || fail "$from/$1 does not exist"
+    if [ ! -f "$from/$1" ]; then
+      echo "memsvc install: $from/$1 does not exist" >&2
+      [ "$1" != SHA256SUMS ] || echo "memsvc install: in a checkout, \`npm run build\` writes dist/$name and dist/SHA256SUMS" >&2
+      ways
+    fi
     cp "$from/$1" "$tmp/$1"
-  elif command -v curl >/dev/null 2>&1; then
-    curl -fsSL "$base_url/$1" -o "$tmp/$1" || fail "could not download $base_url/$1"
-  elif command -v wget >/dev/null 2>&1; then
-    wget -q "$base_url/$1" -O "$tmp/$1" || fail "could not download $base_url/$1"
-  else
-    fail "need curl or wget to download $base_url/$1"
+  elif ! download "$1"; then
+    echo "memsvc install: could not download $base_url/$1" >&2
+    ways
   fi
 }
 
@@ -97,7 +139,6 @@ esac
 cat <<EOF
 
 Next:
-  memsvc init            create ~/.memsvc with its config and token
-  memsvc server          start the service (http://127.0.0.1:8787)
-  memsvc hooks install   connect Claude Code to it
+  memsvc setup    creates the service home, finds a language model, wires your agent
+                  harnesses, installs autostart and starts the server
 EOF
