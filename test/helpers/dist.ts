@@ -1,6 +1,6 @@
 import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { BUILD_CACHE, buildAll, type BuildResult } from "../../build";
+import { BUILD_CACHE, buildAll, buildHost, type BuildResult } from "../../build";
 import { ROOT } from "./process";
 
 export interface Dist {
@@ -25,6 +25,24 @@ export function allPlatformBinaries(): Promise<Dist> {
     return { dir, results: await buildAll(dir, { entry: join(ROOT, "src/main.ts") }) };
   })();
   return pending;
+}
+
+let pendingHost: Promise<Dist> | null = null;
+
+/**
+ * What `npm run build` leaves in dist/: this machine's binary as memsvc and
+ * memsvc-<os>-<cpu>, and SHA256SUMS listing the latter. Built once per
+ * `bun test` process (a few seconds) into a fixed build-cache folder, like
+ * allPlatformBinaries.
+ */
+export function hostBinaryDist(): Promise<Dist> {
+  pendingHost ??= (async () => {
+    const dir = join(BUILD_CACHE, "test-host-dist");
+    rmSync(dir, { recursive: true, force: true });
+    mkdirSync(dir, { recursive: true });
+    return { dir, results: [await buildHost(dir, { entry: join(ROOT, "src/main.ts") })] };
+  })();
+  return pendingHost;
 }
 
 /** Build time budget for a beforeAll that waits for allPlatformBinaries (a cold cache on a busy 2-core machine). */
