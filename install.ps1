@@ -5,10 +5,11 @@
 #   powershell -ExecutionPolicy Bypass -File install.ps1 -From <folder>     a folder holding memsvc-windows-x64.exe and SHA256SUMS
 #   powershell -ExecutionPolicy Bypass -File install.ps1 -BaseUrl <URL>     another download location (a mirror, one pinned release)
 #   from a checkout:   npm install; npm run build; powershell -ExecutionPolicy Bypass -File install.ps1
+#   irm https://github.com/<repo>/releases/latest/download/install.ps1 | iex    the latest release, no file kept
 #
 # Environment twins: MEMSVC_DIST, MEMSVC_BASE_URL, MEMSVC_REPO (owner/name of the GitHub
 # repository the latest release comes from). The twin of install.sh. Not run by the test
-# suite: its CI machine has no PowerShell (test/unit/install-scripts.test.ts reads it instead).
+# suite: its CI machine has no PowerShell (test/unit/release-files.test.ts reads it instead).
 param(
   [string]$BaseUrl = $env:MEMSVC_BASE_URL,
   [string]$From = $env:MEMSVC_DIST,
@@ -27,9 +28,17 @@ $ProgressPreference = "SilentlyContinue"
 
 $name = "memsvc-windows-x64.exe"
 
+# Run as `irm .../install.ps1 | iex` the script runs inside the user's own
+# session, where exit would close their window: there a failure throws instead.
+$AsFile = [bool]$PSCommandPath
+function Stop-Install {
+  if ($AsFile) { exit 1 }
+  throw "memsvc install failed"
+}
+
 function Fail([string]$Message) {
   [Console]::Error.WriteLine("memsvc install: $Message")
-  exit 1
+  Stop-Install
 }
 
 # After a failure: the three ways, so the next attempt can take another.
@@ -39,7 +48,7 @@ function Fail-WithWays([string]$Message) {
   [Console]::Error.WriteLine("  install.ps1                   the latest release (needs github.com): $LatestUrl")
   [Console]::Error.WriteLine("  install.ps1 -From <folder>    a folder holding $name and SHA256SUMS (a release's files)")
   [Console]::Error.WriteLine("  from a checkout:              npm install; npm run build; then install.ps1")
-  exit 1
+  Stop-Install
 }
 
 # An explicit -From/-BaseUrl wins over the other source's environment twin.
