@@ -33,7 +33,10 @@ while [ $# -gt 0 ]; do
     --from) [ $# -ge 2 ] || fail "--from needs a folder"; from=$2; base_url=; shift 2 ;;
     --base-url) [ $# -ge 2 ] || fail "--base-url needs a URL"; base_url=$2; from=; shift 2 ;;
     --prefix) [ $# -ge 2 ] || fail "--prefix needs a folder"; prefix=$2; shift 2 ;;
-    -h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; exit 0 ;;
+    -h|--help)
+      # Piped into sh there is no file to read the header from.
+      if [ -f "$0" ]; then awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; else echo "usage: sh install.sh [--from <folder> | --base-url <URL>] [--prefix <dir>]"; fi
+      exit 0 ;;
     *) fail "unknown option $1 (see --help)" ;;
   esac
 done
