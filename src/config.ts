@@ -70,11 +70,12 @@ export const isCliProvider = (p: LlmProvider): p is HarnessCliProvider => p !== 
  */
 export const DEFAULT_LLM_DAILY_CAP = 50;
 /**
- * The models behind the harness CLIs read 128k+ tokens; 60,000 characters
- * (~15k tokens) lets one capture segment (40,000) go in one call instead of
- * three at the 24,000 default: fewer calls against the subscription.
+ * The models behind the harness CLIs read 128k+ tokens; 64,000 characters
+ * (~16k tokens) leave a 43,700-character chunk: one capture segment (at most
+ * 40,000 denoised characters, plus role labels) goes in one call instead of
+ * three chunks of 13,700 at the 24,000 default: fewer calls on the subscription.
  */
-export const CLI_CONTEXT_CHARS = 60_000;
+export const CLI_CONTEXT_CHARS = 64_000;
 /** Nightly calls count against the daily cap too: the 40 default would leave captures 10 of 50. */
 export const CLI_NIGHTLY_MAX_MODEL_CALLS = 10;
 

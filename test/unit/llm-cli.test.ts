@@ -244,7 +244,7 @@ describe("config", () => {
   };
   test("a CLI provider needs no baseURL; command, dailyCap and the CLI defaults", () => {
     const c = loadConfig({ MEMSVC_HOME: homeWith({ llm: { provider: "claude-cli", model: "sonnet" } }) });
-    expect(c.llm).toMatchObject({ provider: "claude-cli", model: "sonnet", baseURL: null, command: null, dailyCap: 50, contextChars: 60_000 });
+    expect(c.llm).toMatchObject({ provider: "claude-cli", model: "sonnet", baseURL: null, command: null, dailyCap: 50, contextChars: 64_000 });
     expect(c.nightly.maxModelCalls).toBe(10);
     expect(createLlmClient(c.llm, c.paths.state)?.label).toBe("claude-cli (Claude Code headless, subscription) sonnet");
     const set = loadConfig({ MEMSVC_HOME: homeWith({ llm: { provider: "gemini-cli", command: "/opt/bin/gemini", dailyCap: 5, contextChars: 30_000 }, nightly: { maxModelCalls: 3 } }) });
