@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Config, HarnessCliProvider } from "../config";
@@ -51,7 +51,8 @@ export function createCliClient(llm: Config["llm"], provider: HarnessCliProvider
       if (opts.signal?.aborted) throw unavailable(`the call to ${who} was cancelled`);
       // Counted before it runs: a call that starts spends the subscription, whatever comes back.
       await reserveCall(stateDir, llm.dailyCap, who);
-      const workDir = mkdtempSync(join(tmpdir(), "memsvc-llm-"));
+      // Resolved: the CLI sees its cwd without symlinks (macOS /var -> /private/var).
+      const workDir = realpathSync(mkdtempSync(join(tmpdir(), "memsvc-llm-")));
       try {
         const run = await runCli(command, spec.args(llm.model, workDir), {
           stdin: renderPrompt(outgoing),
@@ -69,6 +70,11 @@ export function createCliClient(llm: Config["llm"], provider: HarnessCliProvider
         return parsed;
       } finally {
         rmSync(workDir, { recursive: true, force: true });
+        try {
+          spec.cleanup?.(workDir);
+        } catch {
+          /* best effort: the answer (or its error) matters more */
+        }
       }
     },
   };

@@ -1,3 +1,7 @@
+import { createHash } from "node:crypto";
+import { rmSync } from "node:fs";
+import { homedir } from "node:os";
+import { join } from "node:path";
 import type { CliSpec } from "./cli-spec";
 import { CliFailure, parseEnvelope } from "./cli-spec";
 
@@ -32,5 +36,14 @@ export const geminiCli: CliSpec = {
     if (failed !== null) throw new CliFailure(`reported an error: ${failed}`);
     if (typeof env.response !== "string") throw new CliFailure("printed JSON without a `response` text");
     return env.response;
+  },
+  cleanup(workDir) {
+    // Gemini CLI records every session, headless ones too, under
+    // ~/.gemini/tmp/<sha256 of its cwd>/; `memsvc capture --harness gemini`
+    // reads those, and would distil this call's prompt (a transcript) again.
+    // The folder of this call's own temp cwd holds nothing of the user's.
+    // As Node's os.homedir() in the CLI reads it: HOME first (Bun's homedir() ignores a changed HOME).
+    const home = process.platform === "win32" ? homedir() : process.env.HOME || homedir();
+    rmSync(join(home, ".gemini", "tmp", createHash("sha256").update(workDir).digest("hex")), { recursive: true, force: true });
   },
 };

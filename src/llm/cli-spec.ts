@@ -18,6 +18,8 @@ export interface CliSpec {
   reportedError(run: CliRun): string | null;
   /** The model's reply text from a run that exited 0; throws CliFailure when there is none. */
   reply(run: CliRun, workDir: string): string;
+  /** Removes what the CLI kept of this call outside `workDir` (after every run, whatever its outcome). */
+  cleanup?(workDir: string): void;
 }
 
 /** A run that finished but gave no usable answer; the message completes "<CLI> ...". */

@@ -20,16 +20,18 @@ const SECRET = `ghp_${"Standin7Secret".repeat(3)}`;
 
 let work: string;
 let stateDir: string;
-const savedEnv = { dir: process.env.HARNESS_STANDIN_DIR, mode: process.env.HARNESS_STANDIN_MODE };
+const savedEnv = { dir: process.env.HARNESS_STANDIN_DIR, mode: process.env.HARNESS_STANDIN_MODE, home: process.env.HOME };
 
 beforeEach(() => {
   work = mkdtempSync(join(tmpdir(), "standin-"));
   stateDir = join(work, "state");
   process.env.HARNESS_STANDIN_DIR = work;
+  // The gemini stand-in records its session under ~/.gemini, as the real one does: not the real home's.
+  process.env.HOME = join(work, "home");
   delete process.env.HARNESS_STANDIN_MODE;
 });
 afterEach(() => {
-  for (const [k, v] of [["HARNESS_STANDIN_DIR", savedEnv.dir], ["HARNESS_STANDIN_MODE", savedEnv.mode]] as const) {
+  for (const [k, v] of [["HARNESS_STANDIN_DIR", savedEnv.dir], ["HARNESS_STANDIN_MODE", savedEnv.mode], ["HOME", savedEnv.home]] as const) {
     if (v === undefined) delete process.env[k];
     else process.env[k] = v;
   }
@@ -104,6 +106,20 @@ describe("each provider returns the model's JSON, asked as its CLI documents", (
       if (workDir) expect(existsSync(join(workDir, ".."))).toBe(false);
     });
   }
+
+  test("gemini-cli: the session Gemini CLI recorded for the call is removed (capture would read it back)", async () => {
+    await client("gemini-cli").chatJson(MESSAGES);
+    const chats = readFileSync(join(work, "chats"), "utf8").trim();
+    expect(chats.startsWith(join(work, "home", ".gemini", "tmp"))).toBe(true);
+    expect(existsSync(join(chats, ".."))).toBe(false);
+    // Only that folder: another project's sessions stay.
+    const other = join(work, "home", ".gemini", "tmp", "f".repeat(64), "chats");
+    mkdirSync(other, { recursive: true });
+    process.env.HARNESS_STANDIN_MODE = "logged-out";
+    await client("gemini-cli").chatJson(MESSAGES).catch(() => {});
+    expect(existsSync(join(readFileSync(join(work, "chats"), "utf8").trim(), ".."))).toBe(false);
+    expect(existsSync(other)).toBe(true);
+  });
 
   test("no model configured: no model flag, and the label says so", async () => {
     const c = client("claude-cli");
