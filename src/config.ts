@@ -1,6 +1,6 @@
 import { chmodSync, existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { homedir, hostname } from "node:os";
-import { join } from "node:path";
+import { isAbsolute, join } from "node:path";
 import { ConfigError } from "./errors";
 import { ensurePrivateDir } from "./private-files";
 import { clientUrl, liveServer } from "./runtime-file";
@@ -25,7 +25,22 @@ export interface Config {
   readonly serverUrl: string;
   /** Which rule chose serverUrl (see resolveServerUrl). */
   readonly serverUrlFrom: ServerUrlSource;
-  readonly llm: { readonly baseURL: string | null; readonly apiKey: string | null; readonly model: string | null; readonly timeoutMs: number; readonly contextChars: number };
+  /**
+   * provider "openai": any OpenAI-compatible endpoint (baseURL + model). The
+   * "*-cli" providers run an agent harness's own headless mode (its user's
+   * subscription, no API key): `command` (absolute; else found on PATH at use
+   * time), `model` optional, at most `dailyCap` calls per local day.
+   */
+  readonly llm: {
+    readonly provider: LlmProvider;
+    readonly baseURL: string | null;
+    readonly apiKey: string | null;
+    readonly model: string | null;
+    readonly command: string | null;
+    readonly dailyCap: number;
+    readonly timeoutMs: number;
+    readonly contextChars: number;
+  };
   /** hubUrl: where a missing model is downloaded from (null: transformers.js's default, https://huggingface.co/). */
   readonly embedder: { readonly model: string; readonly hubUrl: string | null };
   readonly nightly: { readonly enabled: boolean; readonly schedule: string; readonly maxModelCalls: number };
@@ -40,6 +55,29 @@ export interface Config {
 }
 
 export type StorageEngine = "sqlite" | "postgres";
+
+export const LLM_PROVIDERS = ["openai", "claude-cli", "codex-cli", "gemini-cli"] as const;
+export type LlmProvider = (typeof LLM_PROVIDERS)[number];
+export type HarnessCliProvider = Exclude<LlmProvider, "openai">;
+export const isCliProvider = (p: LlmProvider): p is HarnessCliProvider => p !== "openai";
+
+/**
+ * Calls a day through a harness CLI. One call is one distilled chunk (with a
+ * CLI provider a capture segment of up to 40,000 characters is one chunk), one
+ * nightly learnings or re-check call, or one /health/llm probe: 50 covers a
+ * heavy day (20-30 captured sessions and the nightly run) while keeping a
+ * runaway loop from eating a subscription's allowance.
+ */
+export const DEFAULT_LLM_DAILY_CAP = 50;
+/**
+ * The models behind the harness CLIs read 128k+ tokens; 64,000 characters
+ * (~16k tokens) leave a 43,700-character chunk: one capture segment (at most
+ * 40,000 denoised characters, plus role labels) goes in one call instead of
+ * three chunks of 13,700 at the 24,000 default: fewer calls on the subscription.
+ */
+export const CLI_CONTEXT_CHARS = 64_000;
+/** Nightly calls count against the daily cap too: the 40 default would leave captures 10 of 50. */
+export const CLI_NIGHTLY_MAX_MODEL_CALLS = 10;
 
 export interface DatabaseConfig {
   /** Holds the password: never log it, use `location`. */
@@ -87,7 +125,7 @@ export function pathsFor(home: string): Paths {
   };
 }
 
-type Kind = "string" | "boolean" | "port" | "posint" | "stringList" | "modes" | "object" | "url" | "storage" | "pgurl" | "identifier";
+type Kind = "string" | "boolean" | "port" | "posint" | "stringList" | "modes" | "object" | "url" | "storage" | "pgurl" | "identifier" | "llmProvider" | "absPath";
 // Every key config.json may hold, with its shape; anything else is a typo and is refused.
 const SCHEMA: Record<string, Kind> = {
   token: "string",
@@ -113,7 +151,7 @@ const SCHEMA: Record<string, Kind> = {
   database_pool: "posint",
 };
 const NESTED: Record<string, Record<string, Kind>> = {
-  llm: { baseURL: "url", apiKey: "string", model: "string", timeoutMs: "posint", contextChars: "posint" },
+  llm: { provider: "llmProvider", baseURL: "url", apiKey: "string", model: "string", command: "absPath", dailyCap: "posint", timeoutMs: "posint", contextChars: "posint" },
   embedder: { model: "string", hubUrl: "url" },
   nightly: { enabled: "boolean", schedule: "string", maxModelCalls: "posint" },
   distill: { keepEvidence: "boolean" },
@@ -141,6 +179,12 @@ function check(file: string, key: string, kind: Kind, value: unknown): void {
       return;
     case "identifier":
       if (typeof value !== "string" || !SCHEMA_NAME.test(value)) throw bad("must be a plain schema name (lower-case letters, digits and _, not starting with a digit, at most 63)");
+      return;
+    case "llmProvider":
+      if (typeof value !== "string" || !(LLM_PROVIDERS as readonly string[]).includes(value)) throw bad(`must be one of ${LLM_PROVIDERS.map((p) => `"${p}"`).join(", ")}`);
+      return;
+    case "absPath":
+      if (typeof value !== "string" || !isAbsolute(value)) throw bad("must be an absolute path");
       return;
     case "port":
       if (!Number.isInteger(value) || (value as number) < 0 || (value as number) > 65535) throw bad("must be an integer port (0-65535)");
@@ -204,6 +248,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: Override
   const envOr = (name: string, fallback: string | null) => (env[name] !== undefined && env[name] !== "" ? env[name]! : fallback);
   const port = flags.port ?? file.port ?? DEFAULT_PORT;
   const host = flags.host ?? str(file.host) ?? DEFAULT_HOST;
+  const provider = llmProvider(file, envOr("MEMSVC_LLM_PROVIDER", null));
   const server = resolveServerUrl(home, envOr("MEMSVC_URL", null), str(file.serverUrl), host, port, flags.port !== undefined || file.port !== undefined || flags.host !== undefined || str(file.host) !== null);
   const config: Config = {
     home,
@@ -222,18 +267,21 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: Override
     serverUrl: server.url,
     serverUrlFrom: server.from,
     llm: {
+      provider,
       baseURL: envOr("MEMSVC_LLM_BASE_URL", str(file.llm?.baseURL)),
       apiKey: envOr("MEMSVC_LLM_API_KEY", str(file.llm?.apiKey)),
       model: envOr("MEMSVC_LLM_MODEL", str(file.llm?.model)),
+      command: str(file.llm?.command),
+      dailyCap: file.llm?.dailyCap ?? DEFAULT_LLM_DAILY_CAP,
       timeoutMs: file.llm?.timeoutMs ?? 120_000,
-      contextChars: file.llm?.contextChars ?? 24_000,
+      contextChars: file.llm?.contextChars ?? (isCliProvider(provider) ? CLI_CONTEXT_CHARS : 24_000),
     },
     // HF_ENDPOINT is the variable Hugging Face's own tools read for a mirror.
     embedder: { model: str(file.embedder?.model) ?? DEFAULT_EMBED_MODEL, hubUrl: envOr("HF_ENDPOINT", str(file.embedder?.hubUrl)) },
     nightly: {
       enabled: file.nightly?.enabled ?? true,
       schedule: str(file.nightly?.schedule) ?? "30 3 * * *",
-      maxModelCalls: file.nightly?.maxModelCalls ?? 40,
+      maxModelCalls: file.nightly?.maxModelCalls ?? (isCliProvider(provider) ? CLI_NIGHTLY_MAX_MODEL_CALLS : 40),
     },
     distill: { keepEvidence: file.distill?.keepEvidence ?? true },
     offline: env.MEMSVC_OFFLINE === "1" || env.MEMSVC_OFFLINE === "true",
@@ -241,6 +289,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: Override
     paths,
   };
   return Object.freeze(config);
+}
+
+/** MEMSVC_LLM_PROVIDER over llm.provider over "openai"; the variable is checked here (the file's key was checked on read). */
+function llmProvider(json: Record<string, any>, fromEnv: string | null): LlmProvider {
+  if (fromEnv !== null && !(LLM_PROVIDERS as readonly string[]).includes(fromEnv)) {
+    throw new ConfigError(`MEMSVC_LLM_PROVIDER must be one of ${LLM_PROVIDERS.join(", ")}, got "${fromEnv}"`);
+  }
+  return (fromEnv ?? json.llm?.provider ?? "openai") as LlmProvider;
 }
 
 function isPostgresUrl(value: string): boolean {

@@ -18,6 +18,7 @@ process.env.MEMSVC_OFFLINE = "1";
 delete process.env.MEMSVC_LLM_BASE_URL;
 delete process.env.MEMSVC_LLM_API_KEY;
 delete process.env.MEMSVC_LLM_MODEL;
+delete process.env.MEMSVC_LLM_PROVIDER;
 delete process.env.MEMSVC_URL;
 delete process.env.MEMSVC_STORAGE;
 delete process.env.MEMSVC_DATABASE_URL;

@@ -112,7 +112,12 @@ export async function checkLlm(ctx: Ctx): Promise<Check> {
     if (status === 404) return { name: "language model", outcome: "warn", detail: `${ctx.health.llm} (this server cannot be asked whether it answers: older than this CLI)`, advice: "restart the server with this version" };
     if (status !== 200) return { name: "language model", outcome: "fail", detail: `${ctx.health.llm}: the probe answered HTTP ${status}: ${body?.error?.message ?? ""}`.trim(), advice: status === 401 ? "put the server's token into this machine's config.json" : "see the server log" };
     if (body.ok) return { name: "language model", outcome: "ok", detail: `${body.llm}, answering (${body.ms} ms)`, advice: "" };
-    return { name: "language model", outcome: "fail", detail: `${body.llm}: ${body.error}`, advice: "check that the model server runs and serves this model (llm.baseURL, llm.model, llm.apiKey in config.json or MEMSVC_LLM_* of the server), then restart the server" };
+    // The error already says what to do for a harness CLI (log in, install, the daily cap).
+    const cli = /^(claude|codex|gemini)-cli /.test(String(body.llm));
+    const advice = cli
+      ? "fix what the message says (llm.provider, llm.command, llm.dailyCap in config.json), then restart the server"
+      : "check that the model server runs and serves this model (llm.baseURL, llm.model, llm.apiKey in config.json or MEMSVC_LLM_* of the server), then restart the server";
+    return { name: "language model", outcome: "fail", detail: `${body.llm}: ${body.error}`, advice };
   } catch (e) {
     return { name: "language model", outcome: "fail", detail: `${ctx.health.llm}: the probe failed: ${failure(e)}`, advice: "see the server log" };
   }

@@ -1,5 +1,6 @@
 import { handleHook, HOOK_BUDGET_MS, HOOK_EVENTS, type HookEvent, type HookInput } from "../capture/hooks";
 import { loadConfig } from "../config";
+import { LLM_CHILD_ENV } from "../llm/child-env";
 
 export const HOOK_HELP = `memsvc hook <event>
 
@@ -42,6 +43,8 @@ export async function runHook(argv: string[]): Promise<number> {
     console.error(`memsvc hook: unknown event "${event}" (known: ${HOOK_EVENTS.join(", ")})`);
     return 0;
   }
+  // A harness session memsvc itself started as its language model: not the user's work.
+  if (process.env[LLM_CHILD_ENV] === "1") return 0;
   const started = Date.now();
   const budget = HOOK_BUDGET_MS[event as HookEvent];
   const deadline = started + budget;

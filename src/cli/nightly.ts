@@ -136,7 +136,7 @@ export async function runNightlyCommand(argv: string[]): Promise<number> {
   try {
     const main = values.day ?? defaultDay(Date.now());
     // With a model, days left partial (learnings owed) are paid back first, oldest first.
-    const owed = values.day === undefined && values["dry-run"] !== true && createLlmClient(config.llm) ? (await owedDays(services)).filter((d) => d !== main) : [];
+    const owed = values.day === undefined && values["dry-run"] !== true && createLlmClient(config.llm, config.paths.state) ? (await owedDays(services)).filter((d) => d !== main) : [];
     let code = 0;
     for (const day of [...owed, main]) {
       const outcome = await runNightly(services, { day, force: values.force === true && day === main, dryRun: values["dry-run"] === true, signal: abort.signal, progress });

@@ -1,6 +1,8 @@
 import { VERSION } from "../version";
 import type { EmbedderLoad, Services } from "./services";
 import type { LlmClient } from "../llm/client";
+import { cliLabel } from "../llm/cli-client";
+import { isCliProvider } from "../config";
 
 export interface Health {
   status: "ok";
@@ -16,9 +18,10 @@ export interface Health {
   index_vectors: number;
 }
 
-/** "<provider> <model>" from the configured base URL, or "not configured". */
+/** "<provider> <model>" from the configured base URL or harness CLI, or "not configured". */
 export function llmLabel(s: Services): string {
   const { baseURL, model } = s.config.llm;
+  if (isCliProvider(s.config.llm.provider)) return cliLabel(s.config.llm.provider, model);
   if (!baseURL || !model) return "not configured";
   let provider = "openai-compatible";
   try {
@@ -72,7 +75,8 @@ export async function probeLlm(s: Services, llm: LlmClient | null, timeoutMs: nu
     await llm.chatJson([{ role: "user", content: 'Reply with exactly this JSON and nothing else: {"ok": true}' }], { signal, maxTokens: 20 });
     return { configured: true, llm: label, ok: true, ms: Math.round(performance.now() - started), error: null };
   } catch (e) {
-    const error = signal.aborted ? `the language model at ${s.config.llm.baseURL} did not answer within ${Math.round(timeoutMs / 1000)} s` : (e as Error).message;
+    const where = isCliProvider(s.config.llm.provider) ? `(${label})` : `at ${s.config.llm.baseURL}`;
+    const error = signal.aborted ? `the language model ${where} did not answer within ${Math.round(timeoutMs / 1000)} s` : (e as Error).message;
     return { configured: true, llm: label, ok: false, ms: null, error };
   }
 }

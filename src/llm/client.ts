@@ -1,7 +1,8 @@
 import type OpenAI from "openai";
-import type { Config } from "../config";
+import { isCliProvider, type Config } from "../config";
 import { redactSecrets } from "../core/secrets";
 import { unavailable } from "../errors";
+import { createCliClient } from "./cli-client";
 import { extractJson } from "./json";
 
 export interface ChatMessage {
@@ -28,8 +29,13 @@ export interface LlmClient {
 let sdk: Promise<typeof OpenAI> | null = null;
 const loadSdk = () => (sdk ??= import("openai").then((m) => m.default));
 
-/** null when no model is configured (recall-only operation). */
-export function createLlmClient(llm: Config["llm"]): LlmClient | null {
+/**
+ * The one way to the language model, whichever provider config names; null
+ * when none is configured (recall-only operation). `stateDir` (config.paths.state)
+ * holds the daily call count of the harness CLI providers.
+ */
+export function createLlmClient(llm: Config["llm"], stateDir: string): LlmClient | null {
+  if (isCliProvider(llm.provider)) return createCliClient(llm, llm.provider, stateDir);
   if (!llm.baseURL || !llm.model) return null;
   let client: OpenAI | null = null;
   const model = llm.model;

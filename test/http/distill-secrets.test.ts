@@ -95,7 +95,7 @@ describe("no secret reaches the model or the store", () => {
 
   test("the model client redacts a prompt built by any route", async () => {
     const { createLlmClient } = await import("../../src/llm/client");
-    const llm = createLlmClient({ ...h.srv.services.config.llm, baseURL: h.fake.baseURL, model: "fake" })!;
+    const llm = createLlmClient({ ...h.srv.services.config.llm, baseURL: h.fake.baseURL, model: "fake" }, h.srv.services.config.paths.state)!;
     h.fake.script(memoriesReply());
     await llm.chatJson([{ role: "user", content: `machine api.example.com login bob password ${"Pw9".repeat(4)}` }]);
     expect(h.fake.receivedText()).not.toContain("Pw9Pw9Pw9Pw9");

@@ -20,11 +20,11 @@ function homeWith(config: Record<string, unknown>): string {
   return h;
 }
 
-async function hook(event: string, input: unknown, opts: { url?: string; home?: string } = {}) {
+async function hook(event: string, input: unknown, opts: { url?: string; home?: string; env?: Record<string, string> } = {}) {
   const p = Bun.spawn([process.execPath, join(ROOT, "src/main.ts"), "hook", event], {
     cwd: ROOT,
     // HOME too: a hook without transcript_path scans ~/.claude/projects, which must not be the real one.
-    env: { ...process.env, HOME: fakeUserHome, MEMSVC_HOME: opts.home ?? home, MEMSVC_URL: opts.url ?? srv.url },
+    env: { ...process.env, HOME: fakeUserHome, MEMSVC_HOME: opts.home ?? home, MEMSVC_URL: opts.url ?? srv.url, ...opts.env },
     stdin: new Blob([typeof input === "string" ? input : JSON.stringify(input)]),
     stdout: "pipe",
     stderr: "pipe",
@@ -57,6 +57,21 @@ describe("against a real server", () => {
     expect(r.out).toContain("## Learnings");
     // The identifier arrives whole, in a code span (src/core/identity/inline-md.ts).
     expect(r.out).toContain("with `lock_timeout` = 5s so they fail fast");
+  });
+
+  test("inside memsvc's own model call (a harness CLI as llm.provider) hooks do nothing: no recall injected, no capture started", async () => {
+    const child = { MEMSVC_LLM_CHILD: "1" };
+    const start = await hook("session-start", { ...base, hook_event_name: "SessionStart" }, { env: child });
+    expect(start).toEqual({ code: 0, out: "" });
+    const prompt = await hook("user-prompt", { ...base, prompt: "How do I connect to the shop-api staging database through pgbouncer?" }, { env: child });
+    expect(prompt).toEqual({ code: 0, out: "" });
+    const h = homeWith({ sourceAgent: "dana-laptop" });
+    const end = await hook("session-end", { ...base, transcript_path: join(h, "t.jsonl") }, { home: h, env: child });
+    expect(end.code).toBe(0);
+    expect(existsSync(join(h, "state", "capture.log"))).toBe(false);
+    // The same hook outside such a call does start one (so the check above can fail).
+    await hook("session-end", { ...base, transcript_path: join(h, "t.jsonl") }, { home: h });
+    expect(existsSync(join(h, "state", "capture.log"))).toBe(true);
   });
 
   test("session-start leaves identity out when claude-code is not in identityClients", async () => {

@@ -225,7 +225,7 @@ describe("the nightly re-check of stale memories", () => {
     const s = services({ distill: { keepEvidence: false } });
     fake.script(memoriesReply({ content: "The invoice job in jobs/invoice.ts runs at 02:00 UTC and retries three times.", memory_type: "knowledge", evidence: ["the invoice job runs at 02:00 UTC"] }));
     const text = "user: when does the invoice job run?\nassistant: the invoice job runs at 02:00 UTC from jobs/invoice.ts and retries three times.";
-    const r = (await distill(s, { text, session_id: "s-off", segment_id: "1", project: "shop", anchors: { repo: REPO, commit: C1, paths: ["jobs/invoice.ts"] } }, createLlmClient(s.config.llm))) as { ids: string[] };
+    const r = (await distill(s, { text, session_id: "s-off", segment_id: "1", project: "shop", anchors: { repo: REPO, commit: C1, paths: ["jobs/invoice.ts"] } }, createLlmClient(s.config.llm, s.config.paths.state))) as { ids: string[] };
     expect(r.ids.length).toBe(1);
     expect(await s.storage.memories.evidenceOf(r.ids[0])).toEqual([]);
     await markStale(s, { repo: REPO, head: HEAD, marks: [changed(r.ids[0], ["jobs/invoice.ts"])] });
@@ -254,7 +254,7 @@ describe("evidence kept at /distill", () => {
         evidence: [`the deploy token ${SECRET} is rotated by scripts/rotate.ts every 30 days`, "a line the model made up about rotation"],
       }),
     );
-    const r = (await distill(s, { text: segment, session_id: "s-ev", segment_id: "1", project: "shop", anchors: { repo: REPO, commit: C1, paths: ["scripts/rotate.ts"] } }, createLlmClient(s.config.llm))) as { ids: string[] };
+    const r = (await distill(s, { text: segment, session_id: "s-ev", segment_id: "1", project: "shop", anchors: { repo: REPO, commit: C1, paths: ["scripts/rotate.ts"] } }, createLlmClient(s.config.llm, s.config.paths.state))) as { ids: string[] };
     const [ev] = await s.storage.memories.evidenceOf(r.ids[0]);
     expect(ev.repo).toBe(REPO);
     expect(ev.evidence).toBe("assistant: the deploy token [REDACTED:github-token] is rotated by scripts/rotate.ts every 30 days");

@@ -6,7 +6,7 @@ import { objectBody } from "../body";
 
 export function distillRoutes(s: Services) {
   // One client per server: it keeps its connection pool between requests.
-  const llm = createLlmClient(s.config.llm);
+  const llm = createLlmClient(s.config.llm, s.config.paths.state);
   return new Elysia({ name: "distill" }).post("/distill", async ({ body, set }) => {
     const result = await distill(s, objectBody(body), llm);
     set.status = "skipped" in result ? 200 : 201;

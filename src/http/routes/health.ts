@@ -5,7 +5,7 @@ import { LLM_PROBE_TIMEOUT_MS } from "../../core/tuning";
 import { createLlmClient } from "../../llm/client";
 
 export function healthRoutes(s: Services) {
-  const llm = createLlmClient(s.config.llm);
+  const llm = createLlmClient(s.config.llm, s.config.paths.state);
   return (
     new Elysia({ name: "health" })
       .get("/health", () => health(s))
