@@ -104,7 +104,7 @@ export async function runServer(argv: string[]): Promise<number> {
   const bound = app.server!;
   log("info", `memsvc ${VERSION} listening on http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${bound.port} (home ${config.home}, ${services.storage.engine} ${services.storage.location}, embedder ${embedder.id})`);
   try {
-    writeRuntimeFile(config.home, { pid: process.pid, host: config.host, port: bound.port!, version: VERSION, started_at: new Date().toISOString() });
+    writeRuntimeFile(config.home, { pid: process.pid, host: config.host, port: bound.port!, version: VERSION, started_at: new Date().toISOString(), ...(values.service ? { service: true } : {}) });
   } catch (e) {
     log("warn", `could not write ${runtimeFile(config.home)} (${(e as Error).message}); clients need MEMSVC_URL or serverUrl to find this server`);
   }
