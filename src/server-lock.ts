@@ -25,6 +25,10 @@ const HOLDER_URL_WAIT_MS = 5_000;
 
 export interface ServerLock {
   file: string;
+  /** False on a home this process cannot write: see tryLock. */
+  held: boolean;
+  /** Why the lock is not held. */
+  note?: string;
   release(): void;
 }
 
@@ -42,11 +46,23 @@ export function lockFile(home: string): string {
   return join(home, LOCK_FILE);
 }
 
-/** The lock, or null when another live process holds it. Throws LockUnusableError when the file cannot serve as a lock. */
+/**
+ * The lock, or null when another live process holds it. Throws
+ * LockUnusableError when the file cannot serve as a lock. A home this process
+ * cannot write gives an unheld lock: no server can open its database there
+ * anyway, and the storage layer says so in its own words.
+ */
 export function tryLock(home: string): ServerLock | null {
   ensurePrivateDir(home, { tighten: true });
   const file = lockFile(home);
-  createPrivateFile(file);
+  const unheld = (why: string): ServerLock => ({ file, held: false, note: `cannot lock ${file} (${why})`, release() {} });
+  try {
+    createPrivateFile(file);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code ?? "";
+    if (code === "EROFS" || code === "EACCES" || code === "EPERM") return unheld(code);
+    throw e;
+  }
   // macOS: the SQLite library must be chosen before the first Database opens.
   prepareSqlite();
   let db: Database;
@@ -66,11 +82,13 @@ export function tryLock(home: string): ServerLock | null {
     db.close();
     const code = (e as { code?: string }).code ?? "";
     if (code.startsWith("SQLITE_BUSY") || code.startsWith("SQLITE_LOCKED")) return null;
+    if (code.startsWith("SQLITE_READONLY")) return unheld("read-only");
     throw new LockUnusableError(`${file} cannot be used as the server lock (${(e as Error).message}); if no memsvc server runs for this home, delete it`);
   }
   held.push(db);
   return {
     file,
+    held: true,
     release() {
       const i = held.indexOf(db);
       if (i >= 0) held.splice(i, 1);

@@ -67,7 +67,8 @@ export async function runServer(argv: string[]): Promise<number> {
     return values.service ? 0 : 1;
   }
   const serverLock = lock;
-  clearStaleRuntimeFile(home);
+  if (!lock.held) log("warn", `${lock.note}: a second server for this home would not be refused`);
+  if (lock.held) clearStaleRuntimeFile(home);
   const init = ensureHome();
   if (init.created) log("info", `created ${init.home} with a new bearer token (\`memsvc status\` prints it)`);
   const config = loadConfig(process.env, { port, host: values.host, databaseUrl: values["database-url"] });
