@@ -140,7 +140,8 @@ describe("memsvc service without a usable systemd (a container)", () => {
     expect(await health(info.url)).toBe(0);
     expect(readRuntimeFile(s.home)).toBeNull();
     // The home and its data stay.
-    expect(existsSync(join(s.home, "memsvc.db"))).toBe(true);
+    expect(existsSync(join(s.home, "config.json"))).toBe(true);
+    expect(existsSync(join(s.home, "logs", "server.log"))).toBe(true);
     const after = await s.memsvc("status");
     expect(after.code).toBe(1);
     expect(after.stdout).toContain("not installed");
