@@ -10,7 +10,7 @@ Usage: memsvc <command> [options]
 Server commands:
   init        create the service home and config.json with a bearer token
   server      start the service (default 127.0.0.1:8787)
-  service     start memsvc at login: install, uninstall or status (launchd, systemd, Windows task)
+  service     start memsvc at login: install, uninstall, status
   status      ask the running server for its state and print the token
   nightly     run the nightly consolidation now
   export      write all memories, links and identity sections to JSONL
