@@ -10,6 +10,7 @@ Usage: memsvc <command> [options]
 Server commands:
   init        create the service home and config.json with a bearer token
   server      start the service (default 127.0.0.1:8787)
+  service     start memsvc at login: install, uninstall, status
   status      ask the running server for its state and print the token
   nightly     run the nightly consolidation now
   export      write all memories, links and identity sections to JSONL
@@ -36,6 +37,7 @@ type Command = (argv: string[]) => Promise<number>;
 const COMMANDS: Record<string, () => Promise<Command>> = {
   init: async () => (await import("./cli/init")).runInit,
   server: async () => (await import("./cli/server")).runServer,
+  service: async () => (await import("./cli/service")).runService,
   status: async () => (await import("./cli/status")).runStatus,
   // nightly reads the database before openStore runs, so macOS's SQLite choice must come first.
   nightly: async () => ((await import("./platform/natives")).prepareSqlite(), (await import("./cli/nightly")).runNightlyCommand),

@@ -16,6 +16,8 @@ export interface RuntimeInfo {
   url: string;
   version: string;
   started_at: string;
+  /** Started by a service manager (`memsvc server --service`): `memsvc service uninstall` stops it. */
+  service?: boolean;
 }
 
 export const RUNTIME_FILE = "server.json";

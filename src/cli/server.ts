@@ -9,11 +9,13 @@ import { NIGHTLY_SCHEDULE_DELAY_MS } from "../core/tuning";
 import { createApp, MAX_BODY_BYTES } from "../http/app";
 import { closeAll as closeMcpSessions } from "../mcp/registry";
 import { removeRuntimeFile, runtimeFile, writeRuntimeFile } from "../runtime-file";
+import { clearStaleRuntimeFile, lockHolder, LockUnusableError, refusalLine, tryLock } from "../server-lock";
+import { homeDir } from "../config";
 import { VERSION } from "../version";
 import { parseFlags, parsePort, UsageError } from "./args";
 import { ensureHome } from "./init";
 
-export const SERVER_HELP = `memsvc server [--port <int>] [--host <address>] [--database-url <postgres url>]
+export const SERVER_HELP = `memsvc server [--port <int>] [--host <address>] [--database-url <postgres url>] [--service]
 
 Starts the memory service (default 127.0.0.1:8787). Creates the service home
 and a bearer token on first start when \`memsvc init\` was not run.
@@ -34,10 +36,15 @@ when the database is unreachable or lacks pgvector.
 A model that must be downloaded first is fetched in the background: the
 server answers at once with the offline fallback embedder and switches (and
 re-embeds stored memories) when the model is ready. /health and
-\`memsvc status\` say which embedder is active and whether one is loading.`;
+\`memsvc status\` say which embedder is active and whether one is loading.
+
+One server per home: a second \`memsvc server\` on a home whose server runs
+exits 1 naming it (pid, address) before it touches anything. --service (used
+by \`memsvc service install\`) makes that case exit 0, so a service manager
+does not restart a refused server over and over.`;
 
 export async function runServer(argv: string[]): Promise<number> {
-  const { values } = parseFlags(argv, { port: { type: "string", short: "p" }, host: { type: "string" }, "database-url": { type: "string" } });
+  const { values } = parseFlags(argv, { port: { type: "string", short: "p" }, host: { type: "string" }, "database-url": { type: "string" }, service: { type: "boolean" } });
   if (values.help) {
     console.log(SERVER_HELP);
     return 0;
@@ -45,6 +52,23 @@ export async function runServer(argv: string[]): Promise<number> {
   const port = parsePort(values.port);
   if (values.host !== undefined && !/^[\w.:\-[\]]+$/.test(values.host)) throw new UsageError(`--host must be an address or host name, got "${values.host}"`);
   const log = stderrLogger(process.env.MEMSVC_LOG === "debug" ? "debug" : "info");
+  // The lock comes before anything touches the home: two first starts must not both write a token.
+  const home = homeDir();
+  let lock: ReturnType<typeof tryLock>;
+  try {
+    lock = tryLock(home);
+  } catch (e) {
+    if (!(e instanceof LockUnusableError)) throw e;
+    console.error(`memsvc server: ${e.message}`);
+    return 1;
+  }
+  if (lock === null) {
+    console.error(`memsvc server: ${refusalLine(home, await lockHolder(home))}`);
+    return values.service ? 0 : 1;
+  }
+  const serverLock = lock;
+  if (!lock.held) log("warn", `${lock.note}: a second server for this home would not be refused`);
+  if (lock.held) clearStaleRuntimeFile(home);
   const init = ensureHome();
   if (init.created) log("info", `created ${init.home} with a new bearer token (\`memsvc status\` prints it)`);
   const config = loadConfig(process.env, { port, host: values.host, databaseUrl: values["database-url"] });
@@ -81,7 +105,7 @@ export async function runServer(argv: string[]): Promise<number> {
   const bound = app.server!;
   log("info", `memsvc ${VERSION} listening on http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${bound.port} (home ${config.home}, ${services.storage.engine} ${services.storage.location}, embedder ${embedder.id})`);
   try {
-    writeRuntimeFile(config.home, { pid: process.pid, host: config.host, port: bound.port!, version: VERSION, started_at: new Date().toISOString() });
+    writeRuntimeFile(config.home, { pid: process.pid, host: config.host, port: bound.port!, version: VERSION, started_at: new Date().toISOString(), ...(values.service ? { service: true } : {}) });
   } catch (e) {
     log("warn", `could not write ${runtimeFile(config.home)} (${(e as Error).message}); clients need MEMSVC_URL or serverUrl to find this server`);
   }
@@ -111,6 +135,7 @@ export async function runServer(argv: string[]): Promise<number> {
     removeRuntimeFile(config.home);
     await closeMcpSessions(services);
     await services.close();
+    serverLock.release();
     clearTimeout(hard);
     void bound.stop(true);
     log("info", "stopped cleanly");

@@ -1,17 +1,19 @@
 import { afterEach, expect, test } from "bun:test";
-import { readFileSync } from "node:fs";
+import { copyFileSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { ingestMemory } from "../../src/core/memories";
 import type { NightlyDigest } from "../../src/core/nightly";
-import { engineEnv } from "../helpers/engine";
+import { engineEnv, onPostgres } from "../helpers/engine";
 import { useFakeLlm } from "../helpers/fake-llm";
-import { BUN, childEnv, freePort, startProcess, type Running } from "../helpers/process";
+import { BUN, childEnv, freePort, startProcess, tempHome, type Running } from "../helpers/process";
 import { makeServices, type TestServices } from "../helpers/services";
 
-// Two real `memsvc server` processes over one database (the SQLite file, or
-// with MEMSVC_TEST_ENGINE=postgres one PGlite database), each with its own
-// nightly schedule firing every second: the night runs once, and when its
-// owner is killed mid-run the other server finishes it from the cursor.
+// Real `memsvc server` processes over one database, each with its own nightly
+// schedule firing every second: the night runs once, and when its owner is
+// killed mid-run another server finishes it from the cursor. With
+// MEMSVC_TEST_ENGINE=postgres the two servers (two homes, one PGlite schema)
+// run side by side; on SQLite one server runs per home (server.lock), so the
+// second starts on the same home once the owner is killed.
 
 const DAY_MS = 86_400_000;
 const fake = useFakeLlm();
@@ -46,22 +48,35 @@ test("two servers schedule the same night: one runs it; killed mid-run, the othe
   // Whoever owns the night first asks about proj-a and never hears back: it is killed while waiting.
   fake.script({ wait: new Promise(() => {}), then: lesson("proj-a") });
 
-  const ports = [await freePort(), await freePort()];
-  servers.push(...(await Promise.all(ports.map((port) => startProcess([BUN, "src/main.ts", "server", "--port", String(port)], childEnv(home, engineEnv(home)), port, undefined, 60_000)))));
+  const start = async (serverHome: string, env: Record<string, string>) => {
+    const port = await freePort();
+    const s = await startProcess([BUN, "src/main.ts", "server", "--port", String(port)], childEnv(serverHome, env), port, undefined, 60_000);
+    servers.push(s);
+    return s;
+  };
+  // PostgreSQL: the second server has a home of its own (the same config.json) over the first home's schema.
+  const secondHome = onPostgres ? tempHome() : home;
+  if (onPostgres) {
+    copyFileSync(join(home, "config.json"), join(secondHome, "config.json"));
+    await start(secondHome, engineEnv(home));
+  }
+  await start(home, engineEnv(home));
   await waitFor(() => fake.requests.length >= 1);
   const running = (await view.storage.nightly.lastRun(yesterday))!;
   expect(running.status).toBe("running");
   const pid = Number(running.owner.split(":")[1]);
   const owner = servers.find((s) => s.proc.pid === pid)!;
   expect(owner).toBeDefined();
-  const survivor = servers.find((s) => s !== owner)!;
-  // While the owner lives, the other server's schedule (every second) leaves the night alone.
-  await Bun.sleep(2500);
-  expect(fake.requests.length).toBe(1);
-  expect((await view.storage.nightly.lastRun(yesterday))!.owner).toBe(running.owner);
+  if (onPostgres) {
+    // While the owner lives, the other server's schedule (every second) leaves the night alone.
+    await Bun.sleep(2500);
+    expect(fake.requests.length).toBe(1);
+    expect((await view.storage.nightly.lastRun(yesterday))!.owner).toBe(running.owner);
+  }
 
   owner.proc.kill("SIGKILL");
   await owner.proc.exited;
+  const survivor = onPostgres ? servers.find((s) => s !== owner)! : await start(home, {});
   await waitFor(async () => (await view.storage.nightly.lastRun(yesterday))!.status === "done");
   const done = (await view.storage.nightly.lastRun(yesterday))!;
   expect(done.id).toBe(running.id);
@@ -77,7 +92,7 @@ test("two servers schedule the same night: one runs it; killed mid-run, the othe
   const days = runs.map((r) => (JSON.parse(r.digest) as NightlyDigest).day);
   expect(days.length).toBe(new Set(days).size);
   expect(days).toContain(yesterday);
-  const token = JSON.parse(readFileSync(join(home, "config.json"), "utf8")).token;
+  const token = JSON.parse(readFileSync(join(secondHome, "config.json"), "utf8")).token;
   const learned = await (await fetch(`${survivor.url}/learnings?days=7`, { headers: { Authorization: `Bearer ${token}` } })).json();
   expect(learned.learnings.map((l: { project: string }) => l.project).sort()).toEqual(["proj-a", "proj-b", "proj-c"]);
 }, 120_000);
