@@ -6,7 +6,8 @@ import { createServices } from "../core/services";
 import { warmVectorScan, warmWordCounts } from "../core/search";
 import { storageFailure } from "../store/sqlite/storage-errors";
 import { NIGHTLY_SCHEDULE_DELAY_MS } from "../core/tuning";
-import { createApp, MAX_BODY_BYTES } from "../http/app";
+import { createApp } from "../http/app";
+import { LISTEN_MAX_REQUEST_BODY_SIZE } from "../http/limits";
 import { closeAll as closeMcpSessions } from "../mcp/registry";
 import { removeRuntimeFile, runtimeFile, writeRuntimeFile } from "../runtime-file";
 import { VERSION } from "../version";
@@ -71,7 +72,7 @@ export async function runServer(argv: string[]): Promise<number> {
   const app = createApp(services);
   try {
     // Elysia defaults to SO_REUSEPORT, which would let a second server share the port silently.
-    app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: MAX_BODY_BYTES + 1024 * 1024, idleTimeout: 60, reusePort: false });
+    app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: LISTEN_MAX_REQUEST_BODY_SIZE, idleTimeout: 60, reusePort: false });
   } catch (e) {
     await services.close();
     const msg = (e as Error).message;
@@ -80,6 +81,9 @@ export async function runServer(argv: string[]): Promise<number> {
   }
   const bound = app.server!;
   log("info", `memsvc ${VERSION} listening on http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${bound.port} (home ${config.home}, ${services.storage.engine} ${services.storage.location}, embedder ${embedder.id})`);
+  if (!isLoopbackBind(config.host)) {
+    log("warn", `bound to ${config.host}, not a loopback address: the service is exposed to the network. Remote callers need the bearer token (\`memsvc status\` prints it); loopback callers on this machine do not. memsvc speaks plain HTTP, no TLS: put it behind a TLS-terminating proxy, or the token and memories cross the network in clear`);
+  }
   try {
     writeRuntimeFile(config.home, { pid: process.pid, host: config.host, port: bound.port!, version: VERSION, started_at: new Date().toISOString() });
   } catch (e) {
@@ -119,4 +123,10 @@ export async function runServer(argv: string[]): Promise<number> {
   process.on("SIGINT", () => void shutdown("SIGINT"));
   process.on("SIGTERM", () => void shutdown("SIGTERM"));
   return await new Promise<number>(() => {});
+}
+
+/** A bind address only this machine can reach: 127.0.0.0/8, ::1 (also IPv4-mapped) or localhost. */
+export function isLoopbackBind(host: string): boolean {
+  const h = host.trim().toLowerCase().replace(/^\[(.*)\]$/, "$1");
+  return h === "localhost" || h.endsWith(".localhost") || h === "::1" || /^(::ffff:)?127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h);
 }
