@@ -69,6 +69,7 @@ describe("configuration errors stop start-up naming file and key", () => {
     ['{"prot": 1}', /unknown key "prot"/],
     ['{"identityAgents": {"bot": "sometimes"}}', /identityAgents.bot/],
     ["{not json", /not valid JSON/],
+    ['{\n  "port": 8787\n  "host": "127.0.0.1"\n}', /config\.json: not valid JSON: line 3, column 3: expected ',' or '}'/],
   ] as [string, RegExp][]) {
     test(content, async () => {
       const home = tempHome();
