@@ -13,6 +13,7 @@ import { removeRuntimeFile, runtimeFile, writeRuntimeFile } from "../runtime-fil
 import { VERSION } from "../version";
 import { parseFlags, parsePort, UsageError } from "./args";
 import { ensureHome } from "./init";
+import { counted } from "../core/text";
 
 export const SERVER_HELP = `memsvc server [--port <int>] [--host <address>] [--database-url <postgres url>]
 
@@ -97,7 +98,7 @@ export async function runServer(argv: string[]): Promise<number> {
   // Tracked: shutdown aborts it and waits for the count under way, not for the rest.
   void services
     .track(warmVectorScan(services, abort.signal).then(async (scans) => ({ scans, ...(await warmWordCounts(services, abort.signal)) })))
-    .then((w) => log("debug", `search: warmed up with ${w.scans} vector searches; counted ${w.words} common words of ${w.sampled} sampled memories in ${w.ms} ms`))
+    .then((w) => log("debug", `search: warmed up with ${counted(w.scans, "vector search", "vector searches")}; counted ${counted(w.words, "common word")} of ${counted(w.sampled, "sampled memory", "sampled memories")} in ${w.ms} ms`))
     .catch((e) => log("warn", `search: warm-up stopped: ${(e as Error).message}`));
 
   let stopping = false;

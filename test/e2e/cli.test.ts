@@ -132,7 +132,7 @@ describe("status and server", () => {
     const answer = await new Promise<string>((resolve) => {
       const sock = connect(port, "127.0.0.1");
       const got: Buffer[] = [];
-      sock.on("data", (d) => got.push(d));
+      sock.on("data", (d) => got.push(d as Buffer));
       sock.on("error", () => undefined);
       sock.on("close", () => resolve(Buffer.concat(got).toString("utf8")));
       sock.write(`POST /distill HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: ${30 * 1024 * 1024}\r\n\r\n{"text":"`);

@@ -31,7 +31,7 @@ describe("GET /", () => {
     });
 
     test(`other clients get a JSON index of the pages and /health: ${who}`, async () => {
-      for (const headers of [{}, { accept: "application/json" }, { accept: "*/*" }]) {
+      for (const headers of [{}, { accept: "application/json" }, { accept: "*/*" }] as Record<string, string>[]) {
         const r = await requestFrom(address, `${srv.url}/`, { headers });
         expect(r.status).toBe(200);
         expect(r.headers["content-type"]).toContain("application/json");
