@@ -19,8 +19,10 @@ export const SERVER_HELP = `memsvc server [--port <int>] [--host <address>] [--d
 
 Starts the memory service (default 127.0.0.1:8787). Creates the service home
 and a bearer token on first start when \`memsvc init\` was not run.
-Binding to anything but a loopback address exposes it to the network: remote
-callers then need the bearer token.
+Binding to anything but a loopback address exposes it to the network (the
+server warns at start): remote callers then need the bearer token. memsvc
+speaks plain HTTP: put a TLS-terminating proxy in front, and have it pass the
+client's Host header on (a proxy on this machine connects from 127.0.0.1).
 
 Environment: MEMSVC_HOME, MEMSVC_LLM_BASE_URL, MEMSVC_LLM_API_KEY,
 MEMSVC_LLM_MODEL, MEMSVC_OFFLINE=1 (never download the embedding model),
