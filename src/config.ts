@@ -1,8 +1,10 @@
-import { chmodSync, existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, renameSync, writeFileSync } from "node:fs";
 import { homedir, hostname } from "node:os";
 import { isAbsolute, join } from "node:path";
 import { ConfigError } from "./errors";
+import { parseJsonText } from "./json-file";
 import { ensurePrivateDir } from "./private-files";
+import { NotUtf8Error, readUtf8File } from "./utf8";
 import { clientUrl, liveServer } from "./runtime-file";
 
 export type IdentityMode = "global" | "override" | "off";
@@ -220,9 +222,10 @@ export function readConfigFile(file: string): Record<string, any> {
   if (!existsSync(file)) return {};
   let raw: unknown;
   try {
-    raw = JSON.parse(readFileSync(file, "utf8"));
+    raw = parseJsonText(readUtf8File(file));
   } catch (e) {
-    throw new ConfigError(`${file}: not valid JSON (${(e as Error).message})`);
+    // NotUtf8Error names the file itself; a parse error is "line L, column C: what".
+    throw new ConfigError(e instanceof NotUtf8Error ? e.message : `${file}: not valid JSON: ${(e as Error).message}`);
   }
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) throw new ConfigError(`${file}: must hold a JSON object`);
   for (const [key, value] of Object.entries(raw)) {

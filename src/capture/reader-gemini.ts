@@ -3,6 +3,7 @@ import { dirname, join } from "node:path";
 import type { FlatMessage, FlatSession } from "./flatten";
 import { toolSummary } from "./readers";
 import type { Part } from "./transcript";
+import { readUtf8File } from "../utf8";
 
 type Json = Record<string, unknown>;
 const obj = (v: unknown): Json | null => (v && typeof v === "object" && !Array.isArray(v) ? (v as Json) : null);
@@ -40,7 +41,7 @@ function partsText(content: unknown): string {
 export function readGeminiSession(file: string): FlatSession | null {
   let doc: Json | null;
   try {
-    doc = obj(JSON.parse(readFileSync(file, "utf8")));
+    doc = obj(JSON.parse(readUtf8File(file)));
   } catch {
     return null; // being rewritten right now: the next run reads it
   }

@@ -1,8 +1,9 @@
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import type { FlatMessage, FlatSession } from "./flatten";
 import { toolSummary } from "./readers";
 import type { Part } from "./transcript";
+import { readUtf8File } from "../utf8";
 
 type Json = Record<string, unknown>;
 const obj = (v: unknown): Json | null => (v && typeof v === "object" && !Array.isArray(v) ? (v as Json) : null);
@@ -10,7 +11,7 @@ const str = (v: unknown): string | null => (typeof v === "string" ? v : null);
 
 function readJson(file: string): Json | null {
   try {
-    return obj(JSON.parse(readFileSync(file, "utf8")));
+    return obj(JSON.parse(readUtf8File(file)));
   } catch {
     return null; // being written right now: the next run reads it
   }

@@ -9,6 +9,7 @@ import { rememberRepo } from "./stale";
 import { planSegments, type Segment } from "./segments";
 import { detectFormat, headOf, readJsonl, type Format, type Line } from "./transcript";
 import { readState, stateDir, writeState, type SessionState } from "./watermark";
+import { NotUtf8Error } from "../utf8";
 
 export interface Transcript {
   path: string;
@@ -176,7 +177,17 @@ export async function capture(opts: CaptureOptions): Promise<CaptureResult> {
       continue;
     }
     const format = t.format ?? detectFormat(headOf(file));
-    const plan = planTranscript(file, format, state);
+    let plan: ReturnType<typeof planTranscript>;
+    try {
+      plan = planTranscript(file, format, state);
+    } catch (e) {
+      if (!(e instanceof NotUtf8Error)) throw e;
+      // This file only: nothing of it is sent, its watermark stays, the other transcripts go on.
+      const sessionId = state?.sessionId ?? basename(file).replace(/\.jsonl?$/, "");
+      reports.push({ file, sessionId, project: state?.project ?? null, status: "failed", segments: 0, sent: 0, memories: 0, dropped: 0, bytesIn: 0, bytesSent: 0, error: `${e.message}; skipped` });
+      log(`${e.message}; skipped`);
+      continue;
+    }
     const report: SessionReport = {
       file,
       sessionId: plan.sessionId,

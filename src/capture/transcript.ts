@@ -1,4 +1,5 @@
-import { openSync, readSync, closeSync, fstatSync } from "node:fs";
+import { openSync, readSync, closeSync, fstatSync, readFileSync } from "node:fs";
+import { utf8Problem } from "../utf8";
 
 /**
  * One meaningful piece of a transcript line, as the readers see it. A line
@@ -28,10 +29,16 @@ export type Format = "claude" | "generic" | "codex" | "flat";
 /** A reader turns one parsed JSON line into parts (an empty list for lines that carry nothing). */
 export type LineReader = (json: unknown) => Omit<Line, "end">;
 
+// Strict: a transcript in another encoding would otherwise reach the server (and memories) as U+FFFD.
+// Per line it costs no more than Buffer#toString (measured: 53-71 ms vs 58-82 ms for 14 MB of lines).
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
+
 /**
  * Complete lines of a JSONL file from `from` (a byte offset) to `to` (or the
  * end). A last line without its newline is still being written: it is left
  * for the next run. Unparseable lines count as consumed but carry nothing.
+ * A line that is not UTF-8 throws NotUtf8Error (src/utf8.ts): the file is
+ * refused as a whole, its watermark does not move.
  */
 export function readJsonl(file: string, reader: LineReader, from = 0, to?: number): { lines: Line[]; size: number } {
   const fd = openSync(file, "r");
@@ -48,7 +55,13 @@ export function readJsonl(file: string, reader: LineReader, from = 0, to?: numbe
     const lines: Line[] = [];
     let start = 0;
     for (let nl = buf.indexOf(10, 0); nl >= 0 && nl < read; nl = buf.indexOf(10, start)) {
-      const text = buf.subarray(start, nl).toString("utf8").trim();
+      let text: string;
+      try {
+        text = strictUtf8.decode(buf.subarray(start, nl)).trim();
+      } catch {
+        // The slow path names the line and byte: read the file again from its start.
+        throw utf8Problem(file, readFileSync(file).subarray(0, from + nl)) ?? new Error(`${file}: not UTF-8 text`);
+      }
       start = nl + 1;
       const end = from + start;
       if (!text) {

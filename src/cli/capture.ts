@@ -9,6 +9,7 @@ import { acquireLock, stateDir } from "../capture/watermark";
 import { loadConfig, type Config } from "../config";
 import { parseFlags, UsageError } from "./args";
 import { counted } from "../core/text";
+import { NotUtf8Error, readUtf8File } from "../utf8";
 
 export const CAPTURE_HELP = `memsvc capture [--harness <h>] [--dir <dir>] [--file <f>] [--format <f>] [--backlog] [--dry-run] [--json]
 
@@ -82,7 +83,13 @@ export async function runCapture(argv: string[]): Promise<number> {
     transcripts = readBacklog(config.home).sessions.map((w) => ({ path: w.file, format: (w.format ?? undefined) as Transcript["format"], agent: w.agent ?? undefined }));
   } else if (values.file !== undefined) {
     if (!existsSync(values.file)) throw new UsageError(`no such file: ${values.file}`);
-    transcripts = [fileTranscript(values.file, values.format, state, config)];
+    try {
+      transcripts = [fileTranscript(values.file, values.format, state, config)];
+    } catch (e) {
+      if (!(e instanceof NotUtf8Error)) throw e;
+      console.error(`memsvc capture: ${e.message}; skipped`);
+      return 1;
+    }
   } else {
     const harnesses: Harness[] = values.harness ? [values.harness as Harness] : values.dir !== undefined ? ["claude"] : [...HARNESSES];
     if (values.dir !== undefined && !existsSync(values.dir)) throw new UsageError(`no such folder: ${values.dir}`);
@@ -100,10 +107,15 @@ export async function runCapture(argv: string[]): Promise<number> {
       console.log(JSON.stringify(result, null, 2));
     } else {
       for (const r of result.reports) {
-        const what = r.status === "dry run" ? `${r.segments} segment(s) would be sent` : r.status === "failed" ? `sent ${r.sent}/${r.segments}, stopped: ${r.error}` : `sent ${r.sent} segment(s)`;
-        console.log(`${r.sessionId}${r.project ? ` (${r.project})` : ""}: ${what}; ${counted(r.memories, "memory", "memories")}, ${r.dropped} dropped; ${r.bytesIn} bytes read, ${r.bytesSent} sent`);
+        const where = `${r.sessionId}${r.project ? ` (${r.project})` : ""}`;
+        if (r.status === "failed" && r.segments === 0) {
+          console.log(`${where}: not read: ${r.error}`);
+          continue;
+        }
+        const what = r.status === "dry run" ? `${counted(r.segments, "segment")} would be sent` : r.status === "failed" ? `sent ${r.sent}/${counted(r.segments, "segment")}, stopped: ${r.error}` : `sent ${counted(r.sent, "segment")}`;
+        console.log(`${where}: ${what}; ${counted(r.memories, "memory", "memories")}, ${r.dropped} dropped; ${r.bytesIn} bytes read, ${r.bytesSent} sent`);
       }
-      if (result.reports.length === 0) console.log(`nothing new in ${transcripts.length} transcript(s)`);
+      if (result.reports.length === 0) console.log(`nothing new in ${counted(transcripts.length, "transcript")}`);
     }
     return result.failed ? 1 : 0;
   } finally {
@@ -115,6 +127,8 @@ export async function runCapture(argv: string[]): Promise<number> {
 function fileTranscript(file: string, format: string | undefined, state: string, config: Config): Transcript {
   const gemini = format === "gemini" || (format === undefined && file.endsWith(".json"));
   if (gemini) {
+    // The reader takes an unreadable recording for one being rewritten (null); a named file deserves the reason.
+    readUtf8File(file);
     const session = readGeminiSession(file);
     if (!session) throw new UsageError(`${file} is not a Gemini CLI chat recording (a JSON object with a messages list)`);
     return { path: flatten(flatDir(state), session), format: "flat", agent: sourceAgentFor(config, "gemini") };

@@ -55,7 +55,7 @@ export async function checkServer(ctx: Ctx): Promise<Check> {
     if (status !== 200 || body?.status !== "ok") return { name: "server", outcome: "fail", detail: `${where} answered HTTP ${status}`, advice: "something else may be listening there: check MEMSVC_URL / serverUrl / port" };
     ctx.health = body;
     const versionNote = body.version === VERSION ? "" : ` (this CLI is ${VERSION})`;
-    return { name: "server", outcome: "ok", detail: `${where}: memsvc ${body.version}${versionNote}, ${body.memories} memories`, advice: "" };
+    return { name: "server", outcome: "ok", detail: `${where}: memsvc ${body.version}${versionNote}, ${body.memories} ${body.memories === 1 ? "memory" : "memories"}`, advice: "" };
   } catch (e) {
     return {
       name: "server",

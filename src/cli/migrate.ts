@@ -66,7 +66,7 @@ export async function runMigrate(argv: string[]): Promise<number> {
       sourceId: `${hostname()}:${realpathSync(config.paths.db)}`,
       batch,
       signal: abort.signal,
-      progress: (p) => bar.update(p.memories, p.totalMemories, `${p.table}: ${p.memories}/${p.totalMemories} memories, ${counted(p.rows, "row")}`),
+      progress: (p) => bar.update(p.memories, p.totalMemories, `${p.table}: ${p.memories}/${counted(p.totalMemories, "memory", "memories")}, ${counted(p.rows, "row")}`),
     });
     const c = r.copied;
     const what = `${counted(c.memories, "memory", "memories")}, ${counted(c.links, "link")}, ${counted(c.history, "earlier version")}, ${counted(c.anchors, "anchor")}, ${counted(c.events, "adoption event")}, ${counted(c.segments, "segment")}`;

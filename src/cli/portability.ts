@@ -18,7 +18,8 @@ import { counted } from "../core/text";
 export const EXPORT_HELP = `memsvc export [--out <file.jsonl>] [--vectors]
 
 Writes every memory (all fields, tags, earlier versions), link, session segment, adoption event
-and identity section to a JSONL file (default ./memsvc-export-<date>.jsonl).
+and identity section to a JSONL file (mode 0600; default ./memsvc-export-<date>.jsonl), never
+to stdout; where it wrote and the counts go to stderr.
 --vectors also writes the embeddings (reused by an import with the same
 embedder). Safe while the server runs.`;
 
@@ -56,7 +57,8 @@ export async function runExport(argv: string[]): Promise<number> {
   const file = resolve(values.out ?? `memsvc-export-${new Date().toISOString().slice(0, 10)}.jsonl`);
   return withStorage("export", config, async (storage) => {
     const r = await exportAll(storage, config.paths.identity, file, { vectors: values.vectors === true });
-    console.log(`exported ${counted(r.memories, "memory", "memories")}, ${counted(r.links, "link")}, ${counted(r.identity_sections, "identity section")}${r.vectors ? " with vectors" : ""} to ${r.file}`);
+    // stderr: the data is in the file, never on stdout, and `memsvc export > x` must not pass this line off as an export.
+    console.error(`exported ${counted(r.memories, "memory", "memories")}, ${counted(r.links, "link")}, ${counted(r.identity_sections, "identity section")}${r.vectors ? " with vectors" : ""} to ${r.file}`);
   });
 }
 

@@ -6,7 +6,8 @@ import { createServices } from "../core/services";
 import { warmVectorScan, warmWordCounts } from "../core/search";
 import { storageFailure } from "../store/sqlite/storage-errors";
 import { NIGHTLY_SCHEDULE_DELAY_MS } from "../core/tuning";
-import { createApp, MAX_BODY_BYTES } from "../http/app";
+import { createApp } from "../http/app";
+import { LISTEN_MAX_REQUEST_BODY_SIZE } from "../http/limits";
 import { closeAll as closeMcpSessions } from "../mcp/registry";
 import { removeRuntimeFile, runtimeFile, writeRuntimeFile } from "../runtime-file";
 import { clearStaleRuntimeFile, lockHolder, LockUnusableError, refusalLine, tryLock } from "../server-lock";
@@ -14,13 +15,16 @@ import { homeDir } from "../config";
 import { VERSION } from "../version";
 import { parseFlags, parsePort, UsageError } from "./args";
 import { ensureHome } from "./init";
+import { counted } from "../core/text";
 
 export const SERVER_HELP = `memsvc server [--port <int>] [--host <address>] [--database-url <postgres url>] [--service]
 
 Starts the memory service (default 127.0.0.1:8787). Creates the service home
 and a bearer token on first start when \`memsvc init\` was not run.
-Binding to anything but a loopback address exposes it to the network: remote
-callers then need the bearer token.
+Binding to anything but a loopback address exposes it to the network (the
+server warns at start): remote callers then need the bearer token. memsvc
+speaks plain HTTP: put a TLS-terminating proxy in front, and have it pass the
+client's Host header on (a proxy on this machine connects from 127.0.0.1).
 
 Environment: MEMSVC_HOME, MEMSVC_LLM_BASE_URL, MEMSVC_LLM_API_KEY,
 MEMSVC_LLM_MODEL, MEMSVC_OFFLINE=1 (never download the embedding model),
@@ -95,7 +99,7 @@ export async function runServer(argv: string[]): Promise<number> {
   const app = createApp(services);
   try {
     // Elysia defaults to SO_REUSEPORT, which would let a second server share the port silently.
-    app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: MAX_BODY_BYTES + 1024 * 1024, idleTimeout: 60, reusePort: false });
+    app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: LISTEN_MAX_REQUEST_BODY_SIZE, idleTimeout: 60, reusePort: false });
   } catch (e) {
     await services.close();
     const msg = (e as Error).message;
@@ -104,6 +108,9 @@ export async function runServer(argv: string[]): Promise<number> {
   }
   const bound = app.server!;
   log("info", `memsvc ${VERSION} listening on http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${bound.port} (home ${config.home}, ${services.storage.engine} ${services.storage.location}, embedder ${embedder.id})`);
+  if (!isLoopbackBind(config.host)) {
+    log("warn", `bound to ${config.host}, not a loopback address: the service is exposed to the network. Remote callers need the bearer token (\`memsvc status\` prints it); loopback callers on this machine do not. memsvc speaks plain HTTP, no TLS: put it behind a TLS-terminating proxy, or the token and memories cross the network in clear`);
+  }
   try {
     writeRuntimeFile(config.home, { pid: process.pid, host: config.host, port: bound.port!, version: VERSION, started_at: new Date().toISOString(), ...(values.service ? { service: true } : {}) });
   } catch (e) {
@@ -117,7 +124,7 @@ export async function runServer(argv: string[]): Promise<number> {
   // Tracked: shutdown aborts it and waits for the count under way, not for the rest.
   void services
     .track(warmVectorScan(services, abort.signal).then(async (scans) => ({ scans, ...(await warmWordCounts(services, abort.signal)) })))
-    .then((w) => log("debug", `search: warmed up with ${w.scans} vector searches; counted ${w.words} common words of ${w.sampled} sampled memories in ${w.ms} ms`))
+    .then((w) => log("debug", `search: warmed up with ${counted(w.scans, "vector search", "vector searches")}; counted ${counted(w.words, "common word")} of ${counted(w.sampled, "sampled memory", "sampled memories")} in ${w.ms} ms`))
     .catch((e) => log("warn", `search: warm-up stopped: ${(e as Error).message}`));
 
   let stopping = false;
@@ -144,4 +151,10 @@ export async function runServer(argv: string[]): Promise<number> {
   process.on("SIGINT", () => void shutdown("SIGINT"));
   process.on("SIGTERM", () => void shutdown("SIGTERM"));
   return await new Promise<number>(() => {});
+}
+
+/** A bind address only this machine can reach: 127.0.0.0/8, ::1 (also IPv4-mapped) or localhost. */
+export function isLoopbackBind(host: string): boolean {
+  const h = host.trim().toLowerCase().replace(/^\[(.*)\]$/, "$1");
+  return h === "localhost" || h.endsWith(".localhost") || h === "::1" || /^(::ffff:)?127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h);
 }

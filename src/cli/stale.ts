@@ -3,6 +3,7 @@ import { repoInfo } from "../capture/git";
 import { checkStaleness } from "../capture/stale";
 import { loadConfig } from "../config";
 import { parseFlags } from "./args";
+import { counted } from "../core/text";
 
 export const STALE_HELP = `memsvc stale [--dir <path>] [--json]
 
@@ -38,9 +39,9 @@ export async function runStale(argv: string[]): Promise<number> {
   if (values.json) console.log(JSON.stringify({ reports }, null, 2));
   else {
     for (const r of reports) {
-      console.log(`${r.repo}${r.root ? ` (${r.root})` : " (folder gone)"}: ${r.anchors} anchored memor${r.anchors === 1 ? "y" : "ies"}, ${r.marked} marked possibly stale, ${r.cleared} mark(s) cleared${r.unchecked ? `, ${r.unchecked} not checked` : ""}`);
+      console.log(`${r.repo}${r.root ? ` (${r.root})` : " (folder gone)"}: ${counted(r.anchors, "anchored memory", "anchored memories")}, ${r.marked} marked possibly stale, ${counted(r.cleared, "mark")} cleared${r.unchecked ? `, ${r.unchecked} not checked` : ""}`);
       for (const m of r.marks) {
-        const what = m.reason === "changed" ? `${m.changed_paths.join(", ")} changed in ${m.commits} commit(s)` : m.reason === "missing" ? `${m.missing_paths.join(", ")} missing` : m.reason;
+        const what = m.reason === "changed" ? `${m.changed_paths.join(", ")} changed in ${counted(m.commits, "commit")}` : m.reason === "missing" ? `${m.missing_paths.join(", ")} missing` : m.reason;
         console.log(`  ${m.id.slice(0, 8)}: ${what}`);
       }
     }

@@ -9,6 +9,7 @@ import type { Logger } from "./log";
 import { recoverIdentity } from "./identity";
 import { lull, Traffic } from "./slices";
 import { loadThresholds, type IndexState, type VectorMirror } from "./search";
+import { counted } from "./text";
 
 /** A model being fetched in the background while another embedder serves (see cli/server.ts). */
 export interface EmbedderLoad {
@@ -146,7 +147,7 @@ function recoverIdentityFiles(s: Services): void {
   try {
     const r = recoverIdentity(s.config.paths.identity, (m) => s.log("warn", m));
     if (r.rolledForward + r.rolledBack + r.removed > 0) {
-      s.log("info", `identity: finished ${r.rolledForward} and undid ${r.rolledBack} interrupted write(s); removed ${r.removed} temp file(s)`);
+      s.log("info", `identity: finished ${r.rolledForward} and undid ${counted(r.rolledBack, "interrupted write")}; removed ${counted(r.removed, "temp file")}`);
     }
   } catch (e) {
     s.log("error", `identity: recovery of interrupted writes failed: ${(e as Error).message}`);

@@ -38,5 +38,10 @@ export function stem(word: string): string {
 
 /** "1 memory", "2 memories", "1 learning", "0 learnings": counts shown to people and agents read as English. */
 export function counted(n: number, one: string, many = `${one}s`): string {
-  return `${n} ${n === 1 ? one : many}`;
+  return `${n} ${plural(n, one, many)}`;
+}
+
+/** The noun alone, for lists that follow it: "unknown field x", "unknown fields x, y". */
+export function plural(n: number, one: string, many = `${one}s`): string {
+  return n === 1 ? one : many;
 }

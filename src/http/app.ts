@@ -16,13 +16,14 @@ import { identityRoutes } from "./routes/identity";
 import { mcpRoutes } from "./routes/mcp";
 import { memoryRoutes } from "./routes/memories";
 import { recallRoutes } from "./routes/recall";
+import { rootRoutes } from "./routes/root";
 
 export { MAX_BODY_BYTES } from "./limits";
 
 /** Paths anyone may GET: health and page shells, which hold no data. */
 export function isPublicPath(method: string, path: string): boolean {
   if (method !== "GET" && method !== "HEAD") return false;
-  return path === "/health" || path === "/memories" || path === "/favicon.svg" || path === "/favicon.ico" || path === "/viz" || path.startsWith("/viz/vendor/") || path === "/identity/ui" || path === "/dashboard" || path.startsWith("/dashboard/vendor/") || path.startsWith("/assets/");
+  return path === "/" || path === "/health" || path === "/memories" || path === "/favicon.svg" || path === "/favicon.ico" || path === "/viz" || path.startsWith("/viz/vendor/") || path === "/identity/ui" || path === "/dashboard" || path.startsWith("/dashboard/vendor/") || path.startsWith("/assets/");
 }
 
 /** The request path, even when request.url cannot be parsed (errors are reported for any request). */
@@ -89,6 +90,7 @@ export function createApp(s: Services, extra: RouteGroup[] = [], opts: AppOption
     // The MCP transports read their own bodies: mounted before the JSON body parser, which applies only to routes after it.
     .use(mcpRoutes(s))
     .onParse(parseJsonBody)
+    .use(rootRoutes(s))
     .use(healthRoutes(s))
     .use(assetRoutes(s))
     .use(graphRoutes(s))

@@ -13,10 +13,13 @@ const STATUS: Record<ErrorCode, number> = {
   internal: 500,
 };
 
+// A 413 leaves the rest of the body unread; without this Bun reads (and drops) all of it, however large it says it is.
+const CLOSE_AFTER: Partial<Record<ErrorCode, Record<string, string>>> = { too_large: { connection: "close" } };
+
 export function errorResponse(code: ErrorCode, message: string, details?: Record<string, unknown>, headers: Record<string, string> = {}): Response {
   return new Response(JSON.stringify({ error: { code, message, ...details } }), {
     status: STATUS[code],
-    headers: { "content-type": "application/json; charset=utf-8", ...headers },
+    headers: { "content-type": "application/json; charset=utf-8", ...CLOSE_AFTER[code], ...headers },
   });
 }
 

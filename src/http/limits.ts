@@ -3,6 +3,15 @@ import { tooLarge } from "../errors";
 /** Largest request body accepted (the spec's /distill limit applies everywhere). */
 export const MAX_BODY_BYTES = 25 * 1024 * 1024;
 
+/**
+ * Bun.serve's maxRequestBodySize for memsvc's listeners: no cap of Bun's own.
+ * Bun refuses a body over its cap with a bare 413 and no body, before the
+ * app can answer; MAX_BODY_BYTES is enforced by the app instead (a declared
+ * Content-Length in app.ts before any byte is read, a chunked body while it
+ * streams in readBodyLimited), so every 413 carries the one error shape.
+ */
+export const LISTEN_MAX_REQUEST_BODY_SIZE = Number.MAX_SAFE_INTEGER;
+
 const LABEL = `${MAX_BODY_BYTES / (1024 * 1024)} MB`;
 
 export function bodyTooLargeMessage(declared?: number): string {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { appendFileSync, copyFileSync, mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { appendFileSync, copyFileSync, mkdirSync, mkdtempSync, readFileSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { readState, stateDir } from "../../src/capture/watermark";
@@ -182,4 +182,65 @@ test("capture --help and usage errors", async () => {
   expect(await bad.exited).toBe(2);
   expect(await new Response(bad.stderr).text()).toContain("--format must be one of claude, codex, gemini, generic");
   expect(readFileSync(FIXTURE, "utf8").length).toBeGreaterThan(0);
+});
+
+/** A short Claude Code session, as lines (Claude Code writes UTF-8; `encoding` makes one that is not). */
+function claudeSession(sessionId: string, user: string, assistant: string): string {
+  const base = { isSidechain: false, userType: "external", cwd: "/home/dana/src/shop-api", sessionId, version: "1.0.98" };
+  return [
+    { ...base, type: "user", message: { role: "user", content: user }, timestamp: "2026-03-15T10:00:00.000Z" },
+    { ...base, type: "assistant", message: { role: "assistant", content: [{ type: "text", text: assistant }] }, timestamp: "2026-03-15T10:00:05.000Z" },
+  ]
+    .map((l) => `${JSON.stringify(l)}\n`)
+    .join("");
+}
+
+const LATIN1_SESSION = claudeSession("latin-1-session", "Das Menü für Größenangaben zeigt Müll, seit der Export auf Windows läuft.", "Die Datei kam als Latin-1 an; ich habe den Import auf UTF-8 umgestellt und die Größen erscheinen wieder.");
+
+test("a transcript that is not UTF-8 is refused naming the file; nothing of it is sent and its watermark stays", async () => {
+  const file = join(work, "latin1.jsonl");
+  writeFileSync(file, Buffer.from(LATIN1_SESSION, "latin1"));
+  const before = fake.requests.length;
+  const r = await capture(file);
+  expect(r.code).toBe(1);
+  expect(r.err).toContain(`${file}: not UTF-8 text (line 1: byte 0xFC at offset`);
+  expect(r.out).toMatch(/latin1: not read: .*not UTF-8 text.*; skipped/);
+  expect(fake.requests.length).toBe(before);
+  expect(readState(stateDir(clientHome), file)).toBeNull();
+  expect((await memories()).map((m) => m.content).join("\n")).not.toContain("\uFFFD");
+});
+
+test("capture --dir: a Latin-1 transcript is skipped (exit 1), the UTF-8 ones after it are still sent", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "memsvc-projects-"));
+  const project = join(dir, "-home-dana-src-shop-api");
+  mkdirSync(project);
+  const bad = join(project, "a-latin1.jsonl");
+  const good = join(project, "b-utf8.jsonl");
+  writeFileSync(bad, Buffer.from(LATIN1_SESSION, "latin1"));
+  writeFileSync(good, claudeSession("utf8-session-after-latin1", "Why does the invoice PDF job time out on the shop-api staging box since Monday?", "The PDF renderer waits on fonts from a CDN that staging cannot reach; I vendored the fonts into the image and the job finishes in 4 s."));
+  // Oldest first: the refused file comes before the good one.
+  utimesSync(bad, new Date(Date.now() - 60_000), new Date(Date.now() - 60_000));
+  fake.fallback = () => memoriesReply("On shop-api staging the invoice PDF job needs the fonts vendored into the image: the CDN is unreachable from staging.");
+  const p = Bun.spawn([process.execPath, join(ROOT, "src/main.ts"), "capture", "--dir", dir], {
+    cwd: ROOT,
+    env: { ...process.env, MEMSVC_HOME: clientHome, MEMSVC_URL: srv.url },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [code, out, err] = await Promise.all([p.exited, new Response(p.stdout).text(), new Response(p.stderr).text()]);
+  expect(code).toBe(1);
+  expect(err).toContain(`${bad}: not UTF-8 text`);
+  expect(out).toContain("utf8-session-after-latin1 (shop-api): sent 1 segment; 1 memory");
+  expect(readState(stateDir(clientHome), bad)).toBeNull();
+  expect(readState(stateDir(clientHome), good)?.offset).toBe(statSync(good).size);
+  expect((await memories()).some((m) => m.source_session === "utf8-session-after-latin1")).toBe(true);
+}, 30_000);
+
+test("a Gemini CLI chat file that is not UTF-8 is refused by name, not taken for a half-written recording", async () => {
+  const file = join(work, "session-2026-03-15T10-00-latin1.json");
+  writeFileSync(file, Buffer.from(JSON.stringify({ sessionId: "g-latin1", messages: [{ id: "1", timestamp: "2026-03-15T10:00:00Z", type: "user", content: "Größe" }] }), "latin1"));
+  const r = await capture(file);
+  expect(r.code).toBe(1);
+  expect(r.err).toContain(`${file}: not UTF-8 text`);
+  expect(r.err).not.toContain("not a Gemini CLI chat recording");
 });

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { readFileSync, statSync, writeFileSync, mkdirSync } from "node:fs";
+import { connect } from "node:net";
 import { join } from "node:path";
 import { ingestMemory } from "../../src/core/memories";
 import { homeRows, onPostgres } from "../helpers/engine";
@@ -68,6 +69,7 @@ describe("configuration errors stop start-up naming file and key", () => {
     ['{"prot": 1}', /unknown key "prot"/],
     ['{"identityAgents": {"bot": "sometimes"}}', /identityAgents.bot/],
     ["{not json", /not valid JSON/],
+    ['{\n  "port": 8787\n  "host": "127.0.0.1"\n}', /config\.json: not valid JSON: line 3, column 3: expected ',' or '}'/],
   ] as [string, RegExp][]) {
     test(content, async () => {
       const home = tempHome();
@@ -108,9 +110,36 @@ describe("status and server", () => {
     const env = childEnv(home);
     server = await startProcess([BUN, ...MAIN, "server", "--port", String(port)], env, port);
     expect(server.stderr()).toContain(`listening on http://127.0.0.1:${port}`);
+    expect(server.stderr()).not.toContain("exposed to the network");
     const second = await memsvc(["server", "--port", String(port)], childEnv(tempHome()));
     expect(second.code).toBe(1);
     expect(second.stderr).toMatch(/in use/);
+  });
+
+  test("a non-loopback bind warns at start: exposed, remote callers need the token, no TLS", async () => {
+    const port = await freePort();
+    server = await startProcess([BUN, ...MAIN, "server", "--port", String(port), "--host", "0.0.0.0"], childEnv(tempHome()), port);
+    const warned = () => server!.stderr().split("\n").find((l) => / warn +bound to 0\.0\.0\.0/.test(l));
+    for (let i = 0; i < 100 && !warned(); i++) await Bun.sleep(20);
+    expect(warned()).toMatch(/exposed to the network/);
+    expect(warned()).toMatch(/need the bearer token/);
+    expect(warned()).toMatch(/no TLS: put it behind a TLS-terminating proxy/);
+  });
+
+  test("a body declared far over the limit gets the one error shape from the real server (no bare 413 of Bun's own)", async () => {
+    const port = await freePort();
+    server = await startProcess([BUN, ...MAIN, "server", "--port", String(port)], childEnv(tempHome()), port);
+    const answer = await new Promise<string>((resolve) => {
+      const sock = connect(port, "127.0.0.1");
+      const got: Buffer[] = [];
+      sock.on("data", (d) => got.push(d as Buffer));
+      sock.on("error", () => undefined);
+      sock.on("close", () => resolve(Buffer.concat(got).toString("utf8")));
+      sock.write(`POST /distill HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: ${30 * 1024 * 1024}\r\n\r\n{"text":"`);
+      setTimeout(() => sock.destroy(), 5000);
+    });
+    expect(answer).toStartWith("HTTP/1.1 413");
+    expect(JSON.parse(answer.slice(answer.indexOf("\r\n\r\n") + 4)).error).toEqual({ code: "too_large", message: "request body is 31457280 bytes; the limit is 26214400 (25 MB)" });
   });
 
   test("SIGTERM during a burst of writes: acknowledged writes are kept and the store closes cleanly", async () => {

@@ -104,7 +104,7 @@ test(
       const pgEnv = { ...env, MEMSVC_STORAGE: "postgres", MEMSVC_DATABASE_URL: url, MEMSVC_DATABASE_SCHEMA: schema };
       const exPg = await run([BUN, "src/main.ts", "export", "--vectors", "--out", fromPg], pgEnv, ROOT, 300_000);
       expect(exPg.code).toBe(0);
-      expect(exPg.stdout).toContain(`exported ${N} memories`);
+      expect(exPg.stderr).toContain(`exported ${N} memories`);
       const a = lines(fromSqlite);
       const b = lines(fromPg);
       expect(b.length).toBe(a.length);

@@ -6,7 +6,7 @@ import { addLink } from "../../src/core/graph";
 import { sectionStore } from "../../src/core/identity";
 import { fetchMemory, ingestMemory } from "../../src/core/memories";
 import { dbRows, homeRows, onPostgres } from "../helpers/engine";
-import { BUN, childEnv, freePort, run, startProcess, tempHome, type Running } from "../helpers/process";
+import { BUN, childEnv, freePort, ROOT, run, startProcess, tempHome, type Running } from "../helpers/process";
 import { makeServices } from "../helpers/services";
 
 let server: Running | null = null;
@@ -70,13 +70,14 @@ test("export → import into a fresh home is lossless (with and without vectors)
     const file = join(tempHome(), "export.jsonl");
     const ex = await run([BUN, "src/main.ts", "export", "--out", file, ...(withVectors ? ["--vectors"] : [])], childEnv(home));
     expect(ex.code).toBe(0);
-    expect(ex.stdout).toContain("exported 25 memories");
+    expect(ex.stderr).toContain(`exported 25 memories, `);
+    expect(ex.stderr).toContain(` to ${file}\n`);
     const fresh = tempHome();
     const im = await run([BUN, "src/main.ts", "import", file], childEnv(fresh));
     expect(im.code).toBe(0);
     expect(im.stdout).toContain(withVectors ? "25 vectors reused, 0 re-embedded" : "0 vectors reused, 25 re-embedded");
     expect(await dump(fresh)).toEqual(original);
-    expect(ex.stdout).toContain("2 identity sections");
+    expect(ex.stderr).toContain("2 identity sections");
     expect(await identityOf(fresh)).toEqual([
       [null, "persona", "# Persona\nCareful."],
       ["bot-1", "style", "Terse."],
@@ -87,6 +88,24 @@ test("export → import into a fresh home is lossless (with and without vectors)
     expect(again.stderr).toMatch(/already holds 25 memories/);
   }
 }, 60_000);
+
+test("export without --out writes ./memsvc-export-<date>.jsonl and says where on stderr: stdout stays empty, so `export > file` is no silent mistake", async () => {
+  const home = tempHome();
+  // One memory: the counts read "1 memory", not "1 memories".
+  const s = makeServices({ home });
+  try {
+    await ingestMemory(s, { content: "The shop-api deploys go out from the release branch only." });
+  } finally {
+    await s.close();
+  }
+  const cwd = tempHome();
+  const ex = await run([BUN, join(ROOT, "src/main.ts"), "export"], childEnv(home), cwd);
+  expect(ex.code).toBe(0);
+  expect(ex.stdout).toBe("");
+  const file = join(cwd, `memsvc-export-${new Date().toISOString().slice(0, 10)}.jsonl`);
+  expect(ex.stderr).toBe(`exported 1 memory, 0 links, 0 identity sections to ${file}\n`);
+  expect(readFileSync(file, "utf8").split("\n").filter((l) => l.includes('"kind":"memory"'))).toHaveLength(1);
+}, 30_000);
 
 test("a corrupt export line imports nothing", async () => {
   const home = await seedHome();

@@ -1,5 +1,6 @@
 import http from "node:http";
-import { createApp, MAX_BODY_BYTES } from "../../src/http/app";
+import { createApp } from "../../src/http/app";
+import { LISTEN_MAX_REQUEST_BODY_SIZE } from "../../src/http/limits";
 import { makeServices, TEST_TOKEN, type TestServices, type TestServicesOptions } from "./services";
 
 export interface TestServer {
@@ -14,7 +15,7 @@ export interface TestServer {
 export async function startServer(opts: TestServicesOptions & { hostname?: string } = {}): Promise<TestServer> {
   const services = makeServices(opts);
   const app = createApp(services);
-  app.listen({ port: 0, hostname: opts.hostname ?? "127.0.0.1", maxRequestBodySize: MAX_BODY_BYTES + 1024 * 1024, idleTimeout: 60, reusePort: false });
+  app.listen({ port: 0, hostname: opts.hostname ?? "127.0.0.1", maxRequestBodySize: LISTEN_MAX_REQUEST_BODY_SIZE, idleTimeout: 60, reusePort: false });
   const port = app.server!.port!;
   return {
     url: `http://127.0.0.1:${port}`,

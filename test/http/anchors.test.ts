@@ -52,7 +52,7 @@ describe("anchors on /distill", () => {
     ["a commit that is no commit id", { ...ANCHORS, commit: "HEAD~1" }, /anchors\.commit must be a git commit id/],
     ["no repo", { ...ANCHORS, repo: "" }, /anchors\.repo is required/],
     ["credentials in the repo URL", { ...ANCHORS, repo: "https://bob:ghp_secret@github.com/acme/shop" }, /must not carry credentials/],
-    ["an unknown field", { ...ANCHORS, content: "x" }, /unknown field\(s\) content/],
+    ["an unknown field", { ...ANCHORS, content: "x" }, /unknown field content: /],
     ["not an object", ["src/db.ts"], /anchors must be an object/],
   ];
   for (const [name, anchors, message] of bad) {

@@ -82,12 +82,12 @@ describe("chunked request bodies", () => {
       expect(err.message).toContain(String(MAX_BODY_BYTES));
       expect(err.message).toContain("25 MB");
       // How much the client got to write says little (kernel and Bun buffers absorb megabytes, more
-      // under load); the JSON body does: Bun's own cap past 26 MB answers a bare 413 without one.
+      // under load); the JSON body does: a cap of Bun's own would answer a bare 413 without one.
     }
     expect(await count()).toBe(before);
   }, 120_000);
 
-  test("just over the limit (25.5 MB, under the socket layer's own cap): the app's 413, not a handled request", async () => {
+  test("just over the limit (25.5 MB): the app's 413, not a handled request", async () => {
     const res = await sendChunked("/ingest", MAX_BODY_BYTES + 512 * 1024);
     expect(res.status).toBe(413);
     expect(JSON.parse(res.body).error.message).toContain("25 MB");
@@ -133,4 +133,51 @@ describe("the 25 MB limit from both sides", () => {
     expect(over.status).toBe(413);
     expect(((await over.json()) as { error: { message: string } }).error.message).toBe("request body is 26214401 bytes; the limit is 26214400 (25 MB)");
   }, 120_000);
+});
+
+/**
+ * A request that declares `length` bytes on a raw socket, then keeps sending
+ * (1 MB writes, up to 64 MB) until the server answers and closes.
+ */
+function sendDeclared(path: string, length: number): Promise<{ head: string; body: string; written: number; closed: boolean }> {
+  return new Promise((resolve, reject) => {
+    const sock = net.connect(srv.port, "127.0.0.1");
+    const got: Buffer[] = [];
+    let written = 0;
+    let closed = false;
+    const timer = setTimeout(() => sock.destroy(), 10_000);
+    sock.on("data", (d) => got.push(d as Buffer));
+    sock.on("error", () => undefined);
+    sock.on("close", () => {
+      clearTimeout(timer);
+      const text = Buffer.concat(got).toString("utf8");
+      const cut = text.indexOf("\r\n\r\n");
+      if (cut < 0) return reject(new Error(`no HTTP answer: ${text.slice(0, 200)}`));
+      resolve({ head: text.slice(0, cut), body: text.slice(cut + 4), written, closed });
+    });
+    sock.on("end", () => (closed = true));
+    sock.write(`POST ${path} HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: ${length}\r\n\r\n`);
+    const chunk = Buffer.alloc(1024 * 1024, 0x61);
+    const pump = () => {
+      while (!sock.destroyed && written < 64 * 1024 * 1024) {
+        written += chunk.length;
+        if (!sock.write(chunk)) return void sock.once("drain", pump);
+      }
+    };
+    pump();
+  });
+}
+
+describe("declared bodies far over the limit (a socket-layer cap would answer first)", () => {
+  for (const [label, length] of [["30 MB", 30 * 1024 * 1024], ["1 TB", 2 ** 40]] as const) {
+    test(`Content-Length ${label}: the app's JSON 413, then the server closes the connection`, async () => {
+      const r = await sendDeclared("/distill", length);
+      expect(r.head).toStartWith("HTTP/1.1 413");
+      expect(r.head.toLowerCase()).toContain("content-type: application/json");
+      expect(JSON.parse(r.body)).toEqual({ error: { code: "too_large", message: `request body is ${length} bytes; the limit is 26214400 (25 MB)` } });
+      // Closed by the server, not by the client giving up after 64 MB or 10 s.
+      expect(r.closed).toBe(true);
+      expect(r.written).toBeLessThan(64 * 1024 * 1024);
+    }, 30_000);
+  }
 });

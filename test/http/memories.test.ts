@@ -49,6 +49,17 @@ describe("POST /ingest", () => {
     expectError(await json(await fetch(`${srv.url}/ingest`, { method: "POST" })), 400, /body/);
   });
 
+  test("content over 100,000 characters is a 400 that states the length and the limit; 100,000 is stored (ingest and update)", async () => {
+    const over = await json(await postJson(`${srv.url}/ingest`, { content: `Long note: ${"y".repeat(100_000)}` }));
+    expect(over.status).toBe(400);
+    expect(over.body.error).toEqual({ code: "invalid", message: "content is 100011 characters; the limit is 100000 characters per memory" });
+    const at = await json(await postJson(`${srv.url}/ingest`, { content: `Long note: ${"y".repeat(100_000 - 11)}` }));
+    expect(at.status).toBe(201);
+    const patched = await json(await fetch(`${srv.url}/memory?id=${at.body.id}`, { method: "PATCH", headers: { "content-type": "application/json" }, body: JSON.stringify({ content: "z".repeat(100_001) }) }));
+    expect(patched.status).toBe(400);
+    expect(patched.body.error.message).toBe("content is 100001 characters; the limit is 100000 characters per memory");
+  });
+
   test("bodies over 25 MB are refused with 413", async () => {
     const big = "x".repeat(25 * 1024 * 1024 + 10);
     const res = await json(await fetch(`${srv.url}/ingest`, { method: "POST", headers: { "content-type": "application/json" }, body: big }));

@@ -28,7 +28,7 @@ test("defaults, then config.json, then environment, then flags", () => {
 
 test("a malformed config names the file and the key", () => {
   const cases: [unknown, RegExp][] = [
-    ["{", /not valid JSON/],
+    ["{", /not valid JSON: line 1, column 2: expected ',' or '}'/],
     ["[]", /JSON object/],
     [{ port: 70000 }, /"port"/],
     [{ token: 5 }, /"token"/],
@@ -43,6 +43,33 @@ test("a malformed config names the file and the key", () => {
     expect(() => loadConfig({ MEMSVC_HOME: home })).toThrow(pattern);
     expect(() => loadConfig({ MEMSVC_HOME: home })).toThrow(join(home, "config.json"));
   }
+});
+
+test("a config.json that is not JSON: the message names file, line and column", () => {
+  const cases: [string, string][] = [
+    ['{\n  "port": 8787,\n  "host": "127.0.0.1"\n  "token": "abc"\n}\n', "line 4, column 3: expected ',' or '}'"],
+    ['{\n  "identityClients": ["claude-code" "codex"]\n}', "line 2, column 37: expected ',' or ']'"],
+    ['{\n  "port": 8787,\n}', 'line 3, column 1: expected a "quoted" key (a trailing comma?)'],
+    ["{\n  'port': 8787\n}", "line 2, column 3: unexpected character"],
+    ['// settings\n{"port": 8787}', "line 1, column 1: comments are not allowed in JSON"],
+    ['{"port" 8787}', "line 1, column 9: expected ':' after the key"],
+    ["", "empty file (write {} for an empty configuration)"],
+  ];
+  for (const [content, where] of cases) {
+    const home = homeWith(content);
+    const file = join(home, "config.json");
+    expect(() => loadConfig({ MEMSVC_HOME: home })).toThrow(`${file}: not valid JSON: ${where}`);
+  }
+});
+
+test("a config.json that is not UTF-8 is refused naming file, line and byte; a UTF-8 BOM is accepted", () => {
+  const home = mkdtempSync(join(tmpdir(), "memsvc-cfg-"));
+  const file = join(home, "config.json");
+  // "Zoë" in Latin-1: the ë is the single byte 0xEB.
+  writeFileSync(file, Buffer.concat([Buffer.from('{\n  "port": 8787,\n  "displayName": "Zo'), Buffer.from([0xeb]), Buffer.from('"\n}\n')]));
+  expect(() => loadConfig({ MEMSVC_HOME: home })).toThrow(`${file}: not UTF-8 text (line 3: byte 0xEB at offset 38`);
+  writeFileSync(file, Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('{"displayName": "Zoë"}')]));
+  expect(loadConfig({ MEMSVC_HOME: home }).displayName).toBe("Zoë");
 });
 
 test("client commands find the server: MEMSVC_URL, config serverUrl, a live server.json, config port, default", async () => {

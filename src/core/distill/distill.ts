@@ -1,4 +1,4 @@
-import { invalid, tooLarge, unavailable } from "../../errors";
+import { AppError, invalid, tooLarge, unavailable } from "../../errors";
 import { parseAnchors, writeAnchors, type AnchorInput } from "../memories";
 import { chunkBudget, chunkTranscript, type TranscriptMessage } from "../../llm/chunk";
 import type { LlmClient } from "../../llm/client";
@@ -163,7 +163,30 @@ export async function distill(s: Services, input: DistillInput, llm: LlmClient |
     throw unavailable("no language model is configured, so /distill cannot run: set llm.baseURL and llm.model in config.json (or MEMSVC_LLM_BASE_URL and MEMSVC_LLM_MODEL) and restart");
   }
   const lockKey = req.segmentKey ?? (req.sessionId ? `session:${req.sessionId}` : null);
-  return s.track(withKeyLock(s, lockKey, () => run(s, req, llm)));
+  try {
+    return await s.track(withKeyLock(s, lockKey, () => run(s, req, llm)));
+  } catch (e) {
+    // The client gets the 503; the operator sees it too, one line, without the transcript.
+    if (e instanceof AppError && e.code === "unavailable") s.log("warn", distillFailureLine(req, e.message));
+    throw e;
+  }
+}
+
+/**
+ * "distill failed (session "abc", segment "0-812-9f2c"): <reason>". The reason
+ * is the error's message less what could carry session text or a secret: the
+ * quoted head of an unusable reply (the model may echo the transcript) and
+ * any user:password@ in the model's URL.
+ */
+export function distillFailureLine(req: Pick<DistillRequest, "sessionId" | "segmentKey">, message: string): string {
+  const quote = (v: string) => JSON.stringify(v.length > 100 ? `${v.slice(0, 100)}…` : v);
+  const segment = req.segmentKey && req.sessionId ? req.segmentKey.slice(req.sessionId.length + 1) : null;
+  const reason = message
+    .replace(/: ".*"$/s, "")
+    .replace(/\/\/[^/@\s]*@/g, "//")
+    .replace(/\s+/g, " ")
+    .slice(0, 300);
+  return `distill failed (session ${req.sessionId ? quote(req.sessionId) : "none"}${segment ? `, segment ${quote(segment)}` : ""}): ${reason}`;
 }
 
 async function run(s: Services, req: DistillRequest, llm: LlmClient): Promise<DistillResult> {

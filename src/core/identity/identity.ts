@@ -6,6 +6,7 @@ import type { SectionStore } from "./store";
 import { MEMORY_SECTION, memoryInstructions } from "../recall";
 import type { Services } from "../services";
 import { IDENTITY_SECTION_MAX_BYTES } from "../tuning";
+import { plural } from "../text";
 
 /**
  * The identity layer: hand-edited Markdown sections (who the agent is, how it
@@ -174,14 +175,14 @@ export function parseSections(body: unknown): [string, string][] {
   const shape = 'the body must be {"sections": {"<name>": "<markdown>", ...}}';
   if (typeof body !== "object" || body === null || Array.isArray(body)) throw invalid(shape);
   const extra = Object.keys(body).filter((k) => k !== "sections");
-  if (extra.length > 0) throw invalid(`unknown field(s) ${extra.join(", ")}: ${shape} (the agent scope is the query parameter ?agent=<id>)`);
+  if (extra.length > 0) throw invalid(`unknown ${plural(extra.length, "field")} ${extra.join(", ")}: ${shape} (the agent scope is the query parameter ?agent=<id>)`);
   const sections = (body as { sections?: unknown }).sections;
   if (typeof sections !== "object" || sections === null || Array.isArray(sections)) throw invalid(shape);
 
   const entries = Object.entries(sections as Record<string, unknown>);
   const badNames = entries.map(([n]) => n).filter((n) => !isValidName(n));
   if (badNames.length > 0) {
-    throw invalid(`invalid section name(s) ${badNames.map((n) => JSON.stringify(n)).join(", ")}: names match ${nameRule}; nothing was written`, {
+    throw invalid(`invalid section ${plural(badNames.length, "name")} ${badNames.map((n) => JSON.stringify(n)).join(", ")}: names match ${nameRule}; nothing was written`, {
       invalid_names: badNames,
     });
   }

@@ -3,6 +3,7 @@ import { isoTime } from "../dates";
 import type { Services } from "../services";
 import type { AnchorRow } from "./store";
 import { ANCHOR_MAX_PATH_CHARS, ANCHOR_MAX_PATHS, STALE_NOTE_PATHS } from "../tuning";
+import { counted, plural } from "../text";
 
 /**
  * Anchors: the code a memory is about (repository, branch, commit, paths),
@@ -91,7 +92,7 @@ export function parseAnchors(v: unknown): AnchorInput | null {
   if (typeof v !== "object" || Array.isArray(v)) throw invalid("anchors must be an object {repo, branch, commit, paths}");
   const a = v as Record<string, unknown>;
   const unknown = Object.keys(a).filter((k) => !["repo", "branch", "commit", "paths"].includes(k));
-  if (unknown.length) throw invalid(`anchors: unknown field(s) ${unknown.join(", ")}: the object is {repo, branch, commit, paths}`);
+  if (unknown.length) throw invalid(`anchors: unknown ${plural(unknown.length, "field")} ${unknown.join(", ")}: the object is {repo, branch, commit, paths}`);
   const repo = text(a.repo, "anchors.repo", MAX_REPO_CHARS, true)!;
   // A URL with credentials must never be stored (capture strips them; a hand-made request may not).
   if (/^[a-z][a-z0-9+.-]*:\/\/[^/]*@/i.test(repo)) throw invalid("anchors.repo must not carry credentials (user@ or user:token@ in the URL)");
@@ -151,8 +152,6 @@ export async function staleOf(s: Services, ids: readonly string[]): Promise<Map<
   return out;
 }
 
-const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
-
 /** One line, no newline: `src/db.ts changed in 3 commits since`, `src/a.ts no longer exists`... */
 export function staleNote(m: StaleMark): string {
   const name = (list: string[]) => {
@@ -167,7 +166,7 @@ export function staleNote(m: StaleMark): string {
     case "missing":
       return `${name(m.missing_paths)} no longer exist${m.missing_paths.length === 1 ? "s" : ""}`;
     case "changed":
-      return `${name(m.changed_paths)} changed${m.commits > 0 ? ` in ${plural(m.commits, "commit")}` : ""} since`;
+      return `${name(m.changed_paths)} changed${m.commits > 0 ? ` in ${counted(m.commits, "commit")}` : ""} since`;
   }
 }
 
@@ -204,7 +203,7 @@ const pathList = (v: unknown, where: string): string[] => {
 export async function markStale(s: Services, body: Record<string, unknown>): Promise<{ repo: string; marked: number; cleared: number; unknown: number }> {
   const allowed = ["repo", "head", "marks", "fresh"];
   const extra = Object.keys(body).filter((k) => !allowed.includes(k));
-  if (extra.length) throw invalid(`unknown field(s) ${extra.join(", ")}: the body is {repo, head, marks, fresh}`);
+  if (extra.length) throw invalid(`unknown ${plural(extra.length, "field")} ${extra.join(", ")}: the body is {repo, head, marks, fresh}`);
   const repo = text(body.repo, "repo", MAX_REPO_CHARS, true)!;
   const head = text(body.head, "head", 64, false)?.toLowerCase() ?? null;
   if (head !== null && !COMMIT.test(head)) throw invalid("head must be a git commit id (7 to 64 hex digits)");

@@ -7,6 +7,7 @@ import type { ListFilterSpec, ListRow } from "./store-bulk";
 import { round3 } from "./strength";
 import { normalizeTag } from "./tags";
 import { LIST_DEFAULT_LIMIT, LIST_MAX_LIMIT, LIST_PREVIEW_CHARS, LIST_SEARCH_POOL } from "../tuning";
+import { counted } from "../text";
 
 /**
  * The memory browser's listing (GET /memories/list, POST /memories/delete):
@@ -250,7 +251,7 @@ export async function deleteSelection(s: Services, input: BulkDeleteInput): Prom
   // filters are applied again inside the transaction, where the count is checked.
   const matched = f.query !== null ? await searchMatches(s, f, now) : null;
   const done = await s.storage.memories.deleteSelected(f, now, matched ? matched.map((m) => m.seq) : null, confirm);
-  if ("count" in done) throw conflict(`the selection now holds ${done.count} memories, not ${confirm}; count again and confirm`, { count: done.count });
+  if ("count" in done) throw conflict(`the selection now holds ${counted(done.count, "memory", "memories")}, not ${confirm}; count again and confirm`, { count: done.count });
   for (const r of done.deleted) s.index.remove(r.seq);
   return { deleted: done.deleted.length, links_removed: done.linksRemoved };
 }

@@ -156,7 +156,8 @@ export function requireContent(v: unknown, field = "content"): string {
   const t = v.trim();
   // Control and format characters alone (NUL, zero-width...) are no content either.
   if (!t.replace(/[\p{Cc}\p{Cf}\s]/gu, "")) throw invalid(`${field} must not be empty`);
-  if (t.length > MAX_CONTENT_CHARS) throw invalid(`${field} is longer than ${MAX_CONTENT_CHARS} characters`);
+  // Characters as JavaScript counts them (UTF-16 code units: an emoji counts 2); docs/api.md states the limit.
+  if (t.length > MAX_CONTENT_CHARS) throw invalid(`${field} is ${t.length} characters; the limit is ${MAX_CONTENT_CHARS} characters per memory`);
   return t;
 }
 

@@ -2,6 +2,7 @@ import { invalid } from "../../errors";
 import type { Storage } from "../storage";
 import { MIGRATE_TABLES, type MigrateTable } from "./store-bulk";
 import { MIGRATE_BATCH } from "../tuning";
+import { counted } from "../text";
 
 /**
  * `memsvc migrate`: copies one store into another (the laptop's SQLite file
@@ -68,7 +69,7 @@ export async function migrateStore(
   let cursor: Cursor;
   if (stored === null) {
     const existing = await target.memories.countMemories();
-    if (existing > 0) throw invalid(`the target at ${target.location} already holds ${existing} memories and no migrate cursor; migrate into an empty database or schema`);
+    if (existing > 0) throw invalid(`the target at ${target.location} already holds ${counted(existing, "memory", "memories")} and no migrate cursor; migrate into an empty database or schema`);
     cursor = { source: opts.sourceId, table: MIGRATE_TABLES[0], after: 0, copied: zero(), complete: false };
   } else {
     cursor = parseCursor(stored);

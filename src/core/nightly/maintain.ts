@@ -121,7 +121,7 @@ export async function decayStep(ctx: RunContext): Promise<void> {
     });
   }
   digest.steps.decay = "done";
-  ctx.progress("decay", `${digest.decayed} ignored memories weakened`);
+  ctx.progress("decay", `${counted(digest.decayed, "ignored memory", "ignored memories")} weakened`);
 }
 
 /**
@@ -153,7 +153,7 @@ export async function pruneStep(ctx: RunContext): Promise<void> {
         throw e;
       }
     });
-    ctx.progress("prune", `${digest.dropped} faded memories deleted`);
+    ctx.progress("prune", `${counted(digest.dropped, "faded memory", "faded memories")} deleted`);
   }
   await s.storage.transaction(async (tx) => {
     digest.sessions_expired += await expireRecallSessions(withStorage(s, tx));

@@ -122,7 +122,7 @@ export async function recheckStep(ctx: RunContext, llm: LlmClient | null): Promi
     if (reason && left > 0) digest.skipped.push({ step: "recheck", reason, memories: left });
     digest.steps.recheck = left > 0 ? state : "done";
     if (!ctx.dryRun) await ctx.save();
-    ctx.progress("recheck", `${r.confirmed} confirmed, ${r.rewritten} rewritten, ${r.retired} retired${r.unusable ? `, ${r.unusable} unusable answers` : ""}${left ? `; ${counted(left, "stale memory", "stale memories")} keep their mark` : ""}`);
+    ctx.progress("recheck", `${r.confirmed} confirmed, ${r.rewritten} rewritten, ${r.retired} retired${r.unusable ? `, ${counted(r.unusable, "unusable answer")}` : ""}${left ? `; ${counted(left, "stale memory", "stale memories")} keep their mark` : ""}`);
   };
   if (noEvidence > 0) digest.skipped.push({ step: "recheck", reason: "no evidence kept for them (anchored through /ingest, or distill.keepEvidence was off): their stale mark stays", memories: noEvidence });
   if (due.length === 0) return finish(null, 0);

@@ -11,6 +11,7 @@ import {
   THRESHOLD_DEFAULTS,
   type ThresholdName,
 } from "../tuning";
+import { counted } from "../text";
 
 /**
  * Embedder-dependent thresholds from the store's own similarity spread.
@@ -193,7 +194,7 @@ export async function ensureCalibration(s: Services, force = false, signal?: Abo
   cache.delete(rootServices(s));
   loading.delete(rootServices(s));
   const t = await loadThresholds(s);
-  if (t.source === "calibrated") s.log("info", `calibrated ${s.embedder.id} on ${count} memories: random pairs p50 ${stats.random.p50} p99 ${stats.random.p99}, nearest p50 ${stats.nearest.p50}`);
+  if (t.source === "calibrated") s.log("info", `calibrated ${s.embedder.id} on ${counted(count, "memory", "memories")}: random pairs p50 ${stats.random.p50} p99 ${stats.random.p99}, nearest p50 ${stats.nearest.p50}`);
   else s.log("warn", `calibration of ${s.embedder.id} gave no usable spread; keeping the ${s.embedder.kind} defaults`);
   return t;
 }

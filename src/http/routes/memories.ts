@@ -7,6 +7,7 @@ import { search } from "../../core/search";
 import type { Services } from "../../core/services";
 import { invalid } from "../../errors";
 import { objectBody, queryParams } from "../body";
+import { plural } from "../../core/text";
 
 export function memoryRoutes(s: Services) {
   return new Elysia({ name: "memories" })
@@ -33,7 +34,7 @@ export function memoryRoutes(s: Services) {
     .post("/memory/restore", ({ body }) => {
       const b = objectBody(body);
       const unknown = Object.keys(b).filter((k) => k !== "id" && k !== "version");
-      if (unknown.length) throw invalid(`unknown field(s) ${unknown.join(", ")}: the body is {"id", "version"}`);
+      if (unknown.length) throw invalid(`unknown ${plural(unknown.length, "field")} ${unknown.join(", ")}: the body is {"id", "version"}`);
       return restoreVersion(s, b);
     })
     .patch("/memory", ({ body, query }) => {

@@ -4,6 +4,7 @@ import { WAL_AUTOCHECKPOINT_PAGES, WAL_WORKER_CAP_PAGES, WAL_WORKER_GATE_WAIT_MS
 import * as workerModule from "./checkpointer-worker.ts" with { type: "text" };
 import type { CheckpointerInput, CheckpointerMessage } from "./checkpointer-worker";
 import type { WriteGate } from "./write-lock";
+import { counted } from "../../core/text";
 
 /**
  * WAL checkpoints off the main thread. With wal_autocheckpoint, the COMMIT
@@ -247,7 +248,7 @@ export function startCheckpointer(sqlite: Database, file: string, opts: Checkpoi
       URL.revokeObjectURL(url);
       if (mode !== "off") autocheckpoint(WAL_AUTOCHECKPOINT_PAGES);
       const s = readStats();
-      if (s.checkpoints > 0) log("info", `wal: the checkpoint worker backfilled ${s.frames} pages in ${s.checkpoints} checkpoints (${s.ms} ms) and started the WAL over ${s.restarts} times (gate held ${s.gateMs} ms in all, ${s.gateMaxMs} at most; ${s.waits} writes waited ${s.waitMs} ms)`);
+      if (s.checkpoints > 0) log("info", `wal: the checkpoint worker backfilled ${counted(s.frames, "page")} in ${counted(s.checkpoints, "checkpoint")} (${s.ms} ms) and started the WAL over ${counted(s.restarts, "time")} (gate held ${s.gateMs} ms in all, ${s.gateMaxMs} at most; ${s.waits} writes waited ${s.waitMs} ms)`);
       mode = "off";
     },
     kill() {
