@@ -150,7 +150,7 @@ export async function checkHooks(ctx: Ctx): Promise<Check> {
     return {
       name: "claude code hooks",
       outcome: "fail",
-      detail: `${missing.length === hooks.length ? "not installed" : `missing ${missing.map((h) => h.claudeEvent).join(", ")}`} in ${file}`,
+      detail: `${missing.length === hooks.length ? "not installed" : `missing ${missing.map((h) => h.harnessEvent).join(", ")}`} in ${file}`,
       advice: "run `memsvc hooks install` (`--dry-run` shows the change first)",
     };
   const broken = hooks.filter((h) => !programRuns(commandParts(h.command!).program, ctx.env));
@@ -158,7 +158,7 @@ export async function checkHooks(ctx: Ctx): Promise<Check> {
     return {
       name: "claude code hooks",
       outcome: "fail",
-      detail: `the ${broken.map((h) => h.claudeEvent).join(", ")} hook runs "${commandParts(broken[0]!.command!).program}", which is not an executable here`,
+      detail: `the ${broken.map((h) => h.harnessEvent).join(", ")} hook runs "${commandParts(broken[0]!.command!).program}", which is not an executable here`,
       advice: "run `memsvc hooks install` again from the memsvc you use now",
     };
   // Where the hooks will look: the home their command names (or the default one), resolved like the hook resolves it.
