@@ -100,3 +100,4 @@ export { manifestPath } from "./manifest";
 export { pluginSource } from "./opencode-plugin";
 export { parseOurNotify } from "./codex";
 export { HARNESS_IDS, WiringError, type FileChange, type HarnessId, type HarnessInfo, type WiringCheck } from "./types";
+export { readManifest as readWiringManifest } from "./manifest";
