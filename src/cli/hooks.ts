@@ -27,7 +27,8 @@ server that gives the agent the memsvc_get / memsvc_search tools.
 
   --harness   claude-code (or claude), codex, gemini, opencode, a comma
               list, or all; default: every harness found on this machine
-              (its folder exists or its CLI is on PATH)
+              (its folder exists or its CLI is on PATH), Claude Code when
+              none is; uninstall also covers harnesses it wired before
   --dry-run   prints the change as a diff and writes nothing
   --settings  another Claude Code settings file (e.g. a project's
               .claude/settings.json); implies --harness claude-code
@@ -137,14 +138,16 @@ export async function runHooks(argv: string[]): Promise<number> {
   if (settings && flag === null) flag = ["claude-code"];
   const dryRun = values["dry-run"] === true;
   const home = homeDir();
-  const { ids, why } = targets(flag, action, home);
+  let { ids, why } = targets(flag, action, home);
   if (ids.length === 0) {
     if (action === "uninstall") {
       console.log("no harness found and nothing recorded as wired; nothing changed");
       return 0;
     }
-    console.error(`memsvc hooks: no coding-agent harness found (no ~/.claude, ~/.codex, ~/.gemini or ~/.config/opencode, and no claude, codex, gemini or opencode on PATH); name one with --harness`);
-    return 1;
+    // What this command always did: Claude Code's hooks, ready for when it is installed.
+    ids = ["claude-code"];
+    why = "";
+    console.log("no coding-agent harness found (no ~/.claude, ~/.codex, ~/.gemini or ~/.config/opencode, and no claude, codex, gemini or opencode on PATH): wiring Claude Code; name others with --harness");
   }
   if (why && flag === null) console.log(`found ${why}`);
   let failed = false;

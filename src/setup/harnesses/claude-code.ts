@@ -2,7 +2,7 @@ import { basename, join, resolve } from "node:path";
 import { CLAUDE_HOOKS, installedHooks, installHooks, SettingsShapeError, uninstallHooks } from "../../capture/claude-settings";
 import { execParts, shellLine } from "./command";
 import { readText, userHome, type Edit, type HarnessModule, type WireOptions } from "./harness";
-import { isEmptyDocument, readJsonc, removeJson, sameJson, setJson, valueAt } from "./json-edit";
+import { appendJson, isEmptyDocument, readJsonc, removeJson, sameJson, setJson, valueAt } from "./json-edit";
 import { isOurCommandEntry, isRemoteEntry, MCP_NAME } from "./mcp-entry";
 import { WiringError } from "./types";
 
@@ -27,7 +27,23 @@ function shapeGuard<T>(file: string, fn: () => T): T {
   }
 }
 
-/** The settings text with each event whose groups differ set to `want` (or removed when `want` has none). */
+/** Indexes of `have` that `want` drops, when `want` is `have` minus whole elements in the same order; null otherwise. */
+function droppedIndexes(have: unknown[], want: unknown[]): number[] | null {
+  const dropped: number[] = [];
+  let j = 0;
+  for (let i = 0; i < have.length; i++) {
+    if (j < want.length && sameJson(have[i], want[j])) j++;
+    else dropped.push(i);
+  }
+  return j === want.length ? dropped : null;
+}
+
+/**
+ * The settings text with each event's groups changed from `have` to `want`
+ * with the smallest edit: a group appended or dropped on its own lines when
+ * that is all that changed (the user's groups keep their bytes), else the
+ * event's list rewritten.
+ */
 function editHookEvents(text: string | null, have: Record<string, any>, want: Record<string, any>, events: readonly string[]): { text: string | null; changed: string[] } {
   let out = text;
   const changed: string[] = [];
@@ -36,7 +52,10 @@ function editHookEvents(text: string | null, have: Record<string, any>, want: Re
     const b = want.hooks?.[ev];
     if (sameJson(a, b)) continue;
     changed.push(ev);
-    out = b === undefined ? removeJson(out ?? "{}", ["hooks", ev]) : setJson(out, ["hooks", ev], b);
+    if (b === undefined) out = removeJson(out ?? "{}", ["hooks", ev]);
+    else if (Array.isArray(a) && a.length > 0 && b.length === a.length + 1 && sameJson(a, b.slice(0, a.length))) out = appendJson(out!, ["hooks", ev], b[a.length]);
+    else if (Array.isArray(a) && droppedIndexes(a, b) !== null && b.length > 0) for (const i of droppedIndexes(a, b)!.reverse()) out = setJson(out, ["hooks", ev, i], undefined);
+    else out = setJson(out, ["hooks", ev], b);
   }
   return { text: out, changed };
 }

@@ -110,20 +110,23 @@ function insertProperty(text: string, object: Node, key: string, value: unknown,
 }
 
 /**
- * Removes the property at `path`: whole lines when it sits on lines of its
- * own (the inverse of insertProperty, so insert-then-remove gives back the
- * same bytes), else jsonc-parser's own removal.
+ * Removes the property (or array element) at `path`: whole lines when it
+ * sits on lines of its own (the inverse of insertProperty and appendJson,
+ * so insert-then-remove gives back the same bytes), else jsonc-parser's own
+ * removal.
  */
 function removeProperty(text: string, path: JSONPath): string {
   const root = parseTree(text, [], { allowTrailingComma: true });
   const valueNode = root && findNodeAtLocation(root, path);
-  const prop = valueNode?.parent;
-  if (!prop || prop.type !== "property" || !prop.parent) return text;
-  const siblings = prop.parent.children ?? [];
-  const index = siblings.indexOf(prop);
-  const start = lineStartOf(text, prop.offset);
-  const onOwnLine = /^[ \t]*$/.test(text.slice(start, prop.offset));
-  let end = prop.offset + prop.length;
+  if (!valueNode?.parent) return text;
+  const cut = valueNode.parent.type === "property" ? valueNode.parent : valueNode;
+  const container = cut.parent;
+  if (!container) return text;
+  const siblings = container.children ?? [];
+  const index = siblings.indexOf(cut);
+  const start = lineStartOf(text, cut.offset);
+  const onOwnLine = /^[ \t]*$/.test(text.slice(start, cut.offset));
+  let end = cut.offset + cut.length;
   while (text[end] === " " || text[end] === "\t") end++;
   const hadComma = text[end] === ",";
   if (hadComma) end++;
@@ -132,13 +135,11 @@ function removeProperty(text: string, path: JSONPath): string {
   if (onOwnLine && endsLine && start > 0) {
     const isLast = index === siblings.length - 1;
     if (siblings.length === 1) {
-      // The object becomes empty: `{` and `}` close up as they would have been written.
-      const object = prop.parent;
-      const closeLineStart = lineStartOf(text, object.offset + object.length - 1);
-      const closeOnOwnLine = /^[ \t]*$/.test(text.slice(closeLineStart, object.offset + object.length - 1));
-      if (closeOnOwnLine) return replaceRange(text, object.offset, object.length, "{}");
+      // The container becomes empty: its brackets close up as they would have been written.
+      const closer = container.offset + container.length - 1;
+      if (/^[ \t]*$/.test(text.slice(lineStartOf(text, closer), closer))) return replaceRange(text, container.offset, container.length, container.type === "array" ? "[]" : "{}");
     }
-    // From the line break before the property to the end of its last line.
+    // From the line break before it to the end of its last line.
     let from = start;
     if (text[from - 1] === "\n") from--;
     if (text[from - 1] === "\r") from--;
@@ -152,6 +153,31 @@ function removeProperty(text: string, path: JSONPath): string {
     return out;
   }
   return applyEdits(text, modify(text, path, undefined, {}));
+}
+
+/** Appends `value` to the array at `path` on a line of its own, indented like its elements. */
+export function appendJson(text: string, path: JSONPath, value: unknown): string {
+  const root = parseTree(text, [], { allowTrailingComma: true });
+  const array = root && findNodeAtLocation(root, path);
+  if (!array || array.type !== "array") throw new WiringError(`"${path.join(".")}" is not a list`);
+  const fmt = formattingOf(text);
+  const items = array.children ?? [];
+  if (items.length === 0) {
+    const outer = lineIndent(text, array.offset);
+    const inner = outer + unit(fmt);
+    return replaceRange(text, array.offset, array.length, `[${fmt.eol}${inner}${pretty(value, fmt, inner)}${fmt.eol}${outer}]`);
+  }
+  const last = items[items.length - 1]!;
+  const indent = lineIndent(text, last.offset);
+  const body = pretty(value, fmt, indent);
+  const lastEnd = last.offset + last.length;
+  let i = lastEnd;
+  while (text[i] === " " || text[i] === "\t") i++;
+  const trailingComma = text[i] === ",";
+  const at = lineEndOf(text, lastEnd);
+  if (at >= array.offset + array.length - 1) return `${text.slice(0, lastEnd)}${trailingComma ? "" : ","} ${body}${text.slice(lastEnd)}`;
+  const withLine = replaceRange(text, at, 0, `${fmt.eol}${indent}${body}${trailingComma ? "," : ""}`);
+  return trailingComma ? withLine : replaceRange(withLine, lastEnd, 0, ",");
 }
 
 /** Whether `path` exists in the document (a key whose value is null counts). */
