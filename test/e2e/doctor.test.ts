@@ -71,8 +71,8 @@ describe("memsvc doctor", () => {
     expect(json.code).toBe(0);
     const report = JSON.parse(json.stdout);
     expect(report.ok).toBe(true);
-    // "claude code mcp": since harness wiring, install registers memsvc's MCP server too, and doctor checks it for every harness found.
-    expect(report.checks.map((c: any) => c.name)).toEqual(["server", "embedder", "language model", "claude code hooks", "claude code mcp", "mcp /sse", "mcp /mcp"]);
+    // "claude code mcp": since harness wiring, install registers memsvc's MCP server too and doctor checks it for every harness found; "capture backlog" came with the backlog (8cdab0d) without this list being updated.
+    expect(report.checks.map((c: any) => c.name)).toEqual(["server", "embedder", "language model", "claude code hooks", "claude code mcp", "mcp /sse", "mcp /mcp", "capture backlog"]);
   });
 
   test("hooks missing and a language model that is down: exit 1, each says what to do", async () => {
