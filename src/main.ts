@@ -22,7 +22,7 @@ Server commands:
 Client commands (run on the agent's machine):
   capture     ship new transcript segments to the server's /distill
   hook        harness hook handler (session start, prompt, compact, end)
-  hooks       install or uninstall the Claude Code hooks in ~/.claude/settings.json
+  hooks       wire agent harnesses to memsvc (hooks + MCP server), or unwire them
   stale       mark memories whose anchored files changed in this git repository
   doctor      check the whole chain: server, embedder, language model, hooks, MCP
   mcp         stdio MCP server forwarding to the running server (for MCP clients)

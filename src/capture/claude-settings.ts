@@ -8,12 +8,25 @@ import { HOOK_EVENTS, type HookEvent } from "./hooks";
  * hooks, their order) is left as it was.
  */
 
-/** Claude Code event -> memsvc hook event, with the harness timeout (seconds, above the hook's own budget). */
-export const CLAUDE_HOOKS: readonly { claudeEvent: string; event: HookEvent; timeout: number; matcher?: string }[] = [
-  { claudeEvent: "SessionStart", event: "session-start", timeout: 5 },
-  { claudeEvent: "UserPromptSubmit", event: "user-prompt", timeout: 2 },
-  { claudeEvent: "PreCompact", event: "pre-compact", timeout: 5, matcher: "" },
-  { claudeEvent: "SessionEnd", event: "session-end", timeout: 5 },
+/**
+ * One harness event -> memsvc hook event, with the harness timeout (above the
+ * hook's own budget; Claude Code counts seconds, Gemini CLI milliseconds).
+ * Gemini CLI's settings.json `hooks` has the same shape as Claude Code's.
+ */
+export interface HookPlan {
+  harnessEvent: string;
+  event: HookEvent;
+  timeout: number;
+  matcher?: string;
+  /** Gemini CLI shows a hook's name in its logs and `/hooks` list. */
+  name?: string;
+}
+
+export const CLAUDE_HOOKS: readonly HookPlan[] = [
+  { harnessEvent: "SessionStart", event: "session-start", timeout: 5 },
+  { harnessEvent: "UserPromptSubmit", event: "user-prompt", timeout: 2 },
+  { harnessEvent: "PreCompact", event: "pre-compact", timeout: 5, matcher: "" },
+  { harnessEvent: "SessionEnd", event: "session-end", timeout: 5 },
 ];
 
 export class SettingsShapeError extends Error {}
@@ -24,8 +37,9 @@ const baseName = (path: string) => path.replace(/\\/g, "/").split("/").at(-1)!;
 
 /**
  * A hook command is memsvc's when, after any `VAR=value` assignments, it is
- * exactly `<memsvc executable> hook <event>` (memsvc, memsvc.exe,
- * memsvc-<platform>) or `<bun> <.../src/main.ts> hook <event>`. This also
+ * exactly `<memsvc executable> hook <event> [--harness <name>]` (memsvc,
+ * memsvc.exe, memsvc-<platform>) or `<bun> <.../src/main.ts> hook <event>`
+ * with the same optional flag. This also
  * recognises the entries the README once told users to paste, so installing
  * never leaves a second copy next to them.
  */
@@ -33,11 +47,18 @@ export function memsvcHookEvent(command: unknown): HookEvent | null {
   if (typeof command !== "string") return null;
   const words = shellWords(command);
   while (words.length > 0 && /^[A-Za-z_][A-Za-z0-9_]*=/.test(words[0]!)) words.shift();
-  let rest: string[];
-  if (/^memsvc(-[\w-]+)?(\.exe)?$/.test(baseName(words[0] ?? ""))) rest = words.slice(1);
-  else if (/^bun(\.exe)?$/.test(baseName(words[0] ?? "")) && baseName(words[1] ?? "") === "main.ts") rest = words.slice(2);
-  else return null;
-  return rest.length === 2 && rest[0] === "hook" && (HOOK_EVENTS as readonly string[]).includes(rest[1]!) ? (rest[1] as HookEvent) : null;
+  const programLength = memsvcProgramLength(words);
+  if (programLength === 0) return null;
+  const rest = words.slice(programLength);
+  const flagged = rest.length === 4 && rest[2] === "--harness" && /^[\w-]+$/.test(rest[3]!);
+  return (rest.length === 2 || flagged) && rest[0] === "hook" && (HOOK_EVENTS as readonly string[]).includes(rest[1]!) ? (rest[1] as HookEvent) : null;
+}
+
+/** Whether argv (after any VAR=value words) runs this memsvc: its executable, or bun with src/main.ts. */
+export function memsvcProgramLength(words: readonly string[]): number {
+  if (/^memsvc(-[\w-]+)?(\.exe)?$/.test(baseName(words[0] ?? ""))) return 1;
+  if (/^bun(\.exe)?$/.test(baseName(words[0] ?? "")) && baseName(words[1] ?? "") === "main.ts") return 2;
+  return 0;
 }
 
 /** The program a hook command runs (after any VAR=value), and MEMSVC_HOME if it sets one. */
@@ -99,10 +120,10 @@ function hooksObject(settings: Json): Json | undefined {
   return hooks;
 }
 
-function groupsOf(hooks: Json, claudeEvent: string): Json[] | undefined {
-  const groups = hooks[claudeEvent];
+function groupsOf(hooks: Json, harnessEvent: string): Json[] | undefined {
+  const groups = hooks[harnessEvent];
   if (groups === undefined) return undefined;
-  if (!Array.isArray(groups)) throw new SettingsShapeError(`"hooks.${claudeEvent}" is not a list`);
+  if (!Array.isArray(groups)) throw new SettingsShapeError(`"hooks.${harnessEvent}" is not a list`);
   return groups;
 }
 
@@ -128,8 +149,8 @@ function withoutOurs(groups: Json[]): Json[] {
   return out;
 }
 
-function desiredEntry(command: (event: HookEvent) => string, plan: (typeof CLAUDE_HOOKS)[number]): Json {
-  return { type: "command", command: command(plan.event), timeout: plan.timeout };
+function desiredEntry(command: (event: HookEvent) => string, plan: HookPlan): Json {
+  return plan.name === undefined ? { type: "command", command: command(plan.event), timeout: plan.timeout } : { name: plan.name, type: "command", command: command(plan.event), timeout: plan.timeout };
 }
 
 /**
@@ -137,33 +158,33 @@ function desiredEntry(command: (event: HookEvent) => string, plan: (typeof CLAUD
  * the wanted entry is left untouched (so a second install changes nothing);
  * otherwise memsvc's old entries there are replaced by one new group at the end.
  */
-export function installHooks(settings: Json, command: (event: HookEvent) => string): Json {
+export function installHooks(settings: Json, command: (event: HookEvent) => string, plans: readonly HookPlan[] = CLAUDE_HOOKS): Json {
   const next: Json = structuredClone(settings);
   const hooks = hooksObject(next) ?? (next.hooks = {});
-  for (const plan of CLAUDE_HOOKS) {
-    const groups = groupsOf(hooks, plan.claudeEvent) ?? [];
+  for (const plan of plans) {
+    const groups = groupsOf(hooks, plan.harnessEvent) ?? [];
     const want = desiredEntry(command, plan);
     const ours = ourEntries(groups);
     if (ours.length === 1 && JSON.stringify(ours[0]) === JSON.stringify(want)) continue;
     const group: Json = plan.matcher === undefined ? { hooks: [want] } : { matcher: plan.matcher, hooks: [want] };
-    hooks[plan.claudeEvent] = [...withoutOurs(groups), group];
+    hooks[plan.harnessEvent] = [...withoutOurs(groups), group];
   }
   return next;
 }
 
 /** settings without memsvc's hooks; events and the hooks object are dropped only when that emptied them. */
-export function uninstallHooks(settings: Json): Json {
+export function uninstallHooks(settings: Json, plans: readonly HookPlan[] = CLAUDE_HOOKS): Json {
   const next: Json = structuredClone(settings);
   const hooks = hooksObject(next);
   if (!hooks) return next;
   let emptied = false;
-  for (const plan of CLAUDE_HOOKS) {
-    const groups = groupsOf(hooks, plan.claudeEvent);
+  for (const plan of plans) {
+    const groups = groupsOf(hooks, plan.harnessEvent);
     if (!groups || ourEntries(groups).length === 0) continue;
     const kept = withoutOurs(groups);
-    if (kept.length > 0) hooks[plan.claudeEvent] = kept;
+    if (kept.length > 0) hooks[plan.harnessEvent] = kept;
     else {
-      delete hooks[plan.claudeEvent];
+      delete hooks[plan.harnessEvent];
       emptied = true;
     }
   }
@@ -171,18 +192,18 @@ export function uninstallHooks(settings: Json): Json {
   return next;
 }
 
-/** Which memsvc hooks the settings hold, per Claude Code event: the command, or null when missing. */
-export function installedHooks(settings: Json): { claudeEvent: string; event: HookEvent; command: string | null }[] {
+/** Which memsvc hooks the settings hold, per harness event: the command, or null when missing. */
+export function installedHooks(settings: Json, plans: readonly HookPlan[] = CLAUDE_HOOKS): { harnessEvent: string; event: HookEvent; command: string | null }[] {
   let hooks: Json | undefined;
   try {
     hooks = hooksObject(settings);
   } catch {
     hooks = undefined;
   }
-  return CLAUDE_HOOKS.map((plan) => {
-    const groups = hooks && Array.isArray(hooks[plan.claudeEvent]) ? (hooks[plan.claudeEvent] as Json[]) : [];
+  return plans.map((plan) => {
+    const groups = hooks && Array.isArray(hooks[plan.harnessEvent]) ? (hooks[plan.harnessEvent] as Json[]) : [];
     const entry = ourEntries(groups).find((h) => memsvcHookEvent(h.command) === plan.event);
-    return { claudeEvent: plan.claudeEvent, event: plan.event, command: entry ? String(entry.command) : null };
+    return { harnessEvent: plan.harnessEvent, event: plan.event, command: entry ? String(entry.command) : null };
   });
 }
 

@@ -31,6 +31,14 @@ export interface HookInput {
 /** The harness name as listed in identityClients. */
 export const HARNESS = "claude-code";
 
+/**
+ * Which harness runs the hook: Claude Code (the default) or Gemini CLI
+ * (`--harness gemini`), whose hooks send the same stdin fields but whose
+ * sessions are found by `memsvc capture --harness gemini`, not by path.
+ */
+export type HookHarness = "claude-code" | "gemini";
+const IDENTITY_CLIENT: Record<HookHarness, string> = { "claude-code": HARNESS, gemini: "gemini-cli" };
+
 type Json = Record<string, any>;
 
 /** GET or POST JSON to the local server within what is left of the budget; null on any failure. */
@@ -54,9 +62,10 @@ async function call(config: Config, path: string, deadline: number, body?: unkno
 
 const projectOf = (input: HookInput) => (input.cwd ? basename(input.cwd.replace(/[\\/]+$/, "")) || undefined : undefined);
 
-async function sessionStart(config: Config, input: HookInput, deadline: number): Promise<string> {
+async function sessionStart(config: Config, input: HookInput, deadline: number, harness: HookHarness): Promise<string> {
   const project = projectOf(input);
-  const wantsIdentity = config.identityClients.some((c) => c.trim().toLowerCase() === HARNESS);
+  const client = IDENTITY_CLIENT[harness];
+  const wantsIdentity = config.identityClients.some((c) => c.trim().toLowerCase() === client);
   const [identity, learnings] = await Promise.all([
     wantsIdentity ? call(config, "/identity", deadline) : Promise.resolve(null),
     call(config, `/learnings${project ? `?project=${encodeURIComponent(project)}` : ""}`, deadline),
@@ -64,7 +73,7 @@ async function sessionStart(config: Config, input: HookInput, deadline: number):
   const out: string[] = [];
   // The server's resolved list wins when it sends one: it is the same setting, read by the server.
   const clients: unknown = identity?.clients;
-  const listed = Array.isArray(clients) ? clients.includes(HARNESS) : wantsIdentity;
+  const listed = Array.isArray(clients) ? clients.includes(client) : wantsIdentity;
   const sections = identity?.sections;
   if (listed && sections && typeof sections === "object") {
     const body = Object.entries(sections as Record<string, unknown>)
@@ -101,21 +110,23 @@ export function spawnCapture(config: Config, transcriptPath: string | undefined,
   child.unref();
 }
 
-async function compactOrEnd(config: Config, input: HookInput, deadline: number): Promise<string> {
-  spawnCapture(config, input.transcript_path);
+async function compactOrEnd(config: Config, input: HookInput, deadline: number, harness: HookHarness): Promise<string> {
+  // Gemini's transcript_path is its own session JSON: capture finds and flattens Gemini sessions itself.
+  if (harness === "gemini") spawnCapture(config, undefined, "gemini");
+  else spawnCapture(config, input.transcript_path);
   if (input.session_id) await call(config, "/recall-index", deadline, { session_id: input.session_id, reset: true });
   return "";
 }
 
-export async function handleHook(event: HookEvent, input: HookInput, config: Config, deadline: number): Promise<string> {
+export async function handleHook(event: HookEvent, input: HookInput, config: Config, deadline: number, harness: HookHarness = "claude-code"): Promise<string> {
   switch (event) {
     case "session-start":
-      return sessionStart(config, input, deadline);
+      return sessionStart(config, input, deadline, harness);
     case "user-prompt":
       return userPrompt(config, input, deadline);
     case "pre-compact":
     case "session-end":
-      return compactOrEnd(config, input, deadline);
+      return compactOrEnd(config, input, deadline, harness);
     case "codex-notify":
       // Codex names no transcript path; its rollouts are found where it writes them, and only new lines are read.
       if (input.type === "agent-turn-complete") spawnCapture(config, undefined, "codex");

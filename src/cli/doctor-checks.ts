@@ -4,6 +4,7 @@ import { commandParts, installedHooks, SettingsShapeError } from "../capture/cla
 import { loadConfig, type Config } from "../config";
 import { backlogSummary, readBacklog } from "../capture/backlog";
 import { VERSION } from "../version";
+import { checkWiring, findHarnesses } from "../setup/harnesses";
 import { backlogLine } from "./status";
 import { claudeSettingsPath, readSettings } from "./hooks";
 
@@ -150,7 +151,7 @@ export async function checkHooks(ctx: Ctx): Promise<Check> {
     return {
       name: "claude code hooks",
       outcome: "fail",
-      detail: `${missing.length === hooks.length ? "not installed" : `missing ${missing.map((h) => h.claudeEvent).join(", ")}`} in ${file}`,
+      detail: `${missing.length === hooks.length ? "not installed" : `missing ${missing.map((h) => h.harnessEvent).join(", ")}`} in ${file}`,
       advice: "run `memsvc hooks install` (`--dry-run` shows the change first)",
     };
   const broken = hooks.filter((h) => !programRuns(commandParts(h.command!).program, ctx.env));
@@ -158,7 +159,7 @@ export async function checkHooks(ctx: Ctx): Promise<Check> {
     return {
       name: "claude code hooks",
       outcome: "fail",
-      detail: `the ${broken.map((h) => h.claudeEvent).join(", ")} hook runs "${commandParts(broken[0]!.command!).program}", which is not an executable here`,
+      detail: `the ${broken.map((h) => h.harnessEvent).join(", ")} hook runs "${commandParts(broken[0]!.command!).program}", which is not an executable here`,
       advice: "run `memsvc hooks install` again from the memsvc you use now",
     };
   // Where the hooks will look: the home their command names (or the default one), resolved like the hook resolves it.
@@ -184,6 +185,41 @@ export async function checkHooks(ctx: Ctx): Promise<Check> {
   }
   if (problems.length > 0) return { name: "claude code hooks", outcome: "fail", detail: `installed in ${file}, but ${problems.join("; ")}`, advice: ctx.health ? "the hooks point at another home than this server: run `memsvc hooks install` with the server's MEMSVC_HOME" : "start the server (`memsvc server`)" };
   return { name: "claude code hooks", outcome: "ok", detail: `${hooks.length}/${hooks.length} installed in ${file}; they reach ${[...new Set(reached)].join(", ")}`, advice: "" };
+}
+
+const NO_TOOLS = "the agent cannot call memsvc_get / memsvc_search (the recall blocks point at them)";
+
+/**
+ * For every harness found on this machine: its hooks (or opencode's plugin)
+ * and whether memsvc's MCP server is registered with it. Claude Code's hooks
+ * have their own, deeper check (checkHooks); its MCP entry is checked here.
+ */
+export function checkHarnesses(ctx: Ctx): Check[] {
+  const checks: Check[] = [];
+  for (const h of findHarnesses(ctx.env).filter((x) => x.found)) {
+    const w = checkWiring(h.id, { env: ctx.env });
+    const label = h.name.toLowerCase();
+    const fix = `run \`memsvc setup\` or \`memsvc hooks install --harness ${h.id}\``;
+    if (h.id !== "claude-code") {
+      const what = h.id === "opencode" ? "capture plugin" : h.id === "codex" ? "notify (capture)" : "hooks";
+      checks.push(
+        w.hooks === "ok"
+          ? { name: `${label} hooks`, outcome: "ok", detail: `${what} installed: ${w.detail}`, advice: "" }
+          : { name: `${label} hooks`, outcome: "warn", detail: `${what} ${w.hooks === "partial" ? "partly installed" : "not installed"}: ${w.detail}`, advice: fix },
+      );
+    }
+    checks.push(
+      w.mcp === "ok"
+        ? { name: `${label} mcp`, outcome: "ok", detail: `memsvc MCP server registered (${h.name} starts \`memsvc mcp\`)`, advice: "" }
+        : {
+            name: `${label} mcp`,
+            outcome: "warn",
+            detail: w.hooks === "ok" ? `hooks are installed but the memsvc MCP server is not registered: ${NO_TOOLS}` : `memsvc MCP server not registered: ${w.detail}`,
+            advice: fix,
+          },
+    );
+  }
+  return checks;
 }
 
 /** Reads a response body until `found` matches or the bound passes; for event streams that never end. */
@@ -262,6 +298,6 @@ export async function runChecks(config: Config, env: NodeJS.ProcessEnv): Promise
   const ctx: Ctx = { config, env, health: null };
   const server = await checkServer(ctx);
   // The rest only read the server; run them side by side.
-  const rest = await Promise.all([checkEmbedder(ctx), checkLlm(ctx), checkHooks(ctx), checkSse(ctx), checkMcp(ctx)]);
-  return [server, ...rest, checkBacklog(ctx)];
+  const [embedder, llm, hooks, sse, mcp] = await Promise.all([checkEmbedder(ctx), checkLlm(ctx), checkHooks(ctx), checkSse(ctx), checkMcp(ctx)]);
+  return [server, embedder!, llm!, hooks!, ...checkHarnesses(ctx), sse!, mcp!, checkBacklog(ctx)];
 }

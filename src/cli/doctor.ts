@@ -15,6 +15,12 @@ each problem:
                      request (GET /health/llm); not configured is a warning
   claude code hooks  installed in ~/.claude/settings.json, their program
                      exists, and the server they would call answers
+  <harness> hooks    for Codex CLI, Gemini CLI and opencode when found:
+                     memsvc's notify, hooks or capture plugin (a warning
+                     when missing)
+  <harness> mcp      for every harness found: memsvc's MCP server is
+                     registered, or the agent cannot call memsvc_get /
+                     memsvc_search (a warning)
   mcp /sse, /mcp     an SSE session opens; an initialize on /mcp answers
 
 Exit status: 0 when nothing failed (warnings allowed), 1 when any check

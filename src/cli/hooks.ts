@@ -1,41 +1,62 @@
-import { chmodSync, copyFileSync, existsSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
-import { dirname, join, resolve } from "node:path";
-import { installHooks, lineDiff, SettingsShapeError, shellQuote, uninstallHooks } from "../capture/claude-settings";
-import type { HookEvent } from "../capture/hooks";
+import { join, resolve } from "node:path";
+import { lineDiff, SettingsShapeError, shellQuote } from "../capture/claude-settings";
 import { homeDir } from "../config";
-import { ensurePrivateDir, makePrivate, PRIVATE_FILE_MODE } from "../private-files";
+import { applyChanges, findHarnesses, HARNESS_IDS, planUnwiring, planWiring, readWiringManifest, WiringError, type FileChange, type HarnessId } from "../setup/harnesses";
 import { parseFlags, UsageError } from "./args";
 
-export const HOOKS_HELP = `memsvc hooks install [--dry-run] [--settings <file>]
-memsvc hooks uninstall [--dry-run] [--settings <file>]
+export const HOOKS_HELP = `memsvc hooks install [--harness <name>] [--dry-run] [--settings <file>]
+memsvc hooks uninstall [--harness <name>] [--dry-run] [--settings <file>]
 
-Adds memsvc's Claude Code hooks (SessionStart, UserPromptSubmit, PreCompact,
-SessionEnd -> \`memsvc hook <event>\`) to ~/.claude/settings.json, or takes
-them out again.
+Wires coding-agent harnesses to memsvc, or unwires them: hooks (or a
+plugin) that recall memories and capture sessions, and the \`memsvc mcp\`
+server that gives the agent the memsvc_get / memsvc_search tools.
 
-  install     merges the hooks in: other keys and your own hooks stay as they
-              are; an older memsvc entry is replaced, never duplicated. Run
-              twice, the second run changes nothing.
-  uninstall   removes memsvc's hook entries and nothing else.
+  claude-code  ~/.claude/settings.json: SessionStart, UserPromptSubmit,
+               PreCompact, SessionEnd -> \`memsvc hook <event>\`;
+               ~/.claude.json: mcpServers.memsvc (user scope)
+  codex        ~/.codex/config.toml (or $CODEX_HOME): notify -> \`memsvc hook
+               codex-notify\` (a notify you had is chained and kept);
+               [mcp_servers.memsvc]
+  gemini       ~/.gemini/settings.json: SessionStart, BeforeAgent,
+               PreCompress, SessionEnd -> \`memsvc hook <event> --harness
+               gemini\`; mcpServers.memsvc
+  opencode     ~/.config/opencode/opencode.json(c): the memsvc MCP server;
+               plugins/memsvc.js: \`memsvc capture\` when a session goes idle
+
+  --harness   claude-code (or claude), codex, gemini, opencode, a comma
+              list, or all; default: every harness found on this machine
+              (its folder exists or its CLI is on PATH), Claude Code when
+              none is; uninstall also covers harnesses it wired before
   --dry-run   prints the change as a diff and writes nothing
-  --settings  another settings file (e.g. a project's .claude/settings.json)
+  --settings  another Claude Code settings file (e.g. a project's
+              .claude/settings.json); implies --harness claude-code
 
+Install merges: other keys, your own hooks and entries, comments and
+formatting stay as they are; run twice, the second run changes nothing.
 The command written is the absolute path of this memsvc (the binary, or bun
-and src/main.ts when run from source), with MEMSVC_HOME when it is set, so
-Claude Code's shell needs no PATH or environment changes. Before writing,
-the previous file is kept as settings.json.bak-<timestamp> (mode 0600).
-Exit status: 0 done or nothing to do, 1 the file could not be read or
-written, 2 usage errors.`;
+and src/main.ts from source), with MEMSVC_HOME when it is set. Every file is
+copied to <home>/backups/wiring-<timestamp>/ (0600) before it is written,
+and <home>/state/wiring.json records what was written. Uninstall puts back
+the exact bytes from before install when a file is as memsvc left it, and
+otherwise (e.g. Claude Code rewrote ~/.claude.json since) takes out only
+memsvc's entries. Exit status: 0 done or nothing to do, 1 a file could not
+be read or written, 2 usage errors.`;
 
-/** The absolute command line that runs this memsvc: the compiled binary, or bun with src/main.ts from source. */
-export function selfCommand(env: NodeJS.ProcessEnv = process.env): string[] {
+/** This memsvc's argv, unquoted: `MEMSVC_HOME=<dir>` first when set, then the binary, or bun and src/main.ts. */
+export function selfArgv(env: NodeJS.ProcessEnv = process.env): string[] {
   const main = Bun.main;
   const compiled = main.startsWith("/$bunfs") || main.startsWith("B:/~BUN");
   const program = compiled ? [process.execPath] : [process.execPath, resolve(main)];
-  // A home other than the default travels with the command: Claude Code does not have the user's shell environment.
-  const home = env.MEMSVC_HOME && env.MEMSVC_HOME.length > 0 ? [`MEMSVC_HOME=${shellQuote(resolve(env.MEMSVC_HOME))}`] : [];
-  return [...home, ...program.map(shellQuote)];
+  // A home other than the default travels with the command: harnesses do not have the user's shell environment.
+  const home = env.MEMSVC_HOME && env.MEMSVC_HOME.length > 0 ? [`MEMSVC_HOME=${resolve(env.MEMSVC_HOME)}`] : [];
+  return [...home, ...program];
+}
+
+/** selfArgv as shell words, for a command line that a shell runs. */
+export function selfCommand(env: NodeJS.ProcessEnv = process.env): string[] {
+  return selfArgv(env).map((w) => (w.startsWith("MEMSVC_HOME=") ? `MEMSVC_HOME=${shellQuote(w.slice("MEMSVC_HOME=".length))}` : shellQuote(w)));
 }
 
 export function claudeSettingsPath(env: NodeJS.ProcessEnv = process.env): string {
@@ -57,32 +78,54 @@ export function readSettings(file: string): Record<string, any> {
   return parsed as Record<string, any>;
 }
 
-function stamp(): string {
-  return new Date().toISOString().replace(/[:.]/g, "-");
+/** `--harness` as harness ids; null = not given. */
+export function parseHarnessFlag(value: string | undefined): HarnessId[] | "all" | null {
+  if (value === undefined) return null;
+  const ids: HarnessId[] = [];
+  for (const raw of value.split(",").map((s) => s.trim().toLowerCase())) {
+    if (raw === "all") return "all";
+    const id = raw === "claude" ? "claude-code" : raw === "gemini-cli" ? "gemini" : raw === "codex-cli" ? "codex" : raw;
+    if (!(HARNESS_IDS as readonly string[]).includes(id)) throw new UsageError(`unknown harness "${raw}" (claude-code, codex, gemini, opencode or all)`);
+    if (!ids.includes(id as HarnessId)) ids.push(id as HarnessId);
+  }
+  return ids;
 }
 
-/** Backup first (0600), then the new file through a temp name and rename: a crash leaves the old or the new file. */
-function writeSettings(file: string, text: string): string | null {
-  let backup: string | null = null;
-  const existed = existsSync(file);
-  if (existed) {
-    backup = `${file}.bak-${stamp()}`;
-    copyFileSync(file, backup);
-    makePrivate(backup);
-  } else {
-    ensurePrivateDir(dirname(file));
-  }
-  // The user's own file keeps its mode; a new one is private.
-  const mode = existed ? statSync(file).mode & 0o777 : PRIVATE_FILE_MODE;
-  const temp = `${file}.memsvc-${process.pid}.tmp`;
-  writeFileSync(temp, text, { mode });
-  chmodSync(temp, mode);
-  renameSync(temp, file);
-  return backup;
+/**
+ * A line diff of the changed region only: ~/.claude.json can hold thousands
+ * of lines, and the edit is local, so the common head and tail are cut first.
+ */
+export function localDiff(before: string, after: string, context = 2): string {
+  const a = before === "" ? [] : before.split("\n");
+  const b = after === "" ? [] : after.split("\n");
+  let head = 0;
+  while (head < a.length && head < b.length && a[head] === b[head]) head++;
+  let tail = 0;
+  while (tail < a.length - head && tail < b.length - head && a[a.length - 1 - tail] === b[b.length - 1 - tail]) tail++;
+  const from = Math.max(0, head - context);
+  const diff = lineDiff(a.slice(from, a.length - Math.max(0, tail - context)).join("\n"), b.slice(from, b.length - Math.max(0, tail - context)).join("\n"), context);
+  return `${from > 0 ? "  ...\n" : ""}${diff}${tail > context ? "\n  ..." : ""}`;
+}
+
+function describe(change: FileChange): string {
+  const head = `${change.file}${change.before === null ? " (new file)" : change.after === null ? " (deleted)" : ""}`;
+  const lines = change.summary.map((s) => `  * ${s}`);
+  // A plugin file is all memsvc's: its summary says enough.
+  const diff = change.file.endsWith(".js") || change.after === null ? "" : `\n${localDiff((change.before ?? "").trimEnd(), change.after.trimEnd())}`;
+  return `${head}\n${lines.join("\n")}${diff}`;
+}
+
+function targets(flag: HarnessId[] | "all" | null, action: "install" | "uninstall", home: string): { ids: HarnessId[]; why: string } {
+  if (flag === "all") return { ids: [...HARNESS_IDS], why: "all harnesses" };
+  if (flag) return { ids: flag, why: "" };
+  const found = findHarnesses(process.env).filter((h) => h.found);
+  const ids = found.map((h) => h.id);
+  if (action === "uninstall") for (const rec of Object.values(readWiringManifest(home).files)) if (!ids.includes(rec.harness)) ids.push(rec.harness);
+  return { ids: HARNESS_IDS.filter((id) => ids.includes(id)), why: found.map((h) => `${h.name}: ${h.evidence}`).join("; ") };
 }
 
 export async function runHooks(argv: string[]): Promise<number> {
-  const { values, positionals } = parseFlags(argv, { "dry-run": { type: "boolean" }, settings: { type: "string" } }, true);
+  const { values, positionals } = parseFlags(argv, { "dry-run": { type: "boolean" }, settings: { type: "string" }, harness: { type: "string" } }, true);
   if (values.help) {
     console.log(HOOKS_HELP);
     return 0;
@@ -90,38 +133,54 @@ export async function runHooks(argv: string[]): Promise<number> {
   const [action, ...extra] = positionals;
   if (action !== "install" && action !== "uninstall") throw new UsageError(action === undefined ? "say install or uninstall" : `unknown action "${action}" (install or uninstall)`);
   if (extra.length > 0) throw new UsageError(`unexpected argument "${extra[0]}"`);
-  const file = resolve(values.settings ?? claudeSettingsPath());
+  const settings = values.settings === undefined ? undefined : resolve(values.settings);
+  let flag = parseHarnessFlag(values.harness);
+  if (settings && flag === null) flag = ["claude-code"];
   const dryRun = values["dry-run"] === true;
-  let before: Record<string, any>;
-  let after: Record<string, any>;
-  try {
-    before = readSettings(file);
-    const prefix = selfCommand();
-    after = action === "install" ? installHooks(before, (event: HookEvent) => [...prefix, "hook", event].join(" ")) : uninstallHooks(before);
-  } catch (e) {
-    if (!(e instanceof SettingsShapeError)) throw e;
-    console.error(`memsvc hooks: ${e.message.startsWith(file) ? e.message : `${file}: ${e.message}; nothing was changed`}`);
-    return 1;
+  const home = homeDir();
+  let { ids, why } = targets(flag, action, home);
+  if (ids.length === 0) {
+    if (action === "uninstall") {
+      console.log("no harness found and nothing recorded as wired; nothing changed");
+      return 0;
+    }
+    // What this command always did: Claude Code's hooks, ready for when it is installed.
+    ids = ["claude-code"];
+    why = "";
+    console.log("no coding-agent harness found (no ~/.claude, ~/.codex, ~/.gemini or ~/.config/opencode, and no claude, codex, gemini or opencode on PATH): wiring Claude Code; name others with --harness");
   }
-  const beforeText = existsSync(file) ? `${JSON.stringify(before, null, 2)}\n` : "";
-  const afterText = `${JSON.stringify(after, null, 2)}\n`;
-  if (JSON.stringify(before) === JSON.stringify(after)) {
-    console.log(action === "install" ? `memsvc hooks are already installed in ${file}; nothing changed` : `no memsvc hooks in ${file}; nothing changed`);
-    return 0;
+  if (why && flag === null) console.log(`found ${why}`);
+  let failed = false;
+  const plans: { id: HarnessId; changes: FileChange[] }[] = [];
+  for (const id of ids) {
+    try {
+      const changes = action === "install" ? planWiring(id, { command: selfArgv(), env: process.env, claudeSettings: settings }) : planUnwiring(id, { env: process.env, home, claudeSettings: settings });
+      plans.push({ id, changes });
+    } catch (e) {
+      if (!(e instanceof WiringError)) throw e;
+      console.error(`memsvc hooks: ${e.message}`);
+      failed = true;
+    }
   }
-  const diff = lineDiff(beforeText.trimEnd(), afterText.trimEnd());
-  if (dryRun) {
-    console.log(`--- ${file}\n+++ ${file} (after memsvc hooks ${action})\n${diff}\n\n(dry run: nothing was written)`);
-    return 0;
+  let wrote = false;
+  for (const { id, changes } of plans) {
+    if (changes.length === 0) {
+      console.log(action === "install" ? `${id}: memsvc hooks are already installed; nothing changed` : `${id}: no memsvc hooks or MCP entry found; nothing changed`);
+      continue;
+    }
+    console.log(`${id}:\n${changes.map(describe).join("\n\n")}\n`);
+    if (dryRun) continue;
+    try {
+      const results = applyChanges(changes, { home });
+      wrote = true;
+      for (const r of results) if (r.backup) console.log(`  previous version of ${r.file}: ${r.backup}`);
+      console.log(`${action === "install" ? "wired" : "unwired"} ${id}\n`);
+    } catch (e) {
+      console.error(`memsvc hooks: could not write for ${id}: ${(e as Error).message}`);
+      failed = true;
+    }
   }
-  try {
-    const backup = writeSettings(file, afterText);
-    console.log(diff);
-    console.log(`\n${action === "install" ? "installed memsvc hooks into" : "removed memsvc hooks from"} ${file}${backup ? ` (previous version: ${backup})` : ""}`);
-    if (action === "install") console.log(`next: start the server (\`memsvc server\`, home ${homeDir()}), then \`memsvc doctor\` checks the whole chain`);
-    return 0;
-  } catch (e) {
-    console.error(`memsvc hooks: could not write ${file}: ${(e as Error).message}`);
-    return 1;
-  }
+  if (dryRun) console.log("(dry run: nothing was written)");
+  if (wrote && action === "install") console.log(`next: start the server (\`memsvc server\`, home ${home}), then \`memsvc doctor\` checks the whole chain; restart running agents so they load the hooks and the MCP server`);
+  return failed ? 1 : 0;
 }

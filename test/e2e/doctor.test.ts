@@ -62,6 +62,7 @@ describe("memsvc doctor", () => {
     // The tests run without the model, so the embedder is the offline fallback: a warning, not a failure.
     expect(line(r.stdout, "embedder")).toMatch(/^warn\s+embedder\s+offline fallback.*answering/);
     expect(line(r.stdout, "claude code hooks")).toMatch(new RegExp(`^ok\\s+claude code hooks\\s+4/4 installed in .*settings\\.json; they reach http://127\\.0\\.0\\.1:${port}`));
+    expect(line(r.stdout, "claude code mcp")).toMatch(/^ok\s+claude code mcp\s+memsvc MCP server registered/);
     expect(line(r.stdout, "mcp /sse")).toMatch(/^ok/);
     expect(line(r.stdout, "mcp /mcp")).toMatch(/^ok\s+mcp \/mcp\s+.*answered initialize \(memsvc/);
     expect(r.stdout).toContain("all checks passed");
@@ -70,7 +71,8 @@ describe("memsvc doctor", () => {
     expect(json.code).toBe(0);
     const report = JSON.parse(json.stdout);
     expect(report.ok).toBe(true);
-    expect(report.checks.map((c: any) => c.name)).toEqual(["server", "embedder", "language model", "claude code hooks", "mcp /sse", "mcp /mcp"]);
+    // "claude code mcp": since harness wiring, install registers memsvc's MCP server too and doctor checks it for every harness found; "capture backlog" came with the backlog (8cdab0d) without this list being updated.
+    expect(report.checks.map((c: any) => c.name)).toEqual(["server", "embedder", "language model", "claude code hooks", "claude code mcp", "mcp /sse", "mcp /mcp", "capture backlog"]);
   });
 
   test("hooks missing and a language model that is down: exit 1, each says what to do", async () => {
