@@ -7,6 +7,10 @@ const HELP = `memsvc ${VERSION}: long-term memory service for software agents
 
 Usage: memsvc <command> [options]
 
+Start here:
+  setup       one command to a working memory: home, language model, agent
+              harnesses (hooks and MCP), autostart, server, doctor
+
 Server commands:
   init        create the service home and config.json with a bearer token
   server      start the service (default 127.0.0.1:8787)
@@ -35,6 +39,7 @@ type Command = (argv: string[]) => Promise<number>;
 
 // Commands load lazily so `memsvc hook` (on every prompt) does not pay for the server's imports.
 const COMMANDS: Record<string, () => Promise<Command>> = {
+  setup: async () => (await import("./cli/setup")).runSetup,
   init: async () => (await import("./cli/init")).runInit,
   server: async () => (await import("./cli/server")).runServer,
   service: async () => (await import("./cli/service")).runService,

@@ -3,6 +3,8 @@ import { isAbsolute } from "node:path";
 import { commandParts, installedHooks, SettingsShapeError } from "../capture/claude-settings";
 import { loadConfig, type Config } from "../config";
 import { backlogSummary, readBacklog } from "../capture/backlog";
+import { autostartCheck } from "../setup/service";
+import { selfProgram } from "../setup/self-program";
 import { VERSION } from "../version";
 import { checkWiring, findHarnesses } from "../setup/harnesses";
 import { backlogLine } from "./status";
@@ -95,7 +97,7 @@ export async function checkEmbedder(ctx: Ctx): Promise<Check> {
     advice:
       loading?.state === "downloading"
         ? "nothing to do: search is keyword-level until the model arrives"
-        : `keyword-level search only: put the model files into ${ctx.config.paths.models}/<model>/ (see README, Embedder), or start the server without MEMSVC_OFFLINE with the model hub (embedder.hubUrl / HF_ENDPOINT) reachable`,
+        : `keyword-level search only: put the model files into ${ctx.config.paths.models}/<model>/ (docs/operations.md, Embedder), or start the server without MEMSVC_OFFLINE with the model hub (embedder.hubUrl / HF_ENDPOINT) reachable`,
   };
 }
 
@@ -106,7 +108,7 @@ export async function checkLlm(ctx: Ctx): Promise<Check> {
       name: "language model",
       outcome: "warn",
       detail: "not configured: the server runs recall-only; capture (/distill) answers 503 and nightly learnings are skipped",
-      advice: `set llm.baseURL and llm.model in ${ctx.config.paths.config} (or MEMSVC_LLM_BASE_URL / MEMSVC_LLM_MODEL for the server) and restart the server`,
+      advice: `\`memsvc setup --llm <ollama|lmstudio|openai|anthropic|claude-cli|...|URL>\` finds, tests and configures one and restarts the server (by hand: llm in ${ctx.config.paths.config})`,
     };
   try {
     const { status, body } = await getJson(`${ctx.config.serverUrl}/health/llm`, ctx.config, LLM_TIMEOUT_MS);
@@ -147,6 +149,9 @@ export async function checkHooks(ctx: Ctx): Promise<Check> {
   }
   const hooks = installedHooks(settings);
   const missing = hooks.filter((h) => h.command === null);
+  // Someone without Claude Code has nothing to fix here; someone with it and no hooks does.
+  const claudeHere = findHarnesses(ctx.env).some((h) => h.id === "claude-code" && h.found);
+  if (missing.length === hooks.length && !claudeHere) return { name: "claude code hooks", outcome: "skip", detail: "Claude Code is not on this machine (no ~/.claude, no claude on PATH)", advice: "" };
   if (missing.length > 0)
     return {
       name: "claude code hooks",
@@ -294,10 +299,18 @@ export function checkBacklog(ctx: Ctx): Check {
   return { name: "capture backlog", outcome: "warn", detail: backlogLine(b), advice };
 }
 
+/** Whether something brings the server back after a reboot; without it the hooks go silent and memory stops. */
+export async function checkAutostart(ctx: Ctx): Promise<Check> {
+  // A server elsewhere (MEMSVC_URL, serverUrl) is started by whoever runs that machine.
+  if (ctx.config.serverUrlFrom === "MEMSVC_URL" || ctx.config.serverUrlFrom === "config serverUrl") return { name: "autostart", outcome: "skip", detail: `the server is at ${ctx.config.serverUrl}, not on this machine`, advice: "" };
+  const r = await autostartCheck({ command: selfProgram(), home: ctx.config.home, env: ctx.env });
+  return { name: "autostart", ...r };
+}
+
 export async function runChecks(config: Config, env: NodeJS.ProcessEnv): Promise<Check[]> {
   const ctx: Ctx = { config, env, health: null };
   const server = await checkServer(ctx);
   // The rest only read the server; run them side by side.
-  const [embedder, llm, hooks, sse, mcp] = await Promise.all([checkEmbedder(ctx), checkLlm(ctx), checkHooks(ctx), checkSse(ctx), checkMcp(ctx)]);
-  return [server, embedder!, llm!, hooks!, ...checkHarnesses(ctx), sse!, mcp!, checkBacklog(ctx)];
+  const [embedder, llm, hooks, sse, mcp, autostart] = await Promise.all([checkEmbedder(ctx), checkLlm(ctx), checkHooks(ctx), checkSse(ctx), checkMcp(ctx), checkAutostart(ctx)]);
+  return [server, embedder!, llm!, hooks!, ...checkHarnesses(ctx), sse!, mcp!, autostart!, checkBacklog(ctx)];
 }

@@ -1,6 +1,6 @@
 import { loadConfig } from "../config";
 import { parseFlags } from "./args";
-import { runChecks, type Outcome } from "./doctor-checks";
+import { runChecks, type Check, type Outcome } from "./doctor-checks";
 
 export const DOCTOR_HELP = `memsvc doctor [--json]
 
@@ -41,6 +41,12 @@ export async function runDoctor(argv: string[]): Promise<number> {
     console.log(JSON.stringify({ ok: failed === 0, checks }, null, 2));
     return failed === 0 ? 0 : 1;
   }
+  return printChecks(checks) === 0 ? 0 : 1;
+}
+
+/** Prints the checks as doctor does (also at the end of `memsvc setup`); returns how many failed. */
+export function printChecks(checks: Check[]): number {
+  const failed = checks.filter((c) => c.outcome === "fail").length;
   const width = Math.max(...checks.map((c) => c.name.length));
   for (const c of checks) {
     console.log(`${LABEL[c.outcome]}  ${c.name.padEnd(width)}  ${c.detail}`);
@@ -48,5 +54,5 @@ export async function runDoctor(argv: string[]): Promise<number> {
   }
   const warned = checks.filter((c) => c.outcome === "warn").length;
   console.log(failed === 0 ? `\nall checks passed${warned ? ` (${warned} warning${warned > 1 ? "s" : ""})` : ""}` : `\n${failed} check${failed > 1 ? "s" : ""} failed`);
-  return failed === 0 ? 0 : 1;
+  return failed;
 }

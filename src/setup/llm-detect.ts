@@ -1,4 +1,4 @@
-import type { Config } from "../config";
+import { DEFAULT_LLM_DAILY_CAP, pathsFor, type Config } from "../config";
 import { createLlmClient } from "../llm/client";
 
 /**
@@ -114,9 +114,10 @@ export async function findLlms(env: NodeJS.ProcessEnv): Promise<LlmCandidate[]> 
  * One real call through the same client the server uses: the model must
  * answer a tiny JSON request. Returns null when it did, else why not.
  */
-export async function liveTest(llm: LlmSettings, _home: string): Promise<string | null> {
-  const settings = { baseURL: null, apiKey: null, model: null, timeoutMs: LIVE_TEST_TIMEOUT_MS, contextChars: 24_000, ...llm } as unknown as Config["llm"];
-  const client = createLlmClient(settings);
+export async function liveTest(llm: LlmSettings, home: string): Promise<string | null> {
+  // The stored settings' own timeout is for long distills; a test call gets its own bound.
+  const settings = { provider: "openai", baseURL: null, apiKey: null, model: null, command: null, dailyCap: DEFAULT_LLM_DAILY_CAP, contextChars: 24_000, ...llm, timeoutMs: LIVE_TEST_TIMEOUT_MS } as unknown as Config["llm"];
+  const client = createLlmClient(settings, pathsFor(home).state);
   if (!client) return "incomplete settings (a base URL and a model are needed)";
   try {
     const reply = await client.chatJson([{ role: "user", content: 'Reply with exactly this JSON and nothing else: {"ok": true}' }], { maxTokens: 20 });

@@ -48,6 +48,14 @@ describe("memsvc doctor", () => {
     expect(line(r.stdout, "mcp /mcp")).toMatch(/^skip/);
   });
 
+  test("no Claude Code on the machine: its hooks are not asked for (skip, not a failure)", async () => {
+    const u = user();
+    await serve(u.memsvcHome);
+    const r = await doctor(u.env);
+    expect(line(r.stdout, "claude code hooks")).toMatch(/^skip\s+claude code hooks\s+Claude Code is not on this machine/);
+    expect(r.stdout).not.toContain("FAIL");
+  });
+
   test("server up with a language model that answers, hooks installed: every check passes, exit 0", async () => {
     const u = user();
     expect((await run([BUN, MAIN, "hooks", "install"], u.env)).code).toBe(0);
@@ -72,11 +80,13 @@ describe("memsvc doctor", () => {
     const report = JSON.parse(json.stdout);
     expect(report.ok).toBe(true);
     // "claude code mcp": since harness wiring, install registers memsvc's MCP server too and doctor checks it for every harness found; "capture backlog" came with the backlog (8cdab0d) without this list being updated.
-    expect(report.checks.map((c: any) => c.name)).toEqual(["server", "embedder", "language model", "claude code hooks", "claude code mcp", "mcp /sse", "mcp /mcp", "capture backlog"]);
+    expect(report.checks.map((c: any) => c.name)).toEqual(["server", "embedder", "language model", "claude code hooks", "claude code mcp", "mcp /sse", "mcp /mcp", "autostart", "capture backlog"]);
   });
 
   test("hooks missing and a language model that is down: exit 1, each says what to do", async () => {
     const u = user();
+    // Claude Code is here (its folder), its hooks are not.
+    mkdirSync(join(u.home, ".claude"));
     const dead = await freePort();
     await serve(u.memsvcHome, { MEMSVC_LLM_BASE_URL: `http://127.0.0.1:${dead}/v1`, MEMSVC_LLM_MODEL: "qwen" });
     const r = await doctor(u.env);
