@@ -7,7 +7,7 @@
  * prefixes. Patterns favour recall: a lost config value costs little, a stored
  * key a lot.
  */
-import { REDACT_BARE_SECRET_MIN_ENTROPY, REDACT_KEYWORD_SECRET_MIN_ENTROPY } from "../tuning";
+import { REDACT_BARE_SECRET_MIN_ENTROPY, REDACT_KEYWORD_SECRET_MIN_ENTROPY } from "./tuning";
 
 export interface SecretRule {
   kind: string;
