@@ -1,6 +1,6 @@
 import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { BUILD_CACHE, buildAll, type BuildResult } from "../../build";
+import { BUILD_CACHE, buildAll, buildBinary, type BuildResult } from "../../build";
 import { ROOT } from "./process";
 
 export interface Dist {
@@ -29,3 +29,21 @@ export function allPlatformBinaries(): Promise<Dist> {
 
 /** Build time budget for a beforeAll that waits for allPlatformBinaries (a cold cache on a busy 2-core machine). */
 export const DIST_TIMEOUT_MS = 900_000;
+
+let host: Promise<string> | null = null;
+
+/**
+ * This machine's binary, built once per `bun test` process (a few seconds
+ * with a warm build cache) into one fixed folder of the build cache, for the
+ * test files that run the compiled memsvc (the lone-binary checks in
+ * binary.test.ts copy their own).
+ */
+export function hostBinary(): Promise<string> {
+  host ??= (async () => {
+    const dir = join(BUILD_CACHE, "test-host");
+    rmSync(dir, { recursive: true, force: true });
+    mkdirSync(dir, { recursive: true });
+    return (await buildBinary({ entry: join(ROOT, "src/main.ts"), outfile: join(dir, "memsvc") })).outfile;
+  })();
+  return host;
+}

@@ -23,8 +23,8 @@ const DETERMINER = String.raw`(?:(?:the|my|our|your|his|her|their|its|this|that|
 // "for the db", "to the admin panel", "on staging": the password's subject, a word or two.
 const QUALIFIER = String.raw`(?:[ \t]+(?:for|of|on|to|at|in)[ \t]+${DETERMINER}?[^\s:=,.;!?"']{1,40}(?:[ \t]+[^\s:=,.;!?"']{1,40})?)?`;
 const LINKING = String.raw`(?:[ \t]*[:=][ \t]*|[ \t]+(?:is|was|will[ \t]+be|should[ \t]+be|would[ \t]+be|has[ \t]+been|had[ \t]+been|becomes|became|remains)(?:[ \t]+(?:now|still|just|currently|actually|simply|always|again))?(?:[ \t]+(?:set|changed|reset|updated)[ \t]+to)?[ \t]*:?[ \t]+|[ \t]+(?:set|changed|reset|updated)[ \t]+to[ \t]+)`;
-// Quoted (any quotes, spaces allowed) or one run of non-space that does not end in sentence punctuation.
-const QUOTED = String.raw`"[^"\n]{1,128}"|'[^'\n]{1,128}'|\x60[^\x60\n]{1,128}\x60|“[^”\n]{1,128}”|‘[^’\n]{1,128}’`;
+// Quoted (any quotes, also JSON-escaped \"...\", spaces allowed) or one run of non-space that does not end in sentence punctuation.
+const QUOTED = String.raw`\\"[^"\n]{1,128}\\"|"[^"\n]{1,128}"|'[^'\n]{1,128}'|\x60[^\x60\n]{1,128}\x60|“[^”\n]{1,128}”|‘[^’\n]{1,128}’`;
 const VALUE = String.raw`(?<v>${QUOTED}|(?!\[REDACTED)[^\s"'\x60“”‘’]{0,127}[^\s"'\x60“”‘’.,;:?)\]}>])`;
 
 // Words that say something about a password instead of being one (for quoted values; unquoted words never pass).
@@ -36,7 +36,7 @@ const TECH =
 const UNIT = /^[ \t]*-?[ \t]*(?:digits?|characters?|chars?|letters?|numbers?|bytes?|bits?|seconds?|secs?|minutes?|mins?|hours?|hrs?|days?|weeks?|months?|years?|ms|s|m|h|d|times|tries|attempts|retries|words?|long|%|percent|x|kb|mb|gb|tokens?|lines?|rows?|items?|users?|requests?)\b/i;
 const FUNCTION_WORDS = /^(?:the|a|an|in|on|at|of|to|for|from|by|with|is|are|was|were|be|it|its|this|that|and|or|not|no|see|ask|use|our|my|your|their|his|her|we|you|they|i|as|if|so)$/i;
 
-const unquoteProse = (raw: string) => (/^["'\x60“‘]/.test(raw) ? raw.slice(1, -1).trim() : raw);
+const unquoteProse = (raw: string) => (/^\\"/.test(raw) ? raw.slice(2, -2).trim() : /^["'\x60“‘]/.test(raw) ? raw.slice(1, -1).trim() : raw);
 
 /** The checks every value said in words passes, quoted or not. */
 function plausible(v: string): boolean {
@@ -124,6 +124,6 @@ export const PROSE_RULES: SecretRule[] = [
   ),
   // "log in with password X", "using the pin X".
   rule("password", String.raw`\b(?:with|using|via)[ \t]+${DETERMINER}?(?:[\w-]{1,30}[ \t]+)?(?:${PASSWORD_WORDS})[ \t]+${VALUE}`, (v, _m, after) => passwordValue(v, after)),
-  // "passphrase: correct horse battery staple" (unquoted words, to the line's end).
-  rule("password", String.raw`\bpass[ \t]?phrase[ \t]*[:=][ \t]*(?<v>[A-Za-z]+(?:[ \t]+[A-Za-z]+){3,11})(?=[ \t]*[.,;!]?[ \t]*$)`, (v) => passphraseWords(v), "gim"),
+  // "passphrase: correct horse battery staple" (unquoted words, to the line's end or a closing quote).
+  rule("password", String.raw`\bpass[ \t]?phrase[ \t]*[:=][ \t]*(?<v>[A-Za-z]+(?:[ \t]+[A-Za-z]+){3,11})(?=[ \t]*[.,;!]?[ \t]*(?:\\*["'\x60]|$))`, (v) => passphraseWords(v), "gim"),
 ];

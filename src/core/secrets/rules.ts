@@ -29,7 +29,7 @@ const ASSIGNED_VALUE = [
   String.raw`"[^"\\\n]*(?:\\[^\n][^"\\\n]*)*"`,
   String.raw`"[^"\n]{3,}"`,
   String.raw`'[^'\n]{3,}'`,
-  String.raw`\$'[^'\\\n]*(?:\\[^\n][^'\\\n]*)*'`,
+  String.raw`\$'[^'\\\n]*(?:\\+[^\n\\][^'\\\n]*)*'`,
   String.raw`\\"[^"\\\n]*(?:\\[^"\n][^"\\\n]*)*\\"`,
   String.raw`<[^>\n]*>`,
   String.raw`\$?\{\{[^}\n]*\}\}`,

@@ -15,20 +15,21 @@
  * backtracks into it.
  */
 
-const ANSI_C = String.raw`\$'[^'\\\n]*(?:\\[^\n][^'\\\n]*)*'`;
+// A run of backslashes escapes the character after it: one in a shell, two once the command sits in a JSON string.
+const ANSI_C = String.raw`\$'[^'\\\n]*(?:\\+[^\n\\][^'\\\n]*)*'`;
 const JSON_QUOTED = String.raw`\\"[^"\\\n]*(?:\\[^"\n][^"\\\n]*)*\\"`;
 const SINGLE = String.raw`'[^'\n]*'`;
 const DOUBLE = String.raw`"[^"\\\n]*(?:\\[^\n][^"\\\n]*)*"`;
 // An escaped quote belongs to the word only inside it (pa\"ss): at its end it closes a JSON-escaped string around the command.
-const ESCAPED = String.raw`\\(?:[^\n"']|["'](?=[^\s\\|&;<>()\x60,}\]]))`;
+const ESCAPED = String.raw`\\+(?:[^\n"'\\]|["'](?=[^\s\\|&;<>()\x60,}\]]))`;
 // Whitespace, quotes, backslashes and the shell's control operators end a bare run.
 const BARE = String.raw`[^\s'"\\|&;<>()\x60]+`;
 
 /** One shell word that is not a flag (does not start with '-') and not already a marker. */
 export const WORD = String.raw`(?![-\s]|\[REDACTED)(?:${ANSI_C}|${JSON_QUOTED}|${SINGLE}|${DOUBLE}|${ESCAPED}|${BARE}){1,64}`;
 
-/** A double-quoted string as a pattern source (for rules that need one alone). */
-export const DOUBLE_QUOTED = DOUBLE;
+/** A double-quoted string, plain or JSON-escaped, as a pattern source (for rules that need one alone). */
+export const DOUBLE_QUOTED = `${JSON_QUOTED}|${DOUBLE}`;
 
 /**
  * The rest of a command up to a password option: anything on the line short
