@@ -100,8 +100,8 @@ function passphraseWords(v: string): boolean {
   return words.length >= PROSE_PASSPHRASE_MIN_WORDS && !words.some((w) => FUNCTION_WORDS.test(w));
 }
 
-// Every rule here needs one of the keywords: one scan for it skips all six on a text without.
-const NEEDLE = /pass|pw|pin|secret|token/i;
+// Every rule here needs one of the keywords as a word: one scan for it skips all six on a text without.
+const NEEDLE = new RegExp(String.raw`\b(?:${PASSWORD_WORDS}|${SECRET_WORDS})\b`, "i");
 
 const rule = (kind: string, source: string, accept: (v: string, match: string, after: string) => boolean, flags = "gi"): SecretRule => ({ kind, pattern: new RegExp(source, flags), needle: NEEDLE, group: "v", accept });
 

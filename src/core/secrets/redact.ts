@@ -43,12 +43,14 @@ export function redactOwn(input: string): Redaction {
   // Rules share needles (all token prefixes have one): each is tested once a call. A marker put in
   // between never makes a secret for a later rule, so a needle's answer holds for the whole call.
   const needles = new Map<RegExp, boolean>();
+  const holds = (needle: RegExp | undefined) => {
+    if (!needle) return true;
+    let found = needles.get(needle);
+    if (found === undefined) needles.set(needle, (found = needle.test(text)));
+    return found;
+  };
   for (const rule of OWN_RULES) {
-    if (rule.needle) {
-      let found = needles.get(rule.needle);
-      if (found === undefined) needles.set(rule.needle, (found = rule.needle.test(text)));
-      if (!found) continue;
-    }
+    if (!holds(rule.gate) || !holds(rule.needle)) continue;
     rule.pattern.lastIndex = 0;
     text = text.replace(rule.pattern, (...args) => {
       const match = args[0] as string;

@@ -178,6 +178,7 @@ export const OWN_RULES: SecretRule[] = withUnionNeedle([
   // A high-entropy string close after a word like secret, key, token or password ("the secret key is wJalr...").
   {
     kind: "secret",
+    needle: SECRET_NAME_NEEDLE,
     pattern: /\b(?:secrets?|keys?|tokens?|passwords?|passwd|passphrase|credentials?|apikey|api key)\b[^\n]{0,24}?(?<![A-Za-z0-9+/_=-])(?<v>[A-Za-z0-9+/_=-]{16,})(?![A-Za-z0-9+/_=-])/gi,
     group: "v",
     accept: (v) => randomLooking(v, REDACT_KEYWORD_SECRET_MIN_ENTROPY),

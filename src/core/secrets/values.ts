@@ -21,6 +21,8 @@ export interface SecretRule {
   accept?: (value: string, match: string, after: string) => boolean;
   /** A cheap pattern the text must hold for the rule to match at all: without it the rule is skipped. */
   needle?: RegExp;
+  /** Like needle, shared by a whole family of rules (tested once a call, before the rule's own needle). */
+  gate?: RegExp;
 }
 
 /** Shannon entropy in bits per character. */
