@@ -75,7 +75,7 @@ const STDIN_TARGET = new RegExp(`\\|[^\\n|;&]*?(?:${READS_STDIN})`);
  * option in front of it. Prose without any of them (most memories) skips the whole family.
  */
 const GATE =
-  /(?:^|\s)--?[A-Za-z]|\/p(?:ass(?:word)?)?:|\||<<<|\/\/|SSHPASS=|REDISCLI_AUTH=|_auth|_password|npmAuth|\bnet[ \t]+use|http-basic\.|pypi-token\.|\b(?:sqlplus|sqlldr|expdp|impdp|rman|dgmgrl)\b|\b(?:cargo|vault)[ \t]+login|setapikey|\bmc[ \t]|configure[ \t]+set/i;
+  /(?:^|\s)--?[A-Za-z]|\/p(?:ass(?:word)?)?:|\||<<<|\/\/|SSHPASS=|REDISCLI_AUTH=|_auth|_password|npmAuth|\bnet[ \t]+use|http-basic\.|pypi-token\.|\b(?:sqlplus|sqlldr|expdp|impdp|rman|dgmgrl)\b|\b(?:cargo|vault)[ \t]+login|setapikey|\bmc[ \t]|configure[ \t]+set|secrets[ \t]+(?:set|import)/i;
 
 const RULES: SecretRule[] = [
   // Database clients: mysql's password is glued to -p; the others take it as the next word.

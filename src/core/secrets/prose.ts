@@ -42,6 +42,7 @@ const unquoteProse = (raw: string) => (/^\\"/.test(raw) ? raw.slice(2, -2).trim(
 function plausible(v: string): boolean {
   return (
     v.length >= PROSE_VALUE_MIN_CHARS &&
+    !/\$\{|\w\(.*\)/.test(v) && // code: a template literal's ${x}, a call f(x)
     v.length <= PROSE_VALUE_MAX_CHARS &&
     !STOP.test(v) &&
     !TECH.test(v) &&
@@ -84,14 +85,15 @@ export function passwordValue(raw: string, after: string): boolean {
   return !notAValue(v);
 }
 
-/** A secret or token said in words: it must look generated (letters and digits, not a kebab-case or snake_case name). */
+/** A secret or token said in words: it must look generated (letters and digits, not a versioned, kebab-case or snake_case name). */
 export function secretValue(raw: string): boolean {
   const quoted = raw !== unquoteProse(raw);
   const v = unquoteProse(raw);
   if (!plausible(v) || /\s/.test(v) || v.length < 6) return false;
   if (!quoted && notAValue(v)) return false;
   if (!(/[A-Za-z]/.test(v) && /\d/.test(v))) return false;
-  return !/^[a-z]+(?:[-_.][a-z0-9]+)+$/.test(v);
+  // Not a name with a version (python3, gpt4, node18) nor a kebab-case or snake_case name.
+  return !/^[A-Za-z]+\d{1,3}$/.test(v) && !/^[a-z]+(?:[-_.][a-z0-9]+)+$/.test(v);
 }
 
 /** "correct horse battery staple" after "passphrase:": four or more words, none a function word. */
@@ -110,11 +112,11 @@ export const PROSE_RULES: SecretRule[] = [
   rule("password", String.raw`\b(?:${PASSWORD_WORDS})\b${QUALIFIER}${LINKING}${VALUE}`, (v, _m, after) => passwordValue(v, after)),
   // "the deploy token is X", "client secret: X".
   rule("secret", String.raw`\b(?:${SECRET_WORDS})\b${QUALIFIER}${LINKING}${VALUE}`, (v) => secretValue(v)),
-  // "use X as the password", "try X as the admin pin".
+  // "use X as the password", "try X as the admin pin" (as the token or secret: X must look generated).
   rule(
     "password",
     String.raw`\b(?:use|used|using|try|tried|enter|entered|type|typed|pick|picked|chose|choose)[ \t]+(?<v>${QUOTED}|[^\s"'\x60]{1,128})[ \t]+as[ \t]+${DETERMINER}?(?:[\w-]{1,30}[ \t]+)?(?:${PASSWORD_WORDS}|${SECRET_WORDS})\b`,
-    (v, _m, after) => passwordValue(v, after),
+    (v, match, after) => (new RegExp(String.raw`(?:${SECRET_WORDS})$`, "i").test(match) ? secretValue(v) : passwordValue(v, after)),
   ),
   // "set the admin password to X", "changed my pin to X".
   rule(

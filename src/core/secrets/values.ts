@@ -37,7 +37,7 @@ export function entropy(s: string): number {
   return h;
 }
 
-export const has = (re: RegExp, s: string) => re.test(s);
+const has = (re: RegExp, s: string) => re.test(s);
 
 /** A credential-looking value: letters and digits mixed, or long and mixed-case. */
 export function credentialLike(v: string): boolean {
