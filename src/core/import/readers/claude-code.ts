@@ -1,4 +1,5 @@
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { homedir } from "node:os";
 import { basename, dirname, extname, join, resolve } from "node:path";
 import type { ImportItem, ReaderOptions, ReadResult, SourceProblem } from "../types";
 import { checkPath, eachFile, mtimeOf, readText, walk } from "./files";
@@ -17,7 +18,8 @@ export async function readClaudeCode(path: string, opts: ReaderOptions): Promise
   const root = resolve(path);
   const bad = checkPath(root, "folder");
   if (bad) return { items: [], problems: [{ source: root, message: bad }], sources: 0 };
-  const claudeDir = basename(root) === ".claude" ? root : existsSync(join(root, ".claude", "projects")) || existsSync(join(root, ".claude", "CLAUDE.md")) ? join(root, ".claude") : null;
+  // A project has a .claude folder too (settings, CLAUDE.md): the user's has projects/, or is in the home folder.
+  const claudeDir = basename(root) === ".claude" ? root : existsSync(join(root, ".claude", "projects")) || (root === homedir() && existsSync(join(root, ".claude"))) ? join(root, ".claude") : null;
   const jobs: { file: string; project: string | null; kind: "instructions" | "auto" | "index" }[] = [];
   const problems: SourceProblem[] = [];
   if (!claudeDir) {
