@@ -75,7 +75,7 @@ function report(out: ImportOutcome, read: ReadResult, from: string, home: string
     }
     return;
   }
-  const unresolved = out.unresolved ? `, ${counted(out.unresolved, "link")} to notes not found` : "";
+  const unresolved = out.unresolved ? `, ${counted(out.unresolved, "named link")} to nothing imported or stored (left out)` : "";
   console.log(`imported ${from} into ${home}: ${out.added} added, ${out.merged} merged, ${out.skipped} skipped (already there), ${counted(out.links, "link")}${unresolved}`);
   void read;
 }
