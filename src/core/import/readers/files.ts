@@ -1,4 +1,4 @@
-import { lstatSync, readdirSync, statSync } from "node:fs";
+import { lstatSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative, sep } from "node:path";
 import type { ReadResult, SourceProblem } from "../types";
 
@@ -75,7 +75,8 @@ export async function eachFile(files: string[], read: (file: string) => Promise<
 
 /** Reads a file as UTF-8 text; refuses binary content (a NUL byte) with a clear reason. */
 export async function readText(file: string): Promise<string> {
-  const text = await Bun.file(file).text();
+  // Synchronous: notes are small, and an async read per file cost more than the read (100k files).
+  const text = readFileSync(file, "utf8");
   if (text.includes("\u0000")) throw new Error("not a text file (binary content)");
   return text;
 }
