@@ -4,7 +4,7 @@ import { deriveTags } from "../memories/tags";
 import type { NewMemoryRow } from "../memories";
 import { mergedContent } from "../distill";
 import { normalizeRelationship, type NewLink } from "../graph";
-import { loadThresholds, thresholds } from "../search";
+import { loadThresholds, thresholds, type VectorHit } from "../search";
 import { redact } from "../secrets";
 import type { Services } from "../services";
 import { withStorage } from "../storage";
@@ -189,7 +189,9 @@ async function writeBatch(s: Services, batch: ImportItem[], mergeAt: number, lin
   for (let i = 0; i < batch.length; i += IMPORT_EMBED_BATCH) vectors.push(...(await s.embedder.embed(batch.slice(i, i + IMPORT_EMBED_BATCH).map((it) => it.content), "document")));
 
   // Plan outside the transaction, as distill does (the index holds every earlier batch).
-  const hits = await Promise.all(batch.map((it, i) => s.storage.search.nearest(vectors[i], it.project === null ? 10 : Math.max(3, LINK_MAX_NEAREST), it.project)));
+  // One after another: on PostgreSQL each is a query, and the pool is small.
+  const hits: VectorHit[][] = [];
+  for (const [i, it] of batch.entries()) hits.push(await s.storage.search.nearest(vectors[i], it.project === null ? 10 : Math.max(3, LINK_MAX_NEAREST), it.project));
   const hitSeqs = [...new Set(hits.flat().filter((h) => h.similarity >= Math.min(mergeAt, linkAt)).map((h) => h.seq))];
   const rowOf = new Map((hitSeqs.length ? await s.storage.distill.memoriesBySeq(hitSeqs) : []).map((r) => [r.seq, r]));
   const plans: Plan[] = [];

@@ -74,10 +74,10 @@ export function noteItems(text: string, o: NoteOptions): ImportItem[] {
   const createdAt = parseDate(d.created ?? d.created_at ?? d.date) ?? o.createdAt;
   const tags = stringList(d.tags);
   const noteType = typeFromWord(d.type ?? d.category, o.defaultType);
-  const source = typeof d.source === "string" && d.source.trim() ? d.source.trim().slice(0, 200) : o.sourceAgent;
 
   if (typeof d.id === "string" && UUID.test(d.id) && typeof d.type === "string" && (MEMORY_TYPES as readonly string[]).includes(d.type)) {
-    // memsvc's own export: the body is the memory; the links follow the marker.
+    // memsvc's own export: the body is the memory, `source` its tool; the links follow the marker.
+    const source = typeof d.source === "string" && d.source.trim() ? d.source.trim().slice(0, 200) : o.sourceAgent;
     const cut = fm.body.lastIndexOf(LINKS_MARKER);
     const content = (cut >= 0 ? fm.body.slice(0, cut) : fm.body).trim();
     const { relations } = splitMarkdown(cut >= 0 ? fm.body.slice(cut) : "", { title: null, wholeIfSmall: false, bodyLine: 1 });
@@ -105,7 +105,7 @@ export function noteItems(text: string, o: NoteOptions): ImportItem[] {
     memoryType: p.category ? typeFromWord(p.category, noteType) : noteType,
     project,
     createdAt,
-    sourceAgent: source,
+    sourceAgent: o.sourceAgent,
     provenance: `${o.file}:${p.line}`,
     tags: [...tags, ...p.tags],
     keys: [],
