@@ -8,7 +8,9 @@ import { loadThresholds, thresholds, type VectorHit } from "../search";
 import { redact } from "../secrets";
 import type { Services } from "../services";
 import { withStorage } from "../storage";
-import { DISTILL_MERGE_BOOST, INITIAL_STRENGTH, LINK_MAX_NEAREST, MAX_STRENGTH } from "../tuning";
+import { DISTILL_MERGE_BOOST } from "../distill/tuning";
+import { LINK_MAX_NEAREST } from "../graph/tuning";
+import { INITIAL_STRENGTH, MAX_STRENGTH } from "../memories/tuning";
 import { IMPORT_BATCH, IMPORT_EMBED_BATCH, IMPORT_LINK_BATCH, IMPORT_SAMPLE } from "./tuning";
 import type { ImportItem, SourceProblem } from "./types";
 

@@ -1,6 +1,6 @@
 import { basename, extname } from "node:path";
 import { MEMORY_TYPES, type MemoryType } from "../../memories";
-import { DISTILL_MODEL_LINK_WEIGHT } from "../../tuning";
+import { DISTILL_MODEL_LINK_WEIGHT } from "../../distill/tuning";
 import { parseFrontMatter, splitMarkdown } from "../markdown";
 import type { ImportItem } from "../types";
 
