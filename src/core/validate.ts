@@ -26,7 +26,7 @@ export function checkInput<T extends TSchema>(schema: T, value: unknown): Static
   throw invalid(inputErrorMessage([...c.Errors(value)], value));
 }
 
-const fieldOf = (e: ValueError) => e.path.replace(/^\//, "").replace(/\//g, ".");
+const fieldOf = (e: ValueError) => e.path.replace(/^\//, "").replace(/\//g, ".") || ((e.schema as { title?: string }).title ?? "");
 
 const NAMES: Record<string, string> = { string: "a string", number: "a number", integer: "a number", boolean: "true or false", object: "an object", array: "an array" };
 
@@ -65,9 +65,13 @@ export function inputErrorMessage(errors: readonly ValueError[], root: unknown):
       return s.minLength === 1 ? `${field} must not be empty` : `${field} is shorter than ${s.minLength} characters`;
     case ValueErrorType.StringMaxLength:
       return `${field} is longer than ${s.maxLength} characters`;
-    case ValueErrorType.Union:
-    case ValueErrorType.Literal:
+    case ValueErrorType.Union: {
+      // A nullable field (T or null) is described by T.
+      const first = ((e.schema as { anyOf?: { type?: string; error?: ErrorOption }[] }).anyOf ?? []).find((x) => x.type !== "null");
+      if (typeof first?.error === "string") return first.error;
+      if (first?.type) return `${field} must be ${NAMES[first.type] ?? "valid"}`;
       return `${field} has an unexpected value ${JSON.stringify(e.value)?.slice(0, 40)}`;
+    }
   }
   return `${field} must be ${NAMES[s.type ?? ""] ?? "valid"}`;
 }

@@ -155,7 +155,7 @@ export function registerTools(server: Server, s: Services): void {
     GraphTool,
     true,
     async (a) => {
-      const op = a.operation;
+      const op = a.operation as keyof typeof GRAPH_PARAMS; // the schema's pattern admits only these
       const misplaced = (["id", "target_id", "limit", "domain"] as const).filter((k) => a[k] !== undefined && !GRAPH_PARAMS[op].includes(k));
       if (misplaced.length) throw invalid(`${misplaced.join(", ")} do${misplaced.length === 1 ? "es" : ""} not apply to operation "${op}"; it takes ${GRAPH_PARAMS[op].join(", ") || "no other parameter"}`);
       if ((op === "neighbors" || op === "path") && a.id === undefined) throw invalid(`operation "${op}" needs id: ${op === "path" ? "the memory the path starts from" : "the memory whose links to list"} (8-character prefix or full UUID)`);
