@@ -20,5 +20,6 @@ export function queryParams(query: Record<string, unknown>): Record<string, stri
  * string already reduced to `{}` and report a missing field instead).
  */
 export function jsonObject<T>(schema: T) {
-  return { body: schema, transform: ({ body }: { body: unknown }) => void objectBody(body) };
+  // `parse: "json"` names the media type for the OpenAPI document; app.ts's parseJsonBody runs first and always answers.
+  return { body: schema, parse: "json" as const, transform: ({ body }: { body: unknown }) => void objectBody(body) };
 }

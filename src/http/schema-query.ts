@@ -40,7 +40,8 @@ export function normalizeQuery(request: Request, query: Record<string, unknown>,
     const first = params.get(key);
     if (first === "" || first === null) delete query[key];
     else if (numbers.has(key)) query[key] = DIGITS.test(first) ? Number(first) : first;
-    else query[key] = first;
+    // Elysia has converted other numbers already: replace only what it took from a repeat.
+    else if (params.getAll(key).length > 1) query[key] = typeof query[key] === "number" && Number.isFinite(Number(first)) ? Number(first) : first;
   }
 }
 
