@@ -2,7 +2,7 @@ import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { JSONRPCMessageSchema, type JSONRPCMessage, type MessageExtraInfo } from "@modelcontextprotocol/sdk/types.js";
 import type { Services } from "../core/services";
-import { MCP_KEEPALIVE_MS, MCP_MAX_SSE_SESSIONS } from "../core/tuning";
+import { MCP_KEEPALIVE_MS, MCP_MAX_SSE_SESSIONS } from "./tuning";
 import { AppError, invalid, notFound } from "../errors";
 import { checkSessionUse, type Caller } from "./caller";
 import { createMcpServer } from "./server";

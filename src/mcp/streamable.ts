@@ -2,7 +2,7 @@ import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
 import type { Services } from "../core/services";
-import { MCP_KEEPALIVE_MS, MCP_MAX_STREAMABLE_SESSIONS, MCP_SESSION_IDLE_MS } from "../core/tuning";
+import { MCP_KEEPALIVE_MS, MCP_MAX_STREAMABLE_SESSIONS, MCP_SESSION_IDLE_MS } from "./tuning";
 import { invalid, notFound } from "../errors";
 import { checkSessionUse, type Caller } from "./caller";
 import { createMcpServer } from "./server";

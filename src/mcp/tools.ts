@@ -19,7 +19,9 @@ import { deleteMemory, fetchMemory, ingestMemory, updateMemory } from "../core/m
 import { recent } from "../core/search";
 import { parseLimit, parseProject, search } from "../core/search";
 import type { Services } from "../core/services";
-import { DEFAULT_RECENT_LIMIT, DEFAULT_SEARCH_LIMIT, GRAPH_DEFAULT_LIMIT, LEARNINGS_DEFAULT_DAYS, LEARNINGS_MAX_DAYS } from "../core/tuning";
+import { DEFAULT_RECENT_LIMIT, DEFAULT_SEARCH_LIMIT } from "../core/search/tuning";
+import { GRAPH_DEFAULT_LIMIT } from "../core/graph/tuning";
+import { LEARNINGS_DEFAULT_DAYS, LEARNINGS_MAX_DAYS } from "../core/nightly/tuning";
 import { storageFailure } from "../store/sqlite/storage-errors";
 import { AppError, invalid } from "../errors";
 import { deleteText, errorText, historyText, learningsText, memoryText, recentText, searchText, updateText } from "./format";

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { fetchMemory, ingestMemory } from "../../src/core/memories";
 import { isShortPrompt, recallIndex, RECALL_HEADING } from "../../src/core/recall";
-import { RECALL_MAX_LINES } from "../../src/core/tuning";
+import { RECALL_MAX_LINES } from "../../src/core/recall/tuning";
 import { AppError } from "../../src/errors";
 import { dbRow } from "../helpers/engine";
 import { makeServices, type TestServices } from "../helpers/services";

@@ -1,6 +1,7 @@
 import { Type } from "@sinclair/typebox";
 import { count, ID_HELP, text } from "../fields";
-import { GRAPH_DEFAULT_LIMIT, MAX_LIMIT } from "../tuning";
+import { MAX_LIMIT } from "../tuning";
+import { GRAPH_DEFAULT_LIMIT } from "./tuning";
 
 export const GRAPH_TOOL_OPS = ["neighbors", "hubs", "path"] as const;
 

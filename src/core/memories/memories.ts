@@ -7,7 +7,7 @@ import { effectiveStrength, round3, strengthenedOnUse } from "./strength";
 import { currentSnapshot, recordVersion } from "./history";
 import { linkToNearest } from "../graph";
 import { deriveTags, tagsOf, writeTags } from "./tags";
-import { INITIAL_STRENGTH } from "../tuning";
+import { INITIAL_STRENGTH } from "./tuning";
 import { anchorsOf, parseAnchors, writeAnchors, type AnchorView } from "./anchors";
 import { withStorage } from "../storage";
 import { commitGrouped } from "./group-commit";

@@ -6,7 +6,7 @@ import { parseLimit, parseProject } from "../search";
 import type { Services } from "../services";
 import { tagsOf } from "../memories";
 import { counted } from "../text";
-import { LEARNINGS_BLOCK_MAX, LEARNINGS_BLOCK_CHARS, LEARNINGS_DEFAULT_DAYS, LEARNINGS_MAX, LEARNINGS_MAX_DAYS } from "../tuning";
+import { LEARNINGS_BLOCK_MAX, LEARNINGS_BLOCK_CHARS, LEARNINGS_DEFAULT_DAYS, LEARNINGS_MAX, LEARNINGS_MAX_DAYS } from "./tuning";
 
 export type { LearningsInput } from "./schema";
 import type { LearningsInput } from "./schema";

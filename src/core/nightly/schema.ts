@@ -1,6 +1,6 @@
 import { type Static, Type } from "@sinclair/typebox";
 import { count, project } from "../fields";
-import { LEARNINGS_DEFAULT_DAYS, LEARNINGS_MAX_DAYS } from "../tuning";
+import { LEARNINGS_DEFAULT_DAYS, LEARNINGS_MAX_DAYS } from "./tuning";
 
 /** GET /learnings (alias /lessons) and memsvc_learnings (alias memsvc_lessons). */
 export const LearningsInput = Type.Object(

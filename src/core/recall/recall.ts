@@ -9,7 +9,8 @@ import { blendTopic, nextTopic, parseTopic, serializeTopic } from "./topic";
 import { parseProject } from "../search";
 import type { Services } from "../services";
 import { keywords } from "../text";
-import { QUERY_MAX_CHARS, RECALL_GIST_CHARS, RECALL_MIN_KEYWORDS, RECALL_MIN_PROMPT_CHARS, RECALL_SUPPRESS_TURNS } from "../tuning";
+import { QUERY_MAX_CHARS } from "../search/tuning";
+import { RECALL_GIST_CHARS, RECALL_MIN_KEYWORDS, RECALL_MIN_PROMPT_CHARS, RECALL_SUPPRESS_TURNS } from "./tuning";
 
 /** POST /recall-index body; `privacy` is accepted and ignored (deprecated). */
 export type { RecallIndexInput as RecallInput } from "./schema";

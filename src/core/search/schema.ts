@@ -1,6 +1,7 @@
 import { type Static, Type } from "@sinclair/typebox";
 import { count, project, text } from "../fields";
-import { DEFAULT_RECENT_LIMIT, DEFAULT_SEARCH_LIMIT, MAX_LIMIT } from "../tuning";
+import { MAX_LIMIT } from "../tuning";
+import { DEFAULT_RECENT_LIMIT, DEFAULT_SEARCH_LIMIT } from "./tuning";
 
 const MIN_SCORE = "min_score must be a number from 0 to 1";
 
