@@ -158,7 +158,7 @@ describe("PUT", () => {
   test("malformed bodies are 400: not an object, sections missing or an array, unknown fields", async () => {
     const s = services();
     for (const body of [null, "text", [], {}, { sections: [] }, { sections: "x" }, { sections: {}, agent: "bob" }]) {
-      expect((await caught(async () => (await putIdentity(s, body)))).code).toBe("invalid");
+      expect((await caught(async () => (await putIdentity(s, body as never)))).code).toBe("invalid");
     }
     expect(existsSync(id(s))).toBe(false);
   });

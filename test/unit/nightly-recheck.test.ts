@@ -41,7 +41,7 @@ async function anchored(s: TestServices, content: string, paths: string[], evide
   return r.id!;
 }
 
-const changed = (id: string, paths: string[], commits = 2) => ({ id, reason: "changed", changed_paths: paths, missing_paths: [], commits, last_change: "2026-03-09T10:00:00Z" });
+const changed = (id: string, paths: string[], commits = 2) => ({ id, reason: "changed" as const, changed_paths: paths, missing_paths: [], commits, last_change: "2026-03-09T10:00:00Z" });
 const anchorOf = async (s: TestServices, id: string) => (await fetchMemory(s, id)).memory.anchors?.[0];
 const staleIds = async (s: TestServices) => (await s.storage.memories.staleAnchors(100)).map((a) => a.memoryId).sort();
 

@@ -24,21 +24,9 @@ import {
   DISTILL_TRIVIAL_TRANSCRIPT_CHARS,
 } from "./tuning";
 
-export interface DistillInput {
-  text?: unknown;
-  messages?: unknown;
-  session_id?: unknown;
-  segment_id?: unknown;
-  session_date?: unknown;
-  source_agent?: unknown;
-  source_agent_id?: unknown;
-  source_domain?: unknown;
-  project?: unknown;
-  /** Optional: the code the session worked on (see core/memories/anchors.ts). */
-  anchors?: unknown;
-  /** Deprecated: accepted and ignored. */
-  privacy?: unknown;
-}
+/** The operation's input (schema.ts); its meaning is checked by parseDistillInput. */
+export type { DistillInput } from "./schema";
+import type { DistillInput } from "./schema";
 
 export type DistillResult = { skipped: true; existing_count: number } | { ids: string[]; distilled: number; dropped: Dropped[] };
 

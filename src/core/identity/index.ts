@@ -1,6 +1,6 @@
 // What other parts of memsvc use from identity/: explicit named exports only.
 export { agentDir, agentFolders, isValidName, readScope } from "./files";
-export { agentView, getIdentity, globalView, identityForClient, identityMarkdown, knownAgents, putIdentity, resolveMode } from "./identity";
+export { agentView, getIdentity, globalView, identityForClient, identityMarkdown, knownAgents, parseIdentityQuery, putIdentity, resolveMode } from "./identity";
 export type { AgentIdentityView, IdentityView } from "./identity";
 export { inlineMarkdown } from "./inline-md";
 export { recoverFolder, recoverIdentity, writeSections } from "./write";

@@ -1,6 +1,7 @@
 import { invalid, notFound } from "../../errors";
 import { isoTime } from "../dates";
 import { resolveMemory, updateMemory, type UpdateResult } from "./memories";
+import type { RestoreInput } from "./schema";
 import type { Services } from "../services";
 import { MEMORY_HISTORY_MAX } from "./tuning";
 
@@ -74,8 +75,8 @@ function parseVersion(value: unknown): number {
 }
 
 /** GET /memory/history, memsvc_history, `memsvc history`: the memory's current text and its earlier versions. */
-export async function memoryHistory(s: Services, rawId: unknown): Promise<HistoryView> {
-  const row = await resolveMemory(s, rawId);
+export async function memoryHistory(s: Services, id: string): Promise<HistoryView> {
+  const row = await resolveMemory(s, id);
   const versions = (await s.storage.memories.versions(row.id)).reverse().map((v) => {
     const view: VersionView = { version: v.version, content: v.content, memory_type: v.memoryType, project: v.project, reason: v.reason as HistoryReason, replaced_at: isoTime(v.replacedAt) };
     if (v.sourceId) view.source_id = v.sourceId;
@@ -94,7 +95,7 @@ export async function memoryHistory(s: Services, rawId: unknown): Promise<Histor
  * version current again (content, type and project; re-embedded). The text it
  * replaces becomes a new version, so a restore can itself be undone.
  */
-export async function restoreVersion(s: Services, input: { id?: unknown; version?: unknown }): Promise<UpdateResult & { restored_version: number }> {
+export async function restoreVersion(s: Services, input: RestoreInput): Promise<UpdateResult & { restored_version: number }> {
   const row = await resolveMemory(s, input.id);
   if (input.version === undefined || input.version === null) throw invalid("version is required (see GET /memory/history)");
   const version = parseVersion(input.version);

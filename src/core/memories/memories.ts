@@ -243,12 +243,9 @@ function parseFlag(v: unknown, name: string): boolean {
   throw invalid(`${name} must be true or false`);
 }
 
-export interface UpdateInput {
-  id: unknown;
-  content?: unknown;
-  project?: unknown;
-  memory_type?: unknown;
-}
+/** PATCH /memory and memsvc_update (schema.ts); restore and the nightly re-check pass the same shape. */
+export type { UpdateInput } from "./schema";
+import type { UpdateInput } from "./schema";
 
 export interface UpdateResult {
   memory: MemoryView;
@@ -305,8 +302,8 @@ export async function updateMemory(
 }
 
 /** DELETE /memory and memsvc_delete: the memory, its vector, FTS row and links, at once. */
-export async function deleteMemory(s: Services, rawId: unknown): Promise<{ deleted: true; id: string; preview: string; links_removed: number }> {
-  const row = await resolveMemory(s, rawId);
+export async function deleteMemory(s: Services, id: string): Promise<{ deleted: true; id: string; preview: string; links_removed: number }> {
+  const row = await resolveMemory(s, id);
   const linksRemoved = await deleteRows(s, [row]);
   liveIndex(s)?.remove(row.seq);
   return { deleted: true, id: row.id, preview: row.content.length > 200 ? `${row.content.slice(0, 200)}…` : row.content, links_removed: linksRemoved };

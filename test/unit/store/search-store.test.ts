@@ -146,6 +146,6 @@ test("the memory count word weights use moves with this server's writes at once,
   // Read at once after the writes: no background recount has had time to land.
   expect(s.index.memories).toBe(CORPUS.length);
 
-  await deleteMemory(s, made[0].id);
+  await deleteMemory(s, made[0].id!);
   expect(s.index.memories).toBe(CORPUS.length - 1);
 });
