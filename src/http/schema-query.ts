@@ -61,3 +61,12 @@ export function normalizeQuery(request: Request, query: Record<string, unknown>,
 }
 
 const DIGITS = /^\s*-?\d+\s*$/;
+
+/** Each name's first value as sent, "" kept (for routes whose core gives an empty value its own meaning). */
+export function sentQuery(request: Request): Record<string, string> {
+  const out: Record<string, string> = {};
+  const at = request.url.indexOf("?");
+  if (at < 0) return out;
+  for (const [k, v] of new URLSearchParams(request.url.slice(at + 1))) if (!Object.hasOwn(out, k)) out[k] = v;
+  return out;
+}

@@ -8,6 +8,7 @@ import type { Services } from "../../core/services";
 import { IdentityPutInput, IdentityQuery } from "../../core/identity/schema";
 import { parseIdentityQuery } from "../../core/identity";
 import { jsonObject, objectBody } from "../body";
+import { sentQuery } from "../schema-query";
 import { fileResponse } from "../pages";
 
 /** The editor's static files, served under /assets/identity/ (public, like every page asset). */
@@ -16,16 +17,11 @@ const INDEX_HTML = indexHtml as unknown as string;
 
 const PAGE_FILES: Readonly<Record<string, string>> = { "app.js": appJs, "style.css": styleCss };
 
-/** Each name's first value as sent, "" kept: `?project=` is refused and `?agent=` is an invalid id, as they always were. */
-const sentQuery = (request: Request): Record<string, string> => {
-  const out: Record<string, string> = {};
-  for (const [k, v] of new URL(request.url).searchParams) if (!Object.hasOwn(out, k)) out[k] = v;
-  return out;
-};
-
 /**
- * The legacy parameters (project, limit, privacy: 400 pointing at /recent)
- * are read before Elysia drops the names the schema does not know.
+ * The query is read as sent, "" kept: `?project=` is refused and `?agent=`
+ * is an invalid id, as they always were. The legacy parameters (project,
+ * limit, privacy: 400 pointing at /recent) are read before Elysia drops the
+ * names the schema does not know.
  */
 const identityQuery = (verb: "GET" | "PUT") => ({
   query: IdentityQuery,
