@@ -130,3 +130,65 @@ export const MarkStaleInput = Type.Object(
   { additionalProperties: false, unknownKeys: (keys: string[]) => `unknown ${plural(keys.length, "field")} ${keys.join(", ")}: the body is {repo, head, marks, fresh}` },
 );
 export type MarkStaleInput = Static<typeof MarkStaleInput>;
+
+const unknownFilter = (accepted: readonly string[]) => (keys: string[]) =>
+  `unknown parameter ${keys.slice(0, 3).map((k) => JSON.stringify(k.slice(0, 40))).join(", ")}; accepted: ${accepted.join(", ")}`;
+
+const DATE = "^\\d{4}-\\d{2}-\\d{2}(T[0-9:.]+(Z|[+-]\\d{2}:\\d{2})?)?$";
+
+/**
+ * The memory browser's filters: GET /memories/list, GET /memories/count and
+ * POST /memories/delete share them (here: shape; list.ts: meaning, e.g. from
+ * after to). An empty value is no filter. A misspelt name is refused, never
+ * dropped: it would widen a bulk delete.
+ */
+const FILTERS = {
+  query: Type.Optional(Type.String({ maxLength: 2000, description: "Words to search for (results ranked as GET /search ranks them)." })),
+  project: Type.Optional(Type.String({ maxLength: 200, description: "Only this project." })),
+  type: Type.Optional(Type.Union([Type.Literal(""), Type.Literal("knowledge"), Type.Literal("experience"), Type.Literal("decisions"), Type.Literal("learnings")], { error: "type must be knowledge, experience, decisions or learnings" })),
+  domain: Type.Optional(Type.String({ maxLength: 100, description: "Only this primary domain." })),
+  from: Type.Optional(Type.Union([Type.Literal(""), Type.String({ pattern: DATE })], { error: "from must be a date (YYYY-MM-DD) or an ISO time" })),
+  to: Type.Optional(Type.Union([Type.Literal(""), Type.String({ pattern: DATE })], { error: "to must be a date (YYYY-MM-DD) or an ISO time" })),
+  min_strength: Type.Optional(Type.Union([Type.Literal(""), Type.String({ pattern: "^\\s*(\\d+(\\.\\d*)?|\\.\\d+)\\s*$" })], { error: "min_strength must be a number >= 0" })),
+  usage: Type.Optional(Type.Union([Type.Literal(""), Type.Literal("never"), Type.Literal("shown"), Type.Literal("used")], { error: "usage must be never, shown or used" })),
+};
+const FILTER_NAMES = Object.keys(FILTERS);
+
+/** GET /memories/list. */
+export const BrowseListInput = Type.Object(
+  {
+    ...FILTERS,
+    sort: Type.Optional(Type.Union([Type.Literal(""), Type.Literal("relevance"), Type.Literal("importance"), Type.Literal("newest")], { error: "sort must be relevance, importance or newest" })),
+    cursor: Type.Optional(Type.String({ maxLength: 200, description: "next_cursor of the previous page." })),
+    limit: Type.Optional(Type.String({ pattern: "^\\d{1,6}$", error: "limit must be a positive integer" })),
+  },
+  { additionalProperties: false, unknownKeys: unknownFilter([...FILTER_NAMES, "sort", "cursor", "limit"]) },
+);
+export type BrowseListInput = Static<typeof BrowseListInput>;
+
+/** GET /memories/count. */
+export const BrowseCountInput = Type.Object(FILTERS, { additionalProperties: false, unknownKeys: unknownFilter(FILTER_NAMES) });
+export type BrowseCountInput = Static<typeof BrowseCountInput>;
+/** GET /memories/detail. */
+export const BrowseDetailInput = Type.Object(
+  { id: Type.String({ minLength: 1, maxLength: 40, description: ID_HELP, error: "id is required: a memory UUID or its first 8 (or more) characters" }) },
+  { additionalProperties: false, unknownKeys: unknownFilter(["id"]) },
+);
+
+/** POST /memories/delete: the filters and the count the person confirmed (409 with the current count when it differs). */
+export const BrowseDeleteInput = Type.Object(
+  {
+    query: Type.Optional(Type.String({ maxLength: 2000, description: "Words to search for (results ranked as GET /search ranks them)." })),
+    project: Type.Optional(Type.String({ maxLength: 200, description: "Only this project." })),
+    type: FILTERS.type,
+    domain: Type.Optional(Type.String({ maxLength: 100, description: "Only this primary domain." })),
+    from: FILTERS.from,
+    to: FILTERS.to,
+    min_strength: Type.Optional(Type.Number({ minimum: 0, error: "min_strength must be a number >= 0" })),
+    usage: FILTERS.usage,
+    confirm_count: Type.Integer({ minimum: 0, description: "The number of memories shown for confirmation.", error: "confirm_count is required: the number of memories shown for confirmation" }),
+  },
+  { additionalProperties: false, error: "the body must be a JSON object of filters and confirm_count", unknownKeys: unknownFilter([...FILTER_NAMES, "confirm_count"]) },
+);
+export type BrowseDeleteInput = Static<typeof BrowseDeleteInput>;
+
