@@ -62,11 +62,12 @@ export function normalizeQuery(request: Request, query: Record<string, unknown>,
 
 const DIGITS = /^\s*-?\d+\s*$/;
 
-/** Each name's first value as sent, "" kept (for routes whose core gives an empty value its own meaning). */
+/**
+ * The query as these routes have always read it: a repeated name's last
+ * value (as Elysia's parser keeps it), "" kept (their core gives an empty
+ * value its own meaning), unknown names kept (they are refused).
+ */
 export function sentQuery(request: Request): Record<string, string> {
-  const out: Record<string, string> = {};
   const at = request.url.indexOf("?");
-  if (at < 0) return out;
-  for (const [k, v] of new URLSearchParams(request.url.slice(at + 1))) if (!Object.hasOwn(out, k)) out[k] = v;
-  return out;
+  return at < 0 ? {} : Object.fromEntries(new URLSearchParams(request.url.slice(at + 1)));
 }
