@@ -13,6 +13,7 @@ import { DECAY_FLOOR, DECAY_HALF_LIFE_DAYS } from "../../core/tuning";
 import { invalid } from "../../errors";
 import { byParams } from "./chunk";
 import type { PgHandle } from "./open";
+import { reportingContention } from "./contention";
 
 const DAY_MS = 86_400_000;
 /** Rows per read while exporting: the snapshot is one transaction, read in keyset pages. */
@@ -56,7 +57,7 @@ export function pgMemoriesBulk(h: PgHandle): MemoriesBulkStore {
   const { memories: m, memoryVec, links, memoryTags, segments, memoryEvents, meta, memoryPrimaryDomain: pd, memoryHistory, memoryAnchors } = h.t;
 
   /** Runs `fn` in a transaction: the caller's, when this handle is bound to one. */
-  const inTx = <T>(fn: (th: PgHandle) => Promise<T>): Promise<T> => (h.inTransaction ? fn(h) : (h.sql.begin((tx) => fn(h.bind(tx))) as Promise<T>));
+  const inTx = <T>(fn: (th: PgHandle) => Promise<T>): Promise<T> => (h.inTransaction ? fn(h) : (reportingContention(() => h.sql.begin((tx) => fn(h.bind(tx)))) as Promise<T>));
   /**
    * Whether the re-embed is still where the caller left it, holding row locks
    * on the two meta keys until the transaction ends: a switch of embedder on

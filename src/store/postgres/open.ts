@@ -1,6 +1,7 @@
 import { SQL } from "bun";
 import { drizzle, type BunSQLDatabase } from "drizzle-orm/bun-sql";
 import { redactDatabaseUrl, SCHEMA_NAME } from "../../config";
+import { reportingContention } from "./contention";
 import { PgUnavailableError } from "./errors";
 import { migratePostgres } from "./migrate";
 import { pgTables, type PgTables } from "./schema";
@@ -105,10 +106,12 @@ export function openPostgres(opts: PgOpenOptions): PgHandle {
           await client`SELECT pg_advisory_xact_lock(hashtextextended(${lockName(opts.schema, key)}, 0))`;
           return fn(h);
         }
-        return pool.begin(async (tx) => {
-          await tx`SELECT pg_advisory_xact_lock(hashtextextended(${lockName(opts.schema, key)}, 0))`;
-          return fn(make(tx, true));
-        }) as Promise<any>;
+        return reportingContention(() =>
+          pool.begin(async (tx) => {
+            await tx`SELECT pg_advisory_xact_lock(hashtextextended(${lockName(opts.schema, key)}, 0))`;
+            return fn(make(tx, true));
+          }),
+        ) as Promise<any>;
       },
       async tryAdvisoryLock(key, fn) {
         await ready();
@@ -118,7 +121,7 @@ export function openPostgres(opts: PgOpenOptions): PgHandle {
           return { ran: true as const, value: await fn(inner) };
         };
         if (inTransaction) return attempt(client, h);
-        return pool.begin((tx) => attempt(tx, make(tx, true))) as Promise<any>;
+        return reportingContention(() => pool.begin((tx) => attempt(tx, make(tx, true)))) as Promise<any>;
       },
       async lease(name, owner, ttlMs, now = Date.now()) {
         await ready();
