@@ -113,6 +113,9 @@ test(
       // seq survives (ordering and the vector keys depend on it), and new memories continue after it.
       const seqs = await h.sql.unsafe(`SELECT min(seq)::int AS lo, max(seq)::int AS hi, count(*)::int AS n FROM ${schema}.memories`);
       expect(seqs[0]).toEqual({ lo: 1, hi: N, n: N });
+      // The vector index, dropped for the bulk copy, was built once at its end (also after the kill and resume).
+      const [idx] = await h.sql.unsafe(`SELECT indexdef FROM pg_indexes WHERE schemaname = $1 AND indexname = 'memory_vec_hnsw'`, [schema]);
+      expect(idx?.indexdef).toContain("USING hnsw (embedding vector_cosine_ops)");
       const next = await h.sql.unsafe(`SELECT nextval(pg_get_serial_sequence('${schema}.memories', 'seq'))::int AS v`);
       expect(next[0].v).toBe(N + 1);
       // The copy ends with VACUUM (ANALYZE) (PGlite has no autovacuum: nothing else would have run it):
