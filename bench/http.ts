@@ -21,24 +21,18 @@
  * concurrent ones (BENCH_INGEST memories each), and the server's RSS.
  * `--only sustained` runs just that.
  *
- * --engine postgres / both: the server also (or only) on PostgreSQL: a PGlite
- * database (test/helpers/pglite-server.ts, real PostgreSQL + pgvector in
- * WebAssembly) served over TCP in its own process. At each size the SQLite
- * store is copied into a fresh schema with `memsvc migrate` (the bulk path)
- * and the HNSW index is built once (timed), so both engines answer over the
- * same memories; both then ingest the same new notes. pgvector's recall@10 is
- * measured against an exact scan in the same database. Not measured there:
- * the compiled binary's start-up and the rank() breakdown (SQLite's
- * statements).
- *
- * Seeding PGlite takes over half an hour at 100k, so each seeded schema is
- * cached (bench/lib/pg-cache.ts; `$BENCH_CACHE`, default
- * ~/.cache/memsvc-bench; BENCH_PG_CACHE=0 skips it): PGlite's data directory
- * is dumped after the first seeding at a size and later runs start PGlite
- * from it (in memory as before) once the freshly seeded SQLite store is shown
- * to hold the same memories (count and id checksum). `seed.from_cache` says
- * which happened; the seeding times are then the original ones. A size after
- * one where the SQLite server ingested (random ids) is never cached.
+ * --engine postgres / both: the server also (or only) on PostgreSQL: a real
+ * server (bench/lib/pg-real.ts: BENCH_PG_URL, else a throw-away PostgreSQL 15
+ * with pgvector from ../shared/scripts/postgres-pgvector.sh; BENCH_PG=pglite
+ * for PGlite). At each size the SQLite store is copied into a fresh schema
+ * with `memsvc migrate` (the bulk path, which builds the HNSW index once at
+ * its end; timed as a whole), so both engines answer over the same memories;
+ * both then ingest the same new notes (one client, and eight at the first
+ * size). On PostgreSQL also: /search with 8 clients on one server against 4 on
+ * each of two servers over the same schema, and pgvector's recall@10 against
+ * an exact scan at several hnsw.ef_search values. The server settings are in
+ * the result (`database_settings`). Not measured there: the compiled binary's
+ * start-up and the rank() breakdown (SQLite's statements).
  */
 import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";

@@ -53,33 +53,46 @@ async function vacuumAnalyze(h: PgHandle): Promise<void> {
 }
 
 /**
- * The HNSW index as migration 0001 makes it. `memsvc migrate` drops it for
- * the copy and builds it once at the end: inserting row by row into the
- * graph kept one backend at 100 % and the copy at 141 memories/s (100k, a
- * real PostgreSQL 15); one build over every vector is the usual bulk load.
- * The copy goes into a schema no server uses yet (migrate refuses one
- * holding other memories), so no search runs without it meanwhile.
+ * `memsvc migrate` is a bulk load: the store's secondary indexes (every index
+ * but primary keys and unique ones, the HNSW graph and the full-text GIN
+ * among them) go for the copy and are built once at its end. Maintaining
+ * them row by row kept one backend at 100 % and the copy at 141 memories/s
+ * (100k, a real PostgreSQL 15, HNSW inserts first of all); one build per
+ * index is the usual bulk load. Their definitions are kept in the target's
+ * meta (`migrate_indexes`) in the transaction that drops them, so a run
+ * interrupted anywhere, resumed, still builds them, before the cursor says
+ * complete. The copy goes into a schema no server uses yet (migrate refuses
+ * one holding other memories), so no query runs without them meanwhile.
  */
-const VECTOR_INDEX = "memory_vec_hnsw";
+const MIGRATE_INDEXES = "migrate_indexes";
 
-async function dropVectorIndex(th: PgHandle): Promise<void> {
-  await th.sql.unsafe(`DROP INDEX IF EXISTS ${th.schema}.${VECTOR_INDEX}`);
+async function dropSecondaryIndexes(th: PgHandle, getMeta: (th: PgHandle, key: string) => Promise<string | null>, setMeta: (th: PgHandle, key: string, value: string) => Promise<unknown>): Promise<void> {
+  if ((await getMeta(th, MIGRATE_INDEXES)) !== null) return;
+  const rows = (await th.sql.unsafe(
+    `SELECT i.relname AS name, pg_get_indexdef(x.indexrelid) AS def FROM pg_index x
+       JOIN pg_class i ON i.oid = x.indexrelid JOIN pg_namespace n ON n.oid = i.relnamespace
+      WHERE n.nspname = $1 AND NOT x.indisunique AND NOT x.indisprimary ORDER BY i.relname`,
+    [th.schema],
+  )) as { name: string; def: string }[];
+  await setMeta(th, MIGRATE_INDEXES, JSON.stringify(rows.map((r) => r.def)));
+  for (const r of rows) await th.sql.unsafe(`DROP INDEX ${th.schema}."${r.name.replaceAll('"', '""')}"`);
 }
 
 /**
- * Builds the vector index when missing. With maintenance_work_mem large
- * enough for the graph (pgvector builds it in memory, else far slower) and
- * PostgreSQL's parallel maintenance workers; a session setting, so the
- * server's own configuration decides the ceiling (max_parallel_maintenance_workers).
+ * Builds what dropSecondaryIndexes kept, each in its own statement (IF NOT
+ * EXISTS: a resumed build skips the done ones), with maintenance_work_mem
+ * large enough for the HNSW graph (pgvector builds it in memory, else far
+ * slower) and the server's parallel maintenance workers; then forgets them.
  */
-async function buildVectorIndex(h: PgHandle): Promise<void> {
+async function rebuildIndexes(h: PgHandle, getMeta: (th: PgHandle, key: string) => Promise<string | null>): Promise<void> {
   if (h.inTransaction) return;
-  const [row] = await h.sql.unsafe("SELECT to_regclass($1) IS NOT NULL AS present", [`${h.schema}.${VECTOR_INDEX}`]);
-  if (row.present) return;
+  const kept = await getMeta(h, MIGRATE_INDEXES);
+  if (kept === null) return;
   const c = await h.sql.reserve();
   try {
     await c.unsafe("SET maintenance_work_mem = '512MB'");
-    await c.unsafe(`CREATE INDEX IF NOT EXISTS ${VECTOR_INDEX} ON ${h.schema}.memory_vec USING hnsw (embedding vector_cosine_ops)`);
+    for (const def of JSON.parse(kept) as string[]) await c.unsafe(def.replace(/^CREATE INDEX /, "CREATE INDEX IF NOT EXISTS "));
+    await c.unsafe(`DELETE FROM ${h.schema}.meta WHERE key = $1`, [MIGRATE_INDEXES]);
   } finally {
     await c.unsafe("RESET maintenance_work_mem").catch(() => {});
     c.release();
@@ -539,12 +552,14 @@ export function pgMemoriesBulk(h: PgHandle): MemoriesBulkStore {
     },
 
     async migrateWrite(rows, cursor, opts) {
-      // A bulk load: the vector index goes during the copy and is built once
-      // at its end (below), before the cursor says complete, so an
-      // interrupted run, resumed, still ends with it.
-      if (opts.finish) await buildVectorIndex(h);
+      // A bulk load: secondary indexes go for the copy and are built once at
+      // its end, before the cursor says complete (see dropSecondaryIndexes).
+      if (opts.finish) await rebuildIndexes(h, getMeta);
       await inTx(async (th) => {
-        if (!opts.finish && rows.length > 0) await dropVectorIndex(th);
+        // A crash loses at most the last batches, cursor with them (one
+        // transaction): a re-run copies them again. So no wait for each flush.
+        await th.sql.unsafe("SET LOCAL synchronous_commit = off");
+        if (!opts.finish && rows.length > 0) await dropSecondaryIndexes(th, getMeta, setMeta);
         await insertAll(th, rows, true);
         await setMeta(th, "migrate_cursor", cursor);
         if (opts.embedderId) await setMeta(th, "embedder_id", opts.embedderId);
