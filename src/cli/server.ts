@@ -5,7 +5,7 @@ import { startNightlySchedule } from "../core/nightly";
 import { createServices } from "../core/services";
 import { warmVectorScan, warmWordCounts } from "../core/search";
 import { storageFailure } from "../store/sqlite/storage-errors";
-import { NIGHTLY_SCHEDULE_DELAY_MS } from "../core/tuning";
+import { NIGHTLY_SCHEDULE_DELAY_MS } from "../core/nightly/tuning";
 import { createApp } from "../http/app";
 import { LISTEN_MAX_REQUEST_BODY_SIZE } from "../http/limits";
 import { closeAll as closeMcpSessions } from "../mcp/registry";

@@ -10,7 +10,7 @@ import {
   VECTOR_PREFILTER_PROJECT_PER_KEPT,
   VECTOR_PREFILTER_PROJECT_RATIO,
   VECTOR_RESCORE_MIN,
-} from "../../src/core/tuning";
+} from "../../src/core/search/vector-tuning";
 
 // The in-memory index is the SQLite engine's vector search; on PostgreSQL pgvector searches (test/unit/search.test.ts covers both).
 const sqliteOnly = (name: string, fn: () => void | Promise<void>, timeout?: number) => test.skipIf(process.env.MEMSVC_TEST_ENGINE === "postgres")(`${name} [SQLite engine's in-memory index]`, fn, timeout);

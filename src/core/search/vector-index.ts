@@ -15,7 +15,7 @@ import {
   VECTOR_PREFILTER_PROJECT_SHARE,
   VECTOR_RESCORE_FACTOR,
   VECTOR_RESCORE_MIN,
-} from "../tuning";
+} from "./vector-tuning";
 import { shuffle } from "../shuffle";
 
 export interface IndexSnapshot {

@@ -8,7 +8,7 @@
  * prefixes. Patterns favour recall: a lost config value costs little, a stored
  * key a lot.
  */
-import { REDACT_BARE_SECRET_MIN_ENTROPY, REDACT_KEYWORD_SECRET_MIN_ENTROPY } from "../tuning";
+import { REDACT_BARE_SECRET_MIN_ENTROPY, REDACT_KEYWORD_SECRET_MIN_ENTROPY } from "./tuning";
 import { COMMAND_LINE_RULES } from "./command-line";
 import { PROSE_RULES } from "./prose";
 import { unquote } from "./shell";

@@ -1,8 +1,16 @@
 /**
- * Constants of the command-line and prose password rules (command-line.ts,
- * prose.ts). The entropy floors of the older keyword and bare-key rules stay
- * in ../tuning.ts with their measurements.
+ * Secret redaction: the entropy floors of the keyword and bare-key rules (rules.ts) and the
+ * constants of the command-line and prose password rules (command-line.ts, prose.ts).
  */
+
+/**
+ * Least Shannon entropy (bits a character) of a mixed-case-and-digit string of 16+ characters
+ * after a word like secret or token (KEYWORD), and of a bare 40-character AWS-style secret (BARE):
+ * no ordinary line matched from 2.5 to 4.5; keyword takes the highest that keeps every case.
+ * See docs/decisions/secret-redaction.md.
+ */
+export const REDACT_KEYWORD_SECRET_MIN_ENTROPY = 3.5;
+export const REDACT_BARE_SECRET_MIN_ENTROPY = 4;
 
 /**
  * How far (characters) a password flag may stand from its command's name:

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { VectorIndex } from "../../../src/core/search/vector-index";
 import { DIMENSIONS } from "../../../src/embed/types";
 import { indexFileOf, readIndexFileInto } from "../../../src/store/sqlite/index-file";
-import { INDEX_SNAPSHOT_SLICE_ROWS } from "../../../src/core/tuning";
+import { INDEX_SNAPSHOT_SLICE_ROWS } from "../../../src/core/search/vector-tuning";
 import { Database } from "bun:sqlite";
 import { openStore, setMeta, type Store } from "../../../src/store/sqlite/open";
 import { fromVec0, placedFromVec0, startIndex, syncIndex, type IndexContext, type IndexState } from "../../../src/store/sqlite/search-index";
