@@ -42,9 +42,9 @@ const toVector = (v: number[] | string | null | undefined): Float32Array | null 
  * (2,646 after); database CPU per full-text query 104 -> 46 ms, per word count
  * 46 -> 13 ms, per /recent project walk 46 -> 13 ms; at 100k, 62,048 entries for
  * 18,371 rows and 24,210 heap pages (13,215 after), CPU 400 -> 196 ms and
- * 211 -> 52 ms; results identical. A real server's
- * autovacuum would get there some minutes later; PGlite (tests, benchmarks)
- * has none. Outside any transaction (VACUUM cannot run in one).
+ * 211 -> 52 ms; results identical. A real server's autovacuum would get
+ * there some minutes later (PGlite has none). Outside any transaction (VACUUM
+ * cannot run in one).
  */
 async function vacuumAnalyze(h: PgHandle): Promise<void> {
   const tables = (await h.sql.unsafe("SELECT tablename FROM pg_tables WHERE schemaname = $1 ORDER BY tablename", [h.schema])) as { tablename: string }[];

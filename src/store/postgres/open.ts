@@ -73,9 +73,9 @@ export function openPostgres(opts: PgOpenOptions): PgHandle {
   if (!SCHEMA_NAME.test(opts.schema)) throw new Error(`database schema must be a plain identifier, got "${opts.schema}"`);
   const location = redactDatabaseUrl(opts.url);
   const secret = safePassword(opts.url);
-  // prepare: false: PGlite's socket multiplexer and PgBouncer in transaction
-  // mode both route statements of one client to different backends, where a
-  // named prepared statement does not exist; unnamed ones work everywhere.
+  // prepare: false: PgBouncer in transaction mode routes the statements of
+  // one client to different backends, where a named prepared statement does
+  // not exist; unnamed ones work everywhere (PGlite's test front too).
   const pool = new SQL({ url: opts.url, prepare: false, max: opts.pool ?? 10, connectionTimeout: opts.connectTimeoutS ?? 10, idleTimeout: 60 });
   const t = pgTables(opts.schema);
   let readyOnce: Promise<void> | null = null;

@@ -197,10 +197,8 @@ export function pgSearch(handle: PgHandle, opts: { efSearch?: number } = {}): Se
       // rejects them (pgvector 0.8+), so a small project still gets k hits.
       // Set on the connection the query then runs on: inside a transaction
       // for it alone (is_local); otherwise on a reserved pooled connection for
-      // its session, not in a transaction of our own, because PGlite's socket
-      // multiplexer (one backend) breaks when a transaction overlaps other
-      // connections' statements (measured: hangs and lost results), and every
-      // vector query of this process wants the same values anyway.
+      // its session, which spares a BEGIN and a COMMIT round trip per search
+      // (every vector query of this process wants the same values anyway).
       const ef = String(Math.max(opts.efSearch ?? PG_HNSW_EF_SEARCH, k));
       await h.ready();
       let rows: unknown;
