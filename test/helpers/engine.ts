@@ -7,17 +7,18 @@ import type { Services } from "../../src/core/services";
 
 /**
  * Which engine this test run builds its stores on: `MEMSVC_TEST_ENGINE=postgres
- * bun test ...` runs the suite against PostgreSQL (a PGlite database that
- * test/preload.ts starts), every home in a schema of its own.
+ * bun test ...` runs the suite against PostgreSQL (a database test/preload.ts
+ * makes on the real server MEMSVC_TEST_PG_URL names, else a PGlite it
+ * starts), every home in a schema of its own.
  */
 export const testEngine: "sqlite" | "postgres" = process.env.MEMSVC_TEST_ENGINE === "postgres" ? "postgres" : "sqlite";
 export const onPostgres = testEngine === "postgres";
 export const onSqlite = !onPostgres;
 
-/** The PGlite URL test/preload.ts started (postgres runs only). */
+/** The database URL test/preload.ts made (postgres runs only). */
 export function testDatabaseUrl(): string {
   const url = process.env.MEMSVC_TEST_DATABASE_URL;
-  if (!url) throw new Error("MEMSVC_TEST_ENGINE=postgres but no MEMSVC_TEST_DATABASE_URL: test/preload.ts starts PGlite and sets it (is bunfig.toml's preload in effect?)");
+  if (!url) throw new Error("MEMSVC_TEST_ENGINE=postgres but no MEMSVC_TEST_DATABASE_URL: test/preload.ts makes the database and sets it (is bunfig.toml's preload in effect?)");
   return url;
 }
 
@@ -78,8 +79,8 @@ const BOOL = 16;
  * plain objects: the engine-neutral way for a test to look into the database
  * (write it in the SQL both engines speak, with `?` placeholders and
  * unqualified table names). On PostgreSQL it runs in a transaction with
- * `SET LOCAL search_path` to the store's schema (safe: PGlite serialises
- * transactions), and bigint, numeric and boolean values come back as numbers,
+ * `SET LOCAL search_path` to the store's schema (SET LOCAL ends with the
+ * transaction, so the pooled connection keeps no search_path), and bigint, numeric and boolean values come back as numbers,
  * as SQLite returns them.
  */
 export async function dbRows<T = Record<string, any>>(s: Services, text: string, params: unknown[] = []): Promise<T[]> {

@@ -27,7 +27,7 @@ export interface TestServices extends Services {
 
 /**
  * A fresh home in a temp folder with a real store (a SQLite file, or with
- * MEMSVC_TEST_ENGINE=postgres a fresh schema in the test PGlite database), a
+ * MEMSVC_TEST_ENGINE=postgres a fresh schema in the test PostgreSQL database), a
  * config and the fast offline embedder.
  */
 export function makeServices(opts: TestServicesOptions = {}): TestServices {

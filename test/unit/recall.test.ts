@@ -263,6 +263,10 @@ describe("the session's running topic", () => {
     const home = first.config.home;
     await first.close();
     const second = services({ home });
+    // Word weights count against the store's size, which a fresh store reads
+    // in the background (on PostgreSQL one query, which a fast server's first
+    // prompt can overtake): wait for it as the nightly and the warm-up do.
+    await second.indexState.ready;
     expect((await shown(second, "r", "and the tests?"))[0]).toBe(paymentTests);
     await recallIndex(second, { session_id: "r", reset: true });
     expect(await recallIndex(second, { session_id: "r", prompt: "and the tests?", project: "shop" })).toEqual({ block: null, skipped: "short-prompt" });
