@@ -4,7 +4,7 @@ import { downloadModel, ReembedQueue, startupEmbedder } from "../core/embedder-s
 import { startNightlySchedule } from "../core/nightly";
 import { createServices } from "../core/services";
 import { warmVectorScan, warmWordCounts } from "../core/search";
-import { storageFailure } from "../store/sqlite/storage-errors";
+import { storageFailure } from "../store/failures";
 import { NIGHTLY_SCHEDULE_DELAY_MS } from "../core/tuning";
 import { createApp } from "../http/app";
 import { LISTEN_MAX_REQUEST_BODY_SIZE } from "../http/limits";

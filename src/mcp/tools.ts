@@ -12,7 +12,7 @@ import { recent } from "../core/search";
 import { parseLimit, parseProject, search } from "../core/search";
 import type { Services } from "../core/services";
 import { DEFAULT_RECENT_LIMIT, DEFAULT_SEARCH_LIMIT, GRAPH_DEFAULT_LIMIT, LEARNINGS_DEFAULT_DAYS, LEARNINGS_MAX_DAYS, MAX_LIMIT } from "../core/tuning";
-import { storageFailure } from "../store/sqlite/storage-errors";
+import { storageFailure } from "../store/failures";
 import { AppError, invalid } from "../errors";
 import { deleteText, errorText, historyText, learningsText, memoryText, recentText, searchText, updateText } from "./format";
 import { counted } from "../core/text";

@@ -13,7 +13,7 @@ import { onPostgres, testDatabaseUrl, dbRows, numberPlaceholders } from "../../h
 import { pgliteUrl, startPglite, type PgliteProcess } from "../../helpers/pglite";
 import { PGLITE_PASSWORD } from "../../helpers/pglite-server";
 import { makeServices } from "../../helpers/services";
-import { storageFailure } from "../../../src/store/sqlite/storage-errors";
+import { storageFailure } from "../../../src/store/failures";
 import { BUN, childEnv, freePort, ROOT, run, startProcess, tempHome } from "../../helpers/process";
 
 // The PostgreSQL engine's base, against a real PostgreSQL (PGlite with

@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { storageFailure } from "../../src/store/sqlite/storage-errors";
+import { storageFailure } from "../../../src/store/failures";
 
 const err = (code: string, cause?: unknown) => Object.assign(new Error(`failed with ${code}`, { cause }), { code });
 

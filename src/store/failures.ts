@@ -1,4 +1,4 @@
-import { AppError } from "../../errors";
+import { AppError } from "../errors";
 
 /**
  * Storage failures are the operator's to fix (free space, make the home
