@@ -9,7 +9,7 @@ export { citation, countSession, deleteMemory, deleteRows, fetchMemory, ingestMe
 export type { MemoryView, NewMemory, UpdateResult } from "./memories";
 export { backupTo, defaultBackupName, exportAll, importAll } from "./portability";
 export { runReembed } from "./reembed";
-export { effectiveStrength, effectiveStrengthSql, round3 } from "./strength";
+export { effectiveStrength, round3 } from "./strength";
 export { DEFAULT_DOMAIN, MAX_TAGS, normalizeTag, tagsOf } from "./tags";
 export type { Tag } from "./tags";
 export { MEMORY_TYPES, normalizeMemoryType } from "./types";
