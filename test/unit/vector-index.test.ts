@@ -1,8 +1,7 @@
 import { expect, test } from "bun:test";
-import { int8Kernel, KERNEL_DIMS } from "../../src/core/search";
-import { VectorIndex } from "../../src/core/search";
-import { int4Kernel } from "../../src/core/search/int4-kernel";
-import { CODE_BYTES, CODE_DIMS, encode, project } from "../../src/core/search/projection";
+import { int8Kernel, KERNEL_DIMS, VectorIndex } from "../../src/store/sqlite/vector";
+import { int4Kernel } from "../../src/store/sqlite/vector/int4-kernel";
+import { CODE_BYTES, CODE_DIMS, encode, project } from "../../src/store/sqlite/vector/projection";
 import {
   VECTOR_PREFILTER_ABOVE,
   VECTOR_PREFILTER_CANDIDATES,

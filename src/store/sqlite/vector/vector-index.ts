@@ -1,4 +1,4 @@
-import { DIMENSIONS } from "../../embed/types";
+import { DIMENSIONS } from "../../../embed/types";
 import { int8Kernel, KERNEL_DIMS, type Kernel } from "./int8-kernel";
 import { int4Kernel, type CodeScanFn } from "./int4-kernel";
 import { CODE_BYTES, CODE_DIMS, encode, encodeQuery } from "./projection";
@@ -15,8 +15,8 @@ import {
   VECTOR_PREFILTER_PROJECT_SHARE,
   VECTOR_RESCORE_FACTOR,
   VECTOR_RESCORE_MIN,
-} from "../tuning";
-import { shuffle } from "../shuffle";
+} from "../../../core/tuning";
+import { shuffle } from "../../../core/shuffle";
 
 export interface IndexSnapshot {
   groupNames: string[];
