@@ -19,7 +19,7 @@ import { loadConfig } from "../src/config";
 import { silentLogger } from "../src/core/log";
 import { queryKeywords, queryVector, rank } from "../src/core/search";
 import { benchServices, sqliteOf } from "./lib/services";
-import { DEFAULT_SEARCH_LIMIT, SEARCH_CANDIDATES } from "../src/core/tuning";
+import { DEFAULT_SEARCH_LIMIT, SEARCH_CANDIDATES } from "../src/core/search/tuning";
 import { FallbackEmbedder } from "../src/embed";
 import { NoteGenerator } from "./lib/corpus";
 import { round, summarize } from "./lib/stats";

@@ -25,7 +25,7 @@ import type { Services } from "../src/core/services";
 import { benchServices, sqliteOf } from "./lib/services";
 import type { Store } from "../src/store/sqlite/open";
 import { withStorage } from "../src/core/storage";
-import { GRAPH_HOP_DIRECT_FACTOR, GRAPH_HOP_FACTOR, RRF_K, SEARCH_CANDIDATES, VECTOR_RRF_WEIGHT } from "../src/core/tuning";
+import { GRAPH_HOP_DIRECT_FACTOR, GRAPH_HOP_FACTOR, RRF_K, SEARCH_CANDIDATES, VECTOR_RRF_WEIGHT } from "../src/core/search/tuning";
 import { loadEmbedder, type Embedder } from "../src/embed";
 import { VERSION } from "../src/version";
 import { KS, loadLocomo, locomoDir, RecallScorer, SCORED_CATEGORIES, type LocomoMemory, type LocomoQuery } from "./lib/locomo-data";

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { hashEmbed } from "../../src/embed/fallback";
 import type { PgHandle } from "../../src/store/postgres/open";
 import { pgSearch } from "../../src/store/postgres/search";
-import { PG_HNSW_EF_SEARCH } from "../../src/core/tuning";
+import { PG_HNSW_EF_SEARCH } from "../../src/store/postgres/tuning";
 import type { Query } from "./corpus";
 import { type BenchTarget, startServer } from "./http-run";
 import { round, summarize, type Summary } from "./stats";

@@ -3,7 +3,7 @@ import { silentLogger } from "../../src/core/log";
 import { queryKeywords, queryVector, rank } from "../../src/core/search";
 import { bm25Expression, ftsExpression, TermCounts } from "../../src/store/sqlite/search-fts";
 import { benchServices, sqliteOf } from "./services";
-import { DEFAULT_SEARCH_LIMIT, SEARCH_CANDIDATES } from "../../src/core/tuning";
+import { DEFAULT_SEARCH_LIMIT, SEARCH_CANDIDATES } from "../../src/core/search/tuning";
 import { FallbackEmbedder } from "../../src/embed";
 import type { Query } from "./corpus";
 import { round, summarize, type Summary } from "./stats";

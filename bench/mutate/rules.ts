@@ -141,7 +141,7 @@ export const RULES: Rule[] = [
   {
     rule: "a memory shown by recall is suppressed for about 30 turns of its session",
     mutants: [
-      { id: "suppress-3", file: "src/core/tuning.ts", find: "export const RECALL_SUPPRESS_TURNS = 30;", replace: "export const RECALL_SUPPRESS_TURNS = 3;", tests: RECALL },
+      { id: "suppress-3", file: "src/core/recall/tuning.ts", find: "export const RECALL_SUPPRESS_TURNS = 30;", replace: "export const RECALL_SUPPRESS_TURNS = 3;", tests: RECALL },
       // The claim in finishTurn also holds the window, so the storage test sees this one.
       { id: "suppress-window-query", file: "src/store/sqlite/recall.ts", find: "AND turn > t.turn - ?2) AS suppressed", replace: "AND turn > t.turn - 1) AS suppressed", tests: [...RECALL, "test/unit/recall-sessions.test.ts"] },
     ],
@@ -161,8 +161,8 @@ export const RULES: Rule[] = [
   {
     rule: "recall gate: prompts shorter than 12 characters or with fewer than 2 keywords are skipped",
     mutants: [
-      { id: "gate-min-chars", file: "src/core/tuning.ts", find: "export const RECALL_MIN_PROMPT_CHARS = 12;", replace: "export const RECALL_MIN_PROMPT_CHARS = 4;", tests: RECALL },
-      { id: "gate-min-keywords", file: "src/core/tuning.ts", find: "export const RECALL_MIN_KEYWORDS = 2;", replace: "export const RECALL_MIN_KEYWORDS = 1;", tests: RECALL },
+      { id: "gate-min-chars", file: "src/core/recall/tuning.ts", find: "export const RECALL_MIN_PROMPT_CHARS = 12;", replace: "export const RECALL_MIN_PROMPT_CHARS = 4;", tests: RECALL },
+      { id: "gate-min-keywords", file: "src/core/recall/tuning.ts", find: "export const RECALL_MIN_KEYWORDS = 2;", replace: "export const RECALL_MIN_KEYWORDS = 1;", tests: RECALL },
     ],
   },
   {
@@ -192,15 +192,15 @@ export const RULES: Rule[] = [
   {
     rule: "decayed strength halves every 30 days towards a floor",
     mutants: [
-      { id: "half-life", file: "src/core/tuning.ts", find: "export const DECAY_HALF_LIFE_DAYS = 30;", replace: "export const DECAY_HALF_LIFE_DAYS = 15;", tests: [...NIGHTLY, "test/unit/search-score.test.ts", "test/unit/memories.test.ts"] },
+      { id: "half-life", file: "src/core/memories/tuning.ts", find: "export const DECAY_HALF_LIFE_DAYS = 30;", replace: "export const DECAY_HALF_LIFE_DAYS = 15;", tests: [...NIGHTLY, "test/unit/search-score.test.ts", "test/unit/memories.test.ts"] },
     ],
   },
   // --- graph export ---
   {
     rule: "graph export returns 5000 nodes by default and at most 10000",
     mutants: [
-      { id: "export-default", file: "src/core/tuning.ts", find: "export const GRAPH_EXPORT_DEFAULT_LIMIT = 5000;", replace: "export const GRAPH_EXPORT_DEFAULT_LIMIT = 500;", tests: GRAPH },
-      { id: "export-max", file: "src/core/tuning.ts", find: "export const GRAPH_EXPORT_MAX_LIMIT = 10_000;", replace: "export const GRAPH_EXPORT_MAX_LIMIT = 20_000;", tests: GRAPH },
+      { id: "export-default", file: "src/core/graph/tuning.ts", find: "export const GRAPH_EXPORT_DEFAULT_LIMIT = 5000;", replace: "export const GRAPH_EXPORT_DEFAULT_LIMIT = 500;", tests: GRAPH },
+      { id: "export-max", file: "src/core/graph/tuning.ts", find: "export const GRAPH_EXPORT_MAX_LIMIT = 10_000;", replace: "export const GRAPH_EXPORT_MAX_LIMIT = 20_000;", tests: GRAPH },
       { id: "export-no-cap", file: "src/core/graph/export.ts", find: "parseLimit(input.limit, GRAPH_EXPORT_DEFAULT_LIMIT, GRAPH_EXPORT_MAX_LIMIT)", replace: "parseLimit(input.limit, GRAPH_EXPORT_DEFAULT_LIMIT, Number.MAX_SAFE_INTEGER)", tests: GRAPH },
     ],
   },
@@ -266,7 +266,7 @@ export const RULES: Rule[] = [
   {
     rule: "at most 40 memories are taken from one model reply, the first 40",
     mutants: [
-      { id: "max-memories-per-chunk", file: "src/core/tuning.ts", find: "export const DISTILL_MAX_MEMORIES_PER_CHUNK = 40;", replace: "export const DISTILL_MAX_MEMORIES_PER_CHUNK = 400;", tests: ["test/http/distill-content.test.ts"] },
+      { id: "max-memories-per-chunk", file: "src/core/distill/tuning.ts", find: "export const DISTILL_MAX_MEMORIES_PER_CHUNK = 40;", replace: "export const DISTILL_MAX_MEMORIES_PER_CHUNK = 400;", tests: ["test/http/distill-content.test.ts"] },
       { id: "last-40", file: "src/core/distill/model.ts", find: "list.slice(0, DISTILL_MAX_MEMORIES_PER_CHUNK).forEach(", replace: "list.slice(-DISTILL_MAX_MEMORIES_PER_CHUNK).forEach(", tests: ["test/http/distill-content.test.ts"] },
     ],
   },

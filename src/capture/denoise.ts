@@ -1,4 +1,4 @@
-import { CAPTURE_MESSAGE_MAX_CHARS, CAPTURE_TOOL_ERROR_CHARS, CAPTURE_TOOL_INPUT_CHARS, CAPTURE_TOOL_OUTPUT_CHARS } from "../core/tuning";
+import { CAPTURE_MESSAGE_MAX_CHARS, CAPTURE_TOOL_ERROR_CHARS, CAPTURE_TOOL_INPUT_CHARS, CAPTURE_TOOL_OUTPUT_CHARS } from "./tuning";
 import { redactOwn } from "../core/secrets";
 import type { Part } from "./transcript";
 

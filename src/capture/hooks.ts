@@ -2,7 +2,7 @@ import { spawn } from "node:child_process";
 import { openSync } from "node:fs";
 import { basename, join } from "node:path";
 import type { Config } from "../config";
-import { HOOK_BUDGET_MS, STALE_HOOK_BUDGET_MS } from "../core/tuning";
+import { HOOK_BUDGET_MS, STALE_HOOK_BUDGET_MS } from "./tuning";
 import { checkStaleness } from "./stale";
 import { ensurePrivateDir, makePrivate, PRIVATE_FILE_MODE } from "../private-files";
 

@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
 import type { Config } from "../config";
-import { CAPTURE_SEGMENT_MAX_CHARS } from "../core/tuning";
+import { CAPTURE_SEGMENT_MAX_CHARS } from "./tuning";
 import { updateBacklog, waitReason, type WaitingSession } from "./backlog";
 import { FORMAT_READERS } from "./harnesses";
 import { commitAt, repoInfo, repoRelative, type RepoInfo } from "./git";
@@ -99,7 +99,7 @@ export function planTranscript(file: string, format: Format, state: SessionState
   };
 }
 
-/** Bounds as the server checks them (core/tuning.ts ANCHOR_MAX_PATHS): the first paths a segment touched. */
+/** Bounds as the server checks them (core/memories/tuning.ts ANCHOR_MAX_PATHS): the first paths a segment touched. */
 const MAX_ANCHOR_PATHS = 200;
 
 /**

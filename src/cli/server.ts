@@ -6,7 +6,7 @@ import { createServices } from "../core/services";
 import { warmVectorScan, warmWordCounts } from "../core/search";
 import { storageFailure } from "../store/failures";
 import { openStorage } from "../store/open";
-import { NIGHTLY_SCHEDULE_DELAY_MS } from "../core/tuning";
+import { NIGHTLY_SCHEDULE_DELAY_MS } from "../core/nightly/tuning";
 import { createApp } from "../http/app";
 import { LISTEN_MAX_REQUEST_BODY_SIZE } from "../http/limits";
 import { closeAll as closeMcpSessions } from "../mcp/registry";

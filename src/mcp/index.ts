@@ -1,5 +1,5 @@
 import type { Services } from "../core/services";
-import { MCP_SESSION_SWEEP_MS } from "../core/tuning";
+import { MCP_SESSION_SWEEP_MS } from "./tuning";
 import { SseSessions } from "./sse";
 import { StreamableSessions } from "./streamable";
 import { registry, type McpSessions } from "./registry";

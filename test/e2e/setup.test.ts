@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { buildBinary } from "../../build";
+import { DIST_TIMEOUT_MS, hostBinary } from "../helpers/dist";
 import { memoriesReply, startFakeLlm, type FakeLlm } from "../helpers/fake-llm";
 import { freePort, ROOT } from "../helpers/process";
 
@@ -18,16 +18,12 @@ const SESSION = "5f2c8a1e-7b3d-4c19-a0e4-9d61b2f38c57";
 const FACT = "The staging deploy hangs because the nightly export cron holds a lock on the orders table during the orders migration.";
 
 let bin: string;
-let buildDir: string;
 const cleanups: (() => void)[] = [];
 beforeAll(async () => {
-  buildDir = mkdtempSync(join(tmpdir(), "memsvc-setup-build-"));
-  const built = await buildBinary({ entry: join(ROOT, "src/main.ts"), outfile: join(buildDir, "bin", "memsvc") });
-  bin = built.outfile;
-}, 300_000);
+  bin = await hostBinary();
+}, DIST_TIMEOUT_MS);
 afterAll(() => {
   for (const c of cleanups.reverse()) c();
-  rmSync(buildDir, { recursive: true, force: true });
 });
 
 interface Machine {

@@ -47,3 +47,12 @@ export function hostBinaryDist(): Promise<Dist> {
 
 /** Build time budget for a beforeAll that waits for allPlatformBinaries (a cold cache on a busy 2-core machine). */
 export const DIST_TIMEOUT_MS = 900_000;
+
+/**
+ * This machine's binary, built once per `bun test` process (hostBinaryDist's
+ * memsvc), for the test files that run the compiled memsvc (the lone-binary
+ * checks in binary.test.ts copy their own).
+ */
+export async function hostBinary(): Promise<string> {
+  return join((await hostBinaryDist()).dir, "memsvc");
+}

@@ -3,7 +3,7 @@ import { writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { exportAll, importAll } from "../../src/core/memories";
-import { MEMORY_HISTORY_MAX } from "../../src/core/tuning";
+import { MEMORY_HISTORY_MAX } from "../../src/core/memories/tuning";
 import { dbRow, dbRows } from "../helpers/engine";
 import { storedVector } from "../helpers/stored-vector";
 import { makeServices } from "../helpers/services";

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { MCP_MAX_SSE_SESSIONS, MCP_SESSION_IDLE_MS } from "../../src/core/tuning";
+import { MCP_MAX_SSE_SESSIONS, MCP_SESSION_IDLE_MS } from "../../src/mcp/tuning";
 import { AppError } from "../../src/errors";
 import { SseSessions, StreamableSessions, type Caller } from "../../src/mcp";
 import { makeServices, type TestServices } from "../helpers/services";

@@ -2,7 +2,7 @@ import { afterEach, expect, test } from "bun:test";
 import { ReembedQueue } from "../../src/core/embedder-startup";
 import { ingestMemory } from "../../src/core/memories";
 import { calibrationDue } from "../../src/core/search";
-import { CALIBRATION_MIN_MEMORIES } from "../../src/core/tuning";
+import { CALIBRATION_MIN_MEMORIES } from "../../src/core/search/calibration-tuning";
 import { dbRows, onSqlite } from "../helpers/engine";
 import { makeServices, type TestServices } from "../helpers/services";
 

@@ -6,7 +6,7 @@ import { calibrationDue, ensureCalibration, thresholds, type Thresholds } from "
 import { insertMemoryRows } from "../../src/core/memories";
 import { recallIndex } from "../../src/core/recall";
 import { OnnxEmbedder } from "../../src/embed";
-import { THRESHOLD_DEFAULTS } from "../../src/core/tuning";
+import { THRESHOLD_DEFAULTS } from "../../src/core/search/calibration-tuning";
 import { makeServices, type TestServices } from "../helpers/services";
 import { withStorage } from "../../src/core/storage";
 import { dbRows } from "../helpers/engine";

@@ -1,7 +1,7 @@
 import { Database } from "bun:sqlite";
 import { expect, test } from "bun:test";
 import { conjunctionCandidates, planTerms } from "../../src/core/search/full-text";
-import { BM25_CONJUNCTION_MAX_WORDS, BM25_MAX_SCORED_ROWS, BM25_MAX_WEIGHED_POSTINGS } from "../../src/core/tuning";
+import { BM25_CONJUNCTION_MAX_WORDS, BM25_MAX_SCORED_ROWS, BM25_MAX_WEIGHED_POSTINGS } from "../../src/core/search/tuning";
 import { bm25Expression, TermCounts } from "../../src/store/sqlite/search-fts";
 
 // Which words a large store's full-text search selects and ranks by

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { countSession, deleteMemory, fetchMemory, ingestMemory, resolveMemory, updateMemory } from "../../src/core/memories";
 import { effectiveStrength } from "../../src/core/memories";
-import { DECAY_HALF_LIFE_DAYS, USE_BOOST } from "../../src/core/tuning";
+import { DECAY_HALF_LIFE_DAYS, USE_BOOST } from "../../src/core/memories/tuning";
 import { dbRow, dbRows, onPostgres, onSqlite } from "../helpers/engine";
 import { makeServices, type TestServices } from "../helpers/services";
 
@@ -72,7 +72,7 @@ describe("ingest", () => {
       [{ content: "x".repeat(100_001) }, /content/],
     ];
     for (const [input, field] of bad) {
-      const err = await ingestMemory(s, input).then(
+      const err = await ingestMemory(s, input as never).then(
         () => null,
         (e) => e,
       );

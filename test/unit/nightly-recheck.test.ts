@@ -8,7 +8,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { markKey, parseVerdict } from "../../src/core/nightly/recheck";
-import { DISTILL_EVIDENCE_MAX_CHARS } from "../../src/core/tuning";
+import { DISTILL_EVIDENCE_MAX_CHARS } from "../../src/core/distill/tuning";
 import { createLlmClient } from "../../src/llm/client";
 import { dbRows } from "../helpers/engine";
 import { memoriesReply, useFakeLlm } from "../helpers/fake-llm";

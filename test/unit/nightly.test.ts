@@ -5,7 +5,7 @@ import { recallIndex } from "../../src/core/recall";
 import { effectiveStrength } from "../../src/core/memories";
 import { daysToRun, latestDigests, NightlyInterrupted, NightlyLeaseLost, runNightly, type NightlyProgress } from "../../src/core/nightly";
 import { runScheduledNightly, startNightlySchedule } from "../../src/core/nightly";
-import { PRUNE_MIN_AGE_DAYS } from "../../src/core/tuning";
+import { PRUNE_MIN_AGE_DAYS } from "../../src/core/nightly/tuning";
 import { ConfigError } from "../../src/errors";
 import { createLlmClient } from "../../src/llm/client";
 import { useFakeLlm } from "../helpers/fake-llm";

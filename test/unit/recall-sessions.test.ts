@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { recallIndex } from "../../src/core/recall";
 import { expireRecallSessions } from "../../src/core/recall";
-import { RECALL_ONE_TURN_SESSION_TTL_DAYS, RECALL_SESSION_TTL_DAYS, RECALL_SESSIONS_MAX } from "../../src/core/tuning";
+import { RECALL_ONE_TURN_SESSION_TTL_DAYS, RECALL_SESSION_TTL_DAYS, RECALL_SESSIONS_MAX } from "../../src/core/recall/tuning";
 import { dbRows } from "../helpers/engine";
 import { makeServices, type TestServices } from "../helpers/services";
 

@@ -1,7 +1,7 @@
 import { afterEach, expect, test } from "bun:test";
 import { ingestMemory } from "../../src/core/memories";
 import { search, warmVectorScan, warmWordCounts } from "../../src/core/search";
-import { WARM_VECTOR_SEARCHES } from "../../src/core/tuning";
+import { WARM_VECTOR_SEARCHES } from "../../src/core/search/tuning";
 import { keywords } from "../../src/core/text";
 import { dbRows, onSqlite } from "../helpers/engine";
 import { makeServices, type TestServices } from "../helpers/services";

@@ -6,7 +6,7 @@ import { parseLimit } from "../search";
 import type { Services } from "../services";
 import { DEFAULT_DOMAIN, MEMORY_TYPES } from "../memories";
 import type { DashboardFigures } from "./store";
-import { DASHBOARD_DEFAULT_DAYS, DASHBOARD_DIGESTS, DASHBOARD_MAX_DAYS, DASHBOARD_TOP_DOMAINS } from "../tuning";
+import { DASHBOARD_DEFAULT_DAYS, DASHBOARD_DIGESTS, DASHBOARD_MAX_DAYS, DASHBOARD_TOP_DOMAINS } from "./tuning";
 
 export type { Growth, GrowthDay, RecallAdoption, RecallDay } from "./series";
 

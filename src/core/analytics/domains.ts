@@ -13,7 +13,7 @@ import {
   DOMAIN_KEYWORD_SAMPLE,
   DOMAIN_KEYWORDS,
   DOMAIN_PRIOR_STRENGTH,
-} from "../tuning";
+} from "./tuning";
 import { normalizeTag } from "../memories";
 
 /** One knowledge domain (a project or a topic tag) of GET /index. */

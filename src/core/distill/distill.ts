@@ -22,7 +22,7 @@ import {
   DISTILL_MEMORY_MAX_CHARS,
   DISTILL_MIN_CHUNK_CHARS,
   DISTILL_TRIVIAL_TRANSCRIPT_CHARS,
-} from "../tuning";
+} from "./tuning";
 
 export interface DistillInput {
   text?: unknown;

@@ -1,6 +1,6 @@
 import { redactSecrets } from "../secrets";
 import { keywords, stem } from "../text";
-import { DISTILL_EVIDENCE_LINE_CHARS, DISTILL_EVIDENCE_MAX_CHARS } from "../tuning";
+import { DISTILL_EVIDENCE_LINE_CHARS, DISTILL_EVIDENCE_MAX_CHARS } from "./tuning";
 
 /**
  * The evidence excerpt of an anchored memory: the lines of the segment it

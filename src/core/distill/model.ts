@@ -6,7 +6,8 @@ import type { Services } from "../services";
 import { redact } from "../secrets";
 import type { Dropped } from "./substance";
 import { thresholds } from "../search";
-import { DISTILL_CONTEXT_MEMORIES, DISTILL_MAX_MEMORIES_PER_CHUNK, QUERY_MAX_CHARS } from "../tuning";
+import { DISTILL_CONTEXT_MEMORIES, DISTILL_MAX_MEMORIES_PER_CHUNK } from "./tuning";
+import { QUERY_MAX_CHARS } from "../search/tuning";
 
 /** One memory as the model proposed it, before the substance gate. */
 export interface Fragment {

@@ -10,8 +10,8 @@ import {
   DISTILL_MERGED_MAX_CHARS,
   DISTILL_MODEL_LINK_WEIGHT,
   DISTILL_REPLACE_COVERAGE,
-  MAX_STRENGTH,
-} from "../tuning";
+} from "./tuning";
+import { MAX_STRENGTH } from "../memories/tuning";
 
 /** What happens to one kept fragment. */
 type Plan =

@@ -1,5 +1,5 @@
 import { keywords } from "../text";
-import { SUBSTANCE_MAX_NOISE_SHARE, SUBSTANCE_MIN_CHARS, SUBSTANCE_MIN_KEYWORDS } from "../tuning";
+import { SUBSTANCE_MAX_NOISE_SHARE, SUBSTANCE_MIN_CHARS, SUBSTANCE_MIN_KEYWORDS } from "./tuning";
 
 /**
  * The substance gate: a distilled fragment must carry a fact someone could

@@ -6,7 +6,7 @@ import { parseLimit } from "../search";
 import type { Services } from "../services";
 import { round3 } from "../memories";
 import { DEFAULT_DOMAIN, type Tag } from "../memories";
-import { GRAPH_EXPORT_DEFAULT_LIMIT, GRAPH_EXPORT_MAX_LIMIT, GRAPH_PREVIEW_CHARS } from "../tuning";
+import { GRAPH_EXPORT_DEFAULT_LIMIT, GRAPH_EXPORT_MAX_LIMIT, GRAPH_PREVIEW_CHARS } from "./tuning";
 
 export interface ExportNode {
   id: string;

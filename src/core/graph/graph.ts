@@ -6,7 +6,8 @@ import { resolveMemory, toView, type MemoryView } from "../memories";
 import { parseLimit } from "../search";
 import type { Services } from "../services";
 import { DEFAULT_DOMAIN, tagsOf, type Tag } from "../memories";
-import { GRAPH_DEFAULT_LIMIT, GRAPH_PATH_MAX_HOPS, GRAPH_PATH_MAX_VISITED, GRAPH_PREVIEW_CHARS, MAX_LIMIT } from "../tuning";
+import { GRAPH_DEFAULT_LIMIT, GRAPH_PATH_MAX_HOPS, GRAPH_PATH_MAX_VISITED, GRAPH_PREVIEW_CHARS } from "./tuning";
+import { MAX_LIMIT } from "../tuning";
 
 export type { GraphMemory } from "./nodes";
 

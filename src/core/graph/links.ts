@@ -1,6 +1,6 @@
 import type { Services } from "../services";
 import { thresholds } from "../search";
-import { LINK_MAX_NEAREST } from "../tuning";
+import { LINK_MAX_NEAREST } from "./tuning";
 
 /** Relationship names are short snake_case words ("related", "caused_by", "supersedes"). */
 export function normalizeRelationship(raw: string): string {

@@ -4,7 +4,7 @@ import type { Services } from "../services";
 import { round3 } from "../memories";
 import { normalizeTag } from "../memories/tags";
 import type { GraphMemoryRow } from "./store";
-import { GRAPH_PREVIEW_CHARS } from "../tuning";
+import { GRAPH_PREVIEW_CHARS } from "./tuning";
 
 /**
  * A memory as the graph operations list it: enough for one line of text (the

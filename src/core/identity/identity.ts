@@ -5,7 +5,7 @@ import { sectionStore } from "./sections";
 import type { SectionStore } from "./store";
 import { MEMORY_SECTION, memoryInstructions } from "../recall";
 import type { Services } from "../services";
-import { IDENTITY_SECTION_MAX_BYTES } from "../tuning";
+import { IDENTITY_SECTION_MAX_BYTES } from "./tuning";
 import { plural } from "../text";
 
 /**

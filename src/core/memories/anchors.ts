@@ -2,7 +2,7 @@ import { invalid } from "../../errors";
 import { isoTime } from "../dates";
 import type { Services } from "../services";
 import type { AnchorRow } from "./store";
-import { ANCHOR_MAX_PATH_CHARS, ANCHOR_MAX_PATHS, STALE_NOTE_PATHS } from "../tuning";
+import { ANCHOR_MAX_PATH_CHARS, ANCHOR_MAX_PATHS, STALE_NOTE_PATHS } from "./tuning";
 import { counted, plural } from "../text";
 
 /**

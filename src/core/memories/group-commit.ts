@@ -1,5 +1,5 @@
 import type { Storage } from "../storage";
-import { GROUP_COMMIT_MAX } from "../tuning";
+import { GROUP_COMMIT_MAX } from "./tuning";
 
 /**
  * One write of a group: `write` runs inside the group's transaction (under its

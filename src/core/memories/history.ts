@@ -2,7 +2,7 @@ import { invalid, notFound } from "../../errors";
 import { isoTime } from "../dates";
 import { resolveMemory, updateMemory, type UpdateResult } from "./memories";
 import type { Services } from "../services";
-import { MEMORY_HISTORY_MAX } from "../tuning";
+import { MEMORY_HISTORY_MAX } from "./tuning";
 
 /**
  * Earlier versions of a memory. Whatever replaces a memory's content (PATCH

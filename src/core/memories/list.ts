@@ -6,7 +6,7 @@ import type { Services } from "../services";
 import type { ListFilterSpec, ListRow } from "./store-bulk";
 import { round3 } from "./strength";
 import { normalizeTag } from "./tags";
-import { LIST_DEFAULT_LIMIT, LIST_MAX_LIMIT, LIST_PREVIEW_CHARS, LIST_SEARCH_POOL } from "../tuning";
+import { LIST_DEFAULT_LIMIT, LIST_MAX_LIMIT, LIST_PREVIEW_CHARS, LIST_SEARCH_POOL } from "./tuning";
 import { counted } from "../text";
 
 /**

@@ -1,7 +1,7 @@
 import { invalid } from "../../errors";
 import type { Storage } from "../storage";
 import { MIGRATE_TABLES, type MigrateTable } from "./store-bulk";
-import { MIGRATE_BATCH } from "../tuning";
+import { MIGRATE_BATCH } from "./tuning";
 import { counted } from "../text";
 
 /**

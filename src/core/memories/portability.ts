@@ -13,7 +13,7 @@ import type { Services } from "../services";
 import type { Storage } from "../storage";
 import type { AnchorRecord, EventRecord, FullMemory, HistoryRecord, LinkRecord, SegmentRecord } from "./store-bulk";
 import { counted } from "../text";
-import { DISTILL_EVIDENCE_MAX_CHARS } from "../tuning";
+import { DISTILL_EVIDENCE_MAX_CHARS } from "../distill/tuning";
 
 /**
  * The JSONL portability format: one record per line, `kind` first. Every

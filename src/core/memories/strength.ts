@@ -1,4 +1,4 @@
-import { DECAY_FLOOR, DECAY_HALF_LIFE_DAYS, MAX_STRENGTH, USE_BOOST } from "../tuning";
+import { DECAY_FLOOR, DECAY_HALF_LIFE_DAYS, MAX_STRENGTH, USE_BOOST } from "./tuning";
 
 const DAY_MS = 86_400_000;
 

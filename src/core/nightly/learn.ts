@@ -8,7 +8,7 @@ import type { NightlyCursor, RunContext } from "./types";
 import type { NightlyDayRow } from "./store";
 import { withStorage } from "../storage";
 import { MAX_TAGS } from "../memories";
-import { NIGHTLY_CHUNK_MAX_MEMORIES, NIGHTLY_MAX_LEARNINGS_PER_CALL, NIGHTLY_MEMORY_MAX_CHARS, NIGHTLY_MIN_LEARNING_CHARS } from "../tuning";
+import { NIGHTLY_CHUNK_MAX_MEMORIES, NIGHTLY_MAX_LEARNINGS_PER_CALL, NIGHTLY_MEMORY_MAX_CHARS, NIGHTLY_MIN_LEARNING_CHARS } from "./tuning";
 import { counted } from "../text";
 
 /** How an owed learn step is paid back, in the digest and the CLI. */

@@ -9,12 +9,12 @@ import {
   IGNORED_DECAY_FACTOR,
   IGNORED_MIN_SHOWN,
   IGNORED_MIN_STRENGTH,
-  MAX_STRENGTH,
   MERGE_MAX_PER_RUN,
   PRUNE_MAX_PER_RUN,
   PRUNE_MIN_AGE_DAYS,
   PRUNE_STRENGTH_FLOOR,
-} from "../tuning";
+} from "./tuning";
+import { MAX_STRENGTH } from "../memories/tuning";
 
 const DAY_MS = 86_400_000;
 const BATCH = 100;

@@ -7,7 +7,7 @@ import { ensureCalibration } from "../search";
 import { decayStep, mergeStep, pruneStep } from "./maintain";
 import { NightlyInterrupted, NightlyLeaseLost, STEPS, type NightlyCursor, type NightlyDigest, type NightlyOptions, type NightlyOutcome, type RunContext } from "./types";
 import type { Services } from "../services";
-import { NIGHTLY_CATCHUP_DAYS, NIGHTLY_HEARTBEATS_PER_LEASE, NIGHTLY_LEASE_MS, NIGHTLY_OWED_DAYS } from "../tuning";
+import { NIGHTLY_CATCHUP_DAYS, NIGHTLY_HEARTBEATS_PER_LEASE, NIGHTLY_LEASE_MS, NIGHTLY_OWED_DAYS } from "./tuning";
 import type { NightlyRunRow } from "./store";
 import { counted } from "../text";
 

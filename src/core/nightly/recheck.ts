@@ -10,7 +10,8 @@ import { redact } from "../secrets";
 import type { Services } from "../services";
 import { withStorage } from "../storage";
 import { counted } from "../text";
-import { DISTILL_MEMORY_MAX_CHARS, RECHECK_SCAN_MAX } from "../tuning";
+import { DISTILL_MEMORY_MAX_CHARS } from "../distill/tuning";
+import { RECHECK_SCAN_MAX } from "./tuning";
 import type { RecheckDigest, RunContext } from "./types";
 
 /**

@@ -14,9 +14,8 @@ import {
   RECALL_MAX_LINES,
   RECALL_MIN_COVERAGE,
   RECALL_MIN_EVIDENCE,
-  STALE_RANK_FACTOR,
-  STRENGTH_WEIGHT,
-} from "../tuning";
+} from "./tuning";
+import { STALE_RANK_FACTOR, STRENGTH_WEIGHT } from "../search/tuning";
 import { staleOf, type StaleMark } from "../memories";
 
 /** A memory the recall index might list, with the evidence the gates look at. */

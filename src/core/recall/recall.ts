@@ -9,16 +9,12 @@ import { blendTopic, nextTopic, parseTopic, serializeTopic } from "./topic";
 import { parseProject } from "../search";
 import type { Services } from "../services";
 import { keywords } from "../text";
-import { QUERY_MAX_CHARS, RECALL_GIST_CHARS, RECALL_MIN_KEYWORDS, RECALL_MIN_PROMPT_CHARS, RECALL_SUPPRESS_TURNS } from "../tuning";
+import { QUERY_MAX_CHARS } from "../search/tuning";
+import { RECALL_GIST_CHARS, RECALL_MIN_KEYWORDS, RECALL_MIN_PROMPT_CHARS, RECALL_SUPPRESS_TURNS } from "./tuning";
 
 /** POST /recall-index body; `privacy` is accepted and ignored (deprecated). */
-export interface RecallInput {
-  session_id?: unknown;
-  prompt?: unknown;
-  reset?: unknown;
-  project?: unknown;
-  privacy?: unknown;
-}
+export type { RecallIndexInput as RecallInput } from "./schema";
+import type { RecallIndexInput as RecallInput } from "./schema";
 
 export type RecallResult =
   | { block: string | null; shown: string[]; turn: number }
@@ -51,7 +47,7 @@ export function isShortPrompt(prompt: string): boolean {
 /**
  * POST /recall-index: the per-prompt index of memories worth lazy-loading.
  */
-export async function recallIndex(s: Services, input: RecallInput | Record<string, unknown>): Promise<RecallResult> {
+export async function recallIndex(s: Services, input: RecallInput): Promise<RecallResult> {
   const sessionId = parseSessionId(input.session_id);
   if (input.reset !== undefined && input.reset !== null && typeof input.reset !== "boolean") throw invalid("reset must be true or false");
   const project = parseProject(input.project);

@@ -1,6 +1,6 @@
 import type { Services } from "../services";
 import type { RecallExpiry } from "./store";
-import { RECALL_ONE_TURN_SESSION_TTL_DAYS, RECALL_SESSION_TTL_DAYS, RECALL_SESSIONS_MAX } from "../tuning";
+import { RECALL_ONE_TURN_SESSION_TTL_DAYS, RECALL_SESSION_TTL_DAYS, RECALL_SESSIONS_MAX } from "./tuning";
 
 const DAY_MS = 86_400_000;
 

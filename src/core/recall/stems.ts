@@ -1,5 +1,5 @@
 import { keywords, stem } from "../text";
-import { RECALL_STEM_CACHE } from "../tuning";
+import { RECALL_STEM_CACHE } from "./tuning";
 
 const cache = new Map<string, readonly string[]>();
 

@@ -1,7 +1,8 @@
 import { documentFrequency } from "../search";
 import type { Services } from "../services";
 import { keywords, stem } from "../text";
-import { QUERY_MAX_CHARS, QUERY_MAX_TERMS, RECALL_FTS_MAX_DF_MIN, RECALL_FTS_MAX_DF_SHARE, RECALL_FTS_MAX_TERMS, RECALL_IDF_MAX_DF_SHARE } from "../tuning";
+import { QUERY_MAX_CHARS, QUERY_MAX_TERMS } from "../search/tuning";
+import { RECALL_FTS_MAX_DF_MIN, RECALL_FTS_MAX_DF_SHARE, RECALL_FTS_MAX_TERMS, RECALL_IDF_MAX_DF_SHARE } from "./tuning";
 
 /** A prompt keyword with how many memories hold it and how much it says (IDF). */
 export interface PromptTerm {

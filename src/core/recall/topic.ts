@@ -2,7 +2,7 @@ import { DIMENSIONS } from "../../embed/types";
 import { thresholds } from "../search";
 import type { PromptTerm } from "./terms";
 import type { Services } from "../services";
-import { RECALL_TOPIC_DECAY, RECALL_TOPIC_FOLLOWUP_KEYWORDS, RECALL_TOPIC_TERMS, RECALL_TOPIC_WEIGHT } from "../tuning";
+import { RECALL_TOPIC_DECAY, RECALL_TOPIC_FOLLOWUP_KEYWORDS, RECALL_TOPIC_TERMS, RECALL_TOPIC_WEIGHT } from "./tuning";
 
 /**
  * The running topic of a recall session: a decayed sum of its prompts'

@@ -7,10 +7,10 @@ import {
   CALIBRATION_POSITIONS,
   CALIBRATION_RANDOM_SAMPLE,
   CALIBRATION_REGROW_FACTOR,
-  BACKGROUND_SLICE_MS,
   THRESHOLD_DEFAULTS,
   type ThresholdName,
-} from "../tuning";
+} from "./calibration-tuning";
+import { BACKGROUND_SLICE_MS } from "../tuning";
 import { counted } from "../text";
 
 /**
@@ -24,7 +24,7 @@ import { counted } from "../text";
  * similarity of a memory to its nearest neighbour, and 1 — and mapped into
  * whatever space the active embedder has (piecewise linear between anchors).
  * The positions were read off the fallback's defaults on LoCoMo-dev (see
- * tuning.ts), so a calibrated fallback reproduces its tuned constants and a
+ * calibration-tuning.ts), so a calibrated fallback reproduces its tuned constants and a
  * new model gets the same relative strictness.
  */
 
@@ -52,7 +52,7 @@ export function cosineAt(anchors: readonly number[], position: number): number {
   return anchors[i] + (position - i) * (anchors[i + 1] - anchors[i]);
 }
 
-/** The inverse of cosineAt (how tuning.ts's positions were derived). */
+/** The inverse of cosineAt (how calibration-tuning.ts's positions were derived). */
 export function positionOf(anchors: readonly number[], cosine: number): number {
   let i = 0;
   while (i < anchors.length - 2 && cosine > anchors[i + 1]) i++;

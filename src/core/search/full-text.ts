@@ -1,4 +1,10 @@
-import { BM25_CONJUNCTION_MAX_WORDS, BM25_MAX_SCORED_ROWS, BM25_MAX_WEIGHED_POSTINGS, BM25_TERM_COUNTS_DRIFT, BM25_TERM_COUNTS_MAX } from "../tuning";
+import {
+  BM25_CONJUNCTION_MAX_WORDS,
+  BM25_MAX_SCORED_ROWS,
+  BM25_MAX_WEIGHED_POSTINGS,
+  BM25_TERM_COUNTS_DRIFT,
+  BM25_TERM_COUNTS_MAX,
+} from "./tuning";
 
 /*
  * Engine-neutral arithmetic of ranked full text, shared by both engines'

@@ -1,5 +1,5 @@
 import type { Services } from "../services";
-import { QUERY_IDF_POWER } from "../tuning";
+import { QUERY_IDF_POWER } from "./tuning";
 import { queryTerms } from "./score";
 
 /**

@@ -1,5 +1,5 @@
 import { keywords } from "../text";
-import { QUERY_MAX_CHARS, QUERY_MAX_TERMS } from "../tuning";
+import { QUERY_MAX_CHARS, QUERY_MAX_TERMS } from "./tuning";
 
 /**
  * The query's keywords as full-text search takes them: word characters only,

@@ -2,7 +2,14 @@ import { invalid } from "../../errors";
 import { documentFrequency } from "./search";
 import type { Services } from "../services";
 import { keywords, stem } from "../text";
-import { QUERY_MAX_CHARS, QUERY_MAX_TERMS, SCORE_CONTENT_CHARS, SCORE_COSINE_BASELINE, SCORE_COSINE_FULL, SCORE_VECTOR_WEIGHT } from "../tuning";
+import {
+  QUERY_MAX_CHARS,
+  QUERY_MAX_TERMS,
+  SCORE_CONTENT_CHARS,
+  SCORE_COSINE_BASELINE,
+  SCORE_COSINE_FULL,
+  SCORE_VECTOR_WEIGHT,
+} from "./tuning";
 
 /**
  * What a search score means, independent of the other results: how much of

@@ -13,7 +13,6 @@ import {
   GRAPH_HOP_DIRECT_FACTOR,
   GRAPH_HOP_FACTOR,
   GRAPH_SEEDS,
-  MAX_LIMIT,
   QUERY_MAX_CHARS,
   RRF_K,
   SCORE_RANK_SHARE,
@@ -21,15 +20,12 @@ import {
   STALE_RANK_FACTOR,
   STRENGTH_WEIGHT,
   VECTOR_RRF_WEIGHT,
-} from "../tuning";
+} from "./tuning";
+import { MAX_LIMIT } from "../tuning";
 
-export interface SearchInput {
-  query?: unknown;
-  limit?: unknown;
-  project?: unknown;
-  /** Drop results scoring below this (0..1); absent: top-k, however weak. */
-  min_score?: unknown;
-}
+/** The operation's input (schema.ts); meaning (trimming, the cap on limit) is applied here. */
+export type { SearchInput } from "./schema";
+import type { SearchInput } from "./schema";
 
 export interface SearchHit extends MemoryView {
   /** Absolute relevance times the strength factor, in [0, 1]: comparable across queries (see search-score.ts). */
@@ -169,7 +165,7 @@ export async function rank(s: Services, query: string, vector: Float32Array, lim
 /**
  * One hop of the graph from the best candidates. A neighbour the retrievers
  * did not find inherits a share of its seed's relevance; one they did find
- * gets GRAPH_HOP_DIRECT_FACTOR (see tuning.ts for why that is 0).
+ * gets GRAPH_HOP_DIRECT_FACTOR (see docs/decisions/search-ranking.md for why that is 0).
  */
 async function widenByGraph(s: Services, seeds: [number, Candidate][], rows: Map<number, ScoringRow>, fused: Map<number, Candidate>, project: string | null): Promise<void> {
   const seedIds = seeds.map(([seq]) => rows.get(seq)?.id).filter((x): x is string => !!x);

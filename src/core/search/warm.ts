@@ -1,6 +1,7 @@
 import type { Services } from "../services";
 import { keywords } from "../text";
-import { WARM_MAX_WORDS, WARM_MIN_SHARE, WARM_SAMPLE_CHARS, WARM_SAMPLE_MEMORIES, BACKGROUND_SLICE_MS, SEARCH_CANDIDATES, WARM_VECTOR_SEARCHES } from "../tuning";
+import { WARM_MAX_WORDS, WARM_MIN_SHARE, WARM_SAMPLE_CHARS, WARM_SAMPLE_MEMORIES, SEARCH_CANDIDATES, WARM_VECTOR_SEARCHES } from "./tuning";
+import { BACKGROUND_SLICE_MS } from "../tuning";
 import { DIMENSIONS } from "../../embed/types";
 import { slicer } from "../slices";
 import { planCap } from "./full-text";

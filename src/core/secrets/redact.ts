@@ -3,9 +3,10 @@
  * here (at the route, and again in the model client as a last line of
  * defence), and so does every memory before it is stored.
  *
- * Two rule sets: our own (secret-rules.ts: service tokens by prefix, URL,
- * command-line, .netrc, connection-string, registry, kubeconfig and
- * assignment patterns that keep the key name), then secretlint's maintained
+ * Two rule sets: our own (rules.ts: service tokens by prefix, URL, .netrc,
+ * connection-string, registry, kubeconfig and assignment patterns that keep
+ * the key name; command-line.ts: passwords given to commands; prose.ts:
+ * passwords said in words), then secretlint's maintained
  * recommended preset (@secretlint/secretlint-rule-preset-recommend, MIT) on
  * what is left. Replacements are stable markers: `[REDACTED:<kind>]`.
  *
@@ -39,26 +40,45 @@ const TRANSCRIPT = { filePath: "transcript.txt", ext: ".txt" };
 export function redactOwn(input: string): Redaction {
   let text = input;
   let count = 0;
+  // Rules share needles (all token prefixes have one): each is tested once a call. A marker put in
+  // between never makes a secret for a later rule, so a needle's answer holds for the whole call.
+  const needles = new Map<RegExp, boolean>();
+  const holds = (needle: RegExp | undefined) => {
+    if (!needle) return true;
+    let found = needles.get(needle);
+    if (found === undefined) needles.set(needle, (found = needle.test(text)));
+    return found;
+  };
   for (const rule of OWN_RULES) {
+    if (!holds(rule.gate) || !holds(rule.needle)) continue;
     rule.pattern.lastIndex = 0;
     text = text.replace(rule.pattern, (...args) => {
       const match = args[0] as string;
       const groups = args[args.length - 1] as Record<string, string | undefined> | string;
-      const value = rule.group && typeof groups === "object" ? groups[rule.group] : undefined;
+      const value = rule.group && typeof groups === "object" ? (groups.v ?? groups.v1 ?? groups.v2 ?? groups.v3) : undefined;
       if (rule.group) {
         if (value === undefined || value.startsWith(MARKER)) return match;
-        if (rule.accept && !rule.accept(value, match)) return match;
+        if (rule.accept && !rule.accept(value, match, following(args))) return match;
         count++;
         // The secret is the last occurrence of the group's text inside the match (the key name comes first).
         const at = match.lastIndexOf(value);
         return `${match.slice(0, at)}${mark(rule.kind)}${match.slice(at + value.length)}`;
       }
-      if (match.includes(MARKER) || (rule.accept && !rule.accept(match, match))) return match;
+      if (match.includes(MARKER) || (rule.accept && !rule.accept(match, match, following(args)))) return match;
       count++;
       return mark(rule.kind);
     });
   }
   return { text, count };
+}
+
+/** Up to 40 characters after a match, from String.replace's callback arguments (offset and whole string come before the groups object). */
+function following(args: unknown[]): string {
+  const named = typeof args[args.length - 1] === "object";
+  const whole = args[args.length - (named ? 2 : 1)] as string;
+  const offset = args[args.length - (named ? 3 : 2)] as number;
+  const end = offset + (args[0] as string).length;
+  return whole.slice(end, end + 40);
 }
 
 /** Secretlint's recommended preset; ranges that already hold one of our markers are left as they are. */

@@ -1,26 +1,18 @@
 /**
  * Our own secret patterns, run before secretlint's recommended preset (see
  * redact.ts). They cover what that preset does not: tokens of services it has
- * no rule for, credentials in URLs, command lines, .netrc/.pgpass lines,
- * connection strings, registry and cluster config files, and secrets named by
- * the key they are assigned to. Token formats follow the vendors' published
+ * no rule for, credentials in URLs, command lines (command-line.ts),
+ * .netrc/.pgpass lines, connection strings, registry and cluster config
+ * files, secrets named by the key they are assigned to, and passwords said in
+ * words (prose.ts). Token formats follow the vendors' published
  * prefixes. Patterns favour recall: a lost config value costs little, a stored
  * key a lot.
  */
-import { REDACT_BARE_SECRET_MIN_ENTROPY, REDACT_KEYWORD_SECRET_MIN_ENTROPY } from "../tuning";
-
-export interface SecretRule {
-  kind: string;
-  pattern: RegExp;
-  /**
-   * Named group holding the secret; only it is replaced and the rest of the
-   * match (key names, user names, hosts, flags) stays. Without it the whole
-   * match goes.
-   */
-  group?: "v";
-  /** Extra test on the secret (and the whole match), for patterns that also match ordinary words. */
-  accept?: (value: string, match: string) => boolean;
-}
+import { REDACT_BARE_SECRET_MIN_ENTROPY, REDACT_KEYWORD_SECRET_MIN_ENTROPY } from "./tuning";
+import { COMMAND_LINE_RULES } from "./command-line";
+import { PROSE_RULES } from "./prose";
+import { unquote } from "./shell";
+import { credentialLike, isPlaceholder, randomLooking, type SecretRule } from "./values";
 
 // Names whose value is a secret in assignments: PASSWORD=, "api_key": , token: , DB_PASS= ...
 const SECRET_NAME =
@@ -30,48 +22,37 @@ const SECRET_NAME =
 const NOT_SECRET_NAME =
   /(?:header|name|names|file|path|url|uri|endpoint|type|length|len|env|var|field|prefix|count|limit|ttl|expiry|expires(?:_?in)?|policy|hint|label|format|mode|ref|arn|rotation|version)["']?\s*(?::|=|:=|=>)\s*$/i;
 
-/** Shannon entropy in bits per character. */
-export function entropy(s: string): number {
-  const counts = new Map<string, number>();
-  for (const c of s) counts.set(c, (counts.get(c) ?? 0) + 1);
-  let h = 0;
-  for (const n of counts.values()) {
-    const p = n / s.length;
-    h -= p * Math.log2(p);
-  }
-  return h;
-}
-
-const has = (re: RegExp, s: string) => re.test(s);
-
-/** A credential-looking value: letters and digits mixed, or long and mixed-case. */
-function credentialLike(v: string): boolean {
-  if (v.length < 8) return false;
-  const letters = has(/[A-Za-z]/, v);
-  const digits = has(/\d/, v);
-  if (letters && digits) return true;
-  return v.length >= 20 && has(/[a-z]/, v) && has(/[A-Z]/, v);
-}
-
-/**
- * A random-looking token of a key-like alphabet: all of upper, lower and
- * digits and high entropy. Commit SHAs and sha256 sums (hex, one case),
- * UUIDs and identifiers in words do not qualify.
- */
-export function randomLooking(v: string, minEntropy: number): boolean {
-  if (!(has(/[a-z]/, v) && has(/[A-Z]/, v) && has(/\d/, v))) return false;
-  if (/^[0-9a-fA-F-]+$/.test(v)) return false;
-  // camelCase or snake_case identifiers made of words: long letter runs, few digits.
-  const digits = v.replace(/\D/g, "").length;
-  let longestLower = 0;
-  for (const w of v.match(/[a-z]+/g) ?? []) longestLower = Math.max(longestLower, w.length);
-  if (digits <= 2 && longestLower >= 6 && !/[+/]/.test(v)) return false;
-  return entropy(v) >= minEntropy;
-}
+// An assigned value: "..." (with \" inside; a lone trailing backslash as before), '...', $'...', JSON-escaped \"...\",
+// <placeholder>, {{ template }}, or bare (backslash escapes kept in it; an escaped quote at its end closes a JSON string).
+// Quoted parts are unrolled loops (shell.ts says why); the shortest value (3 characters) is checked in accept.
+const ASSIGNED_VALUE = [
+  String.raw`"[^"\\\n]*(?:\\[^\n][^"\\\n]*)*"`,
+  String.raw`"[^"\n]{3,}"`,
+  String.raw`'[^'\n]{3,}'`,
+  String.raw`\$'[^'\\\n]*(?:\\+[^\n\\][^'\\\n]*)*'`,
+  String.raw`\\"[^"\\\n]*(?:\\[^"\n][^"\\\n]*)*\\"`,
+  String.raw`<[^>\n]*>`,
+  String.raw`\$?\{\{[^}\n]*\}\}`,
+  String.raw`(?!\[REDACTED)(?:[^\s,;"'\x60)}\]\\]+|\\(?:[^\n"']|["'](?=[^\s\\,;)}\]]))){1,64}`,
+].join("|");
 
 const T = (kind: string, pattern: RegExp): SecretRule => ({ kind, pattern });
 
-export const OWN_RULES: SecretRule[] = [
+/**
+ * Token rules (whole-match, flags "g") share one needle: all their patterns
+ * as one alternation, which matches somewhere exactly when one of them does.
+ * A text with no token (most memories) then costs one scan instead of ~70.
+ */
+function withUnionNeedle(rules: SecretRule[]): SecretRule[] {
+  const joinable = rules.filter((r) => !r.group && !r.accept && r.pattern.flags === "g");
+  const needle = new RegExp(joinable.map((r) => `(?:${r.pattern.source})`).join("|"));
+  return rules.map((r) => (joinable.includes(r) ? { ...r, needle } : r));
+}
+
+// Every name SECRET_NAME knows holds one of these (api_key, access-key -> key; connection_string -> conn).
+const SECRET_NAME_NEEDLE = /pass|pwd|secret|token|key|credential|conn/i;
+
+export const OWN_RULES: SecretRule[] = withUnionNeedle([
   // PEM blocks, complete or cut off by a truncated tool output, also JSON-escaped.
   T("private-key", /-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----|$)/g),
   T("putty-private-key", /PuTTY-User-Key-File-\d+:[\s\S]*?(?:Private-MAC: *[0-9a-f]+|$)/g),
@@ -162,32 +143,19 @@ export const OWN_RULES: SecretRule[] = [
   // scheme://user:password@host, also with an empty user or '/' or '@' in the password.
   {
     kind: "password",
+    needle: /:\/\//,
     pattern: /\b[a-z][a-z0-9+.-]{0,30}:\/\/[^\s:/@'"<>[\]]{0,256}:(?<v>(?!\[REDACTED)[^\s'"<>]{1,256})@(?=[^\s@'"<>/]{0,256}(?:[\s'"<>/?#]|$))/gi,
     group: "v",
     // host:port/path@x is a port, not a password.
     accept: (v) => !/^\d+(?:\/|$)/.test(v),
   },
 
-  // Command lines of database, ssh and registry tools.
-  { kind: "cli-password", pattern: /\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mariadb(?:-dump|-admin)?)\b[^\n|;&]{0,256}?\s-p(?<v>[^\s'"-][^\s'"]*)/g, group: "v" },
-  { kind: "cli-password", pattern: /\bsshpass\b(?:\s+-[a-oq-zA-Z]\S*)*\s+-p\s*(?<v>[^\s'"]+)/g, group: "v" },
-  { kind: "cli-password", pattern: /\bredis-cli\b[^\n|;&]{0,256}?\s(?:-a|--pass|--askpass)\s+(?<v>[^\s'"]+)/g, group: "v" },
-  { kind: "cli-password", pattern: /\b(?:mongo|mongosh|mongodump|mongorestore|mongoexport|mongoimport)\b[^\n|;&]{0,256}?\s-p\s+(?<v>[^\s'"-][^\s'"]*)/g, group: "v" },
-  { kind: "cli-password", pattern: /\b(?:docker|podman|nerdctl|helm(?:\s+registry)?|oras|skopeo|buildah)\s+login\b[^\n|;&]{0,256}?\s-p\s+(?<v>[^\s'"-][^\s'"]*)/g, group: "v" },
-  { kind: "cli-password", pattern: /\b(?:plink|pscp|psftp)\b[^\n|;&]{0,256}?\s-pw\s+(?<v>[^\s'"]+)/g, group: "v" },
-  { kind: "cli-password", pattern: /\bcurl\b[^\n|;&]{0,256}?\s(?:-u|--user|--proxy-user)\s*['"]?[^\s:'"]*:(?<v>[^\s'"]+)/g, group: "v" },
-  { kind: "cli-password", pattern: /\bsmbclient\b[^\n|;&]{0,256}?\s-U\s*['"]?[^\s%'"]+%(?<v>[^\s'"]+)/g, group: "v" },
-  { kind: "cli-password", pattern: /-(?:passin|passout|pass)\s+pass:(?<v>[^\s'"]+)/g, group: "v" },
-  { kind: "cli-password", pattern: /-(?:store|key|srcstore|deststore|srckey|destkey)pass\s+(?<v>[^\s'"]+)/g, group: "v" },
-  {
-    kind: "cli-password",
-    pattern: /(?:^|\s)--?(?:[a-z]{1,20}-){0,4}(?:password|passwd|pass|pwd|passphrase|token|api-key|apikey|secret|secret-key|access-key|auth-token|client-secret)(?:=|\s+)(?<v>(?!\[REDACTED)[^\s'"-][^\s'"]{2,}|"[^"\n]{3,}"|'[^'\n]{3,}')/gi,
-    group: "v",
-    accept: (v) => !isPlaceholder(v),
-  },
+  // Command lines: passwords given to database clients, ssh, HTTP clients, registries, shares, package and cloud CLIs.
+  ...COMMAND_LINE_RULES,
 
   // .netrc (machine h login u password p) and .pgpass (host:port:db:user:password).
-  { kind: "netrc-password", pattern: /\b(?:machine\s+\S+|default)(?:\s+login\s+\S+)?(?:\s+account\s+\S+)?\s+password\s+(?<v>\S+)/g, group: "v" },
+  // ("default" only opens a .netrc entry at a line's start: "the default password is X" is prose, prose.ts has it.)
+  { kind: "netrc-password", pattern: /(?:\bmachine\s+\S+|^[ \t]*default)(?:\s+login\s+\S+)?(?:\s+account\s+\S+)?\s+password\s+(?<v>\S+)/gm, needle: /password/, group: "v" },
   { kind: "pgpass-password", pattern: /^(?:[A-Za-z0-9.*_-]+):(?:\d+|\*):[^\s:]+:[^\s:]+:(?<v>\S+)$/gm, group: "v" },
 
   // Container registry auth (~/.docker/config.json) and cluster configs (kubeconfig).
@@ -198,16 +166,19 @@ export const OWN_RULES: SecretRule[] = [
   {
     kind: "secret",
     pattern: new RegExp(
-      `(?<![A-Za-z0-9_.-])(?:${SECRET_NAME})\\b(?:["']?)\\s*(?::|=|:=|=>)\\s*(?<v>"[^"\\n]{3,}"|'[^'\\n]{3,}'|<[^>\\n]*>|\\$?\\{\\{[^}\\n]*\\}\\}|(?!\\[REDACTED)[^\\s,;"'\`)}\\]]{3,})`,
+      `(?<![A-Za-z0-9_.-])(?:${SECRET_NAME})\\b(?:\\\\?["'])?\\s*(?::|=|:=|=>)\\s*(?<v>${ASSIGNED_VALUE})`,
       "gi",
     ),
+    needle: SECRET_NAME_NEEDLE,
     group: "v",
-    accept: (v, match) => !isPlaceholder(v) && !NOT_SECRET_NAME.test(match.slice(0, match.lastIndexOf(v))),
+    accept: (v, match) =>
+      unquote(v).length >= 3 && !isPlaceholder(/^(?:\$'|\\")/.test(v) ? `"${unquote(v)}"` : v) && !NOT_SECRET_NAME.test(match.slice(0, match.lastIndexOf(v))),
   },
 
   // A high-entropy string close after a word like secret, key, token or password ("the secret key is wJalr...").
   {
     kind: "secret",
+    needle: SECRET_NAME_NEEDLE,
     pattern: /\b(?:secrets?|keys?|tokens?|passwords?|passwd|passphrase|credentials?|apikey|api key)\b[^\n]{0,24}?(?<![A-Za-z0-9+/_=-])(?<v>[A-Za-z0-9+/_=-]{16,})(?![A-Za-z0-9+/_=-])/gi,
     group: "v",
     accept: (v) => randomLooking(v, REDACT_KEYWORD_SECRET_MIN_ENTROPY),
@@ -219,29 +190,7 @@ export const OWN_RULES: SecretRule[] = [
     group: "v",
     accept: (v) => /[+/]/.test(v) && randomLooking(v, REDACT_BARE_SECRET_MIN_ENTROPY),
   },
-];
 
-/** Values that only name a variable or a placeholder are not secrets. */
-export function isPlaceholder(raw: string | undefined): boolean {
-  if (!raw) return true;
-  const quoted = /^["']/.test(raw);
-  const v = raw.replace(/^["'`]|["'`]$/g, "").trim();
-  return (
-    // A bare word of letters only is a variable or a word of prose (token: string, secrets: passwords), not a credential.
-    (!quoted && /^[A-Za-z]+$/.test(v)) ||
-    /^[<$[{!(]/.test(v) || // <token>, !flag, (expr), ${TOKEN}, $TOKEN, {{ x }}, [REDACTED:...]
-    /(?:…|\.\.\.)$/.test(v) || // sk-… in documentation
-    /^\$\{?[A-Za-z_][A-Za-z0-9_]*\}?$/.test(v) || // $VAR, ${VAR}
-    /^\$\{\{[^}]*\}\}$/.test(v) || // ${{ secrets.X }}
-    /^\{\{[^}]*\}\}$/.test(v) || // {{ .Values.x }}
-    /^%[A-Za-z_]+%$/.test(v) ||
-    /^(?:process\.env|os\.environ|env)[.[]/.test(v) ||
-    (/^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+(?:\(\)?)?$/.test(v) && !v.split(".").some((p) => randomLooking(p, 3))) || // var.tfc_token, config.db.password
-    /^[A-Za-z_$][\w$.]*\(/.test(v) || // getenv("X"), read_secret(
-    /^(?:\/|~\/|\.\.?\/)[\w.@/-]+$/.test(v) || // a file path: /run/secrets/db
-    /^<[^>]*>$/.test(v) || // <token>
-    /^(?:x+|\*+|\.\.\.|…|null|none|nil|undefined|true|false|string|number|int|bool|boolean|str|optional|required|yes|no|on|off|env|file|stdin|prompt|redacted|change-?me|change_me|example|your-[a-z-]+|with|and|the|for|from|to|in|of|is|as|on|at|by|or|not|when|if|then|was|are)$/i.test(v) ||
-    /^\[REDACTED/.test(v) ||
-    /^\d{1,7}(?:\.\d+)?$/.test(v) // counters and thresholds: max_tokens: 2000, MIN_SECRET_ENTROPY = 3.5
-  );
-}
+  // Passwords, passphrases, PINs and tokens said in words ("the root password is ...").
+  ...PROSE_RULES,
+]);

@@ -1,7 +1,7 @@
 import { Elysia } from "elysia";
 import { health, probeLlm } from "../../core/health";
 import type { Services } from "../../core/services";
-import { LLM_PROBE_TIMEOUT_MS } from "../../core/tuning";
+import { LLM_PROBE_TIMEOUT_MS } from "../../llm/tuning";
 
 export function healthRoutes(s: Services) {
   return (

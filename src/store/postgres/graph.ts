@@ -2,7 +2,7 @@ import { and, desc, eq, gt, or, sql, type SQL as Fragment } from "drizzle-orm";
 import type { ExportSlice, GraphAt, GraphMemoryRow, GraphStore, LinkAround, NewLink } from "../../core/graph";
 // Straight from the file: read while modules load (the memories barrel may not be complete yet).
 import { DEFAULT_DOMAIN } from "../../core/memories/tags";
-import { DECAY_FLOOR, DECAY_HALF_LIFE_DAYS } from "../../core/tuning";
+import { DECAY_FLOOR, DECAY_HALF_LIFE_DAYS } from "../../core/memories/tuning";
 import { byParams, inOneTransaction } from "./chunk";
 import type { PgHandle } from "./open";
 

@@ -9,7 +9,7 @@ import type {
 } from "../../core/memories/store-bulk";
 import { rowsOf } from "../../core/memories/store-bulk";
 import { DEFAULT_DOMAIN } from "../../core/memories/tags";
-import { DECAY_FLOOR, DECAY_HALF_LIFE_DAYS } from "../../core/tuning";
+import { DECAY_FLOOR, DECAY_HALF_LIFE_DAYS } from "../../core/memories/tuning";
 import { invalid } from "../../errors";
 import { byParams } from "./chunk";
 import type { PgHandle } from "./open";

@@ -5,16 +5,13 @@ import { importanceBound } from "../../core/search/recent";
 import type { IndexState, RankedRow, SearchStore, VectorIndexControl, VectorMirror } from "../../core/search/store";
 import {
   BM25_MAX_SCORED_ROWS,
-  DECAY_FLOOR,
-  DECAY_HALF_LIFE_DAYS,
-  PG_HNSW_EF_SEARCH,
-  PG_VECTOR_COUNT_REFRESH_MS,
-  RECENT_CANDIDATES,
   RECENT_CONNECTION_WEIGHT,
   RECENT_RECENCY_DAYS,
   RECENT_RECENCY_WEIGHT,
   RECENT_STRENGTH_WEIGHT,
-} from "../../core/tuning";
+} from "../../core/search/tuning";
+import { DECAY_FLOOR, DECAY_HALF_LIFE_DAYS } from "../../core/memories/tuning";
+import { PG_HNSW_EF_SEARCH, PG_VECTOR_COUNT_REFRESH_MS, RECENT_CANDIDATES } from "./tuning";
 import type { PgHandle } from "./open";
 
 /**

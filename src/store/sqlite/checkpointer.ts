@@ -1,6 +1,13 @@
 import type { Database } from "bun:sqlite";
 import type { Logger } from "../../core/log";
-import { WAL_AUTOCHECKPOINT_PAGES, WAL_WORKER_CAP_PAGES, WAL_WORKER_GATE_WAIT_MS, WAL_WORKER_POLL_MS, WAL_WORKER_RESTART_PAGES, WAL_WORKER_THRESHOLD_PAGES } from "../../core/tuning";
+import {
+  WAL_AUTOCHECKPOINT_PAGES,
+  WAL_WORKER_CAP_PAGES,
+  WAL_WORKER_GATE_WAIT_MS,
+  WAL_WORKER_POLL_MS,
+  WAL_WORKER_RESTART_PAGES,
+  WAL_WORKER_THRESHOLD_PAGES,
+} from "./tuning";
 import * as workerModule from "./checkpointer-worker.ts" with { type: "text" };
 import type { CheckpointerInput, CheckpointerMessage } from "./checkpointer-worker";
 import type { WriteGate } from "./write-lock";

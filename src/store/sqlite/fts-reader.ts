@@ -1,6 +1,6 @@
 import type { Database } from "bun:sqlite";
 import type { Logger } from "../../core/log";
-import { FTS_READER_CACHE_KIB } from "../../core/tuning";
+import { FTS_READER_CACHE_KIB } from "./tuning";
 import * as workerModule from "./fts-reader-worker.ts" with { type: "text" };
 import type { FtsReaderInput, FtsReaderMessage, FtsReaderRequest } from "./fts-reader-worker";
 

@@ -3,7 +3,7 @@ import { effectiveStrengthSql } from "./strength";
 // Straight from the file: read while modules load (the memories barrel may not be complete yet).
 import { DEFAULT_DOMAIN } from "../../core/memories/tags";
 import type { SqliteHandle } from "./storage";
-import { RECENT_LINK_LIST_FROM } from "../../core/tuning";
+import { RECENT_LINK_LIST_FROM } from "./tuning";
 import { LINK_COUNT_SQL, MEMORY_COUNT_SQL } from "./row-counts";
 
 /** Slices of at least 1/SCAN_SHARE of the store read every tag and link instead of probing by id (bench/graph.ts, 10k nodes). */

@@ -3,7 +3,7 @@ import { accessSync, constants } from "node:fs";
 import { drizzle } from "drizzle-orm/bun-sqlite";
 import { prepareSqlite, sqliteVecLibrary } from "../../platform/natives";
 import { prepareDatabaseFile, tightenDatabaseFiles } from "../../private-files";
-import { SQLITE_CACHE_KIB, WAL_AUTOCHECKPOINT_PAGES } from "../../core/tuning";
+import { SQLITE_CACHE_KIB, WAL_AUTOCHECKPOINT_PAGES } from "./tuning";
 import { startCheckpointer, type Checkpointer, type CheckpointerOptions } from "./checkpointer";
 import { startFtsReader, type FtsReader, type FtsReaderOptions } from "./fts-reader";
 import { BM25_SQL } from "./search-fts";

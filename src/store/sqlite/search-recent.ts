@@ -5,13 +5,11 @@ import { fromSql, touchedBound } from "../../core/search/recent";
 import type { RankedRow } from "../../core/search/store";
 import {
   RECENT_CONNECTION_WEIGHT,
-  RECENT_LINK_LIST_FROM,
-  RECENT_LIST_FIRST,
   RECENT_RECENCY_DAYS,
   RECENT_RECENCY_WEIGHT,
   RECENT_STRENGTH_WEIGHT,
-  RECENT_WALK_FIRST,
-} from "../../core/tuning";
+} from "../../core/search/tuning";
+import { RECENT_LINK_LIST_FROM, RECENT_LIST_FIRST, RECENT_WALK_FIRST } from "./tuning";
 
 /**
  * GET /recent on SQLite: importance computed inside SQLite, exact, by the

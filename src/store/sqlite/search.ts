@@ -1,7 +1,7 @@
 import type { Database } from "bun:sqlite";
 import type { IndexState as CoreIndexState, Pause, SearchStore, VectorIndexControl } from "../../core/search/store";
 import { saveIndex, startIndex, syncIndex, VectorIndex, type IndexContext, type IndexState } from "./vector";
-import { MEMORY_COUNT_REFRESH_MS } from "../../core/tuning";
+import { MEMORY_COUNT_REFRESH_MS } from "./tuning";
 import { cachedMeta, getMeta } from "./open";
 import { bm25Expression, bm25Statements, quoteOr, TermCounts } from "./search-fts";
 import { recentRows } from "./search-recent";

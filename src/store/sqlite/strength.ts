@@ -1,4 +1,4 @@
-import { DECAY_FLOOR, DECAY_HALF_LIFE_DAYS } from "../../core/tuning";
+import { DECAY_FLOOR, DECAY_HALF_LIFE_DAYS } from "../../core/memories/tuning";
 
 const DAY_MS = 86_400_000;
 

@@ -4,7 +4,7 @@ import { existsSync, mkdtempSync, readdirSync, readlinkSync, statSync } from "no
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Level } from "../../../src/core/log";
-import { WAL_AUTOCHECKPOINT_PAGES } from "../../../src/core/tuning";
+import { WAL_AUTOCHECKPOINT_PAGES } from "../../../src/store/sqlite/tuning";
 import { openWalIndex, readWalIndex } from "../../../src/store/sqlite/checkpointer-worker";
 import type { CheckpointerOptions } from "../../../src/store/sqlite/checkpointer";
 import { openStore, type Store } from "../../../src/store/sqlite/open";

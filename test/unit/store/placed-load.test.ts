@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { VectorIndex } from "../../../src/store/sqlite/vector/vector-index";
 import { DIMENSIONS } from "../../../src/embed/types";
 import { indexFileOf, readIndexFileInto } from "../../../src/store/sqlite/vector/snapshot-file";
-import { INDEX_SNAPSHOT_SLICE_ROWS } from "../../../src/core/tuning";
+import { INDEX_SNAPSHOT_SLICE_ROWS } from "../../../src/store/sqlite/vector/tuning";
 import { Database } from "bun:sqlite";
 import { openStore, setMeta, type Store } from "../../../src/store/sqlite/open";
 import { fromVec0, placedFromVec0, startIndex, syncIndex, type IndexContext, type IndexState } from "../../../src/store/sqlite/vector/load";

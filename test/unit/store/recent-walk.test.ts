@@ -1,7 +1,7 @@
 import { afterAll, expect, test } from "bun:test";
 import { openStore, type Store } from "../../../src/store/sqlite";
 import { scoreAll, walkTouched } from "../../../src/store/sqlite/search-recent";
-import { RECENT_LINK_LIST_FROM } from "../../../src/core/tuning";
+import { RECENT_LINK_LIST_FROM } from "../../../src/store/sqlite/tuning";
 import { onPostgres } from "../../helpers/engine";
 
 // SQLite's /recent walk (threshold algorithm over the touched, link-count and

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openStore, type Store } from "../../../src/store/sqlite/open";
-import { SQLITE_CACHE_KIB } from "../../../src/core/tuning";
+import { SQLITE_CACHE_KIB } from "../../../src/store/sqlite/tuning";
 import { onPostgres } from "../../helpers/engine";
 
 // The connection settings every SQLite store runs with. The page cache is kept

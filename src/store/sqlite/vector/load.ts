@@ -2,7 +2,16 @@ import { getMeta, setMeta, transact, type Store } from "../open";
 import { indexFileOf, readIndexFileInto, saveIndexFile, saveIndexFileInBackground } from "./snapshot-file";
 import type { IndexState as CoreIndexState } from "../../../core/search/store";
 import type { Logger } from "../../../core/log";
-import { INDEX_BACKGROUND_ABOVE, INDEX_CODE_SLICE, INDEX_LOAD_CHUNK, INDEX_ORDER_SLICE, INDEX_RESTORE_SLICE, INDEX_SNAPSHOT_ATTEMPTS, INDEX_SNAPSHOT_SLICE_ROWS, VECTOR_CHANGES_KEEP } from "../../../core/tuning";
+import {
+  INDEX_BACKGROUND_ABOVE,
+  INDEX_CODE_SLICE,
+  INDEX_LOAD_CHUNK,
+  INDEX_ORDER_SLICE,
+  INDEX_RESTORE_SLICE,
+  INDEX_SNAPSHOT_ATTEMPTS,
+  INDEX_SNAPSHOT_SLICE_ROWS,
+  VECTOR_CHANGES_KEEP,
+} from "./tuning";
 import type { VectorIndex } from "./vector-index";
 import { DIMENSIONS } from "../../../embed/types";
 import { vec0Chunks, Vec0LayoutError, type Vec0Chunk } from "./vec0-chunks";

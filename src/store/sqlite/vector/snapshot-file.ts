@@ -1,6 +1,6 @@
 import { closeSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
 import { open, rename, rm, type FileHandle } from "node:fs/promises";
-import { INDEX_FILE_READ_BYTES } from "../../../core/tuning";
+import { INDEX_FILE_READ_BYTES } from "./tuning";
 import { DIMENSIONS } from "../../../embed/types";
 import type { IndexSnapshot, VectorIndex } from "./vector-index";
 import { CODE_BYTES, PROJECTION_ID } from "./projection";

@@ -9,7 +9,7 @@ import {
   VECTOR_PREFILTER_PROJECT_SHARE,
   VECTOR_RESCORE_FACTOR,
   VECTOR_RESCORE_MIN,
-} from "../../../core/tuning";
+} from "./tuning";
 import { CODE_QUERY_AT, CODES_AT, PREFILTER_BINS, PREFILTER_GAP, QUERY_AT, ROWS_AT } from "./layout";
 import { heapPush, heapReplaceTop, lowerBound, quantize, worse } from "./select";
 import { VectorSnapshots } from "./snapshot";
