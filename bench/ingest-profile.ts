@@ -19,7 +19,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { loadConfig } from "../src/config";
 import { silentLogger } from "../src/core/log";
-import { ingestMemory } from "../src/core/memories";
+import { ingestMemory } from "../src/core/ingest";
 import { requireContent } from "../src/core/memories/memories";
 import { redact } from "../src/core/secrets";
 import { benchServices } from "./lib/services";

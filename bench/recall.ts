@@ -20,7 +20,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { loadConfig, pathsFor } from "../src/config";
 import { silentLogger } from "../src/core/log";
-import { insertMemoryRows } from "../src/core/memories";
+import { insertMemoryRows } from "../src/core/ingest";
 import { recallWithVector } from "../src/core/recall";
 import { ensureCalibration } from "../src/core/search";
 import { recallCandidates } from "../src/core/recall";

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { hostname } from "node:os";
-import { fetchMemory, ingestMemory } from "../../src/core/memories";
+import { fetchMemory } from "../../src/core/memories";
+import { ingestMemory } from "../../src/core/ingest";
 import { recallIndex } from "../../src/core/recall";
 import { effectiveStrength } from "../../src/core/memories";
 import { daysToRun, latestDigests, NightlyInterrupted, NightlyLeaseLost, runNightly, type NightlyProgress } from "../../src/core/nightly";

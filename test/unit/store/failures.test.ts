@@ -62,7 +62,7 @@ test("a value PostgreSQL cannot store (a NUL character) is the client's 400, not
   }
   // Through a real store: SQLite keeps the NUL, PostgreSQL refuses it and writes nothing.
   const { makeServices } = await import("../../helpers/services");
-  const { ingestMemory } = await import("../../../src/core/memories");
+  const { ingestMemory } = await import("../../../src/core/ingest");
   const { onPostgres, dbRows } = await import("../../helpers/engine");
   const s = makeServices();
   try {

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadConfig } from "../../../src/config";
 import type { Level } from "../../../src/core/log";
-import { ingestMemory } from "../../../src/core/memories";
+import { ingestMemory } from "../../../src/core/ingest";
 import { search } from "../../../src/core/search";
 import { fullTextNow } from "../../../src/core/search/search";
 import { createServices, type Services } from "../../../src/core/services";
