@@ -1,16 +1,37 @@
 /**
- * Import rules of src/ (docs/development.md, "Layers and the capability order").
- * `npm run lint:deps` fails on any of them; type-only imports are left out
- * (they vanish at run time and cannot form a cycle that matters).
+ * Import rules of src/ (docs/development.md, "Import rules").
+ * `npm run lint:deps` (and .ci/run, before the tests) fails on any of them.
+ * This graph is the run-time one: type-only imports are erased, and form no
+ * cycle; .dependency-cruiser-types.cjs holds the engine rules over them too.
+ * The script runs dependency-cruiser under bun: its releases need Node 22+,
+ * and bun is what the project already runs on.
  */
+// The capability order: a capability may import those on lower rows, never
+// one on its own row or above (docs/development.md). A tuning.ts imports no
+// code, so any capability may read another's constants. Folders not listed
+// (identity, secrets, import, and core's shared files) are not ordered here.
+const ORDER = [["memories"], ["search"], ["graph"], ["ingest", "browse"], ["recall", "distill"], ["nightly"], ["analytics"]];
+const upward = ORDER.flatMap((row, i) => {
+  const above = ORDER.slice(i + 1).flat();
+  const beside = row.length > 1 ? row : [];
+  return row.map((cap) => ({
+    name: `order-${cap}`,
+    severity: "error",
+    comment: `core/${cap} may not import a capability beside or above it in the order (docs/development.md)`,
+    from: { path: `^src/core/${cap}/` },
+    to: { path: `^src/core/(${[...above, ...beside.filter((c) => c !== cap)].join("|")})/`, pathNot: "/tuning\\.ts$", dependencyTypesNot: ["type-only"] },
+  }));
+}).filter((rule) => !rule.to.path.endsWith("()/"));
+
 module.exports = {
   forbidden: [
+    ...upward,
     {
       name: "no-cycles",
       severity: "error",
       comment: "An import cycle is a design question: the capability order in docs/development.md answers it.",
       from: { path: "^src/" },
-      to: { circular: true, dependencyTypesNot: ["type-only"], viaOnly: { dependencyTypesNot: ["type-only"] } },
+      to: { circular: true },
     },
     {
       name: "engines-behind-open",
@@ -37,7 +58,8 @@ module.exports = {
   options: {
     doNotFollow: { path: "node_modules" },
     exclude: { path: "^(node_modules|dist)/" },
-    tsPreCompilationDeps: true,
+    // Imports as they are at run time: type-only imports are erased (and form no cycle that matters).
+    tsPreCompilationDeps: false,
     tsConfig: { fileName: "tsconfig.json" },
     enhancedResolveOptions: { exportsFields: ["exports"], conditionNames: ["import", "require", "node", "default"] },
   },
