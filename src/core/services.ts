@@ -1,3 +1,4 @@
+import { hostname } from "node:os";
 import type { Config } from "../config";
 import type { Storage } from "./storage";
 import type { Embedder } from "../embed/types";
@@ -5,7 +6,8 @@ import { createLlmClient, type LlmClient } from "../llm/client";
 import type { Logger } from "./log";
 import { recoverIdentity } from "./identity";
 import { lull, Traffic } from "./slices";
-import { loadThresholds, type IndexState, type VectorMirror } from "./search";
+import { loadThresholds, type IndexState, type Thresholds, type VectorMirror } from "./search";
+import type { DomainIndex } from "./analytics";
 import { counted } from "./text";
 
 /** A model being fetched in the background while another embedder serves (see cli/server.ts). */
@@ -15,6 +17,26 @@ export interface EmbedderLoad {
   since: string;
   /** Why it failed, in one line (state "failed"). */
   error?: string;
+}
+
+/**
+ * What the capabilities keep per server, beside the database: caches and
+ * locks. One object per Services, made by createServices; a withStorage view
+ * (a transaction) inherits its root's, so a cache is never missed for being
+ * read inside a transaction.
+ */
+export interface ServiceState {
+  /** The server's own Services, outside any transaction: reads that may outlive a transaction go through it. */
+  readonly root: Services;
+  /** search/calibration.ts: the thresholds in force, and the read of them under way. */
+  thresholds: Thresholds | null;
+  thresholdsLoading: { embedderId: string; done: Promise<Thresholds> } | null;
+  /** analytics/domains.ts: the last domain index, reused while the store looks unchanged. */
+  domainIndex: { at: number; fingerprint: string; index: DomainIndex } | null;
+  /** distill/distill.ts: one distill at a time per dedup key on this server. */
+  readonly distillLocks: Map<string, Promise<void>>;
+  /** nightly/nightly.ts: this server's name as a run owner ("host:pid:tag"). */
+  readonly nightlyOwner: string;
 }
 
 /** Everything core functions need, built once per process and passed explicitly. */
@@ -35,6 +57,8 @@ export interface Services {
   /** Loading or ready (what /health reports). */
   readonly indexState: IndexState;
   readonly log: Logger;
+  /** Per-server caches and locks of the capabilities (not module globals: two servers in one process stay apart). */
+  readonly state: ServiceState;
   /** Set while a model downloads in the background (or after that failed); null otherwise. */
   embedderLoad: EmbedderLoad | null;
   /**
@@ -67,6 +91,8 @@ export interface ServiceOptions {
  */
 export function createServices(config: Config, storage: Storage, opts: ServiceOptions): Services {
   const inflight = new Set<Promise<unknown>>();
+  // Set right after the object exists (it names it as root).
+  let state_ = undefined as unknown as ServiceState;
   let embedder = opts.embedder;
   // Set by attachIndex() right after the object exists.
   let state = undefined as unknown as IndexState;
@@ -84,6 +110,9 @@ export function createServices(config: Config, storage: Storage, opts: ServiceOp
       return state;
     },
     log: opts.log,
+    get state() {
+      return state_;
+    },
     embedderLoad: null,
     async useEmbedder(next) {
       const previous = embedder;
@@ -114,6 +143,7 @@ export function createServices(config: Config, storage: Storage, opts: ServiceOp
       await storage.close();
     },
   };
+  state_ = { root: services, thresholds: null, thresholdsLoading: null, domainIndex: null, distillLocks: new Map(), nightlyOwner: `${hostname()}:${process.pid}:${crypto.randomUUID().slice(0, 8)}` };
   attachIndex();
   recoverIdentityFiles(services);
   return services;

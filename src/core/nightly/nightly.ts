@@ -16,17 +16,14 @@ export type { NightlyDigest, NightlyOptions, NightlyOutcome, NightlyProgress } f
 
 const DAY_MS = 86_400_000;
 const HOST = hostname();
-// A run's owner is "host:pid:tag": one tag per Services (one server), so two
-// servers in one process are as separate as two processes; a run left
-// "running" by a dead owner (or by this server, but no longer active) is resumed.
-const PROCESS = `${HOST}:${process.pid}`;
-const owners = new WeakMap<object, string>();
+// A run's owner is "host:pid:tag" (s.state.nightlyOwner): one tag per Services
+// (one server), so two servers in one process are as separate as two
+// processes; a run left "running" by a dead owner (or by this server, but no
+// longer active) is resumed.
 const active = new Set<string>();
 
 function ownerOf(s: Services): string {
-  let owner = owners.get(s.storage);
-  if (!owner) owners.set(s.storage, (owner = `${PROCESS}:${crypto.randomUUID().slice(0, 8)}`));
-  return owner;
+  return s.state.nightlyOwner;
 }
 
 /**
