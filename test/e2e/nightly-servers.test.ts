@@ -1,7 +1,7 @@
 import { afterEach, expect, test } from "bun:test";
 import { copyFileSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { ingestMemory } from "../../src/core/memories";
+import { ingestMemory } from "../../src/core/ingest";
 import type { NightlyDigest } from "../../src/core/nightly";
 import { engineEnv, onPostgres } from "../helpers/engine";
 import { useFakeLlm } from "../helpers/fake-llm";

@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { copyFileSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { ingestMemory } from "../../src/core/memories";
+import { ingestMemory } from "../../src/core/ingest";
 import type { NightlyDigest } from "../../src/core/nightly";
 import { NoteGenerator } from "../../bench/lib/corpus";
 import { engineEnv, homeRows, onPostgres } from "../helpers/engine";

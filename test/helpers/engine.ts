@@ -4,6 +4,8 @@ import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { prepareSqlite, sqliteVecLibrary } from "../../src/platform/natives";
 import type { Services } from "../../src/core/services";
+import type { Storage } from "../../src/core/storage";
+import type { Store } from "../../src/store/sqlite/open";
 
 /**
  * Which engine this test run builds its stores on: `MEMSVC_TEST_ENGINE=postgres
@@ -40,6 +42,20 @@ export function engineConfig(home: string): Record<string, unknown> {
 export function engineEnv(home: string): Record<string, string> {
   if (!onPostgres) return {};
   return { MEMSVC_STORAGE: "postgres", MEMSVC_DATABASE_URL: testDatabaseUrl(), MEMSVC_DATABASE_SCHEMA: schemaForHome(home) };
+}
+
+const sqliteStores = new WeakMap<Storage, Store>();
+
+/** openStorage's `sqliteHandle` hook for test stores: remembers the raw handle behind `storage`. */
+export function rememberSqlite(storage: Storage, store: Store): void {
+  sqliteStores.set(storage, store);
+}
+
+/** The raw SQLite handle behind a test store (throws on PostgreSQL: look with dbRows there). */
+export function sqliteStoreOf(s: Services): Store {
+  const store = sqliteStores.get(s.storage);
+  if (!store) throw new Error(`no SQLite handle behind this store (storage "${s.config.storage}"): use dbRows, which speaks both engines`);
+  return store;
 }
 
 const clients = new Map<string, SQL>();
@@ -84,7 +100,7 @@ const BOOL = 16;
  * as SQLite returns them.
  */
 export async function dbRows<T = Record<string, any>>(s: Services, text: string, params: unknown[] = []): Promise<T[]> {
-  if (s.config.storage === "sqlite") return s.store.sqlite.query(text).all(...(params as any[])) as T[];
+  if (s.config.storage === "sqlite") return sqliteStoreOf(s).sqlite.query(text).all(...(params as any[])) as T[];
   await s.storage.ready();
   return pgRows<T>(s.config.database.url!, s.config.database.schema, text, params);
 }

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { ingestMemory } from "../../src/core/memories";
+import { ingestMemory } from "../../src/core/ingest";
 import type { Storage } from "../../src/core/storage";
 import { NoteGenerator } from "../../bench/lib/corpus";
 import { dbRow, dbRows, onSqlite } from "../helpers/engine";

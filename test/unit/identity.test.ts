@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { AppError } from "../../src/errors";
 import { agentView, getIdentity, globalView, identityForClient, identityMarkdown, knownAgents, putIdentity, resolveMode, type AgentIdentityView, type IdentityView } from "../../src/core/identity";
 import { isValidName } from "../../src/core/identity";
-import { memoryInstructions } from "../../src/core/recall";
+import { memoryInstructions } from "../../src/core/identity";
 import { IDENTITY_SECTION_MAX_BYTES } from "../../src/core/identity/tuning";
 import { VERSION } from "../../src/version";
 import { onPostgres } from "../helpers/engine";

@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { distill } from "../../src/core/distill";
 import { pickEvidence } from "../../src/core/distill/evidence";
-import { fetchMemory, ingestMemory, markStale, memoryHistory } from "../../src/core/memories";
+import { fetchMemory, markStale, memoryHistory } from "../../src/core/memories";
+import { ingestMemory } from "../../src/core/ingest";
 import { NightlyInterrupted, runNightly, type NightlyProgress } from "../../src/core/nightly";
 import { exportAll, importAll } from "../../src/core/memories";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { fetchMemory, ingestMemory } from "../../src/core/memories";
+import { fetchMemory } from "../../src/core/memories";
+import { ingestMemory } from "../../src/core/ingest";
 import { isShortPrompt, recallIndex, RECALL_HEADING } from "../../src/core/recall";
 import { RECALL_MAX_LINES } from "../../src/core/recall/tuning";
 import { AppError } from "../../src/errors";

@@ -114,15 +114,12 @@ async function dedupHit(s: Services, req: DistillRequest): Promise<number | null
   return null;
 }
 
-// Per-process locks on dedup keys, so two posts of the same segment to one server run one
-// after the other and the second is answered without a model call. Across servers the
-// segment key's unique constraint decides (see run).
-const locks = new WeakMap<Services, Map<string, Promise<void>>>();
-
+// Per-server locks on dedup keys (s.state.distillLocks), so two posts of the same segment to
+// one server run one after the other and the second is answered without a model call. Across
+// servers the segment key's unique constraint decides (see run).
 async function withKeyLock<T>(s: Services, key: string | null, work: () => Promise<T>): Promise<T> {
   if (key === null) return work();
-  let map = locks.get(s);
-  if (!map) locks.set(s, (map = new Map()));
+  const map = s.state.distillLocks;
   const previous = map.get(key) ?? Promise.resolve();
   let release!: () => void;
   const done = new Promise<void>((r) => (release = r));

@@ -4,7 +4,7 @@ import { invalid, notFound, reserved, conflict } from "../../errors";
 import { isValidName, NAME_MAX, NAME_PATTERN } from "./files";
 import { sectionStore } from "./sections";
 import type { SectionStore } from "./store";
-import { MEMORY_SECTION, memoryInstructions } from "../recall";
+import { MEMORY_SECTION, memoryInstructions } from "./memory-section";
 import type { Services } from "../services";
 import { IDENTITY_SECTION_MAX_BYTES } from "./tuning";
 import { plural } from "../text";

@@ -4,7 +4,7 @@ import appJs from "../../../assets/memories/app.js" with { type: "file" };
 import indexHtml from "../../../assets/memories/index.html" with { type: "file" };
 import styleCss from "../../../assets/memories/style.css" with { type: "file" };
 import { memoryDetail } from "../../core/memories";
-import { countSelection, deleteSelection, listFacets, listMemories } from "../../core/memories";
+import { countSelection, deleteSelection, listFacets, listMemories } from "../../core/browse";
 import type { Services } from "../../core/services";
 import { BrowseCountInput, BrowseDeleteInput, BrowseDetailInput, BrowseListInput } from "../../core/memories/schema";
 import { unknownKeysProblem } from "../../core/validate";

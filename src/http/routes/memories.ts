@@ -1,6 +1,7 @@
 import { Elysia } from "elysia";
 import { anchorsForRepo, markStale } from "../../core/memories";
-import { deleteMemory, fetchMemory, ingestMemory, updateMemory } from "../../core/memories";
+import { deleteMemory, fetchMemory, updateMemory } from "../../core/memories";
+import { ingestMemory } from "../../core/ingest";
 import { memoryHistory, restoreVersion } from "../../core/memories";
 import { recent } from "../../core/search";
 import { search } from "../../core/search";

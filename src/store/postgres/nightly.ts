@@ -1,7 +1,7 @@
 import { and, asc, desc, eq, inArray, sql } from "drizzle-orm";
 import type { NightlyMergeRow, NightlyRunRow, NightlyStore } from "../../core/nightly";
 import { DECAY_FLOOR, DECAY_HALF_LIFE_DAYS } from "../../core/memories/tuning";
-import type { MemoryRow } from "../sqlite";
+import type { MemoryRow } from "../../core/memories";
 import type { PgHandle } from "./open";
 import { reportingContention } from "./contention";
 

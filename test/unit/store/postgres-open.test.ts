@@ -13,7 +13,7 @@ import { dbRows, numberPlaceholders } from "../../helpers/engine";
 import { createTestDatabase, realServerUrl, sharedPgUrl, TEST_DB_PASSWORD } from "../../helpers/pg-server";
 import { startRelay } from "../../helpers/tcp-relay";
 import { makeServices } from "../../helpers/services";
-import { storageFailure } from "../../../src/store/sqlite/storage-errors";
+import { storageFailure } from "../../../src/store/failures";
 import { BUN, childEnv, freePort, ROOT, run, startProcess, tempHome } from "../../helpers/process";
 
 // The PostgreSQL engine's base, against PostgreSQL with pgvector over TCP (the
@@ -315,12 +315,12 @@ describe("storage", () => {
     expect(storage.location).not.toContain(TEST_DB_PASSWORD);
   });
 
-  test("services on postgres: storage works, the legacy SQLite handle throws a clear error", async () => {
+  test("services on postgres: storage works, the tests' SQLite handle throws a clear error", async () => {
     const s = makeServices({ config: { storage: "postgres", database_url: url, database_schema: freshSchema() } });
     try {
       expect(s.storage.engine).toBe("postgres");
       await s.storage.ready();
-      expect(() => s.store).toThrow(/has not moved to the storage interface yet \(issue 17\)/);
+      expect(() => s.store).toThrow(/no SQLite handle behind this store \(storage "postgres"\)/);
       expect(s.indexState.status).toBe("ready");
       expect(await dbRows(s, "SELECT count(*) AS n FROM memories WHERE id = ?", ["none"])).toEqual([{ n: 0 }]);
       expect(await dbRows(s, "SELECT value FROM meta WHERE key = 'schema_version'")).toEqual([{ value: String(PG_MIGRATIONS.length) }]);

@@ -1,13 +1,11 @@
 import { conflict, invalid } from "../../errors";
-import type { BrowseDeleteInput, BrowseListInput } from "./schema";
+import type { BrowseDeleteInput, BrowseListInput } from "../memories/schema";
 import { isoTime, parseSessionDate } from "../dates";
-import { normalizeMemoryType } from "./types";
+import { normalizeMemoryType, normalizeTag, round3 } from "../memories";
 import { parseQuery, queryVector, rank } from "../search";
 import type { Services } from "../services";
-import type { ListFilterSpec, ListRow } from "./store-bulk";
-import { round3 } from "./strength";
-import { normalizeTag } from "./tags";
-import { LIST_DEFAULT_LIMIT, LIST_MAX_LIMIT, LIST_PREVIEW_CHARS, LIST_SEARCH_POOL } from "./tuning";
+import type { ListFilterSpec, ListRow } from "../memories/store-bulk";
+import { LIST_DEFAULT_LIMIT, LIST_MAX_LIMIT, LIST_PREVIEW_CHARS, LIST_SEARCH_POOL } from "../memories/tuning";
 import { counted } from "../text";
 
 /**
