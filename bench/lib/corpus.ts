@@ -160,6 +160,49 @@ export class NoteGenerator {
     return { query: q, project: this.r() < 0.33 ? project : null };
   }
 
+  /**
+   * A prompt as a user types it to an agent (5-20 words, conversational, not a memory's
+   * phrasing): the short queries recall embeds (issue 38).
+   */
+  prompt(): Query {
+    const project = this.project();
+    const svc = this.pick(this.servicesOf.get(project)!, 1.2);
+    const lead = this.pick(["", "hey, ", "ok so ", "quick one: ", "please ", "can you "], 1.2);
+    const body = [
+      () => `look into why ${svc} keeps throwing ${this.w(ERRORS)} on ${this.w(ENVS)}`,
+      () => `the ${this.w(COMPONENTS)} is slow again, any idea what we changed`,
+      () => `add a test for the ${this.w(COMPONENTS)} in ${svc} before we ship`,
+      () => `what did we decide about ${this.w(TECH)} last time`,
+      () => `${this.w(METRICS)} looks bad after the deploy, roll back ${svc}?`,
+      () => `write a migration for ${svc} that keeps ${this.w(RARE, 1)} working`,
+      () => `bump ${this.w(TECH)} and make sure nothing breaks in ${this.w(COMPONENTS)}`,
+      () => `fix the flaky ci job, it fails with ${this.w(ERRORS)} sometimes`,
+      () => `explain how ${svc} talks to ${this.w(TECH)}`,
+      () => `refactor the ${this.w(COMPONENTS)} so ${this.w(PEOPLE)} can review it today`,
+    ][this.int(0, 9)]();
+    return { query: `${lead}${body}`, project: this.r() < 0.33 ? project : null };
+  }
+
+  /** A long query shaped like a memory (2-4 sentences of a new note): ingest's link search, "find notes like this". */
+  longQuery(): Query {
+    const project = this.project();
+    const text = Array.from({ length: this.int(2, 4) }, () => this.sentence(project)).join(" ");
+    return { query: text, project: this.r() < 0.33 ? project : null };
+  }
+
+  /** A single identifier: a service, a table, an error code or a config key, as pasted alone. */
+  identifier(): Query {
+    const project = this.project();
+    const svc = this.pick(this.servicesOf.get(project)!, 1.2);
+    const q = [
+      () => svc,
+      () => `${this.w(SERVICE_STEMS)}_${this.w(COMPONENTS).split(" ")[0]}`,
+      () => this.w(ERRORS).replace(/ /g, "-"),
+      () => `${svc.split("-")[0]}.${this.w(RARE, 1).replace(/ /g, "_")}`,
+    ][this.int(0, 3)]();
+    return { query: q, project: this.r() < 0.33 ? project : null };
+  }
+
   /** Creation time spread over the last `days`, newer notes more frequent. */
   createdAt(now: number, days = 365): number {
     return now - Math.floor(days * 86_400_000 * this.r() ** 2);

@@ -24,7 +24,3 @@ export const PAGE = 65536;
 /** The code memory: the projected query, then the codes, then the code scan's output. */
 export const CODE_QUERY_AT = 0;
 export const CODES_AT = 1024;
-/** Bins of the prefilter's score histogram: at 100k rows a bin near the cut holds tens of rows. */
-export const PREFILTER_BINS = 1024;
-/** A project's prefilter scans across gaps of up to this many other rows rather than starting another kernel call. */
-export const PREFILTER_GAP = 32;

@@ -20,6 +20,14 @@ export class VectorRows {
   protected scales = new Float32Array(1024);
   /** Sum of each row's int8 values: undoes the kernel's query offset. */
   protected sums = new Int32Array(1024);
+  /**
+   * An upper bound on each row's Euclidean length as stored (scale times the
+   * length of its int8 values), and on all of them (never lowered by a
+   * removal): the search's error bound for an int8 score (vector-index.ts).
+   * Derived from the rows, so not part of the index file.
+   */
+  protected norms = new Float32Array(1024);
+  protected maxNorm = 0;
   protected memory: WebAssembly.Memory;
   protected kernelFn: Kernel | null | undefined;
   protected q8!: Int8Array;
@@ -156,6 +164,18 @@ export class VectorRows {
       for (let i = slot * DIMENSIONS, end = i + DIMENSIONS; i < end; i++) sum += this.q8[i];
       this.sums[slot] = sum;
     }
+    this.measureRow(slot);
+  }
+
+  /** Sets norms[slot] from the row's int8 values, rounded up (a bound must not shrink in float32). */
+  protected measureRow(slot: number): void {
+    const q8 = this.q8;
+    let sq = 0;
+    for (let i = slot * DIMENSIONS, end = i + DIMENSIONS; i < end; i++) sq += q8[i] * q8[i];
+    // sq is an exact integer; the square root and the product round by far less than this margin.
+    const norm = Math.fround(Math.sqrt(sq) * this.scales[slot] * (1 + 1e-6));
+    this.norms[slot] = norm;
+    if (norm > this.maxNorm) this.maxNorm = norm;
   }
 
   protected clusterAfterWrite = false;
@@ -299,6 +319,7 @@ export class VectorRows {
     this.seqs.fill(0);
     this.used = 0;
     this.dead = 0;
+    this.maxNorm = 0;
     this.membersStale = true;
     this.clusteredUpTo = 0;
     this.restoring = 0;
@@ -398,6 +419,7 @@ export class VectorRows {
     this.groups = grown(this.groups);
     this.scales = grown(this.scales);
     this.sums = grown(this.sums);
+    this.norms = grown(this.norms);
     this.codeSteps = grown(this.codeSteps);
     this.views();
   }
@@ -439,6 +461,7 @@ export class VectorRows {
     move(this.groups);
     move(this.scales);
     move(this.sums);
+    move(this.norms);
     move(this.codeSteps);
     const q8 = this.q8;
     const codes = this.codes;
@@ -482,6 +505,7 @@ export class VectorRows {
         this.groups[to] = this.groups[from];
         this.scales[to] = this.scales[from];
         this.sums[to] = this.sums[from];
+        this.norms[to] = this.norms[from];
         this.codeSteps[to] = this.codeSteps[from];
         this.q8.copyWithin(to * DIMENSIONS, from * DIMENSIONS, (from + 1) * DIMENSIONS);
         this.codes.copyWithin(to * CODE_BYTES, from * CODE_BYTES, (from + 1) * CODE_BYTES);

@@ -131,6 +131,8 @@ export class VectorSnapshots extends VectorRows {
         continue;
       }
       this.slotOf.set(this.seqs[i], i);
+      // A file's rows arrive as int8 values: their bounds come from them (~0.3 us a row).
+      this.measureRow(i);
       // A file's rows carry their codes; any without one are coded by fillCodes.
       if (Number.isNaN(this.codeSteps[i]) && this.codesComplete) {
         this.codesComplete = false;

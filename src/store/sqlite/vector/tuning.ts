@@ -12,25 +12,11 @@ export const VECTOR_RESCORE_FACTOR = 4;
 export const VECTOR_RESCORE_MIN = 40;
 
 /**
- * Unfiltered searches over more than VECTOR_PREFILTER_ABOVE rows scan a 4-bit code of a fixed
- * random projection to VECTOR_CODE_DIMS dims first and score only the VECTOR_PREFILTER_CANDIDATES
- * best in int8: the full int8 scan is bound by memory bandwidth (p50 6.5 -> 2.9 ms at 100k).
- * See docs/decisions/vector-index.md.
+ * Dimensions of each row's 4-bit code (projection.ts), part of the index file. The search no
+ * longer reads the codes: a projection to 128 of 384 dimensions gives no bound on a row's score,
+ * so it could only guess which rows to skip (issue 38). See docs/decisions/vector-index.md.
  */
 export const VECTOR_CODE_DIMS = 128;
-export const VECTOR_PREFILTER_CANDIDATES = 2000;
-export const VECTOR_PREFILTER_ABOVE = 20_000;
-
-/**
- * A project's search past VECTOR_PREFILTER_PROJECT_ABOVE rows scans its 4-bit codes first and
- * scores in int8 the best max(SHARE of its rows, PER_KEPT per row kept), only when the project
- * holds RATIO times that (else the plain scan is cheaper): within 0.004 of exact recall.
- * See docs/decisions/vector-index.md.
- */
-export const VECTOR_PREFILTER_PROJECT_ABOVE = 4000;
-export const VECTOR_PREFILTER_PROJECT_SHARE = 0.02;
-export const VECTOR_PREFILTER_PROJECT_PER_KEPT = 32;
-export const VECTOR_PREFILTER_PROJECT_RATIO = 4;
 
 /**
  * The index keeps rows ordered by project (VectorIndex.cluster), so a project's search reads one
