@@ -17,8 +17,8 @@ Server commands:
   service     start memsvc at login: install, uninstall, status
   status      ask the running server for its state and print the token
   nightly     run the nightly consolidation now
-  export      write all memories, links and identity sections to JSONL
-  import      load an export into a fresh home
+  export      write all memories, links and identity sections to JSONL (or Markdown)
+  import      load an export into a fresh home, or --from claude-mem, claude-code, mem0...
   backup      consistent online copy of the database
   migrate     copy this store into PostgreSQL (batched, resumable)
   history     earlier versions of a memory, and restoring one

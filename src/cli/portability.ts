@@ -14,21 +14,43 @@ import { AppError } from "../errors";
 import { ensurePrivateDir } from "../private-files";
 import { parseFlags, UsageError } from "./args";
 import { counted } from "../core/text";
+import { exportMarkdown } from "../core/import";
+import { parseKind, runImportFrom } from "./import-from";
 
 export const EXPORT_HELP = `memsvc export [--out <file.jsonl>] [--vectors]
+memsvc export --format markdown <folder>
 
 Writes every memory (all fields, tags, earlier versions), link, session segment, adoption event
 and identity section to a JSONL file (mode 0600; default ./memsvc-export-<date>.jsonl), never
 to stdout; where it wrote and the counts go to stderr.
 --vectors also writes the embeddings (reused by an import with the same
-embedder). Safe while the server runs.`;
+embedder). Safe while the server runs.
+
+--format markdown writes one file per memory (YAML front matter: id, type,
+project, dates, strength, source, anchors, tags; links as [[wikilinks]])
+into a new or empty folder, a subfolder per project: Obsidian opens it as
+a vault, and memsvc import --from markdown reads it back.`;
 
 export const IMPORT_HELP = `memsvc import <file.jsonl>
+memsvc import --from <kind> [<path>] [--dry-run]
 
-Loads an export into the current home, which must hold no memories yet
-(point MEMSVC_HOME at a fresh folder). All rows go in one transaction.
-Vectors are reused when they came from the active embedder; otherwise the
-content is re-embedded.`;
+Without --from: loads a memsvc export into the current home, which must
+hold no memories yet (point MEMSVC_HOME at a fresh folder). All rows go in
+one transaction. Vectors are reused when they came from the active
+embedder; otherwise the content is re-embedded.
+
+--from merges another tool's memories into the home (it may hold memories):
+  claude-mem   its SQLite database (default ~/.claude-mem/claude-mem.db)
+  claude-code  a home folder (default ~), its .claude folder, or a project:
+               CLAUDE.md files, rules and the automatic memory notes
+  agents-md    AGENTS.md, GEMINI.md and CLAUDE.md files under a folder
+  mem0         a mem0 export (the JSON of get_all)
+  markdown     a folder of notes (Obsidian, Basic Memory, export --format markdown)
+  memsvc       a memsvc JSONL export, merged instead of restored
+Documents are split into memory-sized items; exact repeats are skipped and
+near-duplicates merged, so a re-run adds nothing. A file that cannot be
+read is named on one line and none of it is imported.
+--dry-run shows the counts and a sample and writes nothing.`;
 
 export const BACKUP_HELP = `memsvc backup [--out <file>]
 
@@ -51,9 +73,19 @@ async function openConfigured(config: Config): Promise<Storage> {
 }
 
 export async function runExport(argv: string[]): Promise<number> {
-  const { values } = parseFlags(argv, { out: { type: "string", short: "o" }, vectors: { type: "boolean" } });
+  const { values, positionals } = parseFlags(argv, { out: { type: "string", short: "o" }, vectors: { type: "boolean" }, format: { type: "string" } }, true);
   if (values.help) return help(EXPORT_HELP);
   const config = loadConfig();
+  if (values.format !== undefined && values.format !== "jsonl") {
+    if (values.format !== "markdown") throw new UsageError(`--format must be jsonl or markdown, got "${values.format}"`);
+    const target = positionals[0] ?? values.out;
+    if (!target || positionals.length > 1) throw new UsageError("give one folder: memsvc export --format markdown <folder>");
+    return withStorage("export", config, async (storage) => {
+      const r = await exportMarkdown(storage, resolve(target));
+      console.log(`exported ${counted(r.memories, "memory", "memories")} (${counted(r.projects, "project folder")}, ${counted(r.links, "link")}) as Markdown to ${r.folder}`);
+    });
+  }
+  if (positionals.length) throw new UsageError(`unexpected argument ${positionals[0]}: the JSONL file is given with --out`);
   const file = resolve(values.out ?? `memsvc-export-${new Date().toISOString().slice(0, 10)}.jsonl`);
   return withStorage("export", config, async (storage) => {
     const r = await exportAll(storage, config.paths.identity, file, { vectors: values.vectors === true });
@@ -63,8 +95,13 @@ export async function runExport(argv: string[]): Promise<number> {
 }
 
 export async function runImport(argv: string[]): Promise<number> {
-  const { values, positionals } = parseFlags(argv, {}, true);
+  const { values, positionals } = parseFlags(argv, { from: { type: "string" }, "dry-run": { type: "boolean" } }, true);
   if (values.help) return help(IMPORT_HELP);
+  if (values.from !== undefined) {
+    if (positionals.length > 1) throw new UsageError("give at most one path to import from");
+    return runImportFrom(parseKind(values.from), positionals[0], values["dry-run"] === true);
+  }
+  if (values["dry-run"]) throw new UsageError("--dry-run goes with --from <kind>");
   if (positionals.length !== 1) throw new UsageError("give exactly one export file");
   const config = loadConfig();
   const log = stderrLogger();

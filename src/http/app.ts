@@ -1,4 +1,6 @@
-import { Elysia } from "elysia";
+import { openapi } from "@elysiajs/openapi";
+import { Elysia, type ValidationError } from "elysia";
+import { inputErrorMessage } from "../core/validate";
 import { AppError } from "../errors";
 import type { Services } from "../core/services";
 import { bearerOf, browserGuard, isLoopbackPeer, tokenMatches } from "./auth";
@@ -17,6 +19,7 @@ import { mcpRoutes } from "./routes/mcp";
 import { memoryRoutes } from "./routes/memories";
 import { recallRoutes } from "./routes/recall";
 import { rootRoutes } from "./routes/root";
+import { VERSION } from "../version";
 
 export { MAX_BODY_BYTES } from "./limits";
 
@@ -30,6 +33,12 @@ export function isPublicPath(method: string, path: string): boolean {
 function pathOf(request: Request): string {
   return request.url.replace(/^[a-z]+:\/\/[^/?#]*/i, "").replace(/[?#][\s\S]*$/, "") || "/";
 }
+
+const OPENAPI_INFO = {
+  info: { title: "memsvc", version: VERSION, description: "Long-term memory service for software agents. Every endpoint except GET /health needs Authorization: Bearer <token> from non-loopback callers." },
+  components: { securitySchemes: { bearer: { type: "http" as const, scheme: "bearer" } } },
+  security: [{ bearer: [] }],
+};
 
 export interface AppOptions {
   /** Socket peer address of a request; in-process requests have none and count as remote. */
@@ -76,8 +85,11 @@ export function createApp(s: Services, extra: RouteGroup[] = [], opts: AppOption
       switch (code) {
         case "PARSE":
           return errorResponse("invalid", "malformed JSON body");
-        case "VALIDATION":
-          return errorResponse("invalid", (error as Error).message.slice(0, 500));
+        case "VALIDATION": {
+          // Route schemas are the operations' schemas (core/<capability>/schema.ts): the same wording as MCP.
+          const v = error as ValidationError;
+          return errorResponse("invalid", inputErrorMessage(v.all as never, v.value).slice(0, 500));
+        }
         case "NOT_FOUND": {
           const path = pathOf(request);
           return errorResponse("not_found", `no route ${request.method} ${path}`);
@@ -90,6 +102,8 @@ export function createApp(s: Services, extra: RouteGroup[] = [], opts: AppOption
     // The MCP transports read their own bodies: mounted before the JSON body parser, which applies only to routes after it.
     .use(mcpRoutes(s))
     .onParse(parseJsonBody)
+    // The OpenAPI document of every route below, built from their schemas (behind the token like any data route).
+    .use(openapi({ path: "/openapi", specPath: "/openapi.json", provider: null, documentation: OPENAPI_INFO }))
     .use(rootRoutes(s))
     .use(healthRoutes(s))
     .use(assetRoutes(s))

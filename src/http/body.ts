@@ -13,3 +13,13 @@ export function queryParams(query: Record<string, unknown>): Record<string, stri
   for (const [k, v] of Object.entries(query)) out[k] = Array.isArray(v) ? String(v[0]) : v === undefined ? undefined : String(v);
   return out;
 }
+
+/**
+ * Route options for a JSON object body checked by `schema`: the object test
+ * runs first, on the body as sent (Elysia's check would see an array or a
+ * string already reduced to `{}` and report a missing field instead).
+ */
+export function jsonObject<T>(schema: T) {
+  // `parse: "json"` names the media type for the OpenAPI document; app.ts's parseJsonBody runs first and always answers.
+  return { body: schema, parse: "json" as const, transform: ({ body }: { body: unknown }) => void objectBody(body) };
+}

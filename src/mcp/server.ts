@@ -1,4 +1,4 @@
-import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { memoryInstructions } from "../core/recall";
 import type { Services } from "../core/services";
 import { VERSION } from "../version";
@@ -15,9 +15,9 @@ export function serverInstructions(s: Pick<Services, "config">): string | undefi
   return s.config.memoryInstructions ? memoryInstructions() : undefined;
 }
 
-/** One MCP server (tools registered) per session: an McpServer serves exactly one transport. */
-export function createMcpServer(s: Services): McpServer {
-  const server = new McpServer({ name: "memsvc", version: VERSION }, { capabilities: { tools: {} }, instructions: serverInstructions(s) });
+/** One MCP server (tools registered) per session: a Server serves exactly one transport. */
+export function createMcpServer(s: Services): Server {
+  const server = new Server({ name: "memsvc", version: VERSION }, { capabilities: { tools: {} }, instructions: serverInstructions(s) });
   registerTools(server, s);
   return server;
 }

@@ -1,4 +1,4 @@
-import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { JSONRPCMessageSchema, type JSONRPCMessage, type MessageExtraInfo } from "@modelcontextprotocol/sdk/types.js";
 import type { Services } from "../core/services";
@@ -76,11 +76,11 @@ export class SseTransport implements Transport {
 
 interface Session {
   transport: SseTransport;
-  server: McpServer;
+  server: Server;
   opener: Caller;
 }
 
-/** Every open SSE session of one service; each has its own McpServer. */
+/** Every open SSE session of one service; each has its own MCP Server. */
 export class SseSessions {
   /** In least-recently-used order (a POST moves its session to the end): past the cap the first is closed. */
   private readonly sessions = new Map<string, Session>();

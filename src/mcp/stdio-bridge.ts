@@ -165,16 +165,16 @@ export async function runBridge(opts: BridgeOptions): Promise<void> {
 
 /**
  * The tool definitions of this release, listed while the server is down: the
- * same registerTools the server uses, on an in-process McpServer whose tools
+ * same registerTools the server uses, on an in-process MCP Server whose tools
  * are never called (calls go upstream or return the not-running error).
  */
 async function offlineTools(): Promise<Tool[]> {
-  const [{ McpServer }, { InMemoryTransport }, { registerTools }] = await Promise.all([
-    import("@modelcontextprotocol/sdk/server/mcp.js"),
+  const [{ Server }, { InMemoryTransport }, { registerTools }] = await Promise.all([
+    import("@modelcontextprotocol/sdk/server/index.js"),
     import("@modelcontextprotocol/sdk/inMemory.js"),
     import("./tools"),
   ]);
-  const local = new McpServer({ name: "memsvc", version: VERSION }, { capabilities: { tools: {} } });
+  const local = new Server({ name: "memsvc", version: VERSION }, { capabilities: { tools: {} } });
   registerTools(local, {} as never);
   const [a, b] = InMemoryTransport.createLinkedPair();
   const client = new Client({ name: "memsvc-mcp", version: VERSION });

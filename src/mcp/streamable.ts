@@ -1,4 +1,4 @@
-import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
 import type { Services } from "../core/services";
@@ -9,7 +9,7 @@ import { createMcpServer } from "./server";
 
 interface Session {
   transport: WebStandardStreamableHTTPServerTransport;
-  server: McpServer;
+  server: Server;
   opener: Caller;
   /** s.now() of the last request: idle sessions are closed after `idleMs`. */
   usedAt: number;
@@ -24,7 +24,7 @@ export interface SessionLimits {
 
 /**
  * The Streamable HTTP transport at /mcp, stateful: initialize creates a
- * transport and its own McpServer, later requests find it by Mcp-Session-Id.
+ * transport and its own MCP Server, later requests find it by Mcp-Session-Id.
  */
 export class StreamableSessions {
   /** In least-recently-used order: a client may vanish without DELETE, so the oldest are dropped past the cap. */

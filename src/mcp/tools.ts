@@ -1,6 +1,14 @@
-import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { z } from "zod";
+import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { CallToolRequestSchema, ListToolsRequestSchema, McpError, ErrorCode, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { Static, TObject } from "@sinclair/typebox";
+import { IndexInput } from "../core/analytics/schema";
+import { GraphTool } from "../core/graph/schema";
+import { IdentityTool } from "../core/identity/schema";
+import { DeleteInput, HistoryTool, IngestTool, MemoryGetTool, UpdateInput } from "../core/memories/schema";
+import { LearningsInput } from "../core/nightly/schema";
+import { RecentInput, SearchInput } from "../core/search/schema";
+import { checkInput } from "../core/validate";
+import { ID_HELP } from "../core/fields";
 import { domainIndex, renderDomainIndex } from "../core/analytics";
 import { hubs, neighbors, path } from "../core/graph";
 import { hubsText, neighborsText, pathText } from "../core/graph";
@@ -14,7 +22,6 @@ import type { Services } from "../core/services";
 import { DEFAULT_RECENT_LIMIT, DEFAULT_SEARCH_LIMIT } from "../core/search/tuning";
 import { GRAPH_DEFAULT_LIMIT } from "../core/graph/tuning";
 import { LEARNINGS_DEFAULT_DAYS, LEARNINGS_MAX_DAYS } from "../core/nightly/tuning";
-import { MAX_LIMIT } from "../core/tuning";
 import { storageFailure } from "../store/sqlite/storage-errors";
 import { AppError, invalid } from "../errors";
 import { deleteText, errorText, historyText, learningsText, memoryText, recentText, searchText, updateText } from "./format";
@@ -45,51 +52,50 @@ export const TOOL_NAMES = [
 ] as const;
 
 const CITE = "Cite a memory you rely on as (memory <short_id>, <date>, from <source_agent>); results print that citation for each memory.";
-const ID_HELP = "Memory id: the first 8 characters (as shown in results) or the full UUID.";
 
-const text = (field: string, what: string) => z.string({ error: (i) => (i.input === undefined ? `${field} is required: ${what}` : `${field} must be a string`) }).describe(what);
-const optText = (field: string, what: string) => z.string({ error: `${field} must be a string` }).optional().describe(what);
-const count = (field: string, what: string, max = MAX_LIMIT) =>
-  z
-    .number({ error: `${field} must be a number` })
-    .int({ error: `${field} must be a whole number` })
-    .min(1, { error: `${field} must be at least 1` })
-    .max(max, { error: `${field} must be at most ${max}` })
-    .optional()
-    .describe(what);
-const memoryId = (field = "id") => text(field, ID_HELP);
-const project = optText("project", "Project name; only memories of this project count.");
+interface ToolDef {
+  description: string;
+  schema: TObject;
+  readOnly: boolean;
+  run: (args: never) => Promise<string> | string;
+}
 
-export function registerTools(server: McpServer, s: Services): void {
-  const tool = <T extends z.ZodRawShape>(
-    name: (typeof TOOL_NAMES)[number],
-    description: string,
-    shape: T,
-    readOnly: boolean,
-    run: (args: z.infer<z.ZodObject<T>>) => Promise<string> | string,
-  ) => {
-    server.registerTool(
-      name,
-      { description, inputSchema: z.strictObject(shape), annotations: { readOnlyHint: readOnly, destructiveHint: name === "memsvc_delete" || name === "memsvc_update", openWorldHint: false } },
-      // A generic shape defeats the SDK's callback inference; the SDK has parsed args with this very schema.
-      (async (args: z.infer<z.ZodObject<T>>) => guard(s, name, () => run(args))) as never,
-    );
+/**
+ * Registers the tools on a low-level MCP Server: tools/list answers each
+ * tool's input schema as it is (the operation's TypeBox schema from
+ * core/<capability>/schema.ts, which is JSON Schema), and tools/call checks
+ * arguments with the same schema and message rules as REST (core/validate.ts).
+ */
+export function registerTools(server: Server, s: Services): void {
+  const tools = new Map<string, ToolDef>();
+  const tool = <T extends TObject>(name: (typeof TOOL_NAMES)[number], description: string, schema: T, readOnly: boolean, run: (args: Static<T>) => Promise<string> | string) => {
+    tools.set(name, { description, schema, readOnly, run: run as ToolDef["run"] });
   };
+  server.setRequestHandler(ListToolsRequestSchema, () => ({
+    tools: [...tools].map(([name, t]) => ({
+      name,
+      description: t.description,
+      inputSchema: JSON.parse(JSON.stringify(t.schema)),
+      annotations: { readOnlyHint: t.readOnly, destructiveHint: name === "memsvc_delete" || name === "memsvc_update", openWorldHint: false },
+    })),
+  }));
+  server.setRequestHandler(CallToolRequestSchema, async (request) => {
+    const { name, arguments: args } = request.params;
+    const t = tools.get(name);
+    if (!t) return { isError: true, content: [{ type: "text", text: new McpError(ErrorCode.InvalidParams, `Tool ${name} not found`).message }] };
+    let checked: unknown;
+    try {
+      checked = checkInput(t.schema, args ?? {});
+    } catch (e) {
+      return { isError: true, content: [{ type: "text", text: `Input validation error: Invalid arguments for tool ${name}: ${(e as Error).message}` }] };
+    }
+    return guard(s, name, () => t.run(checked as never));
+  });
 
   tool(
     "memsvc_search",
     `Search long-term memory for what earlier sessions learned, decided or experienced. Use it before starting work on a topic, when a question may have been met before, or when the user refers to past work. Hybrid search (keywords, meaning, and links between memories). Returns up to \`limit\` memories (default ${DEFAULT_SEARCH_LIMIT}), best first, each with its short id, content, score (0 to 1: how much of the query it answers, comparable across queries), effective strength, type, project and connection count. ${CITE}`,
-    {
-      query: text("query", "What to look for, in plain words."),
-      limit: count("limit", `How many memories at most (default ${DEFAULT_SEARCH_LIMIT}).`),
-      project,
-      min_score: z
-        .number({ error: "min_score must be a number from 0 to 1" })
-        .min(0, { error: "min_score must be a number from 0 to 1" })
-        .max(1, { error: "min_score must be a number from 0 to 1" })
-        .optional()
-        .describe("Leave out memories scoring below this (0 to 1; about 0.3 drops those sharing only a word or two with the query). Without it the best `limit` are returned, however weak."),
-    },
+    SearchInput,
     true,
     async (a) => searchText(await search(s, { query: a.query, limit: a.limit, project: a.project, min_score: a.min_score }), parseProject(a.project), a.min_score),
   );
@@ -97,7 +103,7 @@ export function registerTools(server: McpServer, s: Services): void {
   tool(
     "memsvc_get",
     `Load one memory in full by id (from a search, recent, recall or learnings result) when its content informs your work. Returns a provenance header (id, type, project, origin agent, date), the full content and the citation to use. Marks the memory as used, which strengthens it: call it for memories you actually rely on. ${CITE}`,
-    { id: memoryId() },
+    MemoryGetTool,
     true,
     async (a) => memoryText(await fetchMemory(s, a.id)),
   );
@@ -105,7 +111,7 @@ export function registerTools(server: McpServer, s: Services): void {
   tool(
     "memsvc_recent",
     `List the most important recent memories without a query: ranked by strength, connections and recency. Use it at the start of work on a project to see what memory holds, or when you do not know what to search for. Returns up to \`limit\` memories (default ${DEFAULT_RECENT_LIMIT}) with scores and connection counts. ${CITE}`,
-    { project, limit: count("limit", `How many memories at most (default ${DEFAULT_RECENT_LIMIT}).`) },
+    RecentInput,
     true,
     async (a) => recentText(await recent(s, { project: a.project, limit: a.limit }), parseProject(a.project)),
   );
@@ -113,11 +119,7 @@ export function registerTools(server: McpServer, s: Services): void {
   tool(
     "memsvc_ingest",
     "Store one memory now: a durable fact, decision, experience or lesson worth knowing in a later session (sessions are also captured automatically; use this for something that must not be missed). Write it self-contained, in Markdown, without secrets. Returns a confirmation with the new memory's id.",
-    {
-      content: text("content", "The memory, self-contained Markdown."),
-      project: optText("project", "Project the memory belongs to."),
-      memory_type: optText("memory_type", "knowledge, experience, decisions or learnings (legacy: fact, episode, decision, lesson). Default experience."),
-    },
+    IngestTool,
     false,
     async (a) => {
       const r = await ingestMemory(s, { content: a.content, project: a.project, memory_type: a.memory_type, source_agent: clientName(server) });
@@ -125,22 +127,18 @@ export function registerTools(server: McpServer, s: Services): void {
     },
   );
 
-  const learningsShape = {
-    days: count("days", `Look-back in days (default ${LEARNINGS_DEFAULT_DAYS}).`, LEARNINGS_MAX_DAYS),
-    project: optText("project", "Project name; that project's learnings plus the global ones."),
-  };
   const learningsRun = async (a: { days?: number; project?: string }) => {
     const list = await listLearnings(s, { days: a.days, project: a.project });
     return learningsText(list, parseLimit(a.days, LEARNINGS_DEFAULT_DAYS, LEARNINGS_MAX_DAYS, "days"), parseProject(a.project));
   };
   const learningsAbout = `Actionable lessons drawn nightly from past successes and failures (learnings-type memories), strongest first. Use it at the start of a task to avoid repeating mistakes. Returns each learning with its short id, content, project, date, strength, tags and the memories it came from, for the last \`days\` days (default ${LEARNINGS_DEFAULT_DAYS}). ${CITE}`;
-  tool("memsvc_learnings", learningsAbout, learningsShape, true, learningsRun);
-  tool("memsvc_lessons", `Alias of memsvc_learnings (its earlier name); same parameters and result. ${learningsAbout}`, learningsShape, true, learningsRun);
+  tool("memsvc_learnings", learningsAbout, LearningsInput, true, learningsRun);
+  tool("memsvc_lessons", `Alias of memsvc_learnings (its earlier name); same parameters and result. ${learningsAbout}`, LearningsInput, true, learningsRun);
 
   tool(
     "memsvc_identity",
     'The identity layer: hand-written sections on who the agent is and how it should work (plus the memory instructions section). Read it when you need those instructions. Returns the sections as Markdown, each under a "### <name>" heading, or exactly "No identity sections configured." when there are none.',
-    { name: optText("name", "One section's name (e.g. soul, memory); omit for all sections.") },
+    IdentityTool,
     true,
     (a) => identityMarkdown(s, a.name),
   );
@@ -148,7 +146,7 @@ export function registerTools(server: McpServer, s: Services): void {
   tool(
     "memsvc_index",
     "The map of what memory holds: each knowledge domain with its memory and learnings counts, project groupings and characteristic keywords, then each project with its main domains. Use it to see which topics exist before searching, or to choose a domain for memsvc_graph hubs.",
-    {},
+    IndexInput,
     true,
     async () => renderDomainIndex(await domainIndex(s)),
   );
@@ -156,19 +154,10 @@ export function registerTools(server: McpServer, s: Services): void {
   tool(
     "memsvc_graph",
     `Explore links between memories. operation "neighbors" (needs id): the memories linked to one memory, with relationships and weights. operation "hubs": the most connected memories (optionally in one domain, see memsvc_index). operation "path" (needs id and target_id): the shortest chain of links between two memories. Returns one line per memory with its short id (load one with memsvc_get). limit defaults to ${GRAPH_DEFAULT_LIMIT}.`,
-    {
-      operation: z
-        .enum(["neighbors", "hubs", "path"], {
-          error: (i) => `operation ${i.input === undefined ? "is required" : `must be one of "neighbors", "hubs", "path", got ${JSON.stringify(i.input).slice(0, 40)}`}: neighbors (needs id), hubs, or path (needs id and target_id)`,
-        }).describe("neighbors, hubs or path."),
-      id: optText("id", `${ID_HELP} Required for neighbors and path.`),
-      target_id: optText("target_id", "The other end of the path (8-character prefix or full UUID). Required for path."),
-      limit: count("limit", `How many memories at most for neighbors and hubs (default ${GRAPH_DEFAULT_LIMIT}).`),
-      domain: optText("domain", "Only hubs whose primary domain is this (hubs only)."),
-    },
+    GraphTool,
     true,
     async (a) => {
-      const op = a.operation;
+      const op = a.operation as keyof typeof GRAPH_PARAMS; // the schema's pattern admits only these
       const misplaced = (["id", "target_id", "limit", "domain"] as const).filter((k) => a[k] !== undefined && !GRAPH_PARAMS[op].includes(k));
       if (misplaced.length) throw invalid(`${misplaced.join(", ")} do${misplaced.length === 1 ? "es" : ""} not apply to operation "${op}"; it takes ${GRAPH_PARAMS[op].join(", ") || "no other parameter"}`);
       if ((op === "neighbors" || op === "path") && a.id === undefined) throw invalid(`operation "${op}" needs id: ${op === "path" ? "the memory the path starts from" : "the memory whose links to list"} (8-character prefix or full UUID)`);
@@ -182,12 +171,7 @@ export function registerTools(server: McpServer, s: Services): void {
   tool(
     "memsvc_update",
     `Correct a memory that is wrong or outdated: change its content, project and/or memory_type (give at least one). A content change recomputes its embedding. Returns the changed fields, each before and after. ${ID_HELP}`,
-    {
-      id: memoryId(),
-      content: optText("content", "New full content (Markdown); replaces the old text."),
-      project: optText("project", "New project name."),
-      memory_type: optText("memory_type", "New type: knowledge, experience, decisions or learnings."),
-    },
+    UpdateInput,
     false,
     async (a) => updateText(await updateMemory(s, { id: a.id, content: a.content, project: a.project, memory_type: a.memory_type })),
   );
@@ -195,7 +179,7 @@ export function registerTools(server: McpServer, s: Services): void {
   tool(
     "memsvc_delete",
     `Permanently delete a memory that is wrong, duplicated or must not be kept, together with its embedding and all its links. Cannot be undone; prefer memsvc_update to correct one. Returns a confirmation with a preview of the deleted content. ${ID_HELP}`,
-    { id: memoryId() },
+    DeleteInput,
     false,
     async (a) => deleteText(await deleteMemory(s, a.id)),
   );
@@ -203,10 +187,7 @@ export function registerTools(server: McpServer, s: Services): void {
   tool(
     "memsvc_history",
     `Earlier versions of a memory: what memsvc_update, a restore, a later session restating or correcting it, or the nightly merge of a near-duplicate replaced (newest first, the last 20 kept). Use it when a memory looks wrong after a change, to see what it said before. With \`restore\` (a version number from the list), that version becomes the memory's content again; the text it replaces is kept as a new version, so a restore can be undone. ${ID_HELP}`,
-    {
-      id: memoryId(),
-      restore: count("restore", "A version number from this tool's list: make that version current again.", Number.MAX_SAFE_INTEGER),
-    },
+    HistoryTool,
     false,
     async (a) => {
       if (a.restore === undefined) return historyText(await memoryHistory(s, a.id));
@@ -223,8 +204,8 @@ const GRAPH_PARAMS: Record<"neighbors" | "hubs" | "path", readonly string[]> = {
 };
 
 /** The connecting client's name (e.g. claude-code) is the provenance of what it stores. */
-function clientName(server: McpServer): string | undefined {
-  const name = server.server.getClientVersion()?.name?.trim();
+function clientName(server: Server): string | undefined {
+  const name = server.getClientVersion()?.name?.trim();
   return name ? name.slice(0, 200) : undefined;
 }
 

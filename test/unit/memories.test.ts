@@ -72,7 +72,7 @@ describe("ingest", () => {
       [{ content: "x".repeat(100_001) }, /content/],
     ];
     for (const [input, field] of bad) {
-      const err = await ingestMemory(s, input).then(
+      const err = await ingestMemory(s, input as never).then(
         () => null,
         (e) => e,
       );

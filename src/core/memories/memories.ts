@@ -130,17 +130,8 @@ export function liveIndex(s: Services): Services["index"] | null {
   return s.index;
 }
 
-export interface IngestInput {
-  content: unknown;
-  source_agent?: unknown;
-  project?: unknown;
-  memory_type?: unknown;
-  privacy?: unknown;
-  source_session?: unknown;
-  session_date?: unknown;
-  /** Optional: the code the memory is about (see core/memories/anchors.ts). */
-  anchors?: unknown;
-}
+export type { IngestInput } from "./schema";
+import type { IngestInput } from "./schema";
 
 export type IngestResult = { id: string; message: string } | { id: null; skipped: true; existing_count: number };
 
@@ -163,7 +154,7 @@ export function requireContent(v: unknown, field = "content"): string {
 }
 
 /** POST /ingest and memsvc_ingest: one pre-distilled memory, deduplicated on source_session. */
-export async function ingestMemory(s: Services, input: IngestInput | Record<string, unknown>): Promise<IngestResult> {
+export async function ingestMemory(s: Services, input: IngestInput): Promise<IngestResult> {
   const content = await redact(requireContent(input.content));
   const memoryType = input.memory_type === undefined || input.memory_type === null ? "experience" : normalizeMemoryType(input.memory_type);
   const project = optionalString(input.project, "project");
@@ -172,7 +163,7 @@ export async function ingestMemory(s: Services, input: IngestInput | Record<stri
   const privacy = optionalString(input.privacy, "privacy", 20)?.toUpperCase() ?? "WORK";
   if (!["PUBLIC", "WORK", "PERSONAL", "SENSITIVE"].includes(privacy)) throw invalid("privacy must be PUBLIC, WORK, PERSONAL or SENSITIVE");
   const createdAt = input.session_date === undefined || input.session_date === null ? s.now() : parseSessionDate(input.session_date);
-  const anchors = parseAnchors((input as IngestInput).anchors);
+  const anchors = parseAnchors(input.anchors);
   const existing = session ? await countSession(s, session) : 0;
   if (existing > 0) return { id: null, skipped: true, existing_count: existing };
   return s.track(

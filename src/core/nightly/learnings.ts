@@ -8,10 +8,8 @@ import { tagsOf } from "../memories";
 import { counted } from "../text";
 import { LEARNINGS_BLOCK_MAX, LEARNINGS_BLOCK_CHARS, LEARNINGS_DEFAULT_DAYS, LEARNINGS_MAX, LEARNINGS_MAX_DAYS } from "./tuning";
 
-export interface LearningsInput {
-  days?: unknown;
-  project?: unknown;
-}
+export type { LearningsInput } from "./schema";
+import type { LearningsInput } from "./schema";
 
 /** A learnings-type memory with its domain tags and the memories it was drawn from. */
 export interface LearningView extends MemoryView {

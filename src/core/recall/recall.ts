@@ -18,15 +18,8 @@ import { round3 } from "../memories";
 import { RECALL_GIST_CHARS, RECALL_MIN_KEYWORDS, RECALL_MIN_PROMPT_CHARS, RECALL_SUPPRESS_TURNS } from "./tuning";
 
 /** POST /recall-index body; `privacy` is accepted and ignored (deprecated). */
-export interface RecallInput {
-  session_id?: unknown;
-  prompt?: unknown;
-  reset?: unknown;
-  project?: unknown;
-  privacy?: unknown;
-  /** The harness asking (claude-code, codex, gemini-cli, opencode...): its token budget applies and receipts name it. */
-  agent?: unknown;
-}
+export type { RecallIndexInput as RecallInput } from "./schema";
+import type { RecallIndexInput as RecallInput } from "./schema";
 
 /** An index answer; `receipt` names its receipt (GET /recall/receipts), present while receipts are on. */
 export interface RecallAnswer {
@@ -65,7 +58,7 @@ export function isShortPrompt(prompt: string): boolean {
 /**
  * POST /recall-index: the per-prompt index of memories worth lazy-loading.
  */
-export async function recallIndex(s: Services, input: RecallInput | Record<string, unknown>, opts: { explain?: boolean } = {}): Promise<RecallResult & { explain?: ReceiptView | null }> {
+export async function recallIndex(s: Services, input: RecallInput, opts: { explain?: boolean } = {}): Promise<RecallResult & { explain?: ReceiptView | null }> {
   const sessionId = parseSessionId(input.session_id);
   const agent = parseAgent(input.agent);
   if (input.reset !== undefined && input.reset !== null && typeof input.reset !== "boolean") throw invalid("reset must be true or false");

@@ -2,6 +2,7 @@ import type { MemoryRow } from "../../store/sqlite";
 import { toView, type MemoryView } from "../memories";
 import { parseLimit, parseProject } from "./search";
 import type { Services } from "../services";
+import type { RecentInput } from "./schema";
 import { effectiveStrength, round3 } from "../memories";
 import {
   DEFAULT_RECENT_LIMIT,
@@ -21,7 +22,7 @@ export interface RecentHit extends MemoryView {
  * strength, connections and recency), exact. The engine computes it where the
  * rows are (see src/store/<engine>/search-recent.ts).
  */
-export async function recent(s: Services, input: { project?: unknown; limit?: unknown }): Promise<{ count: number; results: RecentHit[] }> {
+export async function recent(s: Services, input: RecentInput): Promise<{ count: number; results: RecentHit[] }> {
   const limit = parseLimit(input.limit, DEFAULT_RECENT_LIMIT);
   const project = parseProject(input.project);
   const now = s.now();

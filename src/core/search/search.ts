@@ -24,13 +24,9 @@ import {
 import { MAX_LIMIT } from "../tuning";
 import { roundParts, type ScoreParts } from "./parts";
 
-export interface SearchInput {
-  query?: unknown;
-  limit?: unknown;
-  project?: unknown;
-  /** Drop results scoring below this (0..1); absent: top-k, however weak. */
-  min_score?: unknown;
-}
+/** The operation's input (schema.ts); meaning (trimming, the cap on limit) is applied here. */
+export type { SearchInput } from "./schema";
+import type { SearchInput } from "./schema";
 
 export interface SearchHit extends MemoryView {
   /** Absolute relevance times the strength factor, in [0, 1]: comparable across queries (see search-score.ts). */

@@ -6,28 +6,30 @@ import { recent } from "../../core/search";
 import { search } from "../../core/search";
 import type { Services } from "../../core/services";
 import { invalid } from "../../errors";
-import { objectBody, queryParams } from "../body";
+import { IngestInput, MemoryGetInput } from "../../core/memories/schema";
+import { RecentInput, SearchInput } from "../../core/search/schema";
+import { queryOptions } from "../schema-query";
+import { jsonObject, objectBody, queryParams } from "../body";
 import { plural } from "../../core/text";
+
+const SEARCH_QUERY = queryOptions(SearchInput);
+const RECENT_QUERY = queryOptions(RecentInput);
+const MEMORY_QUERY = queryOptions(MemoryGetInput);
 
 export function memoryRoutes(s: Services) {
   return new Elysia({ name: "memories" })
-    .post("/ingest", async ({ body, set }) => {
-      const result = await ingestMemory(s, objectBody(body));
-      set.status = result.id === null ? 200 : 201;
-      return result;
-    })
-    .get("/search", ({ query }) => {
-      const q = queryParams(query);
-      return search(s, { query: q.query, limit: q.limit, project: q.project, min_score: q.min_score });
-    })
-    .get("/recent", ({ query }) => {
-      const q = queryParams(query);
-      return recent(s, { project: q.project, limit: q.limit });
-    })
-    .get("/memory", ({ query }) => {
-      const q = queryParams(query);
-      return fetchMemory(s, q.id, { evidence: q.evidence });
-    })
+    .post(
+      "/ingest",
+      async ({ body, set }) => {
+        const result = await ingestMemory(s, body);
+        set.status = result.id === null ? 200 : 201;
+        return result;
+      },
+      jsonObject(IngestInput),
+    )
+    .get("/search", ({ query }) => search(s, query), SEARCH_QUERY)
+    .get("/recent", ({ query }) => recent(s, query), RECENT_QUERY)
+    .get("/memory", ({ query }) => fetchMemory(s, query.id, { evidence: query.evidence }), MEMORY_QUERY)
     .get("/anchors", ({ query }) => anchorsForRepo(s, queryParams(query).repo))
     .post("/memory/stale", ({ body }) => markStale(s, objectBody(body)))
     .get("/memory/history", ({ query }) => memoryHistory(s, queryParams(query).id))

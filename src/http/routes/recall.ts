@@ -3,16 +3,19 @@ import { domainIndex } from "../../core/analytics";
 import { learnings } from "../../core/nightly";
 import { recallIndex } from "../../core/recall";
 import type { Services } from "../../core/services";
-import { objectBody, queryParams } from "../body";
+import type { LearningsInput as LearningsQuery } from "../../core/nightly/schema";
+import { jsonObject } from "../body";
+import { LearningsInput } from "../../core/nightly/schema";
+import { RecallIndexInput } from "../../core/recall/schema";
+import { queryOptions } from "../schema-query";
+
+const LEARNINGS_QUERY = queryOptions(LearningsInput);
 
 export function recallRoutes(s: Services) {
-  const learningsHandler = async ({ query }: { query: Record<string, unknown> }) => {
-    const q = queryParams(query);
-    return await learnings(s, { days: q.days, project: q.project });
-  };
+  const learningsHandler = ({ query }: { query: LearningsQuery }) => learnings(s, query);
   return new Elysia({ name: "recall" })
-    .post("/recall-index", ({ body }) => recallIndex(s, objectBody(body)))
-    .get("/learnings", learningsHandler)
-    .get("/lessons", learningsHandler)
+    .post("/recall-index", ({ body }) => recallIndex(s, body), jsonObject(RecallIndexInput))
+    .get("/learnings", learningsHandler, LEARNINGS_QUERY)
+    .get("/lessons", learningsHandler, LEARNINGS_QUERY)
     .get("/index", async () => await domainIndex(s));
 }

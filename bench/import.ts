@@ -1,0 +1,109 @@
+/**
+ * `memsvc import --from markdown` at scale (issue 40): generates a Markdown
+ * vault (default 100,000 notes, a folder per project: nine in ten short notes
+ * with front matter, tags and a wikilink, one in ten structured with headings,
+ * decision bullets and relations), then runs the real CLI into a fresh SQLite
+ * home and prints JSON: items read, added/merged/skipped, wall time, items/s,
+ * the child's peak RSS. `--embedder fallback` (the offline hashing embedder,
+ * MEMSVC_OFFLINE=1), `tiny-onnx` (the real ONNX path with the test suite's
+ * tiny model) or `both`.
+ *
+ *   bun bench/import.ts [--notes 100000] [--embedder fallback|tiny-onnx|both] [--keep]
+ *
+ * Wall-clock figures on a shared 2-core machine: state the load average beside them.
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { loadavg, tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { makeTinyModel } from "../test/helpers/tiny-model";
+import { NoteGenerator } from "./lib/corpus";
+
+const { values: args } = parseArgs({ options: { notes: { type: "string" }, embedder: { type: "string" }, keep: { type: "boolean" } } });
+const NOTES = Number(args.notes ?? 100_000);
+const which = args.embedder ?? "fallback";
+const ROOT = join(import.meta.dir, "..");
+
+/** Writes the vault; returns the folder and how many notes of each shape. */
+function generateVault(dir: string, notes: number): { short: number; structured: number; seconds: number } {
+  const started = performance.now();
+  const gen = new NoteGenerator(40);
+  const titles: string[] = [];
+  const made = new Set<string>();
+  let short = 0;
+  let structured = 0;
+  for (let i = 0; i < notes; i++) {
+    const n = gen.note();
+    const folder = join(dir, n.project);
+    if (!made.has(folder)) mkdirSync(folder, { recursive: true }), made.add(folder);
+    const title = `${n.content.split(/\s+/).slice(0, 5).join(" ").replace(/[^\p{L}\p{N} -]/gu, "")} ${i}`;
+    const link = titles.length ? ` See [[${titles[Math.floor(gen.random() * titles.length)]}]].` : "";
+    const created = new Date(gen.createdAt(Date.UTC(2026, 0, 1), 730)).toISOString().slice(0, 10);
+    let body: string;
+    if (i % 10 === 9) {
+      structured++;
+      const more = [gen.note().content, gen.note().content];
+      body = `# ${title}\n\n## Context\n\n${n.content}${link}\n\n## Decisions\n\n- [decision] ${more[0]}\n- ${more[1]}\n\n## Relations\n\n- relates_to [[${titles[Math.floor(gen.random() * Math.max(1, titles.length))] ?? title}]]\n`;
+    } else {
+      short++;
+      body = `${n.content}${link}\n`;
+    }
+    writeFileSync(join(folder, `${title}.md`), `---\ntitle: ${JSON.stringify(title)}\ntype: ${n.memoryType}\ntags: [${n.project}]\ncreated: ${created}\n---\n${body}`);
+    titles.push(title);
+  }
+  return { short, structured, seconds: (performance.now() - started) / 1000 };
+}
+
+async function runImport(vault: string, embedder: "fallback" | "tiny-onnx"): Promise<Record<string, unknown>> {
+  const home = mkdtempSync(join(tmpdir(), "memsvc-bench-import-"));
+  if (embedder === "tiny-onnx") {
+    await makeTinyModel(join(home, "models"), "test/tiny-bge");
+    writeFileSync(join(home, "config.json"), JSON.stringify({ embedder: { model: "test/tiny-bge" } }));
+  }
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith("MEMSVC_")) env[k] = v;
+  const load = loadavg()[0];
+  const started = performance.now();
+  const proc = Bun.spawn([process.execPath, "src/main.ts", "import", "--from", "markdown", vault], {
+    cwd: ROOT,
+    env: { ...env, MEMSVC_HOME: home, MEMSVC_OFFLINE: "1", MEMSVC_CACHE_DIR: join(home, ".cache") },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  const seconds = (performance.now() - started) / 1000;
+  if (code !== 0) throw new Error(`import failed (${code}): ${stderr.slice(-2000)}`);
+  const m = /imported (\d+) items from (\d+) sources? into .*: (\d+) added, (\d+) merged, (\d+) skipped \(already there\), (\d+) links?/.exec(stdout);
+  if (!m) throw new Error(`unexpected output: ${stdout}`);
+  const [items, sources, added, merged, skipped, links] = m.slice(1).map(Number);
+  const usage = proc.resourceUsage();
+  if (!args.keep) rmSync(home, { recursive: true, force: true });
+  return {
+    embedder: embedder === "fallback" ? "fallback:hash-v1 (MEMSVC_OFFLINE=1)" : "onnx (test/tiny-bge, the suite's generated model)",
+    notes: sources,
+    items,
+    added,
+    merged,
+    skipped,
+    named_links: links,
+    seconds: Math.round(seconds * 10) / 10,
+    items_per_s: Math.round(items / seconds),
+    // CPU time of the import process (user + system): steadier than wall time on a shared machine.
+    cpu_s: usage ? Math.round((Number(usage.cpuTime.user) + Number(usage.cpuTime.system)) / 1e5) / 10 : null,
+    items_per_cpu_s: usage ? Math.round(items / ((Number(usage.cpuTime.user) + Number(usage.cpuTime.system)) / 1e6)) : null,
+    // Bun reports maxRSS in bytes on Linux.
+    peak_rss_mb: usage ? Math.round(Number(usage.maxRSS) / 1024 / 1024) : null,
+    load_avg_1m_before: Math.round(load * 100) / 100,
+    ...(args.keep ? { home } : {}),
+  };
+}
+
+const vault = mkdtempSync(join(tmpdir(), "memsvc-bench-vault-"));
+const gen = generateVault(vault, NOTES);
+const runs: Record<string, unknown>[] = [];
+try {
+  for (const e of which === "both" ? (["fallback", "tiny-onnx"] as const) : [which as "fallback" | "tiny-onnx"]) runs.push(await runImport(vault, e));
+} finally {
+  if (!args.keep) rmSync(vault, { recursive: true, force: true });
+}
+console.log(JSON.stringify({ bench: "import --from markdown", storage: "sqlite", vault: { notes: NOTES, short: gen.short, structured: gen.structured, generated_s: Math.round(gen.seconds * 10) / 10 }, runs }, null, 2));
