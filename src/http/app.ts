@@ -18,6 +18,7 @@ import { identityRoutes } from "./routes/identity";
 import { mcpRoutes } from "./routes/mcp";
 import { memoryRoutes } from "./routes/memories";
 import { recallRoutes } from "./routes/recall";
+import { receiptRoutes } from "./routes/receipts";
 import { rootRoutes } from "./routes/root";
 import { VERSION } from "../version";
 
@@ -111,6 +112,7 @@ export function createApp(s: Services, extra: RouteGroup[] = [], opts: AppOption
     .use(memoryRoutes(s))
     .use(browserRoutes(s))
     .use(recallRoutes(s))
+    .use(receiptRoutes(s))
     .use(distillRoutes(s))
     .use(identityRoutes(s))
     .use(dashboardRoutes(s));

@@ -21,7 +21,7 @@ import { RECALL_GIST_CHARS, RECALL_MIN_KEYWORDS, RECALL_MIN_PROMPT_CHARS, RECALL
 export type { RecallIndexInput as RecallInput } from "./schema";
 import type { RecallIndexInput as RecallInput } from "./schema";
 
-/** An index answer; `receipt` names its receipt (GET /recall/receipts), present while receipts are on. */
+/** An index answer; `receipt` names its receipt (GET /recall/receipts) while receipts are on (the HTTP answer carries it inside `explain` only). */
 export interface RecallAnswer {
   block: string | null;
   shown: string[];
@@ -29,7 +29,7 @@ export interface RecallAnswer {
   receipt?: string;
 }
 
-export type RecallResult = RecallAnswer | { block: null; skipped: "short-prompt"; receipt?: string } | { ok: true; reset: true };
+export type RecallResult = Omit<RecallAnswer, "receipt"> | { block: null; skipped: "short-prompt" } | { ok: true; reset: true };
 
 export interface RecallRequest {
   sessionId: string;
@@ -74,12 +74,13 @@ export async function recallIndex(s: Services, input: RecallInput, opts: { expla
     // Still a turn of the conversation: the suppression window counts it.
     const turn = await s.storage.recall.nextTurn(sessionId, s.now(), sessionExpiry(s));
     const receipt = receiptFor(s, { sessionId, prompt, project, agent }, turn, null, [], [], null);
-    const out = { block: null, skipped: "short-prompt" as const, ...(receipt ? { receipt } : {}) };
+    const out = { block: null, skipped: "short-prompt" as const };
     return opts.explain ? { ...out, explain: await explained(s, receipt) } : out;
   }
   const [vector] = await s.embedder.embed([prompt], "query");
-  const out = await recallWithVector(s, { sessionId, prompt, project, agent }, vector);
-  return opts.explain ? { ...out, explain: await explained(s, out.receipt ?? null) } : out;
+  // The answer keeps the spec's shape; its receipt id goes out with explain=true only.
+  const { receipt, ...out } = await recallWithVector(s, { sessionId, prompt, project, agent }, vector);
+  return opts.explain ? { ...out, explain: await explained(s, receipt ?? null) } : out;
 }
 
 /** explain=true: the receipt as GET /recall/receipts shows it (written first), or null when receipts are off. */

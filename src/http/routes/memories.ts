@@ -3,16 +3,14 @@ import { anchorsForRepo, markStale } from "../../core/memories";
 import { deleteMemory, fetchMemory, ingestMemory, updateMemory } from "../../core/memories";
 import { memoryHistory, restoreVersion } from "../../core/memories";
 import { recent } from "../../core/search";
-import { search } from "../../core/search";
 import type { Services } from "../../core/services";
 import { invalid } from "../../errors";
 import { IngestInput, MemoryGetInput } from "../../core/memories/schema";
-import { RecentInput, SearchInput } from "../../core/search/schema";
+import { RecentInput } from "../../core/search/schema";
 import { queryOptions } from "../schema-query";
 import { jsonObject, objectBody, queryParams } from "../body";
 import { plural } from "../../core/text";
 
-const SEARCH_QUERY = queryOptions(SearchInput);
 const RECENT_QUERY = queryOptions(RecentInput);
 const MEMORY_QUERY = queryOptions(MemoryGetInput);
 
@@ -27,7 +25,6 @@ export function memoryRoutes(s: Services) {
       },
       jsonObject(IngestInput),
     )
-    .get("/search", ({ query }) => search(s, query), SEARCH_QUERY)
     .get("/recent", ({ query }) => recent(s, query), RECENT_QUERY)
     .get("/memory", ({ query }) => fetchMemory(s, query.id, { evidence: query.evidence }), MEMORY_QUERY)
     .get("/anchors", ({ query }) => anchorsForRepo(s, queryParams(query).repo))
