@@ -5,9 +5,11 @@
  * public; o200k_base is the current OpenAI one and lands within a few percent
  * of them on English and code, far closer than characters / 4.
  *
- * Loading the vocabulary takes 1-3 s of one core, so the server starts it in
- * the background (warmTokenizer) and the first prompt only waits for
- * whatever is left.
+ * Loading the vocabulary takes ~1 s of the thread (2-3 s from source), so
+ * the server loads it at its first lull in traffic (cli/server.ts), never on
+ * a prompt's path: until then a line's budget cost is its UTF-8 byte count,
+ * an upper bound of its tokens (every token covers at least one byte), so a
+ * budget still holds; receipts count exactly when they are written.
  */
 
 type Counter = (text: string) => number;
@@ -39,13 +41,15 @@ const LINE_CACHE_MAX = 4096;
 const lineCache = new Map<string, number>();
 
 /**
- * Tokens of one line of a block, remembered (the same memories come back
- * prompt after prompt; counting a 40-token line costs ~50 µs). Each part is
- * counted with the newline that ends it: the tokenizer's pre-split keeps a
- * newline with the text before it, so the parts of a block add up to the
- * block's own count (bench/recall.ts checks this on every block).
+ * What one line of a block costs against the budget, remembered (the same
+ * memories come back prompt after prompt; counting a 40-token line costs
+ * ~50 µs). Each part is counted with the newline that ends it: the
+ * tokenizer's pre-split keeps a newline with the text before it, so the
+ * parts of a block add up to at least the block's own count (bench/recall.ts
+ * checks every block). Before the vocabulary is loaded: the UTF-8 byte
+ * count, never remembered.
  */
-export async function lineTokens(line: string): Promise<number> {
+export function lineTokens(line: string): number {
   const hit = lineCache.get(line);
   if (hit !== undefined) {
     // Refresh: least recently used out.
@@ -53,7 +57,8 @@ export async function lineTokens(line: string): Promise<number> {
     lineCache.set(line, hit);
     return hit;
   }
-  const n = await countTokens(line);
+  if (!counter) return Buffer.byteLength(line, "utf8");
+  const n = counter(line);
   if (lineCache.size >= LINE_CACHE_MAX) lineCache.delete(lineCache.keys().next().value!);
   lineCache.set(line, n);
   return n;

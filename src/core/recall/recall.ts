@@ -4,7 +4,7 @@ import { isoDate } from "../dates";
 import { inlineMarkdown } from "../identity";
 import { recallSelection, type RecallCandidate } from "./gates";
 import { RECEIPT_DROPPED_MAX, flushReceipts, getReceipt, receiptView, recordReceipt, type ReceiptDrop, type ReceiptView } from "../receipts";
-import { lineTokens, warmTokenizer } from "../tokens";
+import { lineTokens } from "../tokens";
 import { roundParts } from "../search";
 import { sessionExpiry } from "./sessions";
 import { promptTerms } from "./terms";
@@ -127,7 +127,7 @@ export async function recallWithVector(s: Services, req: RecallRequest, vector: 
   // The prompt's terms, weighed once: the gates reuse them.
   const selection = await recallSelection(s, req.prompt, vector, req.project, new Set(suppressed), blend, terms);
   const budget = tokenBudget(s, req.agent);
-  const { fit, cut, tokens, texts } = await withinBudget(selection.lines, req.project, budget);
+  const { fit, cut, tokens, texts } = withinBudget(selection.lines, req.project, budget);
   const { turn, claimed } = await s.storage.recall.finishTurn({
     sessionId: req.sessionId,
     now: s.now(),
@@ -154,21 +154,20 @@ export async function recallWithVector(s: Services, req: RecallRequest, vector: 
  * so the block never exceeds the budget. A block without room for its best
  * line is no block.
  */
-async function withinBudget(
+function withinBudget(
   lines: RecallCandidate[],
   project: string | null,
   budget: number,
-): Promise<{ fit: RecallCandidate[]; cut: RecallCandidate[]; tokens: Map<string, number>; texts: Map<string, string> }> {
+): { fit: RecallCandidate[]; cut: RecallCandidate[]; tokens: Map<string, number>; texts: Map<string, string> } {
   const tokens = new Map<string, number>();
   const texts = new Map<string, string>();
   if (lines.length === 0) return { fit: [], cut: [], tokens, texts };
-  await warmTokenizer();
-  let used = (await lineTokens(`${RECALL_HEADING}\n`)) + (await lineTokens(`\n${RECALL_FOOTER}`));
+  let used = lineTokens(`${RECALL_HEADING}\n`) + lineTokens(`\n${RECALL_FOOTER}`);
   const fit: RecallCandidate[] = [];
   const cut: RecallCandidate[] = [];
   for (const c of lines) {
     const text = lineOf(c, project);
-    const n = await lineTokens(`${text}\n`);
+    const n = lineTokens(`${text}\n`);
     tokens.set(c.id, n);
     texts.set(c.id, text);
     if (used + n <= budget) {

@@ -3,6 +3,7 @@ export { gistOf } from "./gist";
 export { getReceipt, listReceipts, listSessions, receiptView } from "./receipts";
 export type { ReceiptQuery, ReceiptView, SessionView } from "./receipts";
 export { searchWithReceipt } from "./search";
+export { DROP_REASON_HELP, partsText, renderReceipts } from "./render";
 export { markUsedFromReceipt } from "./used";
 export { feedbackFromAnywhere } from "./feedback";
 export type { SearchCaller } from "./search";
