@@ -171,7 +171,7 @@ describe("dashboard in Chromium", () => {
     expect(kinds.sort()).toEqual(["button", "select"]); // Refresh and the period
     // The shared bar only links to the pages.
     const nav = await page.locator(".memsvc-nav a").evaluateAll((els) => els.map((e) => new URL((e as HTMLAnchorElement).href).pathname));
-    expect(nav).toEqual(["/memories", "/memories", "/viz", "/identity/ui", "/dashboard"]);
+    expect(nav).toEqual(["/memories", "/memories", "/sessions", "/viz", "/identity/ui", "/dashboard"]);
     expect(await page.locator("form").count()).toBe(0);
     let renders = 1;
     await page.locator("#refresh").click();

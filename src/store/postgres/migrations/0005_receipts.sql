@@ -20,3 +20,4 @@ CREATE INDEX IF NOT EXISTS recall_receipts_at ON __SCHEMA__.recall_receipts(at, 
 CREATE INDEX IF NOT EXISTS recall_receipts_session ON __SCHEMA__.recall_receipts(session_id, at);
 ALTER TABLE __SCHEMA__.memory_events ADD COLUMN IF NOT EXISTS detail TEXT;
 CREATE INDEX IF NOT EXISTS memory_events_feedback ON __SCHEMA__.memory_events(memory_id, at) WHERE kind NOT IN ('shown', 'used');
+CREATE INDEX IF NOT EXISTS memories_shown_unused ON __SCHEMA__.memories(shown_count) WHERE used_count = 0;

@@ -31,3 +31,6 @@ CREATE INDEX recall_receipts_session ON recall_receipts(session_id, at);
 ALTER TABLE memory_events ADD COLUMN detail TEXT;
 -- The marks feedback leaves are read by memory: events that are not shown or used, few.
 CREATE INDEX memory_events_feedback ON memory_events(memory_id, at) WHERE kind NOT IN ('shown', 'used');
+
+-- The dashboard's candidates to retire: memories shown most and never used, read from the top.
+CREATE INDEX memories_shown_unused ON memories(shown_count) WHERE used_count = 0;
