@@ -4,7 +4,7 @@ import { isoDate, isoTime } from "../dates";
 import { latestDigests, type NightlyDigest } from "../nightly";
 import { parseLimit } from "../search";
 import type { Services } from "../services";
-import { DEFAULT_DOMAIN, MEMORY_TYPES, feedbackCounts } from "../memories";
+import { DEFAULT_DOMAIN, MEMORY_TYPES, feedbackCounts, feedbackMarks } from "../memories";
 import { flushReceipts, gistOf } from "../receipts";
 import type { DashboardFigures } from "./store";
 import { DASHBOARD_DEFAULT_DAYS, DASHBOARD_DIGESTS, DASHBOARD_MAX_DAYS, DASHBOARD_RETIRE_CANDIDATES, DASHBOARD_TOP_DOMAINS } from "./tuning";
@@ -85,7 +85,15 @@ export async function dashboardData(s: Services, input: { days?: unknown } = {})
 
 async function receiptFigures(s: Services, w: Window): Promise<ReceiptFigures> {
   await flushReceipts(s);
-  const [daily, feedback, unused] = await Promise.all([s.storage.receipts.dailyTokens(w.start, w.days), feedbackCounts(s, w.start), s.storage.analytics.shownNeverUsed(DASHBOARD_RETIRE_CANDIDATES)]);
+  const marks = await feedbackMarks(s);
+  const retired = [...marks.values()].filter((m) => m.retired).length;
+  const [daily, feedback, candidates] = await Promise.all([
+    s.storage.receipts.dailyTokens(w.start, w.days),
+    feedbackCounts(s, w.start),
+    // Retired ones are not candidates any more: ask for as many more.
+    s.storage.analytics.shownNeverUsed(DASHBOARD_RETIRE_CANDIDATES + retired),
+  ]);
+  const unused = candidates.filter((m) => !marks.get(m.id)?.retired).slice(0, DASHBOARD_RETIRE_CANDIDATES);
   const days = daily.map((d) => ({ date: isoDate(w.start + d.i * DAY_MS), tokens: d.tokens, injected: d.injected, used: d.used }));
   const sum = (k: "tokens" | "injected" | "used") => days.reduce((a, d) => a + d[k], 0);
   const injected = sum("injected");
