@@ -139,7 +139,7 @@ export async function recallWithVector(s: Services, req: RecallRequest, vector: 
   const shown = fit.filter((p) => claimed.includes(p.id));
   // A pick another prompt of the session claimed meanwhile was shown there: this one leaves it out.
   const dropped = [...cut.map((c) => ({ candidate: c, reason: "budget" as const })), ...fit.filter((p) => !claimed.includes(p.id)).map((c) => ({ candidate: c, reason: "suppression" as const })), ...selection.dropped];
-  const block = shown.length === 0 ? null : [RECALL_HEADING, ...shown.map((p) => texts.get(p.id)!), "", RECALL_FOOTER].join("\n");
+  const block = renderIndex(shown, texts);
   const receipt = receiptFor(s, req, turn, block, shown.map((c) => ({ c, tokens: tokens.get(c.id) })), dropped, budget);
   const out: RecallAnswer = { block, shown: shown.map((p) => p.id), turn };
   if (receipt) out.receipt = receipt;
@@ -154,7 +154,7 @@ export async function recallWithVector(s: Services, req: RecallRequest, vector: 
  * so the block never exceeds the budget. A block without room for its best
  * line is no block.
  */
-function withinBudget(
+export function withinBudget(
   lines: RecallCandidate[],
   project: string | null,
   budget: number,
@@ -221,6 +221,11 @@ export function gist(content: string, max = RECALL_GIST_CHARS): string {
 }
 
 export const RECALL_HEADING = "## Memory recall (auto)";
+
+/** The block of these lines (texts: their rendered lines, from withinBudget), or null for none. */
+export function renderIndex(lines: readonly RecallCandidate[], texts: ReadonlyMap<string, string>): string | null {
+  return lines.length === 0 ? null : [RECALL_HEADING, ...lines.map((p) => texts.get(p.id)!), "", RECALL_FOOTER].join("\n");
+}
 
 const RECALL_FOOTER = "_Only an index: load a memory before relying on it (`memsvc_get` with the short id, or `GET /memory?id=<short id>`), then cite it as (memory <short id>, <date>, from <source_agent>)._";
 
