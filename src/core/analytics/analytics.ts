@@ -89,7 +89,7 @@ async function receiptFigures(s: Services, w: Window): Promise<ReceiptFigures> {
   const retired = [...marks.values()].filter((m) => m.retired).length;
   const [daily, feedback, candidates] = await Promise.all([
     s.storage.receipts.dailyTokens(w.start, w.days),
-    feedbackCounts(s, w.start),
+    feedbackCounts(s, w.start, w.end),
     // Retired ones are not candidates any more: ask for as many more.
     s.storage.analytics.shownNeverUsed(DASHBOARD_RETIRE_CANDIDATES + retired),
   ]);

@@ -16,6 +16,6 @@ export interface FeedbackStore {
    * irrelevant), plus every retire and unretire, of memories that exist.
    */
   liveEvents(): Promise<FeedbackEventRow[]>;
-  /** Feedback events per kind since `since` (ms). */
-  counts(since: number): Promise<{ kind: string; n: number }[]>;
+  /** Feedback events per kind in [since, until) (ms). */
+  counts(since: number, until: number): Promise<{ kind: string; n: number }[]>;
 }

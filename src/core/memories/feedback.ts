@@ -132,9 +132,9 @@ export async function reviewMemory(s: Services, input: { id?: unknown; action?: 
   return { id: row.id, short_id: row.id.slice(0, 8), kind: action, effect };
 }
 
-/** Feedback events per kind in the window (the dashboard). */
-export async function feedbackCounts(s: Services, since: number): Promise<Record<string, number>> {
+/** Feedback events per kind in [since, until) (the dashboard, the nightly digest). */
+export async function feedbackCounts(s: Services, since: number, until = Number.MAX_SAFE_INTEGER): Promise<Record<string, number>> {
   const out: Record<string, number> = { wrong: 0, outdated: 0, useful: 0, irrelevant: 0, retired: 0 };
-  for (const r of await s.storage.feedback.counts(since)) if (r.kind in out) out[r.kind] = r.n;
+  for (const r of await s.storage.feedback.counts(since, until)) if (r.kind in out) out[r.kind] = r.n;
   return out;
 }

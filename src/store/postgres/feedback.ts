@@ -17,6 +17,10 @@ export function pgFeedback(h: PgHandle): FeedbackStore {
       );
       return rows as FeedbackEventRow[];
     },
-    counts: async (since) => (await h.sql.unsafe(`SELECT kind, count(*)::int AS n FROM ${S}.memory_events WHERE kind NOT IN ('shown', 'used') AND at >= $1::bigint GROUP BY kind`, [since])) as { kind: string; n: number }[],
+    counts: async (since, until) =>
+      (await h.sql.unsafe(`SELECT kind, count(*)::int AS n FROM ${S}.memory_events WHERE kind NOT IN ('shown', 'used') AND at >= $1::bigint AND at < $2::bigint GROUP BY kind`, [since, until])) as {
+        kind: string;
+        n: number;
+      }[],
   };
 }

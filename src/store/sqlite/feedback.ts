@@ -17,7 +17,7 @@ export function sqliteFeedback(h: SqliteHandle): FeedbackStore {
             ORDER BY e.at, e.id`,
         )
         .all(),
-    counts: async (since) =>
-      db.query<{ kind: string; n: number }, [number]>("SELECT kind, count(*) AS n FROM memory_events WHERE kind NOT IN ('shown', 'used') AND at >= ? GROUP BY kind").all(since),
+    counts: async (since, until) =>
+      db.query<{ kind: string; n: number }, [number, number]>("SELECT kind, count(*) AS n FROM memory_events WHERE kind NOT IN ('shown', 'used') AND at >= ? AND at < ? GROUP BY kind").all(since, until),
   };
 }
