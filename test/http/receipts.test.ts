@@ -75,7 +75,8 @@ describe("receipts", () => {
   });
 
   test("an agent search leaves a receipt with results, score parts and tokens", async () => {
-    const r = await get("/search?query=staging%20postgres%20port&agent=cursor&limit=1");
+    const res = await fetch(`${srv.url}/search?query=staging%20postgres%20port&limit=1`, { headers: { "x-memsvc-agent": "cursor" } });
+    const r = await res.json();
     expect(r.results).toHaveLength(1);
     const [receipt] = (await get("/recall/receipts?kind=search&agent=cursor")).receipts;
     expect(receipt).toMatchObject({ kind: "search", via: "rest", agent: "cursor", prompt: "staging postgres port", budget: null });

@@ -1,6 +1,5 @@
 import { type Static, Type } from "@sinclair/typebox";
 import { ID_HELP, count, nullable, project, text } from "../fields";
-import { SearchInput } from "../search/schema";
 import { RECEIPT_PAGE_MAX } from "./tuning";
 
 const FEEDBACK = "wrong, outdated, useful or irrelevant";
@@ -70,14 +69,3 @@ export const ReviewInput = Type.Object(
   { additionalProperties: false },
 );
 export type ReviewInput = Static<typeof ReviewInput>;
-
-/** GET /search as REST takes it: SearchInput plus who asks (named on the search's receipt). */
-export const SearchQuery = Type.Object(
-  {
-    ...SearchInput.properties,
-    agent: Type.Optional(text("Who searches (a harness or tool name): its receipt names it.")),
-    session_id: Type.Optional(text("The agent session searching: its receipt is listed with the session.")),
-  },
-  { additionalProperties: false },
-);
-export type SearchQuery = Static<typeof SearchQuery>;
