@@ -4,7 +4,7 @@ import { inputErrorMessage } from "../core/validate";
 import { AppError } from "../errors";
 import type { Services } from "../core/services";
 import { bearerOf, browserGuard, isLoopbackPeer, tokenMatches } from "./auth";
-import { storageFailure } from "../store/sqlite/storage-errors";
+import { storageFailure } from "../store/failures";
 import { appErrorResponse, errorResponse } from "./errors";
 import { parseJsonBody } from "./json-body";
 import { bodyTooLargeMessage, MAX_BODY_BYTES } from "./limits";

@@ -1,5 +1,4 @@
 import type { Services } from "../services";
-import { rootServices } from "../storage";
 import { FEEDBACK_REFRESH_MS } from "./tuning";
 import type { FeedbackEventRow } from "./feedback-store";
 
@@ -21,13 +20,13 @@ export interface MemoryMarks {
   irrelevant: { at: number; vector: Float32Array }[];
 }
 
-interface Cache {
+/** Services.state.feedbackMarks: the marks, when they were read, and the read under way. */
+export interface FeedbackMarksCache {
   loadedAt: number;
   marks: Map<string, MemoryMarks>;
   loading: Promise<void> | null;
 }
-
-const caches = new WeakMap<Services, Cache>();
+type Cache = FeedbackMarksCache;
 
 function detailOf(e: FeedbackEventRow): Record<string, unknown> {
   if (!e.detail) return {};
@@ -104,10 +103,10 @@ async function load(s: Services, c: Cache): Promise<void> {
  * FEEDBACK_REFRESH_MS (a query never waits for that).
  */
 export async function feedbackMarks(s: Services): Promise<Map<string, MemoryMarks>> {
-  const root = rootServices(s);
-  let c = caches.get(root);
+  const root = s.state.root;
+  let c = root.state.feedbackMarks;
   if (!c) {
-    caches.set(root, (c = { loadedAt: -Infinity, marks: new Map(), loading: null }));
+    root.state.feedbackMarks = c = { loadedAt: -Infinity, marks: new Map(), loading: null };
     c.loading = load(root, c);
   }
   if (c.loadedAt === -Infinity) {
@@ -120,8 +119,8 @@ export async function feedbackMarks(s: Services): Promise<Map<string, MemoryMark
 
 /** After this server's feedback or a change of a memory's content: the next query reads the marks afresh. */
 export async function reloadMarks(s: Services): Promise<void> {
-  const root = rootServices(s);
-  const c = caches.get(root);
+  const root = s.state.root;
+  const c = root.state.feedbackMarks;
   if (!c) return;
   if (c.loading) await c.loading;
   c.loading = load(root, c);

@@ -12,4 +12,4 @@ export { DROP_REASONS } from "./types";
 export type { DropReason, NewReceipt, ReceiptDrop, ReceiptFilter, ReceiptKind, ReceiptMemory, ReceiptRow, ReceiptVia, ScoreParts, SessionSummary } from "./types";
 export { flushReceipts, recordReceipt } from "./writer";
 export { RECEIPT_DROPPED_MAX } from "./tuning";
-export type { PendingReceipt } from "./writer";
+export type { PendingReceipt, ReceiptWriter } from "./writer";

@@ -2,7 +2,6 @@ import { createHash } from "node:crypto";
 import { redact } from "../secrets";
 import { countTokens } from "../tokens";
 import type { Services } from "../services";
-import { rootServices } from "../storage";
 import { RECEIPT_FLUSH_MAX, RECEIPT_FLUSH_MS, RECEIPT_PROMPT_CHARS, RECEIPT_PRUNE_EVERY_MS } from "./tuning";
 import { gistOf } from "./gist";
 import type { NewReceipt, ReceiptDrop, ReceiptMemory } from "./types";
@@ -28,7 +27,7 @@ export type PendingReceipt = Omit<NewReceipt, "prompt" | "promptHash" | "injecte
  * and at shutdown (the pending flush is a tracked write). A failed batch is
  * logged and dropped: a receipt is a record, never a reason to fail recall.
  */
-class ReceiptWriter {
+export class ReceiptWriter {
   private queue: PendingReceipt[] = [];
   private timer: ReturnType<typeof setTimeout> | null = null;
   private flushing: Promise<void> = Promise.resolve();
@@ -87,13 +86,9 @@ function settled<T extends ReceiptMemory>(m: PendingMemory<T>): T {
   return { ...rest, gist: m.gist ?? gistOf(content ?? "") } as T;
 }
 
-const writers = new WeakMap<Services, ReceiptWriter>();
-
 function writerOf(s: Services): ReceiptWriter {
-  const root = rootServices(s);
-  let w = writers.get(root);
-  if (!w) writers.set(root, (w = new ReceiptWriter(root)));
-  return w;
+  const root = s.state.root;
+  return (root.state.receiptWriter ??= new ReceiptWriter(root));
 }
 
 /** Queues a receipt (nothing when config turns receipts off). */
@@ -104,5 +99,5 @@ export function recordReceipt(s: Services, r: PendingReceipt): void {
 
 /** Writes whatever waits: reads of receipts call it first, so they see every answer given so far. */
 export function flushReceipts(s: Services): Promise<void> {
-  return writers.get(rootServices(s))?.flush() ?? Promise.resolve();
+  return s.state.root.state.receiptWriter?.flush() ?? Promise.resolve();
 }
