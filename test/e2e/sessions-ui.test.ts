@@ -103,4 +103,27 @@ describe("/sessions in headless Chromium", () => {
     await w.page.locator("#back").click();
     expect(await w.page.locator("#sessions-pane").isVisible()).toBe(true);
   }, SLOW);
+
+  test.skipIf(!hasChromium)("memory browser: feedback bar and review marks (outdated with its note, retire and unretire)", async () => {
+    w = await watchedPage(browser!, srv.url, VIEWPORTS.laptop);
+    await w.page.goto(`${srv.url}/memories#${ids.pool}`);
+    await w.page.waitForFunction(() => (window as any).__memories?.details >= 1);
+    expect(await w.page.locator("#review").isVisible()).toBe(false);
+    w.page.once("dialog", (d) => d.accept("pool moved to session mode"));
+    await w.page.locator('#feedback button[data-kind="outdated"]').click();
+    await w.page.waitForFunction(() => (window as any).__memories.feedback === 1);
+    await w.page.waitForFunction(() => !document.querySelector("#review")!.hasAttribute("hidden"));
+    expect(await w.page.locator("#review").textContent()).toContain("Reported outdated");
+    expect(await w.page.locator("#review").textContent()).toContain("pool moved to session mode");
+    await w.page.locator('#feedback button[data-action="retire"]').click();
+    await w.page.waitForFunction(() => (window as any).__memories.feedback === 2);
+    await w.page.waitForFunction(() => document.querySelector("#review")!.textContent!.includes("Retired"));
+    const search = await (await fetch(`${srv.url}/search?query=${encodeURIComponent("staging postgres pool transaction mode")}`)).json();
+    expect(search.results.map((r: { id: string }) => r.id)).not.toContain(ids.pool);
+    await w.page.locator("#review button", { hasText: "Unretire" }).click();
+    await w.page.waitForFunction(() => (window as any).__memories.feedback === 3);
+    const back = await (await fetch(`${srv.url}/search?query=${encodeURIComponent("staging postgres pool transaction mode")}`)).json();
+    expect(back.results.map((r: { id: string }) => r.id)).toContain(ids.pool);
+    await expectClean();
+  }, SLOW);
 });
