@@ -21,6 +21,11 @@
  * concurrent ones (BENCH_INGEST memories each), and the server's RSS.
  * `--only sustained` runs just that.
  *
+ * `--only receipts` (issue 37): at each size (default 100000), /recall-index
+ * with receipts off and on (config recall.receipts), servers restarted on the
+ * same store and alternated for BENCH_ROUNDS rounds (default 3), so both see
+ * the same machine load: the p50/p95 of each and what receipts add.
+ *
  * --engine postgres / both: the server also (or only) on PostgreSQL: a real
  * server (bench/lib/pg-real.ts: BENCH_PG_URL, else a throw-away PostgreSQL 15
  * with pgvector from ../shared/scripts/postgres-pgvector.sh; BENCH_PG=pglite
@@ -34,7 +39,7 @@
  * the result (`database_settings`). Not measured there: the compiled binary's
  * start-up and the rank() breakdown (SQLite's statements).
  */
-import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -76,7 +81,8 @@ const QUERIES = Number(process.env.BENCH_QUERIES ?? 300);
 const INGEST = Number(process.env.BENCH_INGEST ?? 2000);
 const SUSTAINED = Number(args.sustained ?? process.env.BENCH_SUSTAINED ?? 100_000);
 const SLICE = Number(process.env.BENCH_SLICE ?? 10_000);
-if (args.only !== undefined && args.only !== "sustained") throw new Error(`--only takes "sustained", not ${args.only}`);
+if (args.only !== undefined && args.only !== "sustained" && args.only !== "receipts") throw new Error(`--only takes "sustained" or "receipts", not ${args.only}`);
+if (args.only === "receipts" && !ENGINES.includes("sqlite")) throw new Error("--only receipts measures SQLite: leave out --engine postgres");
 if (args.only === "sustained" && !ENGINES.includes("sqlite")) throw new Error("--only sustained measures SQLite: leave out --engine postgres");
 /** Rows per `memsvc migrate` batch when seeding PostgreSQL (the command's maximum). */
 const MIGRATE_BATCH = 10_000;
@@ -353,6 +359,44 @@ function embedCost(): Record<string, unknown> {
   return { embedder: "fallback:hash-v1", query_embedding_ms: summarize(samples, 4) };
 }
 
+/** /recall-index with receipts off and on, alternating servers on one store (see `--only receipts`). */
+async function receiptsOffOn(size: number): Promise<Record<string, unknown>> {
+  const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
+  const configFile = pathsFor(home).config;
+  const base = existsSync(configFile) ? JSON.parse(readFileSync(configFile, "utf8")) : {};
+  const runs: Record<"off" | "on", { p50: number; p95: number; cpu: number }[]> = { off: [], on: [] };
+  for (let r = 0; r < rounds; r++) {
+    for (const mode of r % 2 === 0 ? (["off", "on"] as const) : (["on", "off"] as const)) {
+      writeFileSync(configFile, JSON.stringify({ ...base, recall: { ...(base.recall ?? {}), receipts: mode === "on" } }));
+      const server = await startServer({ engine: "sqlite", home, cmd: serverCmd() });
+      try {
+        await startFigures(server);
+        // A lull for the server's own start-up work (the tokenizer, the warm-ups) before timing.
+        await Bun.sleep(4000);
+        const f = await timeRecallIndex(server, queries, 100 * r);
+        runs[mode].push({ p50: f.latency_ms.p50, p95: f.latency_ms.p95, cpu: f.server_cpu_ms_per_request });
+        log(`receipts ${mode} at ${size}, round ${r + 1}: p50 ${f.latency_ms.p50} ms, p95 ${f.latency_ms.p95} ms`);
+      } finally {
+        await server.stop();
+      }
+    }
+  }
+  writeFileSync(configFile, JSON.stringify(base));
+  const med = (xs: number[]) => round(median(xs), 3);
+  const off = { p50_ms: med(runs.off.map((x) => x.p50)), p95_ms: med(runs.off.map((x) => x.p95)), server_cpu_ms_per_request: med(runs.off.map((x) => x.cpu)) };
+  const on = { p50_ms: med(runs.on.map((x) => x.p50)), p95_ms: med(runs.on.map((x) => x.p95)), server_cpu_ms_per_request: med(runs.on.map((x) => x.cpu)) };
+  return {
+    memories: size,
+    rounds,
+    receipts_off: off,
+    receipts_on: on,
+    added_p50_ms: round(on.p50_ms - off.p50_ms, 3),
+    target: "receipts add < 0.5 ms p50",
+    samples: runs,
+    note: "medians over rounds of 100 prompts each (new session per prompt), servers alternated off/on on the same store; a shared 2-core machine: read the spread in samples",
+  };
+}
+
 async function main(): Promise<void> {
   const started = performance.now();
   const result: Record<string, unknown> = {
@@ -367,6 +411,21 @@ async function main(): Promise<void> {
   };
   let pg: BenchDatabase | null = null;
   try {
+    if (args.only === "receipts") {
+      const out: Record<string, unknown> = {};
+      let current = 0;
+      for (const size of args.sizes ? SIZES : [100_000]) {
+        log(`seeding ${size - current} memories into SQLite (store will hold ${size})`);
+        seedStore(db, gen, size - current);
+        current = size;
+        out[size] = await receiptsOffOn(size);
+        log(`receipts at ${size}: ${JSON.stringify(out[size])}`);
+      }
+      result.receipts = out;
+      result.load_average_at_end = loadavg().map((x) => round(x));
+      result.seconds = Math.round((performance.now() - started) / 1000);
+      return finish(result);
+    }
     // Before PGlite starts: the sustained ingest has the machine to itself.
     if (SUSTAINED > 0 && ENGINES.includes("sqlite")) result.ingest_sustained = await sustained();
     if (args.only === "sustained") {

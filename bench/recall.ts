@@ -11,6 +11,10 @@
  *   (and a block holding an evidence turn), next to the share of ~100
  *   unrelated coding/devops prompts that get one (target < 10%). Skipped with
  *   a message when the data is absent.
+ * - budget: the same related questions with the token budget applied
+ *   (recall.maxTokens, default and tighter ones): the evidence-block rate
+ *   before and after, and every block counted by the tokenizer against its
+ *   budget (`exceeded` must stay 0).
  *
  * Env: BENCH_SIZES (default "10000,100000"), BENCH_PROMPTS (default 400),
  * LOCOMO_DIR (default ../shared/data/locomo-dev).
@@ -23,7 +27,9 @@ import { silentLogger } from "../src/core/log";
 import { insertMemoryRows } from "../src/core/ingest";
 import { recallWithVector } from "../src/core/recall";
 import { ensureCalibration } from "../src/core/search";
-import { recallCandidates } from "../src/core/recall";
+import { recallCandidates, renderIndex, withinBudget } from "../src/core/recall";
+import { DEFAULT_RECALL_MAX_TOKENS } from "../src/config";
+import { countTokens, warmTokenizer } from "../src/core/tokens";
 import { promptTerms } from "../src/core/recall";
 import { blendTopic, nextTopic, type SessionTopic } from "../src/core/recall";
 import type { Services } from "../src/core/services";
@@ -152,6 +158,13 @@ async function relevance(embedder: Embedder): Promise<Record<string, unknown>> {
     const none = new Set<string>();
     const byCategory: Record<string, { questions: number; block: number; evidence: number }> = {};
     let lines = 0;
+    // The budget: each block as the default and tighter budgets cut it, counted by the tokenizer.
+    await warmTokenizer();
+    const BUDGETS = [DEFAULT_RECALL_MAX_TOKENS, 250, 150];
+    const budget = Object.fromEntries(BUDGETS.map((b) => [b, { blocks: 0, evidence: 0, cut_lines: 0, exceeded: 0, max_tokens: 0, tokens: 0 }]));
+    let unbudgetedTokensMax = 0;
+    let answerableQuestions = 0;
+    let answerableEvidence = 0;
     for (const q of queries) {
       const [vector] = await embedder.embed([q.question], "query");
       const picks = await recallCandidates(s, q.question, vector, q.project, none);
@@ -161,7 +174,36 @@ async function relevance(embedder: Embedder): Promise<Record<string, unknown>> {
       lines += picks.length;
       const evidence = new Set(q.evidence.map((e) => `${q.project}#${e}`));
       if (picks.some((p) => evidence.has(keyOf.get(p.id)!))) c.evidence++;
+      if (q.category === 5 || picks.length === 0) continue;
+      answerableQuestions++;
+      if (picks.some((p) => evidence.has(keyOf.get(p.id)!))) answerableEvidence++;
+      const all = withinBudget(picks, q.project, Number.MAX_SAFE_INTEGER);
+      unbudgetedTokensMax = Math.max(unbudgetedTokensMax, await countTokens(renderIndex(picks, all.texts)!));
+      for (const b of BUDGETS) {
+        const { fit, cut, texts } = withinBudget(picks, q.project, b);
+        const block = renderIndex(fit, texts);
+        const f = budget[b];
+        f.cut_lines += cut.length;
+        if (!block) continue;
+        const n = await countTokens(block);
+        f.blocks++;
+        f.tokens += n;
+        f.max_tokens = Math.max(f.max_tokens, n);
+        if (n > b) f.exceeded++;
+        if (fit.some((p) => evidence.has(keyOf.get(p.id)!))) f.evidence++;
+      }
     }
+    const budgetFigures = {
+      questions_with_a_block: answerableQuestions,
+      unbudgeted: { evidence_blocks: answerableEvidence, max_tokens: unbudgetedTokensMax },
+      by_budget: Object.fromEntries(
+        BUDGETS.map((b) => {
+          const f = budget[b];
+          return [b, { blocks: f.blocks, evidence_blocks: f.evidence, evidence_kept: round(f.evidence / Math.max(1, answerableEvidence), 3), lines_cut: f.cut_lines, mean_tokens: round(f.tokens / Math.max(1, f.blocks), 1), max_tokens: f.max_tokens, exceeded: f.exceeded }];
+        }),
+      ),
+      note: "categories 1-4 with a block; evidence_kept: blocks still holding an evidence turn after the cut, of those before it; exceeded: blocks over their budget by the tokenizer's count (must be 0)",
+    };
     // The same questions asked in order as one session per conversation, the running topic
     // carried from question to question (no suppression): LoCoMo's questions jump between
     // topics, so this shows whether the topic drowns a change of subject.
@@ -220,6 +262,7 @@ async function relevance(embedder: Embedder): Promise<Record<string, unknown>> {
         note: "categories 1-4 (5 is adversarial: its answer is not in the conversation; shown per category only)",
       },
       unrelated: { block_rate: round(unrelatedRate, 3), meets_target: unrelatedRate < TARGET.unrelated_block_rate },
+      budget: budgetFigures,
       as_sessions: {
         block_rate: round(sessionBlocks / sessionQuestions, 3),
         evidence_hit_rate: round(sessionEvidence / sessionQuestions, 3),

@@ -48,6 +48,8 @@ export interface Config {
   readonly nightly: { readonly enabled: boolean; readonly schedule: string; readonly maxModelCalls: number };
   /** keepEvidence: keep a bounded excerpt of the segment per anchored memory, for the nightly re-check (README: Capture and hooks). */
   readonly distill: { readonly keepEvidence: boolean };
+  /** The recall block's token budget (per harness when the request names one) and its receipts. */
+  readonly recall: RecallConfig;
   readonly offline: boolean;
   /** Which engine holds the data: one embedded SQLite file (the default) or PostgreSQL with pgvector. */
   readonly storage: StorageEngine;
@@ -57,6 +59,30 @@ export interface Config {
 }
 
 export type StorageEngine = "sqlite" | "postgres";
+
+export interface RecallConfig {
+  /** Most tokens the injected recall block may take (counted with a real tokenizer). */
+  readonly maxTokens: number;
+  /** Per-harness budgets (`agent` of /recall-index: claude-code, codex, gemini-cli, opencode, ...). */
+  readonly maxTokensByHarness: Readonly<Record<string, number>>;
+  /** Whether /recall-index and agent searches leave receipts. */
+  readonly receipts: boolean;
+  /** Receipts are kept this many days, and at most receiptMax of them. */
+  readonly receiptDays: number;
+  readonly receiptMax: number;
+  /** "redacted": the prompt, secrets redacted, first 500 characters; "hash": only its SHA-256. */
+  readonly receiptPrompt: "redacted" | "hash";
+}
+
+/**
+ * 600 tokens: the block's five lines of ~110-character gists with heading
+ * and footer measure 150-300 tokens, so the default never cuts a block the
+ * gates let through (bench/recall.ts: evidence-block rate unchanged); it
+ * stops a block of long identifiers or non-English text from growing.
+ */
+export const DEFAULT_RECALL_MAX_TOKENS = 600;
+export const DEFAULT_RECEIPT_DAYS = 14;
+export const DEFAULT_RECEIPT_MAX = 20_000;
 
 export const LLM_PROVIDERS = ["openai", "claude-cli", "codex-cli", "gemini-cli"] as const;
 export type LlmProvider = (typeof LLM_PROVIDERS)[number];
@@ -127,7 +153,7 @@ export function pathsFor(home: string): Paths {
   };
 }
 
-type Kind = "string" | "boolean" | "port" | "posint" | "stringList" | "modes" | "object" | "url" | "storage" | "pgurl" | "identifier" | "llmProvider" | "absPath";
+type Kind = "string" | "boolean" | "port" | "posint" | "stringList" | "modes" | "object" | "url" | "storage" | "pgurl" | "identifier" | "llmProvider" | "absPath" | "budgets" | "promptMode";
 // Every key config.json may hold, with its shape; anything else is a typo and is refused.
 const SCHEMA: Record<string, Kind> = {
   token: "string",
@@ -147,6 +173,7 @@ const SCHEMA: Record<string, Kind> = {
   embedder: "object",
   nightly: "object",
   distill: "object",
+  recall: "object",
   storage: "storage",
   database_url: "pgurl",
   database_schema: "identifier",
@@ -157,6 +184,7 @@ const NESTED: Record<string, Record<string, Kind>> = {
   embedder: { model: "string", hubUrl: "url" },
   nightly: { enabled: "boolean", schedule: "string", maxModelCalls: "posint" },
   distill: { keepEvidence: "boolean" },
+  recall: { maxTokens: "posint", maxTokensByHarness: "budgets", receipts: "boolean", receiptDays: "posint", receiptMax: "posint", receiptPrompt: "promptMode" },
 };
 
 function check(file: string, key: string, kind: Kind, value: unknown): void {
@@ -187,6 +215,16 @@ function check(file: string, key: string, kind: Kind, value: unknown): void {
       return;
     case "absPath":
       if (typeof value !== "string" || !isAbsolute(value)) throw bad("must be an absolute path");
+      return;
+    case "promptMode":
+      if (value !== "redacted" && value !== "hash") throw bad('must be "redacted" or "hash"');
+      return;
+    case "budgets":
+      if (typeof value !== "object" || Array.isArray(value)) throw bad("must be an object mapping harness names to token budgets");
+      for (const [harness, n] of Object.entries(value as object)) {
+        if (!/^[a-z0-9][a-z0-9_.-]*$/.test(harness) || harness.length > 64) throw new ConfigError(`${file}: key "${key}.${harness}" is not a harness name (lower-case letters, digits, - _ .)`);
+        if (!Number.isInteger(n) || (n as number) <= 0) throw new ConfigError(`${file}: key "${key}.${harness}" must be a positive integer (tokens)`);
+      }
       return;
     case "port":
       if (!Number.isInteger(value) || (value as number) < 0 || (value as number) > 65535) throw bad("must be an integer port (0-65535)");
@@ -287,6 +325,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: Override
       maxModelCalls: file.nightly?.maxModelCalls ?? (isCliProvider(provider) ? CLI_NIGHTLY_MAX_MODEL_CALLS : 40),
     },
     distill: { keepEvidence: file.distill?.keepEvidence ?? true },
+    recall: {
+      maxTokens: file.recall?.maxTokens ?? DEFAULT_RECALL_MAX_TOKENS,
+      maxTokensByHarness: file.recall?.maxTokensByHarness ?? {},
+      receipts: file.recall?.receipts ?? true,
+      receiptDays: file.recall?.receiptDays ?? DEFAULT_RECEIPT_DAYS,
+      receiptMax: file.recall?.receiptMax ?? DEFAULT_RECEIPT_MAX,
+      receiptPrompt: file.recall?.receiptPrompt ?? "redacted",
+    },
     offline: env.MEMSVC_OFFLINE === "1" || env.MEMSVC_OFFLINE === "true",
     ...storageConfig(paths.config, file, env, flags),
     paths,

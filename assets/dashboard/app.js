@@ -1,6 +1,7 @@
-// The dashboard: read-only. Every request it makes is a GET of /dashboard/data
-// through window.memsvc.api (auth.js), which adds the bearer token when one is
-// needed. Charts are drawn by Chart.js, served by this server at
+// The dashboard: read-only but for one action, Retire on a memory shown
+// often and never used (POST /memory/review). Every other request is a GET of
+// /dashboard/data through window.memsvc.api (auth.js), which adds the bearer
+// token when one is needed. Charts are drawn by Chart.js, served by this server at
 // /dashboard/vendor/chart.js. What each chart was drawn with is kept on
 // window.__dashboard, so tests can compare it with the data.
 (function () {
@@ -279,6 +280,74 @@
     el.hidden = false;
   }
 
+  function renderTokens(d) {
+    const r = d.receipts;
+    draw("tokens", "chart-tokens", {
+      type: "bar",
+      data: {
+        labels: r.days.map((x) => x.date),
+        datasets: [
+          { label: "Tokens injected", data: r.days.map((x) => x.tokens), backgroundColor: "#76b7b2", yAxisID: "y" },
+          { type: "line", label: "Share used", data: r.days.map((x) => (x.injected ? x.used / x.injected : null)), borderColor: css("--accent"), backgroundColor: css("--accent"), yAxisID: "share", spanGaps: false, pointRadius: 3 },
+        ],
+      },
+      options: baseOptions({
+        scales: {
+          x: dayScale(),
+          y: { beginAtZero: true, ticks: { precision: 0 }, title: { display: true, text: "tokens" } },
+          share: { position: "right", beginAtZero: true, max: 1, grid: { display: false }, title: { display: true, text: "used / injected" } },
+        },
+      }),
+    });
+    $("tokens-summary").textContent = r.injected
+      ? `${num(r.tokens)} tokens, ${num(r.injected)} memories injected, ${num(r.used)} used (${pct(r.used_share)}) in the last ${d.window.days} days`
+      : `Nothing injected in the last ${d.window.days} days`;
+  }
+
+  function renderRetire(d) {
+    const r = d.receipts;
+    const f = r.feedback;
+    $("feedback-counts").textContent = `Feedback in the period: ${num(f.wrong)} wrong, ${num(f.outdated)} outdated, ${num(f.irrelevant)} irrelevant, ${num(f.useful)} useful, ${num(f.retired)} retired`;
+    const body = $("retire-table").querySelector("tbody");
+    body.replaceChildren();
+    for (const m of r.shown_never_used) {
+      const tr = document.createElement("tr");
+      tr.dataset.id = m.id;
+      const what = document.createElement("td");
+      const a = document.createElement("a");
+      a.href = "/memories#" + m.id;
+      a.textContent = m.short_id;
+      what.append(a, document.createTextNode(" " + m.gist));
+      const shown = document.createElement("td");
+      shown.className = "num";
+      shown.textContent = num(m.shown_count);
+      const act = document.createElement("td");
+      const b = document.createElement("button");
+      b.type = "button";
+      b.className = "retire";
+      b.textContent = "Retire";
+      b.title = "Out of recall and search, kept with its history (unretire in the memory browser)";
+      b.onclick = () => retire(m.id, b);
+      act.append(b);
+      tr.append(what, shown, act);
+      body.append(tr);
+    }
+    $("retire-empty").hidden = r.shown_never_used.length > 0;
+  }
+
+  async function retire(id, button) {
+    button.disabled = true;
+    const res = await window.memsvc.api("/memory/review", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ id, action: "retire" }) });
+    if (!res.ok) {
+      button.disabled = false;
+      const body = await res.json().catch(() => null);
+      showError(`Could not retire it: ${body && body.error ? body.error.message : `HTTP ${res.status}`}`);
+      return;
+    }
+    button.textContent = "Retired";
+    state.retired = (state.retired || 0) + 1;
+  }
+
   function render(d) {
     if (!d) return;
     renderBacklog(d);
@@ -294,6 +363,8 @@
     renderDomains(d);
     renderReach(d);
     renderNightly(d);
+    renderTokens(d);
+    renderRetire(d);
     state.renders++;
   }
 

@@ -267,6 +267,7 @@
     fact(dl, "Shown", m.shown_count + "× · last " + fmtTime(m.last_shown_at));
     fact(dl, "Used", m.used_count + "× · last " + fmtTime(m.last_used_at));
     fact(dl, "Id", m.id);
+    drawReview(d);
     const tags = $("#tags");
     tags.replaceChildren(...(d.tags.length ? d.tags.map((t) => chip(t.tag + " " + t.weight.toFixed(2), memsvcColors.domain(t.tag), "domain")) : [document.createTextNode("none")]));
     const links = $("#links");
@@ -289,6 +290,59 @@
     }
     detail.scrollTop = 0;
   }
+
+  /** Feedback in force (wrong: out of recall; outdated; retired) with the ways to settle it. */
+  function drawReview(d) {
+    const box = $("#review");
+    const f = d.feedback || {};
+    box.replaceChildren();
+    const say = (text) => box.append(Object.assign(document.createElement("span"), { textContent: text }));
+    const act = (label, run) => {
+      const b = document.createElement("button");
+      b.type = "button";
+      b.textContent = label;
+      b.onclick = run;
+      box.append(b);
+    };
+    if (f.wrong) say("Marked wrong " + fmtTime(f.wrong.at) + (f.wrong.note ? ": " + f.wrong.note : "") + ". Out of recall until it is rewritten (Edit) or reviewed.");
+    if (f.outdated) say("Reported outdated " + fmtTime(f.outdated.at) + (f.outdated.note ? ": " + f.outdated.note : "") + ".");
+    if (f.retired) say("Retired " + fmtTime(f.retired.at) + ": out of recall and search.");
+    if (f.wrong || f.outdated) act("Review done: it is right", () => review(d.memory.id, "review"));
+    if (f.retired) act("Unretire", () => review(d.memory.id, "unretire"));
+    box.hidden = !(f.wrong || f.outdated || f.retired);
+    const retire = $('#feedback button[data-action="retire"]');
+    retire.hidden = !!f.retired;
+    $("#feedback-status").textContent = "";
+  }
+
+  async function review(id, action) {
+    const res = await memsvc.api("/memory/review", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ id, action }) });
+    if (!res.ok) return showStatus(await errorText(res));
+    hook.feedback = (hook.feedback || 0) + 1;
+    await openDetail(id);
+  }
+
+  async function feedback(kind) {
+    const id = state.openId;
+    if (!id) return;
+    let note = null;
+    if (kind === "wrong" || kind === "outdated") {
+      note = window.prompt(kind === "wrong" ? "What is wrong with it? (optional)" : "What changed? (optional)", "");
+      if (note === null) return;
+    }
+    const res = await memsvc.api("/feedback", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ id, kind, note: note || null }) });
+    if (!res.ok) {
+      $("#feedback-status").textContent = await errorText(res);
+      return;
+    }
+    const out = await res.json();
+    hook.feedback = (hook.feedback || 0) + 1;
+    await openDetail(id);
+    $("#feedback-status").textContent = out.effect;
+  }
+
+  for (const b of document.querySelectorAll("#feedback button[data-kind]")) b.addEventListener("click", () => feedback(b.dataset.kind));
+  $('#feedback button[data-action="retire"]').addEventListener("click", () => state.openId && review(state.openId, "retire"));
 
   function closeDetail() {
     // A detail still loading is cancelled too: it must not appear after the user closed it.

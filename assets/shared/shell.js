@@ -1,6 +1,6 @@
-// The bar every page shares: links to the four pages, the current one marked.
+// The bar every page shares: links to the five pages, the current one marked.
 (function () {
-  const PAGES = [["/memories", "Memories"], ["/viz", "Graph"], ["/identity/ui", "Identity"], ["/dashboard", "Dashboard"]];
+  const PAGES = [["/memories", "Memories"], ["/sessions", "Sessions"], ["/viz", "Graph"], ["/identity/ui", "Identity"], ["/dashboard", "Dashboard"]];
   const nav = document.createElement("nav");
   nav.className = "memsvc-nav";
   nav.setAttribute("aria-label", "memsvc pages");

@@ -4,6 +4,7 @@ import { basename, join } from "node:path";
 import type { Config } from "../config";
 import { HOOK_BUDGET_MS, STALE_HOOK_BUDGET_MS } from "./tuning";
 import { checkStaleness } from "./stale";
+import { recordInjection } from "./use";
 import { ensurePrivateDir, makePrivate, PRIVATE_FILE_MODE } from "../private-files";
 
 /**
@@ -89,10 +90,17 @@ async function sessionStart(config: Config, input: HookInput, deadline: number, 
   return out.join("\n\n");
 }
 
-async function userPrompt(config: Config, input: HookInput, deadline: number): Promise<string> {
+async function userPrompt(config: Config, input: HookInput, deadline: number, harness: HookHarness): Promise<string> {
   if (!input.session_id || typeof input.prompt !== "string" || !input.prompt.trim()) return "";
-  const res = await call(config, "/recall-index", deadline, { session_id: input.session_id, prompt: input.prompt, project: projectOf(input) });
-  return typeof res?.block === "string" ? res.block : "";
+  const res = await call(config, "/recall-index", deadline, { session_id: input.session_id, prompt: input.prompt, project: projectOf(input), agent: IDENTITY_CLIENT[harness] });
+  if (typeof res?.block !== "string") return "";
+  // What was injected, kept on this machine: capture later sees whether the agent relied on it (use.ts).
+  try {
+    if (Array.isArray(res.shown)) recordInjection(config.home, input.session_id, res.shown.filter((x: unknown): x is string => typeof x === "string"), input.prompt);
+  } catch {
+    /* use detection is a bonus: the block still goes to the agent */
+  }
+  return res.block;
 }
 
 /** Starts `memsvc capture` detached, so it outlives the hook (and the session); its output goes to a log. */
@@ -123,7 +131,7 @@ export async function handleHook(event: HookEvent, input: HookInput, config: Con
     case "session-start":
       return sessionStart(config, input, deadline, harness);
     case "user-prompt":
-      return userPrompt(config, input, deadline);
+      return userPrompt(config, input, deadline, harness);
     case "pre-compact":
     case "session-end":
       return compactOrEnd(config, input, deadline, harness);

@@ -6,6 +6,7 @@ import { updateBacklog, waitReason, type WaitingSession } from "./backlog";
 import { FORMAT_READERS } from "./harnesses";
 import { commitAt, repoInfo, repoRelative, type RepoInfo } from "./git";
 import { rememberRepo } from "./stale";
+import { reportUses } from "./use";
 import { planSegments, type Segment } from "./segments";
 import { detectFormat, headOf, readJsonl, type Format, type Line } from "./transcript";
 import { readState, stateDir, writeState, type SessionState } from "./watermark";
@@ -91,6 +92,8 @@ export function planTranscript(file: string, format: Format, state: SessionState
   return {
     segments,
     cwd,
+    /** Every line read (pending segments and the new delta): use detection reads the agent's turns in them. */
+    lines: seen,
     tailEnd: Math.max(planned.tailEnd, from),
     offset,
     bytesIn: Math.max(planned.tailEnd, from) - offset,
@@ -243,6 +246,8 @@ export async function capture(opts: CaptureOptions): Promise<CaptureResult> {
       next.pending.shift();
       writeState(dir, next);
     }
+    // Whether the agent relied on what recall injected (use.ts); never fails the capture.
+    if (!stopAll) await reportUses(config, plan.sessionId, plan.lines, log);
     if (report.status !== "failed") {
       // Lines after the last segment that carried nothing (tool noise, meta) need no request.
       if (next.pending.length === 0 && plan.tailEnd > next.offset) {

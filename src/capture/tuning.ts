@@ -29,3 +29,14 @@ export const HOOK_BUDGET_MS = { "user-prompt": 700, "session-start": 2500, "pre-
  * ~5 ms an anchored commit, so 1.2 s covers hundreds; the rest waits for the next start or `memsvc stale`.
  */
 export const STALE_HOOK_BUDGET_MS = 1200;
+
+/**
+ * Use detection (use.ts): a shown memory counts as used when at least this many of its cues (terms
+ * the prompt did not hold) come back in the agent's following turns, one of them strong (an
+ * identifier, path, number or flag)...
+ */
+export const USE_MIN_CUES = 2;
+
+/** ...or, for a memory of plain words, this many of them making at least this share of its cues. */
+export const USE_MIN_WORD_CUES = 3;
+export const USE_WORD_CUE_SHARE = 0.3;

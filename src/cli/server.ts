@@ -4,6 +4,8 @@ import { downloadModel, ReembedQueue, startupEmbedder } from "../core/embedder-s
 import { startNightlySchedule } from "../core/nightly";
 import { createServices } from "../core/services";
 import { warmVectorScan, warmWordCounts } from "../core/search";
+import { warmTokenizer } from "../core/tokens";
+import { lull } from "../core/slices";
 import { storageFailure } from "../store/failures";
 import { openStorage } from "../store/open";
 import { NIGHTLY_SCHEDULE_DELAY_MS } from "../core/nightly/tuning";
@@ -122,6 +124,11 @@ export async function runServer(argv: string[]): Promise<number> {
   void reembed.schedule();
   if (needsDownload) void downloadModel(services, embedderOptions, reembed, abort.signal).catch((e) => log("error", `embedder: background model load failed: ${(e as Error).message}`));
   const nightly = startNightlySchedule(services, { delayMs: NIGHTLY_SCHEDULE_DELAY_MS });
+  // The tokenizer's vocabulary takes ~1 s of this thread to load: at the first lull in traffic, not on a prompt's path.
+  void lull(services.traffic).then(() => warmTokenizer()).then(
+    () => log("debug", "recall: tokenizer loaded"),
+    (e) => log("warn", `recall: tokenizer not loaded (${(e as Error).message}); budgets count UTF-8 bytes, an upper bound`),
+  );
   // Tracked: shutdown aborts it and waits for the count under way, not for the rest.
   void services
     .track(warmVectorScan(services, abort.signal).then(async (scans) => ({ scans, ...(await warmWordCounts(services, abort.signal)) })))

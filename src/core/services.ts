@@ -8,6 +8,8 @@ import { recoverIdentity } from "./identity";
 import { lull, Traffic } from "./slices";
 import { loadThresholds, type IndexState, type Thresholds, type VectorMirror } from "./search";
 import type { DomainIndex } from "./analytics";
+import type { FeedbackMarksCache } from "./memories";
+import type { ReceiptWriter } from "./receipts";
 import { counted } from "./text";
 
 /** A model being fetched in the background while another embedder serves (see cli/server.ts). */
@@ -37,6 +39,10 @@ export interface ServiceState {
   readonly distillLocks: Map<string, Promise<void>>;
   /** nightly/nightly.ts: this server's name as a run owner ("host:pid:tag"). */
   readonly nightlyOwner: string;
+  /** memories/feedback-marks.ts: the feedback marks in force (recall and search read them on every query). */
+  feedbackMarks: FeedbackMarksCache | null;
+  /** receipts/writer.ts: receipts waiting to be written in a batch. */
+  receiptWriter: ReceiptWriter | null;
 }
 
 /** Everything core functions need, built once per process and passed explicitly. */
@@ -143,7 +149,11 @@ export function createServices(config: Config, storage: Storage, opts: ServiceOp
       await storage.close();
     },
   };
-  state_ = { root: services, thresholds: null, thresholdsLoading: null, domainIndex: null, distillLocks: new Map(), nightlyOwner: `${hostname()}:${process.pid}:${crypto.randomUUID().slice(0, 8)}` };
+  state_ = { root: services, thresholds: null, thresholdsLoading: null, domainIndex: null, distillLocks: new Map(),
+    nightlyOwner: `${hostname()}:${process.pid}:${crypto.randomUUID().slice(0, 8)}`,
+    feedbackMarks: null,
+    receiptWriter: null,
+  };
   attachIndex();
   recoverIdentityFiles(services);
   return services;

@@ -7,6 +7,8 @@ import type { IdentityStore } from "./identity";
 import type { DistillStore } from "./distill";
 import type { NightlyStore } from "./nightly";
 import type { AnalyticsStore } from "./analytics";
+import type { FeedbackStore } from "./memories";
+import type { ReceiptStore } from "./receipts";
 
 /**
  * Everything core asks of a database, grouped by capability. One object per
@@ -26,6 +28,10 @@ export interface Storage {
   readonly distill: DistillStore;
   readonly nightly: NightlyStore;
   readonly analytics: AnalyticsStore;
+  /** Feedback events on memories (wrong, outdated, useful, irrelevant; retire and review). */
+  readonly feedback: FeedbackStore;
+  /** What recall and agent searches gave the agent (issue 37). */
+  readonly receipts: ReceiptStore;
   /**
    * The meta table: small named values several capabilities share
    * (schema_version, embedder_id, reembed_cursor, ...).

@@ -18,6 +18,8 @@ import { identityRoutes } from "./routes/identity";
 import { mcpRoutes } from "./routes/mcp";
 import { memoryRoutes } from "./routes/memories";
 import { recallRoutes } from "./routes/recall";
+import { receiptRoutes } from "./routes/receipts";
+import { sessionsPageRoutes } from "./routes/sessions";
 import { rootRoutes } from "./routes/root";
 import { VERSION } from "../version";
 
@@ -26,7 +28,7 @@ export { MAX_BODY_BYTES } from "./limits";
 /** Paths anyone may GET: health and page shells, which hold no data. */
 export function isPublicPath(method: string, path: string): boolean {
   if (method !== "GET" && method !== "HEAD") return false;
-  return path === "/" || path === "/health" || path === "/memories" || path === "/favicon.svg" || path === "/favicon.ico" || path === "/viz" || path.startsWith("/viz/vendor/") || path === "/identity/ui" || path === "/dashboard" || path.startsWith("/dashboard/vendor/") || path.startsWith("/assets/");
+  return path === "/" || path === "/health" || path === "/memories" || path === "/sessions" || path === "/favicon.svg" || path === "/favicon.ico" || path === "/viz" || path.startsWith("/viz/vendor/") || path === "/identity/ui" || path === "/dashboard" || path.startsWith("/dashboard/vendor/") || path.startsWith("/assets/");
 }
 
 /** The request path, even when request.url cannot be parsed (errors are reported for any request). */
@@ -111,6 +113,8 @@ export function createApp(s: Services, extra: RouteGroup[] = [], opts: AppOption
     .use(memoryRoutes(s))
     .use(browserRoutes(s))
     .use(recallRoutes(s))
+    .use(receiptRoutes(s))
+    .use(sessionsPageRoutes())
     .use(distillRoutes(s))
     .use(identityRoutes(s))
     .use(dashboardRoutes(s));

@@ -18,7 +18,9 @@ import { listLearnings } from "../core/nightly";
 import { deleteMemory, fetchMemory, updateMemory } from "../core/memories";
 import { ingestMemory } from "../core/ingest";
 import { recent } from "../core/search";
-import { parseLimit, parseProject, search } from "../core/search";
+import { parseLimit, parseProject } from "../core/search";
+import { feedbackFromAnywhere, searchWithReceipt } from "../core/receipts";
+import { FeedbackInput } from "../core/receipts/schema";
 import type { Services } from "../core/services";
 import { DEFAULT_RECENT_LIMIT, DEFAULT_SEARCH_LIMIT } from "../core/search/tuning";
 import { GRAPH_DEFAULT_LIMIT } from "../core/graph/tuning";
@@ -50,6 +52,7 @@ export const TOOL_NAMES = [
   "memsvc_update",
   "memsvc_delete",
   "memsvc_history",
+  "memsvc_feedback",
 ] as const;
 
 const CITE = "Cite a memory you rely on as (memory <short_id>, <date>, from <source_agent>); results print that citation for each memory.";
@@ -98,7 +101,8 @@ export function registerTools(server: Server, s: Services): void {
     `Search long-term memory for what earlier sessions learned, decided or experienced. Use it before starting work on a topic, when a question may have been met before, or when the user refers to past work. Hybrid search (keywords, meaning, and links between memories). Returns up to \`limit\` memories (default ${DEFAULT_SEARCH_LIMIT}), best first, each with its short id, content, score (0 to 1: how much of the query it answers, comparable across queries), effective strength, type, project and connection count. ${CITE}`,
     SearchInput,
     true,
-    async (a) => searchText(await search(s, { query: a.query, limit: a.limit, project: a.project, min_score: a.min_score }), parseProject(a.project), a.min_score),
+    async (a) =>
+      searchText(await searchWithReceipt(s, { query: a.query, limit: a.limit, project: a.project, min_score: a.min_score }, { via: "mcp", agent: clientName(server) ?? null }), parseProject(a.project), a.min_score),
   );
 
   tool(
@@ -194,6 +198,17 @@ export function registerTools(server: Server, s: Services): void {
       if (a.restore === undefined) return historyText(await memoryHistory(s, a.id));
       const r = await restoreVersion(s, { id: a.id, version: a.restore });
       return `Restored version ${r.restored_version}.\n${updateText(r)}`;
+    },
+  );
+
+  tool(
+    "memsvc_feedback",
+    `Report a memory that misled you or helped you, so the next prompts go better: kind "wrong" (it is false: it leaves recall at once and is marked for the user's review), "outdated" (it was true once: it is marked possibly outdated, with your note), "irrelevant" (it keeps being recalled for prompts like the current one but is not about them: demoted for such prompts only), "useful" (it helped: counts as a use). Give a short note saying what is wrong or outdated. Correct the content with memsvc_update when you know the right text. Returns what changes. ${ID_HELP}`,
+    FeedbackInput,
+    false,
+    async (a) => {
+      const r = await feedbackFromAnywhere(s, a, "mcp");
+      return `Feedback recorded: memory ${r.short_id} ${r.kind}. ${r.effect[0].toUpperCase()}${r.effect.slice(1)}.`;
     },
   );
 }

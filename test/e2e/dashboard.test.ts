@@ -143,6 +143,7 @@ describe("dashboard in Chromium", () => {
       ["chart-growth", true],
       ["chart-domains", true],
       ["chart-reach", true],
+      ["chart-tokens", true],
       ["chart-nightly", true],
     ]);
     await page.screenshot({ path: join(ARTIFACTS, "dashboard-light.png"), fullPage: true });
@@ -162,16 +163,21 @@ describe("dashboard in Chromium", () => {
     expect(paths).toContain("/dashboard/data");
   }, BROWSER_TEST_MS);
 
-  test.skipIf(!hasChromium)("no control on the page can change data: every request is a GET, the store is unchanged", async () => {
+  test.skipIf(!hasChromium)("no control but Retire can change data: every other request is a GET, the store is unchanged", async () => {
     const { page, seen } = await openDashboard();
     await rendered(page);
     const before = await dbState();
     const controls = page.locator("button, a[href], select, input, textarea, [role=button], [onclick], form");
-    const kinds = await controls.evaluateAll((els) => els.filter((e) => !e.closest(".memsvc-nav")).map((e) => e.tagName.toLowerCase()));
+    const kinds = await controls.evaluateAll((els) => els.filter((e) => !e.closest(".memsvc-nav") && !e.closest("#retire-table")).map((e) => e.tagName.toLowerCase()));
     expect(kinds.sort()).toEqual(["button", "select"]); // Refresh and the period
+    // The candidates to retire: a link to the memory browser and the one action each, left unclicked here.
+    const candidates = await page.locator("#retire-table tbody tr").count();
+    expect(candidates).toBeGreaterThan(0);
+    expect(await page.locator("#retire-table button.retire").count()).toBe(candidates);
+    expect(await page.locator("#retire-table a[href^='/memories#']").count()).toBe(candidates);
     // The shared bar only links to the pages.
     const nav = await page.locator(".memsvc-nav a").evaluateAll((els) => els.map((e) => new URL((e as HTMLAnchorElement).href).pathname));
-    expect(nav).toEqual(["/memories", "/memories", "/viz", "/identity/ui", "/dashboard"]);
+    expect(nav).toEqual(["/memories", "/memories", "/sessions", "/viz", "/identity/ui", "/dashboard"]);
     expect(await page.locator("form").count()).toBe(0);
     let renders = 1;
     await page.locator("#refresh").click();
@@ -192,13 +198,30 @@ describe("dashboard in Chromium", () => {
         })),
       ),
     );
-    expect(legendItems.length).toBe(3 + 5 + 9 + 2 + 4); // recall, growth (4 types + total), domains (8 + other), reach, nightly
+    expect(legendItems.length).toBe(3 + 5 + 9 + 2 + 2 + 4); // recall, growth (4 types + total), domains (8 + other), reach, tokens, nightly
     for (const item of legendItems) await page.locator(`#${item.id}`).click({ position: { x: item.x, y: item.y } });
     await page.keyboard.press("Enter");
     expect(seen.requests.length).toBeGreaterThan(4);
     expect([...new Set(seen.requests.map((r) => r.method))]).toEqual(["GET"]);
     expect(await dbState()).toEqual(before);
     expect(new URL(page.url()).searchParams.get("days")).toBe("365");
+  }, BROWSER_TEST_MS);
+
+  test.skipIf(!hasChromium)("Retire on a memory shown often and never used takes it out of search, keeps it, and lists it no more", async () => {
+    const { page, seen } = await openDashboard();
+    await rendered(page);
+    const first = page.locator("#retire-table tbody tr").first();
+    const id = (await first.getAttribute("data-id"))!;
+    const content = (await dbRow(srv!.services, "SELECT content FROM memories WHERE id = ?", [id])) as { content: string };
+    await first.locator("button.retire").click();
+    await page.waitForFunction(() => (window as any).__dashboard.retired === 1);
+    expect(seen.requests.filter((r) => r.method !== "GET").map((r) => new URL(r.url).pathname)).toEqual(["/memory/review"]);
+    const found = await (await fetch(`${srv!.url}/search?query=${encodeURIComponent(content.content.slice(0, 60))}&limit=20`)).json();
+    expect(found.results.map((r: { id: string }) => r.id)).not.toContain(id);
+    expect(await dbRow(srv!.services, "SELECT count(*) AS n FROM memories WHERE id = ?", [id])).toEqual({ n: 1 });
+    await page.locator("#refresh").click();
+    await rendered(page, 2);
+    expect(await page.locator(`#retire-table tbody tr[data-id="${id}"]`).count()).toBe(0);
   }, BROWSER_TEST_MS);
 
   test.skipIf(!hasChromium)("dark mode: dark background, readable text, charts redrawn in the dark palette", async () => {

@@ -47,7 +47,7 @@ describe("response shapes", () => {
 
   test("GET /dashboard/data: every member, with the seeded figures", async () => {
     const d = (await remote("/dashboard/data", auth())).json();
-    expect(Object.keys(d).sort()).toEqual(["account", "backlog", "counts", "domains", "generated_at", "growth", "nightly", "recall", "window"]);
+    expect(Object.keys(d).sort()).toEqual(["account", "backlog", "counts", "domains", "generated_at", "growth", "nightly", "recall", "receipts", "window"]);
     // No capture ran in this home: nothing waits.
     expect(d.backlog).toEqual({ total: 0, noModel: 0, modelFailed: 0, noServer: 0 });
     expect(d.generated_at).toBe(new Date(NOW).toISOString());

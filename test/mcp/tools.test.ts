@@ -8,6 +8,7 @@ import { startServer, type TestServer } from "../helpers/server";
 
 const TOOLS = [
   "memsvc_delete",
+  "memsvc_feedback",
   "memsvc_get",
   "memsvc_graph",
   "memsvc_history",
@@ -127,6 +128,9 @@ function plan(t: "sse" | "http"): DriverStep[] {
     { label: "e-section", call: "memsvc_identity", args: { name: "nosuch" } },
     { label: "e-deleted", call: "memsvc_get", args: { id: ids[`del-${t}`] } },
     { label: "after", call: "memsvc_search", args: { query: "keepalive idle" } },
+    { label: "feedback-outdated", call: "memsvc_feedback", args: { id: short("wal"), kind: "outdated", note: `WAL mode changed (${t})` } },
+    { label: "e-feedback-kind", call: "memsvc_feedback", args: { id: short("wal"), kind: "meh" } },
+    { label: "e-feedback-irrelevant", call: "memsvc_feedback", args: { id: short("idle"), kind: "irrelevant" } },
   ];
 }
 
@@ -153,7 +157,15 @@ describe.each(["sse", "http"] as const)("MCP tools over %s", (t) => {
     r = byLabel(results);
   });
 
-  test("lists exactly the 12 tools (the spec's ten, the lessons alias, memsvc_history), with the spec's parameters", () => {
+  test("feedback: the agent reports a memory; an outdated one carries the note in search; bad kinds and a missing prompt are explained", async () => {
+    expect(ok(r["feedback-outdated"])).toContain(`memory ${short("wal")} outdated`);
+    expect(err(r["e-feedback-kind"])).toContain("kind must be one of wrong, outdated, useful or irrelevant");
+    expect(err(r["e-feedback-irrelevant"])).toContain("give the prompt it is irrelevant to");
+    const [receipt] = (await (await fetch(`${srv.url}/recall/receipts?kind=search&limit=50`)).json()).receipts.filter((x: { via: string }) => x.via === "mcp");
+    expect(receipt).toMatchObject({ kind: "search", via: "mcp" });
+  });
+
+  test("lists exactly the 13 tools (the spec's ten, the lessons alias, memsvc_history, memsvc_feedback), with the spec's parameters", () => {
     const tools = r.list.tools!;
     expect(tools.map((x) => x.name).sort()).toEqual(TOOLS);
     const schema = (name: string) => tools.find((x) => x.name === name)!.schema;
@@ -166,6 +178,7 @@ describe.each(["sse", "http"] as const)("MCP tools over %s", (t) => {
     expect(schema("memsvc_index").properties).toEqual({});
     expect(Object.keys(schema("memsvc_history").properties).sort()).toEqual(["id", "restore"]);
     expect(schema("memsvc_history").required).toEqual(["id"]);
+    expect(schema("memsvc_feedback").required).toEqual(["id", "kind"]);
     expect(schema("memsvc_lessons")).toEqual(schema("memsvc_learnings"));
     for (const x of tools) expect(x.description.length).toBeGreaterThan(80);
     expect(tools.find((x) => x.name === "memsvc_get")!.description).toContain("(memory <short_id>, <date>, from <source_agent>)");

@@ -5,9 +5,10 @@ import { isoDate, isoTime } from "../dates";
 import { latestDigests, type NightlyDigest } from "../nightly";
 import { parseLimit } from "../search";
 import type { Services } from "../services";
-import { DEFAULT_DOMAIN, MEMORY_TYPES } from "../memories";
+import { DEFAULT_DOMAIN, MEMORY_TYPES, feedbackCounts, feedbackMarks } from "../memories";
+import { flushReceipts, gistOf } from "../receipts";
 import type { DashboardFigures } from "./store";
-import { DASHBOARD_DEFAULT_DAYS, DASHBOARD_DIGESTS, DASHBOARD_MAX_DAYS, DASHBOARD_TOP_DOMAINS } from "./tuning";
+import { DASHBOARD_DEFAULT_DAYS, DASHBOARD_DIGESTS, DASHBOARD_MAX_DAYS, DASHBOARD_RETIRE_CANDIDATES, DASHBOARD_TOP_DOMAINS } from "./tuning";
 
 export type { Growth, GrowthDay, RecallAdoption, RecallDay } from "./series";
 
@@ -40,6 +41,22 @@ export interface DashboardData {
   recall: RecallAdoption;
   nightly: NightlyDigest[];
   account: Account;
+  receipts: ReceiptFigures;
+}
+
+/** What memory put into prompts over the window (receipts) and what people and agents said about it (feedback). */
+export interface ReceiptFigures {
+  /** Per day of the window: tokens of the recall blocks injected, memories injected, of them used. */
+  days: { date: string; tokens: number; injected: number; used: number }[];
+  tokens: number;
+  injected: number;
+  used: number;
+  /** used / injected, or null when nothing was injected. */
+  used_share: number | null;
+  /** Feedback events of the window, per kind. */
+  feedback: Record<string, number>;
+  /** Memories shown most and never used: candidates to retire (POST /memory/review {action: "retire"}). */
+  shown_never_used: { id: string; short_id: string; project: string | null; shown_count: number; gist: string }[];
 }
 
 /**
@@ -63,6 +80,32 @@ export async function dashboardData(s: Services, input: DashboardInput = {}): Pr
     recall: recallAdoption(f, window),
     nightly: await latestDigests(s, DASHBOARD_DIGESTS),
     account: account(s).account,
+    receipts: await receiptFigures(s, window),
+  };
+}
+
+async function receiptFigures(s: Services, w: Window): Promise<ReceiptFigures> {
+  await flushReceipts(s);
+  const marks = await feedbackMarks(s);
+  const retired = [...marks.values()].filter((m) => m.retired).length;
+  const [daily, feedback, candidates] = await Promise.all([
+    s.storage.receipts.dailyTokens(w.start, w.days),
+    feedbackCounts(s, w.start, w.end),
+    // Retired ones are not candidates any more: ask for as many more.
+    s.storage.analytics.shownNeverUsed(DASHBOARD_RETIRE_CANDIDATES + retired),
+  ]);
+  const unused = candidates.filter((m) => !marks.get(m.id)?.retired).slice(0, DASHBOARD_RETIRE_CANDIDATES);
+  const days = daily.map((d) => ({ date: isoDate(w.start + d.i * DAY_MS), tokens: d.tokens, injected: d.injected, used: d.used }));
+  const sum = (k: "tokens" | "injected" | "used") => days.reduce((a, d) => a + d[k], 0);
+  const injected = sum("injected");
+  return {
+    days,
+    tokens: sum("tokens"),
+    injected,
+    used: sum("used"),
+    used_share: injected ? Math.round((sum("used") / injected) * 1000) / 1000 : null,
+    feedback,
+    shown_never_used: unused.map((m) => ({ id: m.id, short_id: m.id.slice(0, 8), project: m.project, shown_count: m.shownCount, gist: gistOf(m.content) })),
   };
 }
 

@@ -16,6 +16,8 @@ export interface AnalyticsStore {
   memoriesFingerprint(): Promise<{ count: number; maxSeq: number | null }>;
   /** What the domain index aggregates: every memory's project and type, every tag row, per-project counts. */
   domainRows(): Promise<DomainRows>;
+  /** Memories shown most and never used (candidates to retire), most shown first. */
+  shownNeverUsed(limit: number): Promise<{ id: string; content: string; project: string | null; shownCount: number }[]>;
   /** Contents of the newest `limit` memories tagged `tag`, newest first. */
   domainSample(tag: string, limit: number): Promise<string[]>;
 }

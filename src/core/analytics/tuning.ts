@@ -40,3 +40,6 @@ export const DASHBOARD_TOP_DOMAINS = 8;
 
 /** Nightly digests shown: a week of runs. */
 export const DASHBOARD_DIGESTS = 7;
+
+/** Memories shown most and never used listed as candidates to retire: a page's worth to act on. */
+export const DASHBOARD_RETIRE_CANDIDATES = 10;

@@ -3,6 +3,7 @@ import { isoTime } from "../dates";
 import type { Services } from "../services";
 import type { AnchorsInput, MarkStaleInput } from "./schema";
 import type { AnchorRow } from "./store";
+import { feedbackMarks } from "./feedback-marks";
 import { ANCHOR_MAX_PATH_CHARS, ANCHOR_MAX_PATHS, STALE_NOTE_PATHS } from "./tuning";
 import { counted, plural } from "../text";
 
@@ -26,7 +27,10 @@ export const STALE_REASONS = ["changed", "missing", "commit-unknown", "repo-dele
 export type StaleReason = (typeof STALE_REASONS)[number];
 
 export interface StaleMark {
-  reason: StaleReason;
+  /** "reported": `outdated` feedback (a person or an agent said so), with its note. */
+  reason: StaleReason | "reported";
+  /** reported: what the feedback said. */
+  note?: string;
   /** Anchored paths that differ between the anchor's commit and HEAD (deleted ones included). */
   changed_paths: string[];
   /** Anchored paths that no longer exist in the working tree. */
@@ -145,12 +149,26 @@ export async function anchorsOf(s: Services, ids: readonly string[]): Promise<Ma
   return out;
 }
 
-/** The stale mark of each marked memory (the first marked anchor's), by memory id. */
+/** The stale mark of each marked memory (the first marked anchor's, else `outdated` feedback's), by memory id. */
 export async function staleOf(s: Services, ids: readonly string[]): Promise<Map<string, StaleMark>> {
   const out = new Map<string, StaleMark>();
   if (ids.length === 0) return out;
-  for (const r of await s.storage.memories.staleMarks([...new Set(ids)])) if (!out.has(r.memoryId)) out.set(r.memoryId, r.stale);
+  const [rows, marks] = await Promise.all([s.storage.memories.staleMarks([...new Set(ids)]), feedbackMarks(s)]);
+  for (const r of rows) if (!out.has(r.memoryId)) out.set(r.memoryId, r.stale);
+  if (marks.size > 0) {
+    for (const id of ids) {
+      const o = marks.get(id)?.outdated;
+      if (o && !out.has(id)) out.set(id, reportedMark(o.at, o.note));
+    }
+  }
   return out;
+}
+
+/** `outdated` feedback as a stale mark. */
+export function reportedMark(at: number, note: string | null): StaleMark {
+  const m: StaleMark = { reason: "reported", changed_paths: [], missing_paths: [], commits: 0, last_change: null, head: null, checked_at: isoTime(at) };
+  if (note) m.note = note;
+  return m;
 }
 
 /** One line, no newline: `src/db.ts changed in 3 commits since`, `src/a.ts no longer exists`... */
@@ -160,6 +178,8 @@ export function staleNote(m: StaleMark): string {
     return list.length > STALE_NOTE_PATHS ? `${shown} and ${list.length - STALE_NOTE_PATHS} more` : shown;
   };
   switch (m.reason) {
+    case "reported":
+      return m.note ? `reported outdated: ${m.note}` : "reported outdated";
     case "repo-deleted":
       return "its repository is gone";
     case "commit-unknown":

@@ -1,4 +1,6 @@
 import { anchorsOf } from "./anchors";
+import { isoTime } from "../dates";
+import { feedbackMarks } from "./feedback-marks";
 import { citation, resolveMemory, toView, type MemoryView } from "./memories";
 import type { Services } from "../services";
 import { round3 } from "./strength";
@@ -26,6 +28,13 @@ export interface MemoryDetail {
   domain: string;
   tags: { tag: string; weight: number }[];
   links: LinkedMemory[];
+  /** Feedback in force: `wrong` (out of recall, to review), `outdated` (a reported stale mark), retired, and how many prompts it is irrelevant to. */
+  feedback: {
+    wrong: { at: string; note: string | null } | null;
+    outdated: { at: string; note: string | null } | null;
+    retired: { at: string } | null;
+    irrelevant: number;
+  };
 }
 
 /**
@@ -49,5 +58,13 @@ export async function memoryDetail(s: Services, rawId: unknown): Promise<MemoryD
   const memory = toView(row, s.now());
   const anchors = (await anchorsOf(s, [row.id])).get(row.id);
   if (anchors) memory.anchors = anchors;
-  return { memory, citation: citation(row), domain: tags[0]?.tag ?? DEFAULT_DOMAIN, tags, links };
+  const marks = (await feedbackMarks(s)).get(row.id);
+  const at = (m: { at: number; note?: string | null } | null | undefined) => (m ? { at: isoTime(m.at), ...("note" in m ? { note: m.note ?? null } : {}) } : null);
+  const feedback = {
+    wrong: at(marks?.wrong) as MemoryDetail["feedback"]["wrong"],
+    outdated: at(marks?.outdated) as MemoryDetail["feedback"]["outdated"],
+    retired: at(marks?.retired),
+    irrelevant: marks?.irrelevant.length ?? 0,
+  };
+  return { memory, citation: citation(row), domain: tags[0]?.tag ?? DEFAULT_DOMAIN, tags, links, feedback };
 }

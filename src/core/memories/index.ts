@@ -2,6 +2,11 @@
 export { anchorsForRepo, markStale, parseAnchors, staleNote, staleOf, writeAnchors } from "./anchors";
 export type { AnchorInput, AnchorView, StaleMark } from "./anchors";
 export { memoryDetail } from "./detail";
+export { FEEDBACK_KINDS, REVIEW_ACTIONS, feedbackCounts, giveFeedback, parseFeedbackKind, reviewMemory } from "./feedback";
+export type { FeedbackContext, FeedbackInput, FeedbackKind, FeedbackResult } from "./feedback";
+export { feedbackMarks, foldMarks, reloadMarks } from "./feedback-marks";
+export type { FeedbackMarksCache, MemoryMarks } from "./feedback-marks";
+export type { FeedbackEventRow, FeedbackStore } from "./feedback-store";
 export { memoryHistory, restoreVersion } from "./history";
 export { absorbHistory, currentSnapshot, recordVersion } from "./versions";
 export type { HistoryView } from "./history";
@@ -9,7 +14,7 @@ export { citation, countSession, deleteMemory, deleteRows, fetchMemory, liveInde
 export type { MemoryView, NewMemory, UpdateResult } from "./memories";
 export { backupTo, defaultBackupName, exportAll, importAll } from "./portability";
 export { runReembed } from "./reembed";
-export { effectiveStrength, round3 } from "./strength";
+export { effectiveStrength, round3, strengthenedOnUse } from "./strength";
 export { DEFAULT_DOMAIN, MAX_TAGS, deriveTags, normalizeTag, tagsOf } from "./tags";
 export type { Tag } from "./tags";
 export { MEMORY_TYPES, normalizeMemoryType } from "./types";

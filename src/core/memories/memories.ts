@@ -1,3 +1,4 @@
+import { reloadMarks } from "./feedback-marks";
 import { AppError, conflict, invalid, notFound } from "../../errors";
 import { isoDate, isoTime } from "../dates";
 import { normalizeMemoryType, type MemoryType } from "./types";
@@ -211,6 +212,8 @@ export async function updateMemory(
       });
       if (vector) liveIndex(s)?.upsert(updated.seq, vector, updated.project);
       else if (changes.project) liveIndex(s)?.regroup(updated.seq, updated.project);
+      // A rewrite or restore settles wrong/outdated/irrelevant feedback: recall sees it at once.
+      if (Object.keys(changes).length) await reloadMarks(s);
       return { memory: toView(updated, now), changes };
     })(),
   );

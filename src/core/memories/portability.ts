@@ -7,7 +7,7 @@ import { VERSION } from "../../version";
 import { parseAnchors } from "./anchors";
 import { folderSections, isValidName, sectionStore } from "../identity";
 import { normalizeMemoryType } from "./types";
-import type { MemoryColumns } from "./store-bulk";
+import { eventRecord, type MemoryColumns } from "./store-bulk";
 import { redact } from "../secrets";
 import type { Services } from "../services";
 import type { Storage } from "../storage";
@@ -177,7 +177,7 @@ export async function importAll(s: Services, file: string, progress: (line: stri
     }),
     links: of<LinkRecord>("link", (r) => ({ from_id: r.from_id, to_id: r.to_id, relationship: r.relationship, weight: r.weight, created_at: r.created_at })),
     segments: of<SegmentRecord>("segment", (r) => ({ key: r.key, session_id: r.session_id, memory_count: r.memory_count, created_at: r.created_at })),
-    events: of<EventRecord>("event", (r) => ({ memory_id: r.memory_id, event: r.event, at: r.at })),
+    events: of<EventRecord>("event", (r) => eventRecord({ memory_id: r.memory_id, event: r.event, at: r.at, detail: r.detail })),
     history: of<HistoryRecord>("history", (r) => ({
       memory_id: r.memory_id,
       version: r.version,

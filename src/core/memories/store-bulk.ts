@@ -85,6 +85,15 @@ export interface EventRecord {
   memory_id: string;
   event: string;
   at: number;
+  /** Feedback events: their JSON (note, receipt, vector); absent for shown and used. */
+  detail?: string;
+}
+
+/** An event row as read: `detail` only when set (shown and used events stay as compact as before). */
+export function eventRecord(r: { memory_id: string; event: string; at: number; detail?: string | null }): EventRecord {
+  const e: EventRecord = { memory_id: r.memory_id, event: r.event, at: Number(r.at) };
+  if (typeof r.detail === "string") e.detail = r.detail;
+  return e;
 }
 export interface HistoryRecord {
   memory_id: string;

@@ -68,3 +68,12 @@ export const STALE_NOTE_PATHS = 2;
  * See docs/decisions/ingest-batching.md.
  */
 export const MIGRATE_BATCH = 500;
+
+/**
+ * Feedback marks (wrong, outdated, irrelevant, retired) live in memory; marks another server wrote
+ * (several servers over one PostgreSQL) reach this one's recall within this long.
+ */
+export const FEEDBACK_REFRESH_MS = 2_000;
+
+/** Longest note a feedback may carry. */
+export const FEEDBACK_NOTE_CHARS = 1_000;

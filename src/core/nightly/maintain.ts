@@ -1,4 +1,4 @@
-import { absorbHistory, deleteMemory, effectiveStrength } from "../memories";
+import { absorbHistory, deleteMemory, effectiveStrength, feedbackCounts } from "../memories";
 import { thresholds } from "../search";
 import type { NightlyMergeRow } from "./store";
 import type { RunContext } from "./types";
@@ -110,6 +110,8 @@ async function mergePair(ctx: RunContext, keep: NightlyMergeRow, drop: NightlyMe
  */
 export async function decayStep(ctx: RunContext): Promise<void> {
   const { s, digest } = ctx;
+  // The day's feedback, in the digest: what people and agents said of the memories that were shown.
+  digest.feedback = await feedbackCounts(s, ctx.start, ctx.end);
   const params = { minShown: IGNORED_MIN_SHOWN, floor: IGNORED_MIN_STRENGTH, factor: IGNORED_DECAY_FACTOR, start: ctx.start, end: ctx.end };
   if (ctx.dryRun) {
     digest.decayed = await s.storage.nightly.decayIgnored(params, true);

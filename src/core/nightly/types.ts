@@ -49,6 +49,8 @@ export interface NightlyDigest {
   dropped: number;
   /** Ignored memories whose strength was lowered. */
   decayed: number;
+  /** Feedback given on the day (wrong, outdated, useful, irrelevant, retired): the decay step reads it. */
+  feedback?: Record<string, number>;
   /** Recall sessions idle past their time-to-live, forgotten. */
   sessions_expired: number;
   /** Fragments /distill's substance gate rejected since the last run, by reason; written to the log, then forgotten. */

@@ -10,13 +10,15 @@ import {
   RECALL_GLOBAL_CANDIDATES,
   RECALL_GLOBAL_COVERAGE,
   RECALL_GLOBAL_RANK_FACTOR,
+  RECALL_IRRELEVANT_FACTOR,
   RECALL_LINE_COVERAGE,
   RECALL_MAX_LINES,
   RECALL_MIN_COVERAGE,
   RECALL_MIN_EVIDENCE,
 } from "./tuning";
 import { STALE_RANK_FACTOR, STRENGTH_WEIGHT } from "../search/tuning";
-import { staleOf, type StaleMark } from "../memories";
+import { feedbackMarks, staleOf, type StaleMark } from "../memories";
+import type { ScoreParts } from "../search";
 
 /** A memory the recall index might list, with the evidence the gates look at. */
 export interface RecallCandidate {
@@ -44,6 +46,12 @@ export interface RecallCandidate {
   score: number;
   /** A client's mark that the code it is anchored to changed (see anchors.ts). */
   stale: StaleMark | null;
+  /** Score parts for the receipt. */
+  parts: ScoreParts;
+  /** Feedback keeps it out: `wrong` not yet settled, or retired. */
+  excluded: "wrong" | "retired" | null;
+  /** Feedback said it is irrelevant to prompts like this one: it ranks lower and cannot open a block. */
+  demoted: boolean;
 }
 
 /**
@@ -74,7 +82,7 @@ export async function queryTerms(s: Services, prompt: string, blend: TopicBlend 
   return [...own, ...extra];
 }
 
-function matchOf(content: string, terms: readonly WeightedTerm[]): { overlap: number; promptOverlap: number; weight: number; share: number } {
+function matchOf(content: string, terms: readonly WeightedTerm[]): { overlap: number; promptOverlap: number; weight: number; topicWeight: number; share: number } {
   const byStem = new Map(terms.map((t) => [t.stem, t]));
   const found = new Set<string>();
   for (const st of contentStems(content)) {
@@ -82,6 +90,7 @@ function matchOf(content: string, terms: readonly WeightedTerm[]): { overlap: nu
     if (found.size === byStem.size) break;
   }
   let weight = 0;
+  let topicWeight = 0;
   let share = 0;
   let promptOverlap = 0;
   for (const st of found) {
@@ -89,8 +98,9 @@ function matchOf(content: string, terms: readonly WeightedTerm[]): { overlap: nu
     weight += t.weight;
     share += t.share;
     if (t.fromPrompt) promptOverlap++;
+    else topicWeight += t.weight;
   }
-  return { overlap: found.size, promptOverlap, weight, share };
+  return { overlap: found.size, promptOverlap, weight, topicWeight, share };
 }
 
 /**
@@ -132,15 +142,21 @@ export async function scoreCandidates(
   // The unit of evidence: the weight of a word found in a single memory.
   const unit = idfOf(1, Math.max(1, s.index.memories));
   const now = s.now();
-  const stale = await staleOf(s, rows.map((r) => r.id));
+  const [stale, marks] = await Promise.all([staleOf(s, rows.map((r) => r.id)), feedbackMarks(s)]);
+  const related = marks.size > 0 ? thresholds(s).topicRelated : 1;
   return rows.map((r) => {
     const c = found.get(r.seq)!;
     const m = matchOf(r.content, terms);
     const eff = Math.min(1, effectiveStrength(r.strength, r.refreshedAt, now));
     const global = project !== null && r.project !== project;
     const evidence = m.weight / unit;
+    const mark = marks.get(r.id);
+    // Irrelevant to a prompt like this one: the prompt it was reported for is as close as a related one.
+    const demoted = !!mark?.irrelevant.some((x) => x.vector.length === vector.length && dot(x.vector, vector) >= related);
     // Similarity only breaks ties: on LoCoMo-dev, evidence alone ordered lines best (sim weight 1: -1 point).
     const relevance = evidence + 0.1 * (c.similarity ?? 0);
+    const staleFactor = stale.has(r.id) ? STALE_RANK_FACTOR : 1;
+    const feedback = demoted ? RECALL_IRRELEVANT_FACTOR : 1;
     return {
       seq: r.seq,
       id: r.id,
@@ -155,10 +171,28 @@ export async function scoreCandidates(
       evidence,
       coverage: total > 0 ? Math.min(1, m.share / total) : 0,
       global,
-      score: relevance * (1 - STRENGTH_WEIGHT + STRENGTH_WEIGHT * eff) * (global ? RECALL_GLOBAL_RANK_FACTOR : 1) * (stale.has(r.id) ? STALE_RANK_FACTOR : 1),
+      score: relevance * (1 - STRENGTH_WEIGHT + STRENGTH_WEIGHT * eff) * (global ? RECALL_GLOBAL_RANK_FACTOR : 1) * staleFactor * feedback,
       stale: stale.get(r.id) ?? null,
+      parts: {
+        full_text: (m.weight - m.topicWeight) / unit,
+        vector: c.similarity,
+        graph: null,
+        strength: r.strength,
+        recency: r.strength > 0 ? effectiveStrength(r.strength, r.refreshedAt, now) / r.strength : 1,
+        topic: m.topicWeight / unit,
+        stale: staleFactor,
+        ...(demoted ? { feedback } : {}),
+      },
+      excluded: mark?.retired ? "retired" : mark?.wrong ? "wrong" : null,
+      demoted,
     };
   });
+}
+
+function dot(a: Float32Array, b: Float32Array): number {
+  let d = 0;
+  for (let i = 0; i < a.length; i++) d += a[i] * b[i];
+  return d;
 }
 
 /**
@@ -184,7 +218,46 @@ export function passesBlockGate(c: RecallCandidate, t: { recall: number; recallG
   return (c.similarity ?? -1) >= t.recall;
 }
 
-/** The memories the index lists: gated, not recently shown in the session, best first; none unless one passes the block gate. */
+/** What the gates made of a prompt's candidates: the lines in order, and why each other one was left out. */
+export interface RecallSelection {
+  lines: RecallCandidate[];
+  dropped: { candidate: RecallCandidate; reason: "gate" | "suppression" | "threshold" | "feedback" | "limit" }[];
+}
+
+/**
+ * The memories the index lists: gated, not recently shown in the session,
+ * not kept out by feedback, best first; none unless one passes the block
+ * gate (a demoted one cannot open a block by itself). The others are
+ * returned with their reason, for the receipt.
+ */
+export async function recallSelection(
+  s: Services,
+  prompt: string,
+  vector: Float32Array,
+  project: string | null,
+  suppressed: ReadonlySet<string>,
+  blend: TopicBlend | null = null,
+  terms?: readonly PromptTerm[],
+): Promise<RecallSelection> {
+  const t = thresholds(s);
+  const dropped: RecallSelection["dropped"] = [];
+  const passing: RecallCandidate[] = [];
+  for (const c of await scoreCandidates(s, prompt, vector, project, blend, terms)) {
+    if (!passesLineGate(c, t)) dropped.push({ candidate: c, reason: "gate" });
+    else if (c.excluded) dropped.push({ candidate: c, reason: "feedback" });
+    else if (suppressed.has(c.id)) dropped.push({ candidate: c, reason: "suppression" });
+    else passing.push(c);
+  }
+  passing.sort((a, b) => b.score - a.score);
+  if (!passing.some((c) => !c.demoted && passesBlockGate(c, t))) {
+    for (const c of passing) dropped.push({ candidate: c, reason: c.demoted ? "feedback" : "threshold" });
+    return { lines: [], dropped };
+  }
+  for (const c of passing.slice(RECALL_MAX_LINES)) dropped.push({ candidate: c, reason: "limit" });
+  return { lines: passing.slice(0, RECALL_MAX_LINES), dropped };
+}
+
+/** The lines of the index alone (the bench tunes the gates on this). */
 export async function recallCandidates(
   s: Services,
   prompt: string,
@@ -194,10 +267,5 @@ export async function recallCandidates(
   blend: TopicBlend | null = null,
   terms?: readonly PromptTerm[],
 ): Promise<RecallCandidate[]> {
-  const t = thresholds(s);
-  const lines = (await scoreCandidates(s, prompt, vector, project, blend, terms))
-    .filter((c) => !suppressed.has(c.id) && passesLineGate(c, t))
-    .sort((a, b) => b.score - a.score);
-  if (!lines.some((c) => passesBlockGate(c, t))) return [];
-  return lines.slice(0, RECALL_MAX_LINES);
+  return (await recallSelection(s, prompt, vector, project, suppressed, blend, terms)).lines;
 }

@@ -100,3 +100,10 @@ export const RECALL_TOPIC_FOLLOWUP_KEYWORDS = 2;
 
 /** Topic words kept per session. */
 export const RECALL_TOPIC_TERMS = 12;
+
+/**
+ * A memory reported irrelevant to prompts like this one (its prompt's vector at least the
+ * calibrated "related" similarity from this query) ranks as if this much weaker, and cannot open a
+ * block by itself: with a better line it may still be listed, last.
+ */
+export const RECALL_IRRELEVANT_FACTOR = 0.25;

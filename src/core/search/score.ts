@@ -92,11 +92,15 @@ export function absoluteRelevance(kind: "onnx" | "fallback", lexical: number, co
 }
 
 /** Relevance of each candidate (by seq), reading only the first SCORE_CONTENT_CHARS of its content. */
-export async function relevanceBySeq(s: Services, query: string, seqs: readonly number[], cosine: ReadonlyMap<number, number>): Promise<Map<number, number>> {
+export async function relevanceBySeq(s: Services, query: string, seqs: readonly number[], cosine: ReadonlyMap<number, number>, lexicalOut?: Map<number, number>): Promise<Map<number, number>> {
   const out = new Map<number, number>();
   if (seqs.length === 0) return out;
   const [q, rows] = await Promise.all([queryTerms(s, query), s.storage.search.contentPrefixes(seqs, SCORE_CONTENT_CHARS)]);
-  for (const r of rows) out.set(r.seq, absoluteRelevance(s.embedder.kind, coverage(q, r.text), cosine.get(r.seq)));
+  for (const r of rows) {
+    const lexical = coverage(q, r.text);
+    lexicalOut?.set(r.seq, lexical);
+    out.set(r.seq, absoluteRelevance(s.embedder.kind, lexical, cosine.get(r.seq)));
+  }
   return out;
 }
 

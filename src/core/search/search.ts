@@ -1,5 +1,5 @@
 import { invalid } from "../../errors";
-import { staleOf, type StaleMark } from "../memories";
+import { feedbackMarks, staleOf, type StaleMark } from "../memories";
 import { loadThresholds } from "./calibration";
 import type { ScoringRow, SearchStore, VectorHit } from "./store";
 import { queryKeywords } from "./query";
@@ -22,6 +22,7 @@ import {
   VECTOR_RRF_WEIGHT,
 } from "./tuning";
 import { MAX_LIMIT } from "../tuning";
+import { roundParts, type ScoreParts } from "./parts";
 
 /** The operation's input (schema.ts); meaning (trimming, the cap on limit) is applied here. */
 export type { SearchInput } from "./schema";
@@ -61,6 +62,20 @@ export function parseProject(value: unknown): string | null {
 interface Candidate {
   rrf: number;
   via: Set<string>;
+  /** What the graph hop added to rrf. */
+  graph: number;
+}
+
+/**
+ * Filled by rank() when asked (receipts): each result's score parts, and
+ * the candidates that did not make it (below min_score, or past the limit),
+ * best first.
+ */
+export interface SearchExplain {
+  parts: Map<string, ScoreParts>;
+  dropped: { id: string; score: number; parts: ScoreParts; reason: "threshold" | "limit"; content: string }[];
+  /** How many near misses to keep. */
+  keep: number;
 }
 
 /** Text → validated query string (cut, never rejected, when long). */
@@ -75,13 +90,13 @@ export function parseQuery(value: unknown): string {
  * Hybrid search: BM25 and vector KNN fused by reciprocal rank fusion, widened
  * by one hop of the graph, ranked by relevance and effective strength.
  */
-export async function search(s: Services, input: SearchInput, given?: Float32Array): Promise<SearchResult> {
+export async function search(s: Services, input: SearchInput, given?: Float32Array, explain?: SearchExplain): Promise<SearchResult> {
   const query = parseQuery(input.query);
   const limit = parseLimit(input.limit, DEFAULT_SEARCH_LIMIT);
   const project = parseProject(input.project);
   const minScore = parseMinScore(input.min_score);
   const vector = given ?? (await queryVector(s, query));
-  return rank(s, query, vector, limit, project, minScore);
+  return rank(s, query, vector, limit, project, minScore, explain);
 }
 
 async function scoringRows(s: Services, seqs: number[]): Promise<Map<number, ScoringRow>> {
@@ -92,7 +107,15 @@ async function scoringRows(s: Services, seqs: number[]): Promise<Map<number, Sco
 }
 
 /** Search once the query vector is known (benchmarks time this). */
-export async function rank(s: Services, query: string, vector: Float32Array, limit: number, project: string | null, minScore: number | null = null): Promise<SearchResult> {
+export async function rank(
+  s: Services,
+  query: string,
+  vector: Float32Array,
+  limit: number,
+  project: string | null,
+  minScore: number | null = null,
+  explain?: SearchExplain,
+): Promise<SearchResult> {
   const now = s.now();
   const fused = new Map<number, Candidate>();
   const add = (seq: number, score: number, via: string) => {
@@ -100,7 +123,7 @@ export async function rank(s: Services, query: string, vector: Float32Array, lim
     if (c) {
       c.rrf += score;
       c.via.add(via);
-    } else fused.set(seq, { rrf: score, via: new Set([via]) });
+    } else fused.set(seq, { rrf: score, via: new Set([via]), graph: 0 });
   };
   const terms = queryKeywords(query);
   // Both retrievers at once: on a networked engine their round trips overlap.
@@ -125,20 +148,47 @@ export async function rank(s: Services, query: string, vector: Float32Array, lim
   const rows = await scoringRows(s, [...fused.keys()]);
   await widenByGraph(s, seeds, rows, fused, project);
 
-  const [absolute, stale] = await Promise.all([relevanceBySeq(s, query, [...rows.keys()], cosine), staleOf(s, [...rows.values()].map((r) => r.id))]);
+  const coverageOf = explain ? new Map<number, number>() : undefined;
+  const [absolute, stale, marks] = await Promise.all([relevanceBySeq(s, query, [...rows.keys()], cosine, coverageOf), staleOf(s, [...rows.values()].map((r) => r.id)), feedbackMarks(s)]);
   const scored: { seq: number; score: number; relevance: number; rank: number }[] = [];
+  const partsOf = (seq: number, row: ScoringRow): ScoreParts => {
+    const eff = effectiveStrength(row.strength, row.refreshedAt, now);
+    return roundParts({
+      full_text: coverageOf?.get(seq) ?? 0,
+      vector: cosine.get(seq) ?? null,
+      graph: fused.get(seq)!.graph > 0 ? fused.get(seq)!.graph / best : null,
+      strength: row.strength,
+      recency: row.strength > 0 ? eff / row.strength : 1,
+      topic: null,
+      stale: stale.has(row.id) ? STALE_RANK_FACTOR : 1,
+    });
+  };
+  const below: { seq: number; score: number }[] = [];
   for (const [seq, c] of fused) {
     const row = rows.get(seq);
-    if (!row) continue;
+    // A retired memory is kept with its history, out of search (memories/feedback.ts).
+    if (!row || marks.get(row.id)?.retired) continue;
     // Evidence caps the score; the fused rank orders within it (see SCORE_RANK_SHARE).
     const relevance = (absolute.get(seq) ?? 0) * (1 - SCORE_RANK_SHARE + SCORE_RANK_SHARE * Math.min(1, c.rrf / best));
     const eff = effectiveStrength(row.strength, row.refreshedAt, now);
     const strengthFactor = 1 - STRENGTH_WEIGHT + STRENGTH_WEIGHT * Math.min(1, eff);
     const score = round3(relevance * strengthFactor * (stale.has(row.id) ? STALE_RANK_FACTOR : 1));
     if (minScore === null || score >= minScore) scored.push({ seq, score, relevance: round3(relevance), rank: c.rrf });
+    else if (explain) below.push({ seq, score });
   }
   scored.sort((a, b) => b.score - a.score || b.rank - a.rank);
   const top = scored.slice(0, limit);
+  if (explain) {
+    const misses = [...scored.slice(limit).map((h) => ({ ...h, reason: "limit" as const })), ...below.map((h) => ({ ...h, reason: "threshold" as const }))]
+      .sort((a, b) => b.score - a.score)
+      .slice(0, explain.keep);
+    const content = await rowsBySeq(s, misses.map((m) => m.seq));
+    for (const m of misses) {
+      const row = rows.get(m.seq);
+      const full = content.get(m.seq);
+      if (row && full) explain.dropped.push({ id: row.id, score: m.score, parts: partsOf(m.seq, row), reason: m.reason, content: full.content });
+    }
+  }
   const full = await rowsBySeq(s, top.map((h) => h.seq));
   const results: SearchHit[] = [];
   for (const h of top) {
@@ -149,6 +199,7 @@ export async function rank(s: Services, query: string, vector: Float32Array, lim
     const mark = stale.get(row.id);
     if (mark) hit.stale = mark;
     results.push(hit);
+    if (explain) explain.parts.set(row.id, partsOf(h.seq, rows.get(h.seq)!));
   }
   return { query, count: results.length, results };
 }
@@ -172,9 +223,10 @@ async function widenByGraph(s: Services, seeds: [number, Candidate][], rows: Map
     const c = fused.get(l.other);
     if (c) {
       c.rrf += gain;
+      c.graph += gain;
       c.via.add("graph");
     } else {
-      fused.set(l.other, { rrf: gain, via: new Set(["graph"]) });
+      fused.set(l.other, { rrf: gain, via: new Set(["graph"]), graph: gain });
       fresh.push(l.other);
     }
   }

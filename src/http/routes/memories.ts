@@ -4,14 +4,12 @@ import { deleteMemory, fetchMemory, updateMemory } from "../../core/memories";
 import { ingestMemory } from "../../core/ingest";
 import { memoryHistory, restoreVersion } from "../../core/memories";
 import { recent } from "../../core/search";
-import { search } from "../../core/search";
 import type { Services } from "../../core/services";
 import { AnchorsInput, DeleteInput, HistoryInput, IngestInput, MarkStaleInput, MemoryGetInput, RestoreInput, UpdateInput } from "../../core/memories/schema";
-import { RecentInput, SearchInput } from "../../core/search/schema";
+import { RecentInput } from "../../core/search/schema";
 import { queryOptions } from "../schema-query";
 import { jsonObject } from "../body";
 
-const SEARCH_QUERY = queryOptions(SearchInput);
 const RECENT_QUERY = queryOptions(RecentInput);
 const MEMORY_QUERY = queryOptions(MemoryGetInput);
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
@@ -37,7 +35,6 @@ export function memoryRoutes(s: Services) {
       },
       jsonObject(IngestInput),
     )
-    .get("/search", ({ query }) => search(s, query), SEARCH_QUERY)
     .get("/recent", ({ query }) => recent(s, query), RECENT_QUERY)
     .get("/memory", ({ query }) => fetchMemory(s, query.id, { evidence: query.evidence }), MEMORY_QUERY)
     .get("/anchors", ({ query }) => anchorsForRepo(s, query), queryOptions(AnchorsInput))

@@ -6,7 +6,7 @@ import type { Services } from "../../core/services";
 import type { LearningsInput as LearningsQuery } from "../../core/nightly/schema";
 import { jsonObject } from "../body";
 import { LearningsInput } from "../../core/nightly/schema";
-import { RecallIndexInput } from "../../core/recall/schema";
+import { RecallIndexInput, RecallIndexQuery } from "../../core/recall/schema";
 import { queryOptions } from "../schema-query";
 
 const LEARNINGS_QUERY = queryOptions(LearningsInput);
@@ -14,7 +14,7 @@ const LEARNINGS_QUERY = queryOptions(LearningsInput);
 export function recallRoutes(s: Services) {
   const learningsHandler = ({ query }: { query: LearningsQuery }) => learnings(s, query);
   return new Elysia({ name: "recall" })
-    .post("/recall-index", ({ body }) => recallIndex(s, body), jsonObject(RecallIndexInput))
+    .post("/recall-index", ({ body, query }) => recallIndex(s, body, { explain: query.explain === "true" || query.explain === "1" }), { ...jsonObject(RecallIndexInput), query: RecallIndexQuery })
     .get("/learnings", learningsHandler, LEARNINGS_QUERY)
     .get("/lessons", learningsHandler, LEARNINGS_QUERY)
     .get("/index", async () => await domainIndex(s));

@@ -66,6 +66,13 @@ export function pgAnalytics(h: PgHandle): AnalyticsStore {
 
   return {
     dashboardFigures: (w, knownTypes) => snapshot((x) => figures(x, w, knownTypes)),
+    async shownNeverUsed(limit) {
+      const rows = await h.sql.unsafe(
+        `SELECT id, content, project, shown_count::int AS "shownCount" FROM ${S}.memories WHERE used_count = 0 AND shown_count > 0 ORDER BY shown_count DESC, id LIMIT $1::int`,
+        [limit],
+      );
+      return rows as { id: string; content: string; project: string | null; shownCount: number }[];
+    },
     async memoriesFingerprint() {
       const [row] = await h.sql.unsafe(`SELECT count(*)::int AS count, max(seq)::float8 AS "maxSeq" FROM ${S}.memories`);
       return row as { count: number; maxSeq: number | null };

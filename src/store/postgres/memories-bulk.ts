@@ -7,7 +7,7 @@ import type {
   MemoriesBulkStore,
   MigrateTable,
 } from "../../core/memories/store-bulk";
-import { rowsOf } from "../../core/memories/store-bulk";
+import { eventRecord, rowsOf } from "../../core/memories/store-bulk";
 import { DEFAULT_DOMAIN } from "../../core/memories/tags";
 import { DECAY_FLOOR, DECAY_HALF_LIFE_DAYS } from "../../core/memories/tuning";
 import { invalid } from "../../errors";
@@ -207,7 +207,7 @@ export function pgMemoriesBulk(h: PgHandle): MemoriesBulkStore {
 
   const linkColumns = { from_id: links.fromId, to_id: links.toId, relationship: links.relationship, weight: links.weight, created_at: links.createdAt };
   const segmentColumns = { key: segments.key, session_id: segments.sessionId, memory_count: segments.memoryCount, created_at: segments.createdAt };
-  const eventColumns = { memory_id: memoryEvents.memoryId, event: memoryEvents.kind, at: memoryEvents.at };
+  const eventColumns = { memory_id: memoryEvents.memoryId, event: memoryEvents.kind, at: memoryEvents.at, detail: memoryEvents.detail };
   const historyColumns = {
     memory_id: memoryHistory.memoryId,
     version: memoryHistory.version,
@@ -282,7 +282,7 @@ export function pgMemoriesBulk(h: PgHandle): MemoriesBulkStore {
     for (const part of byParams(of("segment").map(({ segment: g }) => ({ key: g.key, sessionId: g.session_id, memoryCount: g.memory_count, createdAt: g.created_at })))) {
       await th.orm.insert(segments).values(part).onConflictDoNothing();
     }
-    for (const part of byParams(of("event").map(({ event: e }) => ({ memoryId: e.memory_id, kind: e.event, at: e.at })))) {
+    for (const part of byParams(of("event").map(({ event: e }) => ({ memoryId: e.memory_id, kind: e.event, at: e.at, detail: e.detail ?? null })))) {
       await th.orm.insert(memoryEvents).values(part);
     }
     const history = of("history").map(({ history: v }) => ({
@@ -354,7 +354,7 @@ export function pgMemoriesBulk(h: PgHandle): MemoriesBulkStore {
         .where(gt(memoryEvents.id, after))
         .orderBy(asc(memoryEvents.id))
         .limit(limit);
-      return { last: rows.length ? rows[rows.length - 1].k : null, rows: rows.map(({ k: _k, ...event }) => ({ kind: "event", event })) };
+      return { last: rows.length ? rows[rows.length - 1].k : null, rows: rows.map(({ k: _k, ...event }) => ({ kind: "event", event: eventRecord(event) })) };
     },
     links: async (th, after, limit) => byOffset(after, (await th.orm.select(linkColumns).from(links).orderBy(asc(links.fromId), asc(links.toId), asc(links.relationship)).offset(after).limit(limit)).map((link) => ({ kind: "link", link }))),
     segments: async (th, after, limit) => byOffset(after, (await th.orm.select(segmentColumns).from(segments).orderBy(asc(segments.key)).offset(after).limit(limit)).map((segment) => ({ kind: "segment", segment }))),
@@ -471,7 +471,7 @@ export function pgMemoriesBulk(h: PgHandle): MemoriesBulkStore {
             .orderBy(asc(memoryEvents.id))
             .limit(READ_PAGE * 10);
           if (page.length === 0) break;
-          for (const { k: _k, ...event } of page) await emit({ kind: "event", event });
+          for (const { k: _k, ...event } of page) await emit({ kind: "event", event: eventRecord(event) });
           after = page[page.length - 1].k;
         }
         for (const history of await th.orm.select(historyColumns).from(memoryHistory).orderBy(sql`${memoryHistory.memoryId} COLLATE "C"`, asc(memoryHistory.version))) await emit({ kind: "history", history });

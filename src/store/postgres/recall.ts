@@ -22,14 +22,18 @@ export function pgRecall(h: PgHandle): RecallStore {
   const expiredWhere = (e: RecallExpiry) => or(lt(rs.updatedAt, e.idleBefore), and(lte(rs.turn, 1), lt(rs.updatedAt, e.oneTurnIdleBefore)));
 
   async function expire(db: Db, e: RecallExpiry): Promise<number> {
-    let dropped = (await db.delete(rs).where(expiredWhere(e)).returning({ id: rs.sessionId })).length;
+    const gone = await db.delete(rs).where(expiredWhere(e)).returning({ id: rs.sessionId });
     const [{ n }] = await db.select({ n: count() }).from(rs);
     const over = n - e.max;
     if (over > 0) {
       const oldest = db.select({ id: rs.sessionId }).from(rs).orderBy(asc(rs.updatedAt), asc(rs.sessionId)).limit(over);
-      dropped += (await db.delete(rs).where(inArray(rs.sessionId, oldest)).returning({ id: rs.sessionId })).length;
+      gone.push(...(await db.delete(rs).where(inArray(rs.sessionId, oldest)).returning({ id: rs.sessionId })));
     }
-    return dropped;
+    // Receipts go with their session's state.
+    if (gone.length) {
+      await db.execute(sql`DELETE FROM ${sql.raw(S)}.recall_receipts WHERE session_id IN (SELECT jsonb_array_elements_text(${JSON.stringify(gone.map((g) => g.id))}::jsonb))`);
+    }
+    return gone.length;
   }
 
   // One upsert: two prompts of a session on two servers get distinct turns (the row lock orders them).

@@ -130,6 +130,7 @@ export function pgTables(schemaName: string) {
       memoryId: text("memory_id").notNull(),
       kind: text("kind").notNull(),
       at: ms("at").notNull(),
+      detail: text("detail"),
     },
     (t) => [index("memory_events_at").on(t.at), index("memory_events_kind_at").on(t.kind, t.at)],
   );

@@ -11,6 +11,8 @@ import { pgIdentity } from "./identity";
 import { pgDistill } from "./distill";
 import { pgNightly } from "./nightly";
 import { pgAnalytics } from "./analytics";
+import { pgFeedback } from "./feedback";
+import { pgReceipts } from "./receipts";
 
 /**
  * The postgres engine behind every capability's store interface. The handle
@@ -36,6 +38,8 @@ export function pgStorage(h: PgHandle): Storage {
       distill: g(pgDistill(hh)),
       nightly: g(pgNightly(hh)),
       analytics: g(pgAnalytics(hh)),
+      feedback: g(pgFeedback(hh)),
+      receipts: g(pgReceipts(hh)),
       meta: g({
         async get(key: string) {
           const [row] = await hh.orm.select({ value: hh.t.meta.value }).from(hh.t.meta).where(eq(hh.t.meta.key, key));

@@ -75,6 +75,15 @@ export function sqliteAnalytics(h: SqliteHandle): AnalyticsStore {
       // One read transaction: every figure describes the same moment, even while captures write.
       return db.transaction(() => figures(w, knownTypes))();
     },
+    async shownNeverUsed(limit) {
+      // memories_shown_unused (migration 0016): the never-used memories by showings, read from the top.
+      return q("SELECT id, content, project, shown_count AS shownCount FROM memories WHERE used_count = 0 AND shown_count > 0 ORDER BY shown_count DESC, id LIMIT ?").all(limit) as {
+        id: string;
+        content: string;
+        project: string | null;
+        shownCount: number;
+      }[];
+    },
     async memoriesFingerprint() {
       return q("SELECT count(*) AS count, max(seq) AS maxSeq FROM memories").get() as { count: number; maxSeq: number | null };
     },

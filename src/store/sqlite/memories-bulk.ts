@@ -1,6 +1,6 @@
 import type { Statement } from "bun:sqlite";
 import type { ExportRow, FullMemory, ListFilterSpec, ListPageRequest, ListRow, MemoriesBulkStore, MigrateChunk, MigrateTable } from "../../core/memories/store-bulk";
-import { rowsOf } from "../../core/memories/store-bulk";
+import { eventRecord, rowsOf } from "../../core/memories/store-bulk";
 import { effectiveStrengthSql } from "./strength";
 import { DEFAULT_DOMAIN } from "../../core/memories/tags";
 import { invalid } from "../../errors";
@@ -108,7 +108,7 @@ export function sqliteMemoriesBulk(h: SqliteHandle): MemoriesBulkStore {
         const g = r.segment;
         q("INSERT OR IGNORE INTO segments(key, session_id, memory_count, created_at) VALUES (?, ?, ?, ?)").run(g.key, g.session_id, g.memory_count, g.created_at);
       } else if (r.kind === "event") {
-        q("INSERT INTO memory_events(memory_id, kind, at) VALUES (?, ?, ?)").run(r.event.memory_id, r.event.event, r.event.at);
+        q("INSERT INTO memory_events(memory_id, kind, at, detail) VALUES (?, ?, ?, ?)").run(r.event.memory_id, r.event.event, r.event.at, r.event.detail ?? null);
       } else if (r.kind === "history") {
         const v = r.history;
         q("INSERT OR REPLACE INTO memory_history(memory_id, version, content, memory_type, project, reason, source_id, replaced_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)").run(
@@ -146,7 +146,7 @@ export function sqliteMemoriesBulk(h: SqliteHandle): MemoriesBulkStore {
     memories: { sql: "SELECT seq AS k, * FROM memories WHERE seq > ? ORDER BY seq LIMIT ?", row: ({ k: _k, ...m }) => ({ kind: "memory", memory: fullMemory(m, true) }) },
     links: { sql: "SELECT rowid AS k, from_id, to_id, relationship, weight, created_at FROM links WHERE rowid > ? ORDER BY rowid LIMIT ?", row: ({ k: _k, ...l }) => ({ kind: "link", link: l as any }) },
     segments: { sql: "SELECT rowid AS k, key, session_id, memory_count, created_at FROM segments WHERE rowid > ? ORDER BY rowid LIMIT ?", row: ({ k: _k, ...g }) => ({ kind: "segment", segment: g as any }) },
-    events: { sql: "SELECT id AS k, memory_id, kind AS event, at FROM memory_events WHERE id > ? ORDER BY id LIMIT ?", row: ({ k: _k, ...e }) => ({ kind: "event", event: e as any }) },
+    events: { sql: "SELECT id AS k, memory_id, kind AS event, at, detail FROM memory_events WHERE id > ? ORDER BY id LIMIT ?", row: ({ k: _k, ...e }) => ({ kind: "event", event: eventRecord(e as any) }) },
     history: {
       sql: "SELECT rowid AS k, memory_id, version, content, memory_type, project, reason, source_id, replaced_at FROM memory_history WHERE rowid > ? ORDER BY rowid LIMIT ?",
       row: ({ k: _k, ...v }) => ({ kind: "history", history: v as any }),
@@ -233,7 +233,7 @@ export function sqliteMemoriesBulk(h: SqliteHandle): MemoriesBulkStore {
           }
           for (const l of db.query<any, []>("SELECT from_id, to_id, relationship, weight, created_at FROM links ORDER BY rowid").iterate()) await emit({ kind: "link", link: l });
           for (const g of db.query<any, []>("SELECT key, session_id, memory_count, created_at FROM segments").iterate()) await emit({ kind: "segment", segment: g });
-          for (const e of db.query<any, []>("SELECT memory_id, kind AS event, at FROM memory_events ORDER BY id").iterate()) await emit({ kind: "event", event: e });
+          for (const e of db.query<any, []>("SELECT memory_id, kind AS event, at, detail FROM memory_events ORDER BY id").iterate()) await emit({ kind: "event", event: eventRecord(e) });
           for (const v of db.query<any, []>("SELECT memory_id, version, content, memory_type, project, reason, source_id, replaced_at FROM memory_history ORDER BY memory_id, version").iterate()) {
             await emit({ kind: "history", history: v });
           }

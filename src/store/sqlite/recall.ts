@@ -25,14 +25,18 @@ export function sqliteRecall(h: SqliteHandle): RecallStore {
   const count = () => q<{ n: number }, []>("SELECT count(*) AS n FROM recall_sessions").get()!.n;
 
   function expire(e: RecallExpiry): number {
-    let dropped = q<{ id: string }, [{ idle: number; oneTurn: number }]>(`DELETE FROM recall_sessions WHERE ${EXPIRED} RETURNING session_id AS id`).all(expiryParams(e)).length;
+    const gone = q<{ id: string }, [{ idle: number; oneTurn: number }]>(`DELETE FROM recall_sessions WHERE ${EXPIRED} RETURNING session_id AS id`).all(expiryParams(e));
     const over = count() - e.max;
     if (over > 0) {
-      dropped += q<{ id: string }, [number]>(
-        "DELETE FROM recall_sessions WHERE session_id IN (SELECT session_id FROM recall_sessions ORDER BY updated_at, session_id LIMIT ?) RETURNING session_id AS id",
-      ).all(over).length;
+      gone.push(
+        ...q<{ id: string }, [number]>(
+          "DELETE FROM recall_sessions WHERE session_id IN (SELECT session_id FROM recall_sessions ORDER BY updated_at, session_id LIMIT ?) RETURNING session_id AS id",
+        ).all(over),
+      );
     }
-    return dropped;
+    // Receipts go with their session's state.
+    if (gone.length) q<unknown, [string]>("DELETE FROM recall_receipts WHERE session_id IN (SELECT value FROM json_each(?))").run(JSON.stringify(gone.map((g) => g.id)));
+    return gone.length;
   }
 
   // A new session is when old ones are expired: the table only grows then, so it stays bounded without a timer.

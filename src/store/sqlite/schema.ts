@@ -59,6 +59,8 @@ export const memoryEvents = sqliteTable("memory_events", {
   memoryId: text("memory_id").notNull(),
   kind: text("kind").notNull(),
   at: integer("at").notNull(),
+  /** Feedback events: their JSON (migration 0016); null for shown and used. */
+  detail: text("detail"),
 });
 
 export const meta = sqliteTable("meta", {

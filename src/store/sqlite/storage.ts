@@ -11,6 +11,8 @@ import { sqliteIdentity } from "./identity";
 import { sqliteDistill } from "./distill";
 import { sqliteNightly } from "./nightly";
 import { sqliteAnalytics } from "./analytics";
+import { sqliteFeedback } from "./feedback";
+import { sqliteReceipts } from "./receipts";
 import { LINK_COUNT_SQL, MEMORY_COUNT_SQL } from "./row-counts";
 
 /**
@@ -44,6 +46,8 @@ export function sqliteStorage(store: Store): Storage {
       distill: sqliteDistill(h),
       nightly: sqliteNightly(h),
       analytics: sqliteAnalytics(h),
+      feedback: sqliteFeedback(h),
+      receipts: sqliteReceipts(h),
       meta: {
         async get(key) {
           return getMeta(h, key);
