@@ -1,3 +1,4 @@
+import { counted } from "../core/text";
 import { createHash } from "node:crypto";
 import { appendFileSync, existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -164,7 +165,7 @@ export async function reportUses(config: Config, sessionId: string, lines: reado
       used += ((await res.json().catch(() => null)) as { used?: string[] } | null)?.used?.length ?? 0;
     }
     keepInjections(config.home, sessionId, injections.filter((r) => !settled.includes(r)));
-    if (settled.length) log(`${sessionId}: use detection checked ${settled.length} recalled prompt(s), ${used} memor${used === 1 ? "y" : "ies"} used`);
+    if (settled.length) log(`${sessionId}: use detection checked ${counted(settled.length, "recalled prompt")}, ${counted(used, "memory", "memories")} used`);
     return { checked: settled.length, used };
   } catch (e) {
     log(`${sessionId}: use detection skipped: ${(e as Error).message}`);

@@ -1,3 +1,4 @@
+import { counted } from "../../text";
 import { Database } from "bun:sqlite";
 import { resolve } from "node:path";
 import type { ImportItem, ReaderOptions, ReadResult } from "../types";
@@ -96,7 +97,7 @@ export async function readClaudeMem(path: string, opts: ReaderOptions): Promise<
         });
       }
     }
-    return { items, problems: skipped ? [{ source: file, message: `${skipped} row(s) with no text were left out` }] : [], sources: 1 };
+    return { items, problems: skipped ? [{ source: file, message: `${counted(skipped, "row")} with no text ${skipped === 1 ? "was" : "were"} left out` }] : [], sources: 1 };
   } catch (e) {
     return fail(`could not be read as a claude-mem database (${(e as Error).message.split("\n")[0]})`);
   } finally {
