@@ -268,7 +268,31 @@ export function pgTables(schemaName: string) {
     (t) => [primaryKey({ columns: [t.scope, t.name] })],
   );
 
+  // Receipts of what recall gave the agent (migration 0006_receipts.sql; the SQLite twin says what each column holds).
+  const recallReceipts = s.table(
+    "recall_receipts",
+    {
+      id: text("id").primaryKey(),
+      at: bigint("at", { mode: "number" }).notNull(),
+      kind: text("kind").notNull(),
+      via: text("via").notNull(),
+      sessionId: text("session_id"),
+      turn: integer("turn"),
+      agent: text("agent"),
+      project: text("project"),
+      prompt: text("prompt"),
+      promptHash: text("prompt_hash").notNull(),
+      tokens: integer("tokens").notNull(),
+      budget: integer("budget"),
+      injected: text("injected").notNull(),
+      dropped: text("dropped").notNull(),
+      used: text("used").notNull().default("[]"),
+    },
+    (t) => [index("recall_receipts_at").on(t.at, t.id), index("recall_receipts_session").on(t.sessionId, t.at)],
+  );
+
   return {
+    recallReceipts,
     identitySections,
     memories,
     memoryVec,
