@@ -56,8 +56,9 @@ describe("search weighs the query's words by their IDF in the store (fallback em
   beforeAll(async () => {
     s = makeServices();
     for (const content of CHAT) await ingestMemory(s, { content, project: "chat" });
-    // PostgreSQL counts the store (what IDF divides by) in the background after writes.
-    for (let i = 0; i < 100 && s.index.size < CHAT.length; i++) await Bun.sleep(50);
+    // PostgreSQL counts the store (what IDF divides by) in the background after writes; a count
+    // that a write overtook can read one high until the next refresh, so wait for the true figure.
+    for (let i = 0; i < 200 && s.index.size !== CHAT.length; i++) await Bun.sleep(50);
     expect(s.index.size).toBe(CHAT.length);
   });
   afterAll(async () => {
