@@ -27,7 +27,7 @@ test("tried as a new user: a claude-mem database and a Claude Code home import i
 
   const mem = await run([BUN, "src/main.ts", "import", "--from", "claude-mem", db], childEnv(home));
   expect(mem.code).toBe(0);
-  expect(mem.stderr).toContain("1 row(s) with no text were left out");
+  expect(mem.stderr).toContain("1 row with no text was left out");
   expect(mem.stdout).toContain(`imported 4 items from 1 source into ${home}: 4 added, 0 merged, 0 skipped (already there), 2 links, 1 named link to nothing imported or stored (left out)`);
   const cc = await run([BUN, "src/main.ts", "import", "--from", "claude-code", claude], childEnv(home));
   expect(cc.code).toBe(0);

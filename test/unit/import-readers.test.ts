@@ -153,7 +153,7 @@ test("claude-mem: observations and summaries (current and sdk_session_id layouts
     const file = buildClaudeMemDb(join(tmp(), "claude-mem.db"), { legacy });
     const r = await readSource("claude-mem", file, opts);
     expect(r.sources).toBe(1);
-    expect(r.problems.map((p) => p.message)).toEqual(["1 row(s) with no text were left out"]);
+    expect(r.problems.map((p) => p.message)).toEqual(["1 row with no text was left out"]);
     expect(r.items.length).toBe(4);
     const [webhook, rounding, backups, summary] = r.items;
     expect(webhook.content).toBe(
