@@ -38,7 +38,7 @@ function sendChunked(path: string, total: number, method = "POST", prefix = '{"c
       clearTimeout(timer);
       const text = Buffer.concat(got).toString("utf8");
       const m = /^HTTP\/1\.1 (\d{3})[^\r\n]*\r\n[\s\S]*?\r\n\r\n([\s\S]*)$/.exec(text);
-      if (!m) return reject(new Error(`no HTTP answer after ${written} bytes: ${text.slice(0, 200)}`));
+      if (!m) return reject(new Error(`${method} ${path}: no HTTP answer after ${written} bytes: ${text.slice(0, 200)}`));
       // The body of a chunked answer: drop the chunk-size lines.
       const body = m[2].replace(/^[0-9a-f]+\r\n|\r\n[0-9a-f]+\r\n|\r\n0\r\n\r\n$/gi, "");
       resolve({ status: Number(m[1]), body, written });
@@ -47,8 +47,10 @@ function sendChunked(path: string, total: number, method = "POST", prefix = '{"c
       got.push(d as Buffer);
       if (!answered && /\r\n\r\n/.test(Buffer.concat(got).toString("latin1"))) {
         answered = true;
-        setTimeout(() => sock.destroy(), 200); // the rest of a short body
+        // The rest of a short body may come in later packets (late under load): wait for its end.
+        setTimeout(() => sock.destroy(), 10_000);
       }
+      if (answered && bodyComplete(Buffer.concat(got).toString("latin1"))) sock.destroy();
     });
     sock.on("error", () => undefined); // a reset after the answer is the server refusing the rest
     sock.on("close", finish);
@@ -57,7 +59,11 @@ function sendChunked(path: string, total: number, method = "POST", prefix = '{"c
     const head = Buffer.from(prefix);
     let first = true;
     const pump = () => {
-      while (!answered && !sock.destroyed && written < total) {
+      // Once past the limit the client stops writing but leaves the body open (no last chunk):
+      // the server must answer a body that has not ended. Writing on would race the server's
+      // close: bytes it never reads make its kernel send a reset, and a reset makes this side's
+      // kernel drop the 413 already received (seen under load).
+      while (!answered && !sock.destroyed && written < total && written <= MAX_BODY_BYTES) {
         const data = first ? Buffer.concat([head, chunk.subarray(head.length)]) : chunk.subarray(0, Math.min(chunk.length, total - written));
         first = false;
         written += data.length;
@@ -67,6 +73,17 @@ function sendChunked(path: string, total: number, method = "POST", prefix = '{"c
     };
     pump();
   });
+}
+
+/** Whether an answer's body has all arrived: its Content-Length is met, or its last chunk came. */
+function bodyComplete(text: string): boolean {
+  const end = text.indexOf("\r\n\r\n");
+  if (end < 0) return false;
+  const head = text.slice(0, end);
+  const length = /\r\ncontent-length:\s*(\d+)/i.exec(head);
+  if (length) return Buffer.byteLength(text.slice(end + 4), "latin1") >= Number(length[1]);
+  if (/\r\ntransfer-encoding:\s*chunked/i.test(head)) return /\r\n0\r\n\r\n$/.test(text) || text.slice(end + 4).startsWith("0\r\n\r\n");
+  return false; // read until the server closes
 }
 
 const count = async () => (await dbRows<{ n: number }>(srv.services, "SELECT count(*) AS n FROM memories"))[0].n;
