@@ -51,8 +51,9 @@ beforeAll(async () => {
   port = await freePort();
   proc = spawn([BUN, join(ROOT, "src/main.ts"), "server", "--port", String(port)], { env: childEnv(home, { MEMSVC_LOCALHOST_BYPASS: "" }), cwd: ROOT, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
   void (async () => {
+    const reader = proc.stderr.getReader();
     const dec = new TextDecoder();
-    for await (const chunk of proc.stderr) log += dec.decode(chunk);
+    for (let r = await reader.read(); !r.done; r = await reader.read()) log += dec.decode(r.value, { stream: true });
   })();
   const deadline = Date.now() + 60_000;
   for (;;) {
@@ -89,7 +90,7 @@ describe("native TLS", () => {
     const bytes = await new Promise<Buffer>((resolve) => {
       const socket = connect(port, "127.0.0.1", () => socket.write(`GET /health HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nConnection: close\r\n\r\n`));
       let got = Buffer.alloc(0);
-      socket.on("data", (d) => (got = Buffer.concat([got, d])));
+      socket.on("data", (d) => (got = Buffer.concat([got, Buffer.from(d)])));
       socket.on("close", () => resolve(got));
       socket.on("error", () => resolve(got));
       setTimeout(() => (socket.destroy(), resolve(got)), 5_000);

@@ -3,6 +3,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { handleHook } from "../../src/capture/hooks";
+import { checkNetwork } from "../../src/cli/doctor-checks";
 import { loadConfig } from "../../src/config";
 import { createApp } from "../../src/http/app";
 import { networkWarnings } from "../../src/net-address";
@@ -110,6 +111,26 @@ describe("the start-up warning of a network bind", () => {
     expect(networkWarnings(cfg("0.0.0.0", { cert: "/c.pem" }))).toHaveLength(1);
     expect(networkWarnings(cfg("0.0.0.0", { proxy: true }))).toHaveLength(1);
     expect(networkWarnings(cfg("0.0.0.0", { proxy: true }, true))[0]).toContain("auth.localhostBypass is on");
+  });
+
+  test("doctor's network check warns on the same condition and says what to set", () => {
+    const check = (config: Record<string, unknown>) => {
+      const home = mkdtempSync(join(tmpdir(), "memsvc-doctor-net-"));
+      writeFileSync(join(home, "config.json"), JSON.stringify(config));
+      return checkNetwork({ config: loadConfig({ MEMSVC_HOME: home }), env: {}, health: null });
+    };
+    const local = check({});
+    expect([local.name, local.outcome]).toEqual(["network", "ok"]);
+    expect(local.detail).toContain("localhost bypass on (default)");
+    const exposed = check({ host: "0.0.0.0" });
+    expect(exposed.outcome).toBe("warn");
+    expect(exposed.detail).toContain("no TLS");
+    expect(exposed.advice).toContain("tls.cert and tls.key");
+    expect(exposed.detail).toContain("localhost bypass off");
+    const proxied = check({ host: "0.0.0.0", tls: { proxy: true } });
+    expect(proxied.outcome).toBe("warn");
+    expect(proxied.detail).toContain("behind a TLS proxy");
+    expect(proxied.detail).not.toContain("no TLS");
   });
 });
 
