@@ -2,10 +2,7 @@ import { existsSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { loadConfig, type Config } from "../config";
 import type { Storage } from "../core/storage";
-import { openPostgres } from "../store/postgres/open";
-import { pgStorage } from "../store/postgres/storage";
-import { openStore } from "../store/sqlite";
-import { sqliteStorage } from "../store/sqlite/storage";
+import { openStorage } from "../store/open";
 import { stderrLogger } from "../core/log";
 import { backupTo, defaultBackupName, exportAll, importAll } from "../core/memories";
 import { createServices } from "../core/services";
@@ -62,14 +59,11 @@ identity sections, restored with memsvc import), default
 
 /** The configured store, for commands that need no embedder (export, backup). */
 async function openConfigured(config: Config): Promise<Storage> {
-  if (config.storage === "postgres") {
-    const storage = pgStorage(openPostgres({ url: config.database.url!, schema: config.database.schema, pool: 2 }));
-    // Connect now: an unreachable database is one clear line, before any file is written.
-    await storage.ready();
-    return storage;
-  }
-  if (!existsSync(config.paths.db)) throw new UsageError(`no database at ${config.paths.db}`);
-  return sqliteStorage(openStore(config.paths.db));
+  if (config.storage === "sqlite" && !existsSync(config.paths.db)) throw new UsageError(`no database at ${config.paths.db}`);
+  const storage = openStorage(config, { pool: 2 });
+  // Connect now (PostgreSQL): an unreachable database is one clear line, before any file is written.
+  await storage.ready();
+  return storage;
 }
 
 export async function runExport(argv: string[]): Promise<number> {
@@ -106,7 +100,7 @@ export async function runImport(argv: string[]): Promise<number> {
   const config = loadConfig();
   const log = stderrLogger();
   const embedder = await loadEmbedder({ home: config.home, model: config.embedder.model, offline: config.offline, hubUrl: config.embedder.hubUrl ?? undefined, log: (l) => log("info", l) });
-  const s = createServices(config, { embedder, log });
+  const s = createServices(config, openStorage(config), { embedder, log });
   try {
     const r = await importAll(s, resolve(positionals[0]), (line) => process.stderr.write(`\r${line}`));
     console.log(`imported ${counted(r.memories, "memory", "memories")} (${counted(r.reused_vectors, "vector")} reused, ${r.reembedded} re-embedded), ${counted(r.links, "link")}, ${counted(r.identity_sections, "identity section")} into ${config.home}`);

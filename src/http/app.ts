@@ -6,7 +6,7 @@ import type { Services } from "../core/services";
 import { bearerOf, isLoopbackPeer, tokenMatches } from "./auth";
 import { localhostBypass } from "./bypass";
 import { RateLimiter, rateKeyOf as defaultRateKeyOf, type RateKeyOf } from "./rate-limit";
-import { storageFailure } from "../store/sqlite/storage-errors";
+import { storageFailure } from "../store/failures";
 import { appErrorResponse, errorResponse } from "./errors";
 import { parseJsonBody } from "./json-body";
 import { bodyTooLargeMessage, MAX_BODY_BYTES } from "./limits";

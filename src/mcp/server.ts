@@ -1,5 +1,5 @@
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { memoryInstructions } from "../core/recall";
+import { memoryInstructions } from "../core/identity";
 import type { Services } from "../core/services";
 import { VERSION } from "../version";
 import { registerTools } from "./tools";

@@ -6,7 +6,7 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { CallToolRequestSchema, ListToolsRequestSchema, McpError, type CallToolResult, type Implementation, type JSONRPCMessage, type Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { Config } from "../config";
 import { serverHeaders, serverTls } from "../server-client";
-import { memoryInstructions } from "../core/recall";
+import { memoryInstructions } from "../core/identity";
 import { MCP_BRIDGE_CONNECT_MS } from "./tuning";
 import { VERSION } from "../version";
 
