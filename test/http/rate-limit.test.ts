@@ -17,7 +17,7 @@ const bearer = { authorization: `Bearer ${TEST_TOKEN}` };
 
 describe("per-token rate limit (real sockets)", () => {
   test("the request after the allowance is 429 with Retry-After; others keep their own allowance", async () => {
-    const s = await server({ auth: { rateLimitPerMinute: 5 } });
+    const s = await server({ auth: { rateLimitPerMinute: 5, localhostBypass: true } });
     for (let i = 0; i < 5; i++) expect((await requestFrom("127.0.0.2", `${s.url}/recent`, { headers: bearer })).status).toBe(200);
     const over = await requestFrom("127.0.0.2", `${s.url}/recent`, { headers: bearer });
     expect(over.status).toBe(429);
