@@ -5,6 +5,7 @@ import { ConfigError } from "./errors";
 import { parseJsonText } from "./json-file";
 import { ensurePrivateDir } from "./private-files";
 import { NotUtf8Error, readUtf8File } from "./utf8";
+import { isLoopbackBind } from "./net-address";
 import { clientUrl, liveServer } from "./runtime-file";
 
 export type IdentityMode = "global" | "override" | "off";
@@ -55,8 +56,38 @@ export interface Config {
   readonly storage: StorageEngine;
   /** The PostgreSQL connection (storage "postgres"); url is null under sqlite. */
   readonly database: DatabaseConfig;
+  /** Who may skip the token, and how often a caller may ask (docs/security.md). */
+  readonly auth: AuthConfig;
+  /** Native TLS for the server (cert, key), the CA clients trust for it (ca), or a TLS proxy in front (proxy). */
+  readonly tls: TlsConfig;
   readonly paths: Paths;
 }
+
+export interface AuthConfig {
+  /**
+   * Loopback callers (socket peer 127.0.0.1 / ::1) need no token. Resolved:
+   * auth.localhostBypass or MEMSVC_LOCALHOST_BYPASS when set, else on only for
+   * SQLite on a loopback bind. A reverse proxy on the same host connects from
+   * 127.0.0.1, so on a server others reach the bypass would let anyone in.
+   */
+  readonly localhostBypass: boolean;
+  readonly localhostBypassFrom: "config" | "MEMSVC_LOCALHOST_BYPASS" | "default";
+  /** Requests a minute per token (or per peer address for refused ones); 0 turns the limit off. */
+  readonly rateLimitPerMinute: number;
+}
+
+export interface TlsConfig {
+  /** PEM files, absolute paths; both or neither. The server serves HTTPS only when both are set. */
+  readonly cert: string | null;
+  readonly key: string | null;
+  /** A PEM file of the CA (or the self-signed certificate) clients trust for the server, besides the system roots. */
+  readonly ca: string | null;
+  /** A TLS-terminating proxy is in front: silences the plain-HTTP warning of a non-loopback bind. */
+  readonly proxy: boolean;
+}
+
+/** 20 requests a second sustained, bursts of 1,200: far above a person or an agent, well below a flood. */
+export const DEFAULT_RATE_LIMIT_PER_MINUTE = 1200;
 
 export type StorageEngine = "sqlite" | "postgres";
 
@@ -153,7 +184,7 @@ export function pathsFor(home: string): Paths {
   };
 }
 
-type Kind = "string" | "boolean" | "port" | "posint" | "stringList" | "modes" | "object" | "url" | "storage" | "pgurl" | "identifier" | "llmProvider" | "absPath" | "budgets" | "promptMode";
+type Kind = "string" | "boolean" | "port" | "posint" | "count" | "stringList" | "modes" | "object" | "url" | "storage" | "pgurl" | "identifier" | "llmProvider" | "absPath" | "budgets" | "promptMode";
 // Every key config.json may hold, with its shape; anything else is a typo and is refused.
 const SCHEMA: Record<string, Kind> = {
   token: "string",
@@ -178,6 +209,8 @@ const SCHEMA: Record<string, Kind> = {
   database_url: "pgurl",
   database_schema: "identifier",
   database_pool: "posint",
+  auth: "object",
+  tls: "object",
 };
 const NESTED: Record<string, Record<string, Kind>> = {
   llm: { provider: "llmProvider", baseURL: "url", apiKey: "string", model: "string", command: "absPath", dailyCap: "posint", timeoutMs: "posint", contextChars: "posint" },
@@ -185,6 +218,8 @@ const NESTED: Record<string, Record<string, Kind>> = {
   nightly: { enabled: "boolean", schedule: "string", maxModelCalls: "posint" },
   distill: { keepEvidence: "boolean" },
   recall: { maxTokens: "posint", maxTokensByHarness: "budgets", receipts: "boolean", receiptDays: "posint", receiptMax: "posint", receiptPrompt: "promptMode" },
+  auth: { localhostBypass: "boolean", rateLimitPerMinute: "count" },
+  tls: { cert: "absPath", key: "absPath", ca: "absPath", proxy: "boolean" },
 };
 
 function check(file: string, key: string, kind: Kind, value: unknown): void {
@@ -231,6 +266,9 @@ function check(file: string, key: string, kind: Kind, value: unknown): void {
       return;
     case "posint":
       if (!Number.isInteger(value) || (value as number) <= 0) throw bad("must be a positive integer");
+      return;
+    case "count":
+      if (!Number.isInteger(value) || (value as number) < 0) throw bad("must be a whole number (0 or more)");
       return;
     case "stringList":
       if (!Array.isArray(value) || value.some((v) => typeof v !== "string")) throw bad("must be a list of strings");
@@ -290,8 +328,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: Override
   const port = flags.port ?? file.port ?? DEFAULT_PORT;
   const host = flags.host ?? str(file.host) ?? DEFAULT_HOST;
   const provider = llmProvider(file, envOr("MEMSVC_LLM_PROVIDER", null));
-  const server = resolveServerUrl(home, envOr("MEMSVC_URL", null), str(file.serverUrl), host, port, flags.port !== undefined || file.port !== undefined || flags.host !== undefined || str(file.host) !== null);
-  const config: Config = {
+  const server = resolveServerUrl(home, envOr("MEMSVC_URL", null), str(file.serverUrl), host, port, flags.port !== undefined || file.port !== undefined || flags.host !== undefined || str(file.host) !== null, typeof file.tls?.cert === "string");
+  const config: Omit<Config, "auth" | "tls"> = {
     home,
     token: str(file.token),
     host,
@@ -337,7 +375,29 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: Override
     ...storageConfig(paths.config, file, env, flags),
     paths,
   };
-  return Object.freeze(config);
+  const withNet: Config = { ...config, auth: authConfig(file, env, config.storage, host), tls: tlsConfig(paths.config, file) };
+  return Object.freeze(withNet);
+}
+
+/** auth.localhostBypass: MEMSVC_LOCALHOST_BYPASS over the config key over "SQLite on a loopback bind". */
+function authConfig(json: Record<string, any>, env: NodeJS.ProcessEnv, storage: StorageEngine, host: string): AuthConfig {
+  const rateLimitPerMinute: number = json.auth?.rateLimitPerMinute ?? DEFAULT_RATE_LIMIT_PER_MINUTE;
+  const fromEnv = env.MEMSVC_LOCALHOST_BYPASS;
+  if (fromEnv !== undefined && fromEnv !== "") {
+    const on = ["1", "true", "on"].includes(fromEnv.toLowerCase());
+    if (!on && !["0", "false", "off"].includes(fromEnv.toLowerCase())) throw new ConfigError(`MEMSVC_LOCALHOST_BYPASS must be 1 or 0 (true/false), got "${fromEnv}"`);
+    return { localhostBypass: on, localhostBypassFrom: "MEMSVC_LOCALHOST_BYPASS", rateLimitPerMinute };
+  }
+  if (typeof json.auth?.localhostBypass === "boolean") return { localhostBypass: json.auth.localhostBypass, localhostBypassFrom: "config", rateLimitPerMinute };
+  return { localhostBypass: storage === "sqlite" && isLoopbackBind(host), localhostBypassFrom: "default", rateLimitPerMinute };
+}
+
+function tlsConfig(file: string, json: Record<string, any>): TlsConfig {
+  const tls = json.tls ?? {};
+  const cert: string | null = tls.cert ?? null;
+  const key: string | null = tls.key ?? null;
+  if ((cert === null) !== (key === null)) throw new ConfigError(`${file}: "tls.cert" and "tls.key" go together: set both (HTTPS) or neither (plain HTTP)`);
+  return { cert, key, ca: tls.ca ?? null, proxy: tls.proxy === true };
 }
 
 /** MEMSVC_LLM_PROVIDER over llm.provider over "openai"; the variable is checked here (the file's key was checked on read). */
@@ -396,12 +456,12 @@ function storageConfig(file: string, json: Record<string, any>, env: NodeJS.Proc
  * runtime file of a live local server (it knows the port actually bound,
  * whatever flag started it); `host`/`port` from config.json; the default.
  */
-export function resolveServerUrl(home: string, envUrl: string | null, configUrl: string | null, host: string, port: number, configured: boolean): { url: string; from: ServerUrlSource } {
+export function resolveServerUrl(home: string, envUrl: string | null, configUrl: string | null, host: string, port: number, configured: boolean, tls = false): { url: string; from: ServerUrlSource } {
   if (envUrl) return { url: envUrl.replace(/\/+$/, ""), from: "MEMSVC_URL" };
   if (configUrl) return { url: configUrl.replace(/\/+$/, ""), from: "config serverUrl" };
   const live = liveServer(home);
   if (live) return { url: live.url, from: "server.json" };
-  return { url: clientUrl(host, port), from: configured ? "config port" : "default" };
+  return { url: clientUrl(host, port, tls), from: configured ? "config port" : "default" };
 }
 
 /** Writes config.json atomically with mode 0600 (it holds the bearer token). */

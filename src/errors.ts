@@ -13,6 +13,7 @@ export type ErrorCode =
   | "unauthorized"
   | "forbidden"
   | "method_not_allowed"
+  | "rate_limited"
   | "internal";
 
 export class AppError extends Error {

@@ -16,6 +16,8 @@ export interface RuntimeInfo {
   url: string;
   version: string;
   started_at: string;
+  /** Serves HTTPS (config tls.cert/tls.key): url is https://. */
+  tls?: boolean;
   /** Started by a service manager (`memsvc server --service`): `memsvc service uninstall` stops it. */
   service?: boolean;
 }
@@ -27,13 +29,13 @@ export function runtimeFile(home: string): string {
 }
 
 /** The URL a local client uses for a server bound to host:port (a wildcard bind is reached on loopback). */
-export function clientUrl(host: string, port: number): string {
+export function clientUrl(host: string, port: number, tls = false): string {
   const h = host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host.includes(":") ? `[${host}]` : host;
-  return `http://${h}:${port}`;
+  return `${tls ? "https" : "http"}://${h}:${port}`;
 }
 
 export function writeRuntimeFile(home: string, info: Omit<RuntimeInfo, "url">): RuntimeInfo {
-  const full: RuntimeInfo = { ...info, url: clientUrl(info.host, info.port) };
+  const full: RuntimeInfo = { ...info, url: clientUrl(info.host, info.port, info.tls === true) };
   const file = runtimeFile(home);
   const temp = `${file}.${process.pid}.tmp`;
   writeFileSync(temp, `${JSON.stringify(full, null, 2)}\n`, { mode: PRIVATE_FILE_MODE });

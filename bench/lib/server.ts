@@ -83,7 +83,8 @@ export async function spawnServer(home: string, cmd: ServerCommand, timeoutMs = 
   const started = performance.now();
   const proc = Bun.spawn([...cmd.argv, "--port", String(port)], {
     cwd: cmd.root ?? ROOT,
-    env: { ...process.env, MEMSVC_HOME: home, MEMSVC_OFFLINE: "1", MEMSVC_LOG: "info", ...env },
+    // The bench talks from loopback without a token, on either engine (the bypass is off by default on PostgreSQL).
+    env: { ...process.env, MEMSVC_HOME: home, MEMSVC_OFFLINE: "1", MEMSVC_LOG: "info", MEMSVC_LOCALHOST_BYPASS: "1", ...env },
     stdout: "ignore",
     stderr: "pipe",
   });

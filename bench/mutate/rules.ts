@@ -43,7 +43,15 @@ export const RULES: Rule[] = [
   {
     rule: "a request without the token from a remote peer is 401",
     mutants: [
-      { id: "auth-bypass-any-peer", file: "src/http/app.ts", find: "if (presented === null && isLoopbackPeer(peer)) {", replace: "if (presented === null) {", tests: AUTH },
+      { id: "auth-bypass-any-peer", file: "src/http/bypass.ts", find: 'if (!config.auth.localhostBypass || !isLoopbackPeer(peer)) return "off";', replace: 'if (!config.auth.localhostBypass) return "off";', tests: AUTH },
+    ],
+  },
+  {
+    rule: "auth.localhostBypass off: loopback callers need the token too",
+    mutants: [
+      { id: "bypass-ignores-config", file: "src/http/bypass.ts", find: 'if (!config.auth.localhostBypass || !isLoopbackPeer(peer)) return "off";', replace: 'if (!isLoopbackPeer(peer)) return "off";', tests: ["test/http/bypass.test.ts"] },
+      { id: "bypass-default-postgres", file: "src/config.ts", find: 'localhostBypass: storage === "sqlite" && isLoopbackBind(host)', replace: "localhostBypass: isLoopbackBind(host)", tests: ["test/http/bypass.test.ts"] },
+      { id: "bypass-default-any-bind", file: "src/config.ts", find: 'localhostBypass: storage === "sqlite" && isLoopbackBind(host)', replace: 'localhostBypass: storage === "sqlite"', tests: ["test/http/bypass.test.ts"] },
     ],
   },
   {
@@ -55,7 +63,7 @@ export const RULES: Rule[] = [
   },
   {
     rule: "a wrong bearer token is 401 even from loopback",
-    mutants: [{ id: "auth-any-token", file: "src/http/app.ts", find: "if (tokenMatches(presented, s.config.token)) return;", replace: "if (presented !== null) return;", tests: AUTH }],
+    mutants: [{ id: "auth-any-token", file: "src/http/app.ts", find: "if (tokenMatches(presented, s.config.token)) {", replace: "if (presented !== null) {", tests: AUTH }],
   },
   {
     rule: "token comparison is case-sensitive",

@@ -1,4 +1,5 @@
 import { spawn } from "node:child_process";
+import { serverFetch } from "../server-client";
 import { openSync } from "node:fs";
 import { basename, join } from "node:path";
 import type { Config } from "../config";
@@ -47,7 +48,8 @@ async function call(config: Config, path: string, deadline: number, body?: unkno
   const left = deadline - Date.now();
   if (left <= 20) return null;
   try {
-    const res = await fetch(`${config.serverUrl}${path}`, {
+    // The token goes with every call: the server's localhost bypass may be off (auth.localhostBypass).
+    const res = await serverFetch(config, path, {
       method: body === undefined ? "GET" : "POST",
       headers: body === undefined ? {} : { "content-type": "application/json" },
       body: body === undefined ? undefined : JSON.stringify(body),

@@ -1,4 +1,5 @@
 import { existsSync, readdirSync, statSync } from "node:fs";
+import { serverFetch } from "../server-client";
 import { basename, join, resolve } from "node:path";
 import type { Config } from "../config";
 import { CAPTURE_SEGMENT_MAX_CHARS } from "./tuning";
@@ -132,10 +133,9 @@ type PostOutcome = { ok: true; json: any } | { ok: false; status: number | null;
 
 async function post(config: Config, body: string, timeoutMs: number): Promise<PostOutcome> {
   const headers: Record<string, string> = { "content-type": "application/json" };
-  // Loopback needs no token; a remote server does, and the home's config holds it.
-  if (config.token) headers.authorization = `Bearer ${config.token}`;
   try {
-    const res = await fetch(`${config.serverUrl}/distill`, { method: "POST", headers, body, signal: AbortSignal.timeout(timeoutMs) });
+    // serverFetch adds the home's token: a remote server needs it, and so does a local one whose bypass is off.
+    const res = await serverFetch(config, "/distill", { method: "POST", headers, body, signal: AbortSignal.timeout(timeoutMs) });
     const text = await res.text();
     let json: any = null;
     try {

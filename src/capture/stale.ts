@@ -1,4 +1,5 @@
 import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { serverFetch } from "../server-client";
 import { join } from "node:path";
 import type { Config } from "../config";
 import { ensurePrivateDir, PRIVATE_FILE_MODE } from "../private-files";
@@ -136,8 +137,7 @@ function forgetRepo(home: string, repo: string): void {
 
 async function call(config: Config, path: string, deadline: number, body?: unknown): Promise<any> {
   const headers: Record<string, string> = body === undefined ? {} : { "content-type": "application/json" };
-  if (config.token) headers.authorization = `Bearer ${config.token}`;
-  const res = await fetch(`${config.serverUrl}${path}`, {
+  const res = await serverFetch(config, path, {
     method: body === undefined ? "GET" : "POST",
     headers,
     body: body === undefined ? undefined : JSON.stringify(body),

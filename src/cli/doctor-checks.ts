@@ -1,4 +1,7 @@
 import { accessSync, constants, existsSync } from "node:fs";
+import { serverFetch } from "../server-client";
+import { isLoopbackBind, networkWarnings } from "../net-address";
+import { liveServer } from "../runtime-file";
 import { isAbsolute } from "node:path";
 import { commandParts, installedHooks, SettingsShapeError } from "../capture/claude-settings";
 import { loadConfig, type Config } from "../config";
@@ -36,12 +39,8 @@ interface Ctx {
   health: Record<string, any> | null;
 }
 
-function headers(config: Config, extra: Record<string, string> = {}): Record<string, string> {
-  return config.token ? { authorization: `Bearer ${config.token}`, ...extra } : extra;
-}
-
 async function getJson(url: string, config: Config, timeoutMs = REQUEST_TIMEOUT_MS): Promise<{ status: number; body: any }> {
-  const res = await fetch(url, { headers: headers(config), signal: AbortSignal.timeout(timeoutMs) });
+  const res = await serverFetch(config, url, { signal: AbortSignal.timeout(timeoutMs) });
   return { status: res.status, body: await res.json().catch(() => null) };
 }
 
@@ -174,14 +173,16 @@ export async function checkHooks(ctx: Ctx): Promise<Check> {
   for (const home of homes) {
     const env = { ...ctx.env, MEMSVC_HOME: home ?? "" };
     let url: string;
+    let hookConfig: Config;
     try {
-      url = loadConfig(env).serverUrl;
+      hookConfig = loadConfig(env);
+      url = hookConfig.serverUrl;
     } catch (e) {
       problems.push(`their home ${home ?? "(default)"} has an invalid config: ${(e as Error).message}`);
       continue;
     }
     try {
-      const res = await fetch(`${url}/health`, { signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+      const res = await serverFetch(hookConfig, "/health", { signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
       if (res.ok) reached.push(url);
       else problems.push(`they would call ${url}, which answers HTTP ${res.status}`);
     } catch (e) {
@@ -251,7 +252,7 @@ export async function checkSse(ctx: Ctx): Promise<Check> {
   if (!ctx.health) return { name: "mcp /sse", outcome: "skip", detail: "server not reachable", advice: "" };
   const abort = new AbortController();
   try {
-    const res = await fetch(`${ctx.config.serverUrl}/sse`, { headers: headers(ctx.config, { accept: "text/event-stream" }), signal: abort.signal });
+    const res = await serverFetch(ctx.config, "/sse", { headers: { accept: "text/event-stream" }, signal: abort.signal });
     if (res.status !== 200) return { name: "mcp /sse", outcome: "fail", detail: `GET /sse answered HTTP ${res.status}`, advice: res.status === 401 ? "MCP clients on other machines need the token (`memsvc status`)" : "see the server log" };
     const text = await readUntil(res, /event: endpoint\s*\ndata: \S+/, REQUEST_TIMEOUT_MS);
     if (!text) return { name: "mcp /sse", outcome: "fail", detail: "GET /sse sent no endpoint event", advice: "see the server log" };
@@ -268,9 +269,9 @@ export async function checkMcp(ctx: Ctx): Promise<Check> {
   const url = `${ctx.config.serverUrl}/mcp`;
   const initialize = { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "memsvc-doctor", version: VERSION } } };
   try {
-    const res = await fetch(url, {
+    const res = await serverFetch(ctx.config, url, {
       method: "POST",
-      headers: headers(ctx.config, { "content-type": "application/json", accept: "application/json, text/event-stream" }),
+      headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
       body: JSON.stringify(initialize),
       signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
     });
@@ -278,7 +279,7 @@ export async function checkMcp(ctx: Ctx): Promise<Check> {
     const session = res.headers.get("mcp-session-id");
     const text = await readUntil(res, /"serverInfo"\s*:\s*\{[^}]*"name"/, REQUEST_TIMEOUT_MS);
     // Doctor's session is closed at once rather than left for the session cap to evict.
-    if (session) await fetch(url, { method: "DELETE", headers: headers(ctx.config, { "mcp-session-id": session }), signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) }).catch(() => {});
+    if (session) await serverFetch(ctx.config, url, { method: "DELETE", headers: { "mcp-session-id": session }, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) }).catch(() => {});
     const name = text?.match(/"serverInfo"\s*:\s*\{[^}]*"name"\s*:\s*"([^"]+)"/)?.[1];
     if (!name) return { name: "mcp /mcp", outcome: "fail", detail: "initialize returned no serverInfo", advice: "see the server log" };
     return { name: "mcp /mcp", outcome: "ok", detail: `${url} answered initialize (${name}, Streamable HTTP)`, advice: "" };
@@ -307,10 +308,25 @@ export async function checkAutostart(ctx: Ctx): Promise<Check> {
   return { name: "autostart", ...r };
 }
 
+/**
+ * How the server is reached: a non-loopback bind with neither TLS nor a TLS proxy (tls.proxy) sends
+ * the token in clear. Judges the running server's bind (server.json) when there is one, else the config's.
+ */
+export function checkNetwork(ctx: Ctx): Check {
+  const { config } = ctx;
+  const host = liveServer(config.home)?.host ?? config.host;
+  const bypass = config.auth.localhostBypassFrom === "default" ? config.storage === "sqlite" && isLoopbackBind(host) : config.auth.localhostBypass;
+  const warnings = networkWarnings({ host, tls: config.tls, auth: { ...config.auth, localhostBypass: bypass } });
+  const how = config.tls.cert ? "HTTPS (tls.cert)" : config.tls.proxy ? "HTTP behind a TLS proxy (tls.proxy)" : "plain HTTP";
+  const detail = `bound to ${host}, ${how}; localhost bypass ${bypass ? "on" : "off"} (${config.auth.localhostBypassFrom === "default" ? "default" : config.auth.localhostBypassFrom})`;
+  if (warnings.length === 0) return { name: "network", outcome: "ok", detail, advice: "" };
+  return { name: "network", outcome: "warn", detail: `${detail}: ${warnings.join("; ")}`, advice: config.tls.cert || config.tls.proxy ? "" : "set tls.cert and tls.key in config.json (see docs/security.md), or tls.proxy: true when a TLS-terminating proxy is in front" };
+}
+
 export async function runChecks(config: Config, env: NodeJS.ProcessEnv): Promise<Check[]> {
   const ctx: Ctx = { config, env, health: null };
   const server = await checkServer(ctx);
   // The rest only read the server; run them side by side.
   const [embedder, llm, hooks, sse, mcp, autostart] = await Promise.all([checkEmbedder(ctx), checkLlm(ctx), checkHooks(ctx), checkSse(ctx), checkMcp(ctx), checkAutostart(ctx)]);
-  return [server, embedder!, llm!, hooks!, ...checkHarnesses(ctx), sse!, mcp!, autostart!, checkBacklog(ctx)];
+  return [server, checkNetwork(ctx), embedder!, llm!, hooks!, ...checkHarnesses(ctx), sse!, mcp!, autostart!, checkBacklog(ctx)];
 }

@@ -1,4 +1,5 @@
 import { loadConfig } from "../config";
+import { serverFetch } from "../server-client";
 import { parseFlags, UsageError } from "./args";
 
 export const HISTORY_HELP = `memsvc history <id> [--restore <version>] [--json]
@@ -26,13 +27,12 @@ export async function runHistory(argv: string[]): Promise<number> {
   if (values.restore !== undefined && !/^\d+$/.test(values.restore)) throw new UsageError(`--restore takes a version number, got "${values.restore}"`);
   const config = loadConfig();
   const headers: Record<string, string> = { "content-type": "application/json" };
-  if (config.token) headers.authorization = `Bearer ${config.token}`;
   let res: Response;
   try {
     res =
       values.restore === undefined
-        ? await fetch(`${config.serverUrl}/memory/history?id=${encodeURIComponent(id)}`, { headers, signal: AbortSignal.timeout(10_000) })
-        : await fetch(`${config.serverUrl}/memory/restore`, { method: "POST", headers, body: JSON.stringify({ id, version: Number(values.restore) }), signal: AbortSignal.timeout(60_000) });
+        ? await serverFetch(config, `/memory/history?id=${encodeURIComponent(id)}`, { headers, signal: AbortSignal.timeout(10_000) })
+        : await serverFetch(config, "/memory/restore", { method: "POST", headers, body: JSON.stringify({ id, version: Number(values.restore) }), signal: AbortSignal.timeout(60_000) });
   } catch (e) {
     console.error(`memsvc history: no server answers at ${config.serverUrl} (${(e as Error).message}); start one with \`memsvc server\``);
     return 1;

@@ -11,6 +11,7 @@ import { openStorage } from "../store/open";
 import { NIGHTLY_SCHEDULE_DELAY_MS } from "../core/nightly/tuning";
 import { createApp } from "../http/app";
 import { LISTEN_MAX_REQUEST_BODY_SIZE } from "../http/limits";
+import { readTlsPair, watchTlsPair, type TlsPair } from "../http/tls";
 import { closeAll as closeMcpSessions } from "../mcp/registry";
 import { removeRuntimeFile, runtimeFile, writeRuntimeFile } from "../runtime-file";
 import { clearStaleRuntimeFile, lockHolder, LockUnusableError, refusalLine, tryLock } from "../server-lock";
@@ -18,6 +19,7 @@ import { homeDir } from "../config";
 import { VERSION } from "../version";
 import { parseFlags, parsePort, UsageError } from "./args";
 import { ensureHome } from "./init";
+import { networkWarnings } from "../net-address";
 import { counted } from "../core/text";
 
 export const SERVER_HELP = `memsvc server [--port <int>] [--host <address>] [--database-url <postgres url>] [--service]
@@ -25,9 +27,10 @@ export const SERVER_HELP = `memsvc server [--port <int>] [--host <address>] [--d
 Starts the memory service (default 127.0.0.1:8787). Creates the service home
 and a bearer token on first start when \`memsvc init\` was not run.
 Binding to anything but a loopback address exposes it to the network (the
-server warns at start): remote callers then need the bearer token. memsvc
-speaks plain HTTP: put a TLS-terminating proxy in front, and have it pass the
-client's Host header on (a proxy on this machine connects from 127.0.0.1).
+server warns at start): every caller then needs the bearer token, local ones
+too (auth.localhostBypass is off unless set). Serve HTTPS with tls.cert and
+tls.key in config.json (re-read when the files change), or put a
+TLS-terminating proxy in front and set tls.proxy: true.
 
 Environment: MEMSVC_HOME, MEMSVC_LLM_BASE_URL, MEMSVC_LLM_API_KEY,
 MEMSVC_LLM_MODEL, MEMSVC_OFFLINE=1 (never download the embedding model),
@@ -79,6 +82,15 @@ export async function runServer(argv: string[]): Promise<number> {
   const init = ensureHome();
   if (init.created) log("info", `created ${init.home} with a new bearer token (\`memsvc status\` prints it)`);
   const config = loadConfig(process.env, { port, host: values.host, databaseUrl: values["database-url"] });
+  let tlsPair: TlsPair | null = null;
+  if (config.tls.cert && config.tls.key) {
+    try {
+      tlsPair = readTlsPair(config.tls.cert, config.tls.key);
+    } catch (e) {
+      console.error(`memsvc server: ${(e as Error).message}`);
+      return 1;
+    }
+  }
   const embedderOptions = { home: config.home, model: config.embedder.model, offline: config.offline, hubUrl: config.embedder.hubUrl ?? undefined, log: (line: string) => log("info", line) };
   const { embedder, needsDownload } = await startupEmbedder(embedderOptions);
   let services: ReturnType<typeof createServices>;
@@ -100,9 +112,11 @@ export async function runServer(argv: string[]): Promise<number> {
     return 1;
   }
   const app = createApp(services);
+  // Elysia defaults to SO_REUSEPORT, which would let a second server share the port silently.
+  const listenOptions = { hostname: config.host, maxRequestBodySize: LISTEN_MAX_REQUEST_BODY_SIZE, idleTimeout: 60, reusePort: false };
+  const tlsOption = (pair: TlsPair | null) => (pair ? { tls: { cert: pair.cert, key: pair.key } } : {});
   try {
-    // Elysia defaults to SO_REUSEPORT, which would let a second server share the port silently.
-    app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: LISTEN_MAX_REQUEST_BODY_SIZE, idleTimeout: 60, reusePort: false });
+    app.listen({ ...listenOptions, port: config.port, ...tlsOption(tlsPair) });
   } catch (e) {
     await services.close();
     const msg = (e as Error).message;
@@ -110,12 +124,33 @@ export async function runServer(argv: string[]): Promise<number> {
     return 1;
   }
   const bound = app.server!;
-  log("info", `memsvc ${VERSION} listening on http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${bound.port} (home ${config.home}, ${services.storage.engine} ${services.storage.location}, embedder ${embedder.id})`);
-  if (!isLoopbackBind(config.host)) {
-    log("warn", `bound to ${config.host}, not a loopback address: the service is exposed to the network. Remote callers need the bearer token (\`memsvc status\` prints it); loopback callers on this machine do not. memsvc speaks plain HTTP, no TLS: put it behind a TLS-terminating proxy, or the token and memories cross the network in clear`);
-  }
+  log("info", `memsvc ${VERSION} listening on ${tlsPair ? "https" : "http"}://${config.host.includes(":") ? `[${config.host}]` : config.host}:${bound.port} (home ${config.home}, ${services.storage.engine} ${services.storage.location}, embedder ${embedder.id}${tlsPair ? `, certificate ${tlsPair.summary}` : ""})`);
+  for (const line of networkWarnings(config)) log("warn", line);
+  let stopping = false;
+  // Bun.serve's reload() ignores tls (oven-sh/bun#43815): a renewed certificate re-opens the port
+  // instead. Requests in flight (SSE streams too) finish on the old socket; the new one binds at once.
+  const stopTlsWatch =
+    tlsPair && config.tls.cert && config.tls.key
+      ? watchTlsPair(
+          config.tls.cert,
+          config.tls.key,
+          tlsPair,
+          (next) => {
+            if (stopping) return;
+            const old = app.server!;
+            void old.stop(false);
+            try {
+              app.listen({ ...listenOptions, port: old.port!, ...tlsOption(next) });
+              log("info", `TLS: the certificate files changed; now serving ${next.summary}`);
+            } catch (e) {
+              log("error", `TLS: could not re-open port ${old.port} with the new certificate: ${(e as Error).message}`);
+            }
+          },
+          (message) => log("warn", `TLS: the certificate files changed but cannot be used (${message}); still serving the previous certificate`),
+        )
+      : () => {};
   try {
-    writeRuntimeFile(config.home, { pid: process.pid, host: config.host, port: bound.port!, version: VERSION, started_at: new Date().toISOString(), ...(values.service ? { service: true } : {}) });
+    writeRuntimeFile(config.home, { pid: process.pid, host: config.host, port: bound.port!, version: VERSION, started_at: new Date().toISOString(), ...(tlsPair ? { tls: true } : {}), ...(values.service ? { service: true } : {}) });
   } catch (e) {
     log("warn", `could not write ${runtimeFile(config.home)} (${(e as Error).message}); clients need MEMSVC_URL or serverUrl to find this server`);
   }
@@ -135,14 +170,15 @@ export async function runServer(argv: string[]): Promise<number> {
     .then((w) => log("debug", `search: warmed up with ${counted(w.scans, "vector search", "vector searches")}; counted ${counted(w.words, "common word")} of ${counted(w.sampled, "sampled memory", "sampled memories")} in ${w.ms} ms`))
     .catch((e) => log("warn", `search: warm-up stopped: ${(e as Error).message}`));
 
-  let stopping = false;
   const shutdown = async (signal: string) => {
     if (stopping) return;
     stopping = true;
     log("info", `${signal}: finishing in-flight writes, then closing the database`);
     abort.abort();
     nightly.stop();
-    void bound.stop(false);
+    stopTlsWatch();
+    const server = app.server!;
+    void server.stop(false);
     const hard = setTimeout(() => {
       log("warn", "shutdown took longer than 15 s; exiting");
       process.exit(1);
@@ -152,7 +188,7 @@ export async function runServer(argv: string[]): Promise<number> {
     await services.close();
     serverLock.release();
     clearTimeout(hard);
-    void bound.stop(true);
+    void server.stop(true);
     log("info", "stopped cleanly");
     process.exit(0);
   };
@@ -161,8 +197,5 @@ export async function runServer(argv: string[]): Promise<number> {
   return await new Promise<number>(() => {});
 }
 
-/** A bind address only this machine can reach: 127.0.0.0/8, ::1 (also IPv4-mapped) or localhost. */
-export function isLoopbackBind(host: string): boolean {
-  const h = host.trim().toLowerCase().replace(/^\[(.*)\]$/, "$1");
-  return h === "localhost" || h.endsWith(".localhost") || h === "::1" || /^(::ffff:)?127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h);
-}
+export { isLoopbackBind } from "../net-address";
+

@@ -1,4 +1,5 @@
 import { backlogSummary, readBacklog } from "../capture/backlog";
+import { serverFetch } from "../server-client";
 import { loadConfig } from "../config";
 import { counted } from "../core/text";
 import { parseFlags } from "./args";
@@ -23,7 +24,7 @@ export async function runStatus(argv: string[]): Promise<number> {
   const config = loadConfig();
   let health: Record<string, any>;
   try {
-    const res = await fetch(`${config.serverUrl}/health`, { signal: AbortSignal.timeout(3000) });
+    const res = await serverFetch(config, "/health", { signal: AbortSignal.timeout(3000) });
     if (!res.ok) throw new Error(`HTTP ${res.status}`);
     health = (await res.json()) as Record<string, any>;
   } catch (e) {

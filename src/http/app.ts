@@ -3,7 +3,9 @@ import { Elysia, type ValidationError } from "elysia";
 import { inputErrorMessage } from "../core/validate";
 import { AppError } from "../errors";
 import type { Services } from "../core/services";
-import { bearerOf, browserGuard, isLoopbackPeer, tokenMatches } from "./auth";
+import { bearerOf, isLoopbackPeer, tokenMatches } from "./auth";
+import { localhostBypass } from "./bypass";
+import { RateLimiter, rateKeyOf as defaultRateKeyOf, type RateKeyOf } from "./rate-limit";
 import { storageFailure } from "../store/failures";
 import { appErrorResponse, errorResponse } from "./errors";
 import { parseJsonBody } from "./json-body";
@@ -45,11 +47,22 @@ const OPENAPI_INFO = {
 export interface AppOptions {
   /** Socket peer address of a request; in-process requests have none and count as remote. */
   peerOf?: (request: Request) => string | null;
+  /** Who a request counts against for the rate limit (default: its token, or its peer when refused). */
+  rateKeyOf?: RateKeyOf;
 }
 
 export type RouteGroup = (s: Services) => Elysia<any, any, any, any, any, any, any>;
 
 export function createApp(s: Services, extra: RouteGroup[] = [], opts: AppOptions = {}) {
+  const limiter = new RateLimiter(s.config.auth.rateLimitPerMinute);
+  const rateKeyOf = opts.rateKeyOf ?? defaultRateKeyOf;
+  const perMinute = s.config.auth.rateLimitPerMinute;
+  /** A 429 when this caller has used its allowance, else null. */
+  const overLimit = (token: string | null, peer: string | null): Response | null => {
+    const d = limiter.take(rateKeyOf({ token, peer }));
+    if (d.ok) return null;
+    return errorResponse("rate_limited", `too many requests: at most ${perMinute} a minute per ${token === null ? "address for refused requests" : "token"}; retry in ${d.retryAfterSeconds} s`, { retry_after: d.retryAfterSeconds }, { "retry-after": String(d.retryAfterSeconds) });
+  };
   let app = new Elysia()
     .onRequest(({ request, server }) => {
       // Bun builds request.url from the Host header; one like "localhost:8787.evil.com" makes it unparseable.
@@ -65,13 +78,21 @@ export function createApp(s: Services, extra: RouteGroup[] = [], opts: AppOption
       if (isPublicPath(request.method, url.pathname)) return;
       const peer = opts.peerOf ? opts.peerOf(request) : (server?.requestIP(request)?.address ?? null);
       const presented = bearerOf(request);
-      if (tokenMatches(presented, s.config.token)) return void s.traffic.note();
-      if (presented === null && isLoopbackPeer(peer)) {
-        const refused = browserGuard(request);
-        if (refused) return errorResponse("forbidden", refused);
+      if (tokenMatches(presented, s.config.token)) {
+        const limited = overLimit(presented, peer);
+        if (limited) return limited;
         return void s.traffic.note();
       }
-      return errorResponse("unauthorized", presented === null ? "missing bearer token (Authorization: Bearer <token>; `memsvc status` prints it)" : "wrong bearer token", undefined, {
+      if (presented === null) {
+        const bypass = localhostBypass(s.config, peer, request);
+        if (bypass === "granted") return void s.traffic.note();
+        if (bypass !== "off") return errorResponse("forbidden", bypass.refused);
+      }
+      // Refused attempts count against the peer: a flood of guesses gets 429s, not an endless stream of 401s.
+      const limited = overLimit(null, peer);
+      if (limited) return limited;
+      const missing = isLoopbackPeer(peer) ? "missing bearer token: this server's localhost bypass is off (auth.localhostBypass), so local callers send it too (Authorization: Bearer <token>; `memsvc status` prints it)" : "missing bearer token (Authorization: Bearer <token>; `memsvc status` prints it)";
+      return errorResponse("unauthorized", presented === null ? missing : "wrong bearer token", undefined, {
         "www-authenticate": 'Bearer realm="memsvc"',
       });
     })

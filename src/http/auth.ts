@@ -49,5 +49,18 @@ export function browserGuard(request: Request): string | null {
   }
   const host = request.headers.get("host");
   if (host && !isLoopbackHost(host)) return `Host ${host} is not a loopback name (DNS rebinding guard)`;
+  // An absolute-form target (`GET http://other.example/recent`) names its own host, which RFC 9112
+  // says wins over Host: judge the URL the runtime built too. (Bun 1.4 builds it from Host and drops
+  // the target's authority, oven-sh/bun#33002; an in-process caller or a runtime that keeps it is judged here.)
+  const target = targetHost(request.url);
+  if (target !== null && !isLoopbackHost(target)) return `request target host ${target} is not a loopback name (DNS rebinding guard)`;
   return null;
+}
+
+function targetHost(url: string): string | null {
+  try {
+    return new URL(url).host || null;
+  } catch {
+    return null;
+  }
 }

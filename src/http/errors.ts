@@ -9,6 +9,7 @@ const STATUS: Record<ErrorCode, number> = {
   method_not_allowed: 405,
   conflict: 409,
   too_large: 413,
+  rate_limited: 429,
   unavailable: 503,
   internal: 500,
 };

@@ -5,6 +5,7 @@ import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { CallToolRequestSchema, ListToolsRequestSchema, McpError, type CallToolResult, type Implementation, type JSONRPCMessage, type Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { Config } from "../config";
+import { serverHeaders, serverTls } from "../server-client";
 import { memoryInstructions } from "../core/identity";
 import { MCP_BRIDGE_CONNECT_MS } from "./tuning";
 import { VERSION } from "../version";
@@ -71,10 +72,12 @@ export async function runBridge(opts: BridgeOptions): Promise<void> {
   const connect = (): Promise<Upstream> => {
     connecting ??= (async () => {
       const config = opts.config();
-      const headers: Record<string, string> = config.token ? { authorization: `Bearer ${config.token}` } : {};
+      const headers = serverHeaders(config);
       const url = `${config.serverUrl}/mcp`;
       const client = new Client(clientInfo);
-      const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } });
+      // An https server with a self-signed certificate: the SDK's fetch gets the CA the config names.
+      const tls = serverTls(config);
+      const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers }, ...(tls ? { fetch: (u: string | URL, init?: RequestInit) => fetch(u, { ...init, tls } as RequestInit) } : {}) });
       try {
         await client.connect(transport, { timeout: MCP_BRIDGE_CONNECT_MS });
       } catch (e) {

@@ -1,4 +1,5 @@
 import { spawn } from "node:child_process";
+import { healthAnswers } from "../server-client";
 import { closeSync, existsSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { createPrivateFile, ensurePrivateDir, makePrivate, PRIVATE_FILE_MODE } from "../private-files";
@@ -47,12 +48,8 @@ function lastLines(file: string, n = 15): string {
   }
 }
 
-async function answers(url: string): Promise<boolean> {
-  try {
-    return (await fetch(`${url}/health`, { signal: AbortSignal.timeout(2_000) })).ok;
-  } catch {
-    return false;
-  }
+function answers(url: string, home: string): Promise<boolean> {
+  return healthAnswers(home, url, 2_000);
 }
 
 /**
@@ -86,7 +83,7 @@ export async function startDetached(opts: { command: string[]; home: string; env
   while (Date.now() < until) {
     if (spawnError) throw new Error(`could not start ${program}: ${(spawnError as Error).message}`);
     const live = liveServer(home);
-    if (live && (live.pid === child.pid || exited !== null) && (await answers(live.url))) {
+    if (live && (live.pid === child.pid || exited !== null) && (await answers(live.url, home))) {
       if (live.pid === child.pid) {
         ensurePrivateDir(join(home, "state"), { tighten: true });
         writeFileSync(markerFile(home), `${JSON.stringify({ pid: child.pid, started_at: new Date().toISOString() })}\n`, { mode: PRIVATE_FILE_MODE });

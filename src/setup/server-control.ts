@@ -1,4 +1,5 @@
 import { spawn } from "node:child_process";
+import { healthAnswers } from "../server-client";
 import { openSync } from "node:fs";
 import { join } from "node:path";
 import { ensurePrivateDir, makePrivate, PRIVATE_FILE_MODE } from "../private-files";
@@ -16,12 +17,7 @@ export async function waitForServer(home: string, timeoutMs: number): Promise<st
   while (Date.now() < deadline) {
     const live = liveServer(home);
     if (live) {
-      try {
-        const res = await fetch(`${live.url}/health`, { signal: AbortSignal.timeout(2000) });
-        if (res.ok) return live.url;
-      } catch {
-        /* starting */
-      }
+      if (await healthAnswers(home, live.url, 2000)) return live.url;
     }
     await Bun.sleep(150);
   }

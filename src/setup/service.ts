@@ -1,4 +1,5 @@
 import { chmodSync, existsSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { healthAnswers } from "../server-client";
 import { dirname } from "node:path";
 import { ensurePrivateDir } from "../private-files";
 import { liveServer, type RuntimeInfo } from "../runtime-file";
@@ -66,19 +67,15 @@ function runSteps(steps: Step[], env: NodeJS.ProcessEnv, log: Log, platform: Nod
   return null;
 }
 
-async function answers(info: RuntimeInfo): Promise<boolean> {
-  try {
-    return (await fetch(`${info.url}/health`, { signal: AbortSignal.timeout(2_000) })).ok;
-  } catch {
-    return false;
-  }
+function answers(info: RuntimeInfo, home: string): Promise<boolean> {
+  return healthAnswers(home, info.url, 2_000);
 }
 
 async function waitForServer(home: string, notPid: number | null, ms: number): Promise<RuntimeInfo | null> {
   const until = Date.now() + ms;
   for (;;) {
     const live = liveServer(home);
-    if (live && live.pid !== notPid && (await answers(live))) return live;
+    if (live && live.pid !== notPid && (await answers(live, home))) return live;
     if (Date.now() >= until) return null;
     await Bun.sleep(100);
   }
@@ -222,7 +219,7 @@ export async function serviceStatus(opts: ServiceOptions): Promise<ServiceStatus
   const file = candidateFiles(full).find((f) => existsSync(f)) ?? detail.file;
   const installed = existsSync(file);
   const live = liveServer(ctx.home);
-  const running = live !== null && (await answers(live));
+  const running = live !== null && (await answers(live, ctx.home));
   const lines = [`${installed ? "installed" : "not installed"}: ${file}`];
   if (reason !== null) lines.push(`${detail.manager}: not usable here (${reason})`);
   else if (installed) lines.push(`${detail.manager}: ${runManager(detail.statusCommand, opts.env).code === 0 ? "active" : "not active"} (\`${detail.statusCommand.join(" ")}\`)`);

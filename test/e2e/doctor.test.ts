@@ -80,7 +80,7 @@ describe("memsvc doctor", () => {
     const report = JSON.parse(json.stdout);
     expect(report.ok).toBe(true);
     // "claude code mcp": since harness wiring, install registers memsvc's MCP server too and doctor checks it for every harness found; "capture backlog" came with the backlog (8cdab0d) without this list being updated.
-    expect(report.checks.map((c: any) => c.name)).toEqual(["server", "embedder", "language model", "claude code hooks", "claude code mcp", "mcp /sse", "mcp /mcp", "autostart", "capture backlog"]);
+    expect(report.checks.map((c: any) => c.name)).toEqual(["server", "network", "embedder", "language model", "claude code hooks", "claude code mcp", "mcp /sse", "mcp /mcp", "autostart", "capture backlog"]);
   });
 
   test("hooks missing and a language model that is down: exit 1, each says what to do", async () => {

@@ -35,7 +35,8 @@ export function schemaForHome(home: string): string {
 /** config.json keys that put a home's store on the test engine ({} on sqlite). */
 export function engineConfig(home: string): Record<string, unknown> {
   if (!onPostgres) return {};
-  return { storage: "postgres", database_url: testDatabaseUrl(), database_schema: schemaForHome(home) };
+  // The bypass is off by default on PostgreSQL (a team server); these stores are the suite's loopback servers.
+  return { storage: "postgres", database_url: testDatabaseUrl(), database_schema: schemaForHome(home), auth: { localhostBypass: true } };
 }
 
 /** Environment that puts a child memsvc's store on the test engine ({} on sqlite). */

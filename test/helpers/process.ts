@@ -16,7 +16,9 @@ export function tempHome(): string {
 export function childEnv(home: string, extra: Record<string, string> = {}): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith("MEMSVC_")) env[k] = v;
-  return { ...env, MEMSVC_HOME: home, MEMSVC_OFFLINE: "1", MEMSVC_CACHE_DIR: join(home, ".cache"), ...engineEnv(home), ...extra };
+  // The localhost bypass stays on for child servers whatever their engine or bind (its default is off on
+  // PostgreSQL and on a non-loopback bind): the suite talks to them from loopback without a token.
+  return { ...env, MEMSVC_HOME: home, MEMSVC_OFFLINE: "1", MEMSVC_CACHE_DIR: join(home, ".cache"), MEMSVC_LOCALHOST_BYPASS: "1", ...engineEnv(home), ...extra };
 }
 
 /**
