@@ -6,6 +6,7 @@ import { parseJsonText } from "./json-file";
 import { ensurePrivateDir } from "./private-files";
 import { NotUtf8Error, readUtf8File } from "./utf8";
 import { clientUrl, liveServer } from "./runtime-file";
+import { AUDIT_RETENTION_DAYS } from "./core/audit/tuning";
 
 export type IdentityMode = "global" | "override" | "off";
 
@@ -48,6 +49,8 @@ export interface Config {
   readonly nightly: { readonly enabled: boolean; readonly schedule: string; readonly maxModelCalls: number };
   /** keepEvidence: keep a bounded excerpt of the segment per anchored memory, for the nightly re-check (README: Capture and hooks). */
   readonly distill: { readonly keepEvidence: boolean };
+  /** retentionDays: audit log entries older than this are pruned (docs/security.md). */
+  readonly audit: { readonly retentionDays: number };
   readonly offline: boolean;
   /** Which engine holds the data: one embedded SQLite file (the default) or PostgreSQL with pgvector. */
   readonly storage: StorageEngine;
@@ -147,6 +150,7 @@ const SCHEMA: Record<string, Kind> = {
   embedder: "object",
   nightly: "object",
   distill: "object",
+  audit: "object",
   storage: "storage",
   database_url: "pgurl",
   database_schema: "identifier",
@@ -157,6 +161,7 @@ const NESTED: Record<string, Record<string, Kind>> = {
   embedder: { model: "string", hubUrl: "url" },
   nightly: { enabled: "boolean", schedule: "string", maxModelCalls: "posint" },
   distill: { keepEvidence: "boolean" },
+  audit: { retentionDays: "posint" },
 };
 
 function check(file: string, key: string, kind: Kind, value: unknown): void {
@@ -287,6 +292,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: Override
       maxModelCalls: file.nightly?.maxModelCalls ?? (isCliProvider(provider) ? CLI_NIGHTLY_MAX_MODEL_CALLS : 40),
     },
     distill: { keepEvidence: file.distill?.keepEvidence ?? true },
+    audit: { retentionDays: file.audit?.retentionDays ?? AUDIT_RETENTION_DAYS },
     offline: env.MEMSVC_OFFLINE === "1" || env.MEMSVC_OFFLINE === "true",
     ...storageConfig(paths.config, file, env, flags),
     paths,

@@ -22,6 +22,8 @@ Server commands:
   backup      consistent online copy of the database
   migrate     copy this store into PostgreSQL (batched, resumable)
   history     earlier versions of a memory, and restoring one
+  token       member tokens: create, list, revoke (kept in the database)
+  audit       the audit log: who did what, when, from where
 
 Client commands (run on the agent's machine):
   capture     ship new transcript segments to the server's /distill
@@ -51,6 +53,8 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   backup: async () => (await import("./cli/portability")).runBackup,
   migrate: async () => (await import("./cli/migrate")).runMigrate,
   history: async () => (await import("./cli/history")).runHistory,
+  token: async () => (await import("./cli/tokens")).runToken,
+  audit: async () => (await import("./cli/tokens")).runAudit,
   capture: async () => (await import("./cli/capture")).runCapture,
   hook: async () => (await import("./cli/hook")).runHook,
   hooks: async () => (await import("./cli/hooks")).runHooks,

@@ -10,6 +10,7 @@ import { recoverIdentity } from "./identity";
 import { lull, Traffic } from "./slices";
 import { loadThresholds, type IndexState, type VectorMirror } from "./search";
 import { counted } from "./text";
+import { flushAudit } from "./audit";
 
 /** A model being fetched in the background while another embedder serves (see cli/server.ts). */
 export interface EmbedderLoad {
@@ -125,6 +126,7 @@ export function createServices(config: Config, opts: ServiceOptions): Services {
       while (inflight.size > 0) await Promise.allSettled([...inflight]);
     },
     async close() {
+      await flushAudit(services);
       await services.drain();
       await storage.search.vectorIndex.close();
       await embedder.close?.();

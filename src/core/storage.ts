@@ -7,6 +7,8 @@ import type { IdentityStore } from "./identity";
 import type { DistillStore } from "./distill";
 import type { NightlyStore } from "./nightly";
 import type { AnalyticsStore } from "./analytics";
+import type { TokensStore } from "./tokens";
+import type { AuditStore } from "./audit";
 
 /**
  * Everything core asks of a database, grouped by capability. One object per
@@ -26,6 +28,9 @@ export interface Storage {
   readonly distill: DistillStore;
   readonly nightly: NightlyStore;
   readonly analytics: AnalyticsStore;
+  /** Members' tokens (hashes only): every server over the database authenticates against them. */
+  readonly tokens: TokensStore;
+  readonly audit: AuditStore;
   /**
    * The meta table: small named values several capabilities share
    * (schema_version, embedder_id, reembed_cursor, ...).

@@ -3,7 +3,9 @@ import { Elysia, type ValidationError } from "elysia";
 import { inputErrorMessage } from "../core/validate";
 import { AppError } from "../errors";
 import type { Services } from "../core/services";
-import { bearerOf, browserGuard, isLoopbackPeer, tokenMatches } from "./auth";
+import { authenticateRequest, principalOf, roleRefusal } from "./access";
+import { auditRoute } from "./audit-hook";
+import { enforceScope } from "./scope";
 import { storageFailure } from "../store/sqlite/storage-errors";
 import { appErrorResponse, errorResponse } from "./errors";
 import { parseJsonBody } from "./json-body";
@@ -19,6 +21,7 @@ import { mcpRoutes } from "./routes/mcp";
 import { memoryRoutes } from "./routes/memories";
 import { recallRoutes } from "./routes/recall";
 import { rootRoutes } from "./routes/root";
+import { tokenRoutes } from "./routes/tokens";
 import { VERSION } from "../version";
 
 export { MAX_BODY_BYTES } from "./limits";
@@ -49,7 +52,7 @@ export type RouteGroup = (s: Services) => Elysia<any, any, any, any, any, any, a
 
 export function createApp(s: Services, extra: RouteGroup[] = [], opts: AppOptions = {}) {
   let app = new Elysia()
-    .onRequest(({ request, server }) => {
+    .onRequest(async ({ request, server }) => {
       // Bun builds request.url from the Host header; one like "localhost:8787.evil.com" makes it unparseable.
       if (!URL.canParse(request.url)) return errorResponse("invalid", `malformed Host header ${JSON.stringify(request.headers.get("host")?.slice(0, 100) ?? "")}`);
       const url = new URL(request.url);
@@ -62,16 +65,20 @@ export function createApp(s: Services, extra: RouteGroup[] = [], opts: AppOption
       // back for its full 30 s. Refused requests are not traffic either.
       if (isPublicPath(request.method, url.pathname)) return;
       const peer = opts.peerOf ? opts.peerOf(request) : (server?.requestIP(request)?.address ?? null);
-      const presented = bearerOf(request);
-      if (tokenMatches(presented, s.config.token)) return void s.traffic.note();
-      if (presented === null && isLoopbackPeer(peer)) {
-        const refused = browserGuard(request);
-        if (refused) return errorResponse("forbidden", refused);
-        return void s.traffic.note();
-      }
-      return errorResponse("unauthorized", presented === null ? "missing bearer token (Authorization: Bearer <token>; `memsvc status` prints it)" : "wrong bearer token", undefined, {
-        "www-authenticate": 'Bearer realm="memsvc"',
-      });
+      const principal = await authenticateRequest(s, request, peer);
+      if (principal instanceof Response) return principal;
+      const refused = roleRefusal(principal, request.method, url.pathname);
+      if (refused) return refused;
+      s.traffic.note();
+    })
+    // After parsing and validation, before the handler: a project-scoped token's request is narrowed to its projects (scope.ts).
+    .onBeforeHandle({ as: "global" }, async ({ request, path, query, body }) => {
+      const p = principalOf(request);
+      if (p) await enforceScope(s, p, request.method, path, request, query, body);
+    })
+    .onAfterHandle({ as: "global" }, ({ request, path, query, body, response }) => {
+      const p = principalOf(request);
+      if (p && request.method !== "GET" && request.method !== "HEAD") auditRoute(s, p, request, path, query, body, response);
     })
     .onError(({ code, error, request }) => {
       if (error instanceof AppError) return appErrorResponse(error);
@@ -113,7 +120,8 @@ export function createApp(s: Services, extra: RouteGroup[] = [], opts: AppOption
     .use(recallRoutes(s))
     .use(distillRoutes(s))
     .use(identityRoutes(s))
-    .use(dashboardRoutes(s));
+    .use(dashboardRoutes(s))
+    .use(tokenRoutes(s));
   for (const group of extra) app = app.use(group(s)) as typeof app;
   return app;
 }

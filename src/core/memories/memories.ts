@@ -82,6 +82,8 @@ export interface NewMemory {
   createdAt: number;
   /** Domain tags named by the language model, strongest first. */
   tags?: readonly string[];
+  /** The member (token name) whose request created it. */
+  createdBy?: string | null;
 }
 
 /**
@@ -108,6 +110,7 @@ export async function insertMemoryRows(s: Services, items: NewMemory[], vectors:
     strength: INITIAL_STRENGTH,
     vector: vectors[i],
     tags: deriveTags(m.project, m.tags),
+    createdBy: m.createdBy ?? null,
   }));
   const seqs = await s.storage.memories.insertMemories(rows);
   const out: { id: string; seq: number }[] = [];
@@ -153,7 +156,7 @@ export function requireContent(v: unknown, field = "content"): string {
 }
 
 /** POST /ingest and memsvc_ingest: one pre-distilled memory, deduplicated on source_session. */
-export async function ingestMemory(s: Services, input: IngestInput): Promise<IngestResult> {
+export async function ingestMemory(s: Services, input: IngestInput, opts: { createdBy?: string | null } = {}): Promise<IngestResult> {
   const content = await redact(requireContent(input.content));
   const memoryType = input.memory_type === undefined || input.memory_type === null ? "experience" : normalizeMemoryType(input.memory_type);
   const project = optionalString(input.project, "project");
@@ -178,7 +181,7 @@ export async function ingestMemory(s: Services, input: IngestInput): Promise<Ing
           const again = session ? await tx.memories.claimSession(session) : 0;
           if (again > 0) return { skipped: again };
           const ts = withStorage(s, tx);
-          const [row] = await insertMemoryRows(ts, [{ content, memoryType, project, sourceAgent, sourceSession: session, privacy, createdAt }], [vector]);
+          const [row] = await insertMemoryRows(ts, [{ content, memoryType, project, sourceAgent, sourceSession: session, privacy, createdAt, createdBy: opts.createdBy ?? null }], [vector]);
           if (anchors) await writeAnchors(ts, [row.id], anchors, s.now());
           return { row };
         },

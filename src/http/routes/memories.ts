@@ -11,6 +11,7 @@ import { RecentInput, SearchInput } from "../../core/search/schema";
 import { queryOptions } from "../schema-query";
 import { jsonObject, objectBody, queryParams } from "../body";
 import { plural } from "../../core/text";
+import { principalOf } from "../access";
 
 const SEARCH_QUERY = queryOptions(SearchInput);
 const RECENT_QUERY = queryOptions(RecentInput);
@@ -20,8 +21,9 @@ export function memoryRoutes(s: Services) {
   return new Elysia({ name: "memories" })
     .post(
       "/ingest",
-      async ({ body, set }) => {
-        const result = await ingestMemory(s, body);
+      async ({ body, set, request }) => {
+        const p = principalOf(request);
+        const result = await ingestMemory(s, body, { createdBy: p?.via === "token" ? p.name : null });
         set.status = result.id === null ? 200 : 201;
         return result;
       },

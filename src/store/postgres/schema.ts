@@ -44,6 +44,7 @@ export function pgTables(schemaName: string) {
       lastShownAt: ms("last_shown_at"),
       lastUsedAt: ms("last_used_at"),
       linkCount: integer("link_count").notNull().default(0),
+      createdBy: text("created_by"),
       // SQLite's FTS5 table indexes content alone (porter stemming): the same
       // here, 'english' stems likewise, weight A so ts_rank can add lower-weighted
       // fields later without reweighting content.

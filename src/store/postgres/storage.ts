@@ -10,6 +10,7 @@ import { pgIdentity } from "./identity";
 import { pgDistill } from "./distill";
 import { pgNightly } from "./nightly";
 import { pgAnalytics } from "./analytics";
+import { pgAudit, pgTokens } from "./tokens";
 
 /**
  * The postgres engine behind every capability's store interface. The handle
@@ -35,6 +36,8 @@ export function pgStorage(h: PgHandle): Storage {
       distill: g(pgDistill(hh)),
       nightly: g(pgNightly(hh)),
       analytics: g(pgAnalytics(hh)),
+      tokens: g(pgTokens(hh)),
+      audit: g(pgAudit(hh)),
       meta: g({
         async get(key: string) {
           const [row] = await hh.orm.select({ value: hh.t.meta.value }).from(hh.t.meta).where(eq(hh.t.meta.key, key));

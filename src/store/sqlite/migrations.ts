@@ -13,6 +13,7 @@ import m0012 from "./migrations/0012_recent_walk.sql" with { type: "text" };
 import m0013 from "./migrations/0013_rank_narrow.sql" with { type: "text" };
 import m0014 from "./migrations/0014_link_count_partial.sql" with { type: "text" };
 import m0015 from "./migrations/0015_row_counts.sql" with { type: "text" };
+import m0016 from "./migrations/0016_tokens.sql" with { type: "text" };
 
 /**
  * Ordered schema migrations, imported as text so they are embedded in the
@@ -34,4 +35,5 @@ export const MIGRATIONS: readonly { version: number; sql: string }[] = [
   { version: 13, sql: m0013 },
   { version: 14, sql: m0014 },
   { version: 15, sql: m0015 },
+  { version: 16, sql: m0016 },
 ];

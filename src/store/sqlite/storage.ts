@@ -11,6 +11,7 @@ import { sqliteIdentity } from "./identity";
 import { sqliteDistill } from "./distill";
 import { sqliteNightly } from "./nightly";
 import { sqliteAnalytics } from "./analytics";
+import { sqliteAudit, sqliteTokens } from "./tokens";
 import { LINK_COUNT_SQL, MEMORY_COUNT_SQL } from "./row-counts";
 
 /**
@@ -44,6 +45,8 @@ export function sqliteStorage(store: Store): Storage {
       distill: sqliteDistill(h),
       nightly: sqliteNightly(h),
       analytics: sqliteAnalytics(h),
+      tokens: sqliteTokens(h),
+      audit: sqliteAudit(h),
       meta: {
         async get(key) {
           return getMeta(h, key);
