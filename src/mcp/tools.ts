@@ -94,7 +94,7 @@ export function registerTools(server: Server, s: Services, who: Principal = BYPA
     }
     return guard(s, name, () => {
       // The session's principal (its opener's token): a reader calls read-only tools only.
-      const need = t.readOnly && !(name === "memsvc_history" && (checked as { restore?: unknown }).restore !== undefined) ? "reader" : "writer";
+      const need = t.readOnly || (name === "memsvc_history" && (checked as { restore?: unknown }).restore === undefined) ? "reader" : "writer";
       if (!roleAtLeast(who.role, need)) throw new AppError("forbidden", `${name} needs the ${need} role; token ${who.name} is a ${who.role}`);
       return t.run(checked as never);
     });
