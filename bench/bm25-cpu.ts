@@ -18,7 +18,7 @@ import { createHash } from "node:crypto";
 import { loadConfig } from "../src/config";
 import { silentLogger } from "../src/core/log";
 import { queryKeywords, queryVector, rank } from "../src/core/search";
-import { createServices } from "../src/core/services";
+import { benchServices, sqliteOf } from "./lib/services";
 import { DEFAULT_SEARCH_LIMIT, SEARCH_CANDIDATES } from "../src/core/search/tuning";
 import { FallbackEmbedder } from "../src/embed";
 import { NoteGenerator } from "./lib/corpus";
@@ -31,13 +31,13 @@ const queries = Array.from({ length: Number(args.queries ?? 300) }, () => gen.qu
 const PASSES = Number(args.passes ?? 3);
 
 const load_before = loadavg().map((x) => round(x));
-const s = createServices(loadConfig({ MEMSVC_HOME: args.home, MEMSVC_OFFLINE: "1" }), { embedder: new FallbackEmbedder(), log: silentLogger });
+const s = benchServices(loadConfig({ MEMSVC_HOME: args.home, MEMSVC_OFFLINE: "1" }), { embedder: new FallbackEmbedder(), log: silentLogger });
 await s.indexState.ready;
 // Rows loaded in the background get their prefilter codes in setImmediate slices; a loop of
 // resolved promises never yields to them, so rank() would scan every int8 row: wait for the codes.
 const index = s.index as unknown as { codesComplete: boolean };
 while (!index.codesComplete) await new Promise((r) => setImmediate(r));
-const db = s.store.sqlite;
+const db = sqliteOf(s).sqlite;
 /** FTS5 segments: distinct segment ids among the %_data rows (rowid >> 37 is the segment id). */
 const segments = () => db.query<{ n: number }, []>("SELECT count(DISTINCT id >> 37) AS n FROM memories_fts_data WHERE id >> 37 > 0").get()!.n;
 const out: Record<string, unknown> = { home: args.home, memories: s.index.memories, load_before, segments_before: segments() };

@@ -16,7 +16,8 @@
  * included); recall_index_warm_* the next 100. *_main_thread_cpu_ms leaves
  * out JavaScriptCore's JIT compiler and GC helper threads (see
  * bench/lib/server.ts mainThreadCpuMsOf): a fresh server of a larger code
- * base compiles more in its first few hundred requests.
+ * base compiles more in its first few hundred requests. start_to_* is each
+ * round's start-up: spawn to the first 200 of /health, and to `index: ready`.
  *
  * Env: BENCH_QUERIES (default 300), BENCH_INGEST (per round, default 300).
  */
@@ -105,13 +106,15 @@ interface Round {
   ingest_per_s: number;
   ingest_p50: number;
   rss_mb: number;
+  start_to_first_200_ms: number;
+  start_to_index_ready_ms: number;
 }
 
 /** One side, one round: its server up, the timed requests, the server down. */
 async function round_(t: BenchTarget, n: number, queries: ReturnType<NoteGenerator["query"]>[], notes: NoteGenerator): Promise<Round> {
   const server = await startServer(t);
   try {
-    await indexReady(server.url, server.startMs);
+    const readyMs = await indexReady(server.url, server.startMs);
     const s = await timeSearch(server, queries);
     const r = await timeRecallIndex(server, queries);
     // The next 100 prompts: the same path once the first 100 have warmed its code (JIT) on this server.
@@ -135,6 +138,8 @@ async function round_(t: BenchTarget, n: number, queries: ReturnType<NoteGenerat
       ingest_per_s: ingest.memories_per_s,
       ingest_p50: ingest.latency_ms.p50,
       rss_mb: memoryOf(server.pid).rss_mb,
+      start_to_first_200_ms: server.startMs,
+      start_to_index_ready_ms: readyMs,
     };
   } finally {
     await server.stop();
@@ -157,6 +162,8 @@ const METRICS = [
   "ingest_per_s",
   "ingest_p50",
   "rss_mb",
+  "start_to_first_200_ms",
+  "start_to_index_ready_ms",
 ] as const;
 const medians = (rounds: Round[]) => Object.fromEntries(METRICS.map((k) => [k, round(median(rounds.map((r) => r[k])))])) as Record<(typeof METRICS)[number], number>;
 

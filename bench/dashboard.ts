@@ -13,7 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadConfig, pathsFor } from "../src/config";
 import { dashboardData } from "../src/core/analytics";
-import { createServices } from "../src/core/services";
+import { benchServices } from "./lib/services";
 import { openStore, setMeta } from "../src/store/sqlite";
 import { FallbackEmbedder } from "../src/embed/fallback";
 import { VERSION } from "../src/version";
@@ -113,7 +113,7 @@ async function overHttp(home: string): Promise<Record<string, unknown>> {
 }
 
 async function inProcess(home: string): Promise<Record<string, unknown>> {
-  const s = createServices(loadConfig({ MEMSVC_HOME: home, MEMSVC_OFFLINE: "1" }), { embedder: new FallbackEmbedder(), log: () => {} });
+  const s = benchServices(loadConfig({ MEMSVC_HOME: home, MEMSVC_OFFLINE: "1" }), { embedder: new FallbackEmbedder(), log: () => {} });
   try {
     const time = async (days?: number) => {
       const samples: number[] = [];

@@ -15,7 +15,7 @@ import { join } from "node:path";
 import { loadConfig, pathsFor } from "../src/config";
 import { exportGraph } from "../src/core/graph";
 import { hubs, neighbors, path } from "../src/core/graph";
-import { createServices } from "../src/core/services";
+import { benchServices, sqliteOf } from "./lib/services";
 import { openStore, setMeta } from "../src/store/sqlite";
 import { FallbackEmbedder } from "../src/embed/fallback";
 import { VERSION } from "../src/version";
@@ -111,7 +111,7 @@ async function overHttp(home: string): Promise<Record<string, unknown>> {
 }
 
 async function inProcess(home: string): Promise<Record<string, unknown>> {
-  const s = createServices(loadConfig({ MEMSVC_HOME: home, MEMSVC_OFFLINE: "1" }), { embedder: new FallbackEmbedder(), log: () => {} });
+  const s = benchServices(loadConfig({ MEMSVC_HOME: home, MEMSVC_OFFLINE: "1" }), { embedder: new FallbackEmbedder(), log: () => {} });
   try {
     const time = async (fn: () => unknown) => {
       const samples: number[] = [];
@@ -122,7 +122,7 @@ async function inProcess(home: string): Promise<Record<string, unknown>> {
       }
       return summarize(samples);
     };
-    const ids = s.store.sqlite.query<{ id: string }, []>("SELECT id FROM memories ORDER BY seq").all().map((r) => r.id);
+    const ids = sqliteOf(s).sqlite.query<{ id: string }, []>("SELECT id FROM memories ORDER BY seq").all().map((r) => r.id);
     const hub = (await hubs(s, { limit: 1 })).hubs[0].id;
     return {
       exportGraph_10000_ms: await time(() => exportGraph(s, { limit: 10_000 })),

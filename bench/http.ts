@@ -21,24 +21,18 @@
  * concurrent ones (BENCH_INGEST memories each), and the server's RSS.
  * `--only sustained` runs just that.
  *
- * --engine postgres / both: the server also (or only) on PostgreSQL: a PGlite
- * database (test/helpers/pglite-server.ts, real PostgreSQL + pgvector in
- * WebAssembly) served over TCP in its own process. At each size the SQLite
- * store is copied into a fresh schema with `memsvc migrate` (the bulk path)
- * and the HNSW index is built once (timed), so both engines answer over the
- * same memories; both then ingest the same new notes. pgvector's recall@10 is
- * measured against an exact scan in the same database. Not measured there:
- * the compiled binary's start-up and the rank() breakdown (SQLite's
- * statements).
- *
- * Seeding PGlite takes over half an hour at 100k, so each seeded schema is
- * cached (bench/lib/pg-cache.ts; `$BENCH_CACHE`, default
- * ~/.cache/memsvc-bench; BENCH_PG_CACHE=0 skips it): PGlite's data directory
- * is dumped after the first seeding at a size and later runs start PGlite
- * from it (in memory as before) once the freshly seeded SQLite store is shown
- * to hold the same memories (count and id checksum). `seed.from_cache` says
- * which happened; the seeding times are then the original ones. A size after
- * one where the SQLite server ingested (random ids) is never cached.
+ * --engine postgres / both: the server also (or only) on PostgreSQL: a real
+ * server (bench/lib/pg-real.ts: BENCH_PG_URL, else a throw-away PostgreSQL 15
+ * with pgvector from ../shared/scripts/postgres-pgvector.sh; BENCH_PG=pglite
+ * for PGlite). At each size the SQLite store is copied into a fresh schema
+ * with `memsvc migrate` (the bulk path, which builds the HNSW index once at
+ * its end; timed as a whole), so both engines answer over the same memories;
+ * both then ingest the same new notes (one client, and eight at the first
+ * size). On PostgreSQL also: /search with 8 clients on one server against 4 on
+ * each of two servers over the same schema, and pgvector's recall@10 against
+ * an exact scan at several hnsw.ef_search values. The server settings are in
+ * the result (`database_settings`). Not measured there: the compiled binary's
+ * start-up and the rank() breakdown (SQLite's statements).
  */
 import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
@@ -47,7 +41,6 @@ import { parseArgs } from "node:util";
 import { pathsFor } from "../src/config";
 import { hashEmbed } from "../src/embed/fallback";
 import { VERSION } from "../src/version";
-import { startPglite, type PgliteProcess } from "../test/helpers/pglite";
 import { NoteGenerator, type Note } from "./lib/corpus";
 import {
   startFigures,
@@ -64,8 +57,9 @@ import {
   type StartFigures,
 } from "./lib/http-run";
 import { ingestOverHttp, ingestSustained, type GetFigures, type IngestFigures } from "./lib/load";
-import { HNSW, pgVectorRecall, type PgSeed, type PgVectorRecall } from "./lib/pg-bench";
-import { cacheDir, cacheKey, dumpPath, findEntry, seedPostgresCached } from "./lib/pg-cache";
+import { pgVectorRecall, type PgSeed, type PgVectorRecall } from "./lib/pg-bench";
+import { seedPostgresCached } from "./lib/pg-cache";
+import { startBenchDatabase, type BenchDatabase } from "./lib/pg-real";
 import { profileRank } from "./lib/profile";
 import { seedStore, type SeedResult } from "./lib/seed";
 import { freshBinaryCommand, memoryOf, ROOT, spawnServer, type ServerCommand } from "./lib/server";
@@ -86,9 +80,6 @@ if (args.only !== undefined && args.only !== "sustained") throw new Error(`--onl
 if (args.only === "sustained" && !ENGINES.includes("sqlite")) throw new Error("--only sustained measures SQLite: leave out --engine postgres");
 /** Rows per `memsvc migrate` batch when seeding PostgreSQL (the command's maximum). */
 const MIGRATE_BATCH = 10_000;
-/** BENCH_PG_CACHE=0: seed PostgreSQL afresh at every size (bench/lib/pg-cache.ts). */
-const PG_CACHE = process.env.BENCH_PG_CACHE !== "0";
-let pgCache: string | null = null;
 const TARGET = { search_p50_ms: 10, search_p95_ms: 30, at: 100_000 };
 
 /** The SQLite store every size is seeded into (and, for PostgreSQL, copied from). */
@@ -139,7 +130,9 @@ interface SizeFigures extends SearchFigures, StartFigures {
   concurrent_search: ConcurrencyFigures[];
   memory: ReturnType<typeof memoryOf>;
   /** PostgreSQL: the PGlite process (the database holds everything in its WebAssembly memory). */
-  database_memory?: ReturnType<typeof memoryOf>;
+  database_memory?: { rss_mb: number; processes: number };
+  /** PostgreSQL: /search with 8 clients on one server, then 4 on each of two servers over the same schema at once. */
+  two_servers_search?: { one_server: ConcurrencyFigures; two_servers: ConcurrencyFigures[]; requests_per_s_ratio: number };
   ingest?: IngestFigures[];
   /** Plain SQL straight to the database (bench/lib/http-run.ts REFERENCE_QUERIES), server stopped. */
   engine_reference_ms: Record<string, Summary>;
@@ -148,7 +141,7 @@ interface SizeFigures extends SearchFigures, StartFigures {
 }
 
 /** One engine at one size: the server's figures over HTTP, then what needs it stopped. */
-async function measure(t: BenchTarget, seed: SeedResult | PgSeed, size: number, notes: Note[], first: boolean, pg: PgliteProcess | null): Promise<SizeFigures> {
+async function measure(t: BenchTarget, seed: SeedResult | PgSeed, size: number, notes: Note[], first: boolean, pg: BenchDatabase | null): Promise<SizeFigures> {
   const server = await startServer(t);
   let stopped = false;
   log(`${t.engine}: server up in ${Math.round(server.startMs)} ms; waiting for the vector index`);
@@ -159,6 +152,7 @@ async function measure(t: BenchTarget, seed: SeedResult | PgSeed, size: number, 
     const recent = await timeRecent(server, queries);
     const recallIndex = await timeRecallIndex(server, queries);
     const concurrent = [await timeConcurrentSearch(server, queries.slice(0, 100), 1), await timeConcurrentSearch(server, queries.slice(0, 100), 4)];
+    const twoServers = t.pg && pg?.kind === "postgres" ? await twoServersSearch(t, server) : undefined;
     const memory = memoryOf(server.pid);
     const figures: SizeFigures = {
       engine: t.engine,
@@ -170,20 +164,20 @@ async function measure(t: BenchTarget, seed: SeedResult | PgSeed, size: number, 
       ...recent,
       recall_index: recallIndex,
       concurrent_search: concurrent,
+      ...(twoServers ? { two_servers_search: twoServers } : {}),
       memory,
       engine_reference_ms: {},
     };
     if (notes.length > 0) {
-      // One client at every size (does ingest slow as the store grows?); on
-      // SQLite also eight clients at the first size. PGlite: one client only
-      // (its socket multiplexer serves one backend; eight clients' overlapping
-      // ingest transactions hung it, measured). A real PostgreSQL server has a
-      // backend per connection.
+      // One client at every size (does ingest slow as the store grows?), and
+      // eight clients at the first size. PGlite: one client only (its socket
+      // multiplexer serves one backend; eight clients' overlapping ingest
+      // transactions hung it, measured); a real server has a backend per connection.
       log(`${t.engine}: ingesting ${notes.length} memories over HTTP`);
       const half = Math.floor(notes.length / 2);
-      figures.ingest = first && !t.pg ? [await ingestOverHttp(server.url, notes.slice(0, half), 1), await ingestOverHttp(server.url, notes.slice(half), 8)] : [await ingestOverHttp(server.url, notes, 1)];
+      figures.ingest = first && pg?.kind !== "pglite" ? [await ingestOverHttp(server.url, notes.slice(0, half), 1), await ingestOverHttp(server.url, notes.slice(half), 8)] : [await ingestOverHttp(server.url, notes, 1)];
     }
-    if (pg) figures.database_memory = memoryOf(pg.pid);
+    if (pg) figures.database_memory = pg.memoryMb();
     stopped = true;
     await server.stop();
     log(`${t.engine}: restarting`);
@@ -205,6 +199,28 @@ async function measure(t: BenchTarget, seed: SeedResult | PgSeed, size: number, 
     return figures;
   } finally {
     if (!stopped) await server.stop();
+  }
+}
+
+/**
+ * Throughput of two memsvc servers over one database against one: the same
+ * 200 searches with 8 clients in flight on `server`, then 4 on it and 4 on a
+ * second server (its own home, the same schema) at once.
+ */
+async function twoServersSearch(t: BenchTarget, server: Awaited<ReturnType<typeof startServer>>): Promise<NonNullable<SizeFigures["two_servers_search"]>> {
+  const qs = queries.slice(0, 200);
+  const one = await timeConcurrentSearch(server, qs, 8);
+  const home2 = mkdtempSync(join(tmpdir(), "memsvc-bench-pg2-"));
+  const second = await startServer({ ...t, home: home2 });
+  try {
+    await timeConcurrentSearch(second, qs.slice(0, 20), 2);
+    const t0 = performance.now();
+    const both = await Promise.all([timeConcurrentSearch(server, qs, 4), timeConcurrentSearch(second, qs, 4)]);
+    const rps = (qs.length * 2) / ((performance.now() - t0) / 1000);
+    return { one_server: one, two_servers: both, requests_per_s_ratio: round(rps / one.requests_per_s) };
+  } finally {
+    await second.stop();
+    rmSync(home2, { recursive: true, force: true });
   }
 }
 
@@ -349,7 +365,7 @@ async function main(): Promise<void> {
     server_command: serverCmd().kind === "binary" ? "dist/memsvc server (built from this checkout's sources)" : "bun src/main.ts server (the build failed)",
     queries: { count: queries.length, with_project: queries.filter((q) => q.project).length, examples: queries.slice(0, 3) },
   };
-  let pg: PgliteProcess | null = null;
+  let pg: BenchDatabase | null = null;
   try {
     // Before PGlite starts: the sustained ingest has the machine to itself.
     if (SUSTAINED > 0 && ENGINES.includes("sqlite")) result.ingest_sustained = await sustained();
@@ -359,32 +375,23 @@ async function main(): Promise<void> {
       return finish(result);
     }
     if (ENGINES.includes("postgres")) {
-      pgCache = PG_CACHE ? cacheDir() : null;
-      pg = await startPglite(pgCache ? { dumpTo: dumpPath(pgCache) } : {});
-      result.database = "PGlite (PostgreSQL in WebAssembly with pgvector, one process, one backend: its socket server serialises every connection's queries) over TCP on 127.0.0.1, data in memory";
-      result.pg_cache = pgCache ? { dir: pgCache, note: "sizes[*].postgres.seed.from_cache: the schema was loaded from a dump of an earlier seeding (whose times it reports)" } : "off (BENCH_PG_CACHE=0)";
+      // A real server seeds 100k through `memsvc migrate` in about a minute: no cache
+      // (bench/lib/pg-cache.ts served PGlite, which took half an hour).
+      pg = await startBenchDatabase(log);
+      result.database = pg.describe;
+      if (pg.settings) result.database_settings = pg.settings;
     }
     if (ENGINES.includes("sqlite")) result.startup = await startup();
     result.query_embedding = embedCost();
     const sizes: Record<string, Record<string, unknown>> = {};
     let current = 0;
     let previousSchema: string | null = null;
-    // The generator calls that filled the SQLite store so far (the PostgreSQL cache key), and whether
-    // it holds only those: memories a server ingested over HTTP have random ids, so no cache after them.
-    const steps: string[] = [];
-    let generatedOnly = true;
-    // Creation dates are drawn against this; a cached seed brings its own, which the SQLite store then uses too.
-    let seedNow = Date.now();
+    const seedNow = Date.now();
     for (const [i, size] of SIZES.entries()) {
-      steps.push(`seed ${size - current}`);
-      const key = pgCache && generatedOnly ? cacheKey(steps, HNSW("bench")) : null;
-      const entry = pgCache && key ? findEntry(pgCache, size, key) : null;
-      if (i === 0 && entry) seedNow = entry.meta.seed_now;
       log(`seeding ${size - current} memories into SQLite (store will hold ${size})`);
       const seeded = seedStore(db, gen, size - current, seedNow);
       const seedOut = { ...seeded, seconds: round(seeded.seconds), embed_seconds: round(seeded.embed_seconds) };
       const notes = INGEST > 0 ? Array.from({ length: INGEST }, () => gen.note()) : [];
-      if (notes.length > 0) steps.push(`notes ${notes.length}`);
       const at: Record<string, unknown> = { memories: seeded.total, load_average_before: loadavg().map((x) => round(x)) };
       let pgTarget: BenchTarget | null = null;
       let pgSeed: PgSeed | null = null;
@@ -392,8 +399,8 @@ async function main(): Promise<void> {
         // A fresh schema per size, copied (or loaded from the cache) before SQLite ingests on top: both engines hold the same memories.
         const schema = `bench_${seeded.total}`;
         const out = await seedPostgresCached({
-          pg,
-          cache: pgCache && key ? { dir: pgCache, key, entry, seedNow } : null,
+          pg: pg as unknown as Parameters<typeof seedPostgresCached>[0]["pg"],
+          cache: null,
           size,
           schema,
           sqliteDb: db,
@@ -403,7 +410,6 @@ async function main(): Promise<void> {
           batch: MIGRATE_BATCH,
           log,
         });
-        pg = out.pg;
         pgSeed = out.seed;
         pgTarget = { engine: "postgres", home: pgHome, cmd: serverCmd(), pg: { url: pg.url, schema } };
         previousSchema = schema;
@@ -424,7 +430,6 @@ async function main(): Promise<void> {
       log(`figures at ${size}: ${JSON.stringify(at)}`);
       // The SQLite store grew by what its server ingested.
       current = seeded.total + (ENGINES.includes("sqlite") ? notes.length : 0);
-      if (ENGINES.includes("sqlite") && notes.length > 0) generatedOnly = false;
     }
     result.sizes = sizes;
     result.issue_13 = issue13Summary(sizes);

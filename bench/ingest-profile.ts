@@ -19,10 +19,10 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { loadConfig } from "../src/config";
 import { silentLogger } from "../src/core/log";
-import { ingestMemory } from "../src/core/memories";
+import { ingestMemory } from "../src/core/ingest";
 import { requireContent } from "../src/core/memories/memories";
 import { redact } from "../src/core/secrets";
-import { createServices } from "../src/core/services";
+import { benchServices } from "./lib/services";
 import { FallbackEmbedder } from "../src/embed";
 import { NoteGenerator } from "./lib/corpus";
 import { seedStore } from "./lib/seed";
@@ -54,7 +54,7 @@ async function profileAt(home: string, gen: NoteGenerator): Promise<Record<strin
       },
     },
   });
-  const s = createServices(config, { embedder: timedEmbedder, log: silentLogger });
+  const s = benchServices(config, { embedder: timedEmbedder, log: silentLogger });
   await s.indexState.ready;
   const size = s.index.size;
   // The transaction's own store object: the one ingest's writes go through.
@@ -129,7 +129,7 @@ async function main(): Promise<void> {
   try {
     const config = loadConfig({ MEMSVC_HOME: home, MEMSVC_OFFLINE: "1" });
     // Open once so the home and schema exist before seeding.
-    await createServices(config, { embedder: new FallbackEmbedder(), log: silentLogger }).close();
+    await benchServices(config, { embedder: new FallbackEmbedder(), log: silentLogger }).close();
     let seeded = 0;
     for (const target of sizes) {
       const have = seeded + results.length * (WARM + COUNT);

@@ -17,11 +17,14 @@ import { dirname, join, resolve } from "node:path";
 import { DEFAULT_EMBED_MODEL, homeDir, loadConfig } from "../src/config";
 import { parseSessionDate } from "../src/core/dates";
 import { silentLogger } from "../src/core/log";
-import { insertMemoryRows, type NewMemory } from "../src/core/memories";
+import { type NewMemory } from "../src/core/memories";
+import { insertMemoryRows } from "../src/core/ingest";
 import { queryVector, rank } from "../src/core/search";
 import { ftsExpression } from "../src/store/sqlite/search-fts";
 import { thresholds } from "../src/core/search";
-import { createServices, type Services } from "../src/core/services";
+import type { Services } from "../src/core/services";
+import { benchServices, sqliteOf } from "./lib/services";
+import type { Store } from "../src/store/sqlite/open";
 import { withStorage } from "../src/core/storage";
 import { GRAPH_HOP_DIRECT_FACTOR, GRAPH_HOP_FACTOR, RRF_K, SEARCH_CANDIDATES, VECTOR_RRF_WEIGHT } from "../src/core/search/tuning";
 import { loadEmbedder, type Embedder } from "../src/embed";
@@ -74,10 +77,10 @@ interface Retrievers {
   vector: RecallScorer;
 }
 
-async function evaluate(s: Services, queries: LocomoQuery[], keyOf: Map<string, string>): Promise<Retrievers> {
+async function evaluate(s: Services & { sqlite: Store | null }, queries: LocomoQuery[], keyOf: Map<string, string>): Promise<Retrievers> {
   const out: Retrievers = { hybrid: new RecallScorer(), bm25: new RecallScorer(), vector: new RecallScorer() };
-  const keyBySeq = new Map(s.store.sqlite.query<{ seq: number; id: string }, []>("SELECT seq, id FROM memories").all().map((r) => [r.seq, keyOf.get(r.id)!]));
-  const bm25 = s.store.sqlite.query<{ seq: number }, [string, string, number]>(
+  const keyBySeq = new Map(sqliteOf(s).sqlite.query<{ seq: number; id: string }, []>("SELECT seq, id FROM memories").all().map((r) => [r.seq, keyOf.get(r.id)!]));
+  const bm25 = sqliteOf(s).sqlite.query<{ seq: number }, [string, string, number]>(
     "SELECT f.rowid AS seq FROM memories_fts f JOIN memories m ON m.seq = f.rowid WHERE memories_fts MATCH ? AND m.project = ? ORDER BY bm25(memories_fts) LIMIT ?",
   );
   for (let i = 0; i < queries.length; i += EMBED_BATCH) {
@@ -114,7 +117,7 @@ async function main(): Promise<void> {
     writeFileSync(join(tmp, "config.json"), JSON.stringify({ token: "locomo-bench" }));
     const embedder = await embedderFor(tmp);
     const config = loadConfig({ MEMSVC_HOME: tmp, MEMSVC_OFFLINE: "1" });
-    const s = createServices(config, { embedder, log: silentLogger });
+    const s = benchServices(config, { embedder, log: silentLogger });
     try {
       const t0 = performance.now();
       const keyOf = await ingest(s, data.memories);
@@ -124,7 +127,7 @@ async function main(): Promise<void> {
       const r = await evaluate(s, scored, keyOf);
       const hybrid = r.hybrid.figures();
       const floor = r.bm25.figures();
-      const links = s.store.sqlite.query<{ n: number }, []>("SELECT count(*) AS n FROM links").get()!.n;
+      const links = sqliteOf(s).sqlite.query<{ n: number }, []>("SELECT count(*) AS n FROM links").get()!.n;
       const beats = KS.every((k) => hybrid[`recall_at_${k}`].overall > floor[`recall_at_${k}`].overall);
       console.log(
         JSON.stringify(

@@ -31,6 +31,7 @@ if (MODE !== "new" && MODE !== "same") throw new Error("--mode: new or same");
 
 const { loadConfig, pathsFor } = await import(join(ROOT, "src/config.ts"));
 const { createServices } = await import(join(ROOT, "src/core/services.ts"));
+const { openStorage } = await import(join(ROOT, "src/store/open.ts"));
 const { silentLogger } = await import(join(ROOT, "src/core/log.ts"));
 const { FallbackEmbedder } = await import(join(ROOT, "src/embed"));
 const { recallIndex } = await import(join(ROOT, "src/core/recall"));
@@ -51,7 +52,8 @@ const home = mkdtempSync(join(tmpdir(), "memsvc-recall-cpu-run-"));
 try {
   mkdirSync(pathsFor(home).db.replace(/\/[^/]+$/, ""), { recursive: true });
   copyFileSync(pathsFor(seeded).db, pathsFor(home).db);
-  const s = createServices(loadConfig({ MEMSVC_HOME: home, MEMSVC_OFFLINE: "1" }), { embedder: new FallbackEmbedder(), log: silentLogger });
+  const config = loadConfig({ MEMSVC_HOME: home, MEMSVC_OFFLINE: "1" });
+  const s = createServices(config, openStorage(config), { embedder: new FallbackEmbedder(), log: silentLogger });
   await s.indexState.ready;
   const gen = new NoteGenerator(7);
   const prompts = Array.from({ length: 300 }, () => gen.query());

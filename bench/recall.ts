@@ -20,13 +20,14 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { loadConfig, pathsFor } from "../src/config";
 import { silentLogger } from "../src/core/log";
-import { insertMemoryRows } from "../src/core/memories";
+import { insertMemoryRows } from "../src/core/ingest";
 import { recallWithVector } from "../src/core/recall";
 import { ensureCalibration } from "../src/core/search";
 import { recallCandidates } from "../src/core/recall";
 import { promptTerms } from "../src/core/recall";
 import { blendTopic, nextTopic, type SessionTopic } from "../src/core/recall";
-import { createServices, type Services } from "../src/core/services";
+import type { Services } from "../src/core/services";
+import { benchServices } from "./lib/services";
 import { withStorage } from "../src/core/storage";
 import { FallbackEmbedder, loadEmbedder, type Embedder } from "../src/embed";
 import { hashEmbed } from "../src/embed/fallback";
@@ -43,7 +44,7 @@ const TARGET = { p95_ms: 20, unrelated_block_rate: 0.1 };
 const log = (line: string) => process.stderr.write(`[bench:recall] ${line}\n`);
 
 function open(home: string, embedder: Embedder): Services {
-  return createServices(loadConfig({ MEMSVC_HOME: home, MEMSVC_OFFLINE: "1" }), { embedder, log: silentLogger });
+  return benchServices(loadConfig({ MEMSVC_HOME: home, MEMSVC_OFFLINE: "1" }), { embedder, log: silentLogger });
 }
 
 /** Synthetic engineering prompts (related to the seeded notes) and the unrelated set, vectors precomputed. */

@@ -25,11 +25,21 @@ delete process.env.MEMSVC_DATABASE_URL;
 delete process.env.MEMSVC_DATABASE_SCHEMA;
 delete process.env.MEMSVC_DATABASE_POOL;
 
-// MEMSVC_TEST_ENGINE=postgres: one PGlite database (with pgvector) for this
-// test process; every home the tests make gets a schema in it (test/helpers/engine.ts).
+// MEMSVC_TEST_ENGINE=postgres: one PostgreSQL database (with pgvector) for
+// this test process; every home the tests make gets a schema in it
+// (test/helpers/engine.ts). On the real server MEMSVC_TEST_PG_URL names (CI),
+// a database of its own, dropped at the end; without it, PGlite (a quick local
+// run only: CI must measure the real engine, so there it is an error).
 if (process.env.MEMSVC_TEST_ENGINE === "postgres") {
-  const { startPglite } = await import("./helpers/pglite");
-  process.env.MEMSVC_TEST_DATABASE_URL = (await startPglite()).url;
+  const { realServerUrl, sharedPgUrl } = await import("./helpers/pg-server");
+  if (!realServerUrl && process.env.CI === "true") {
+    throw new Error("MEMSVC_TEST_ENGINE=postgres on CI needs MEMSVC_TEST_PG_URL (a real PostgreSQL 15 with pgvector: .ci/run starts one); PGlite is for local runs only");
+  }
+  process.env.MEMSVC_TEST_DATABASE_URL = await sharedPgUrl();
+}
+{
+  const { dropTestDatabases } = await import("./helpers/pg-server");
+  afterAll(() => dropTestDatabases());
 }
 
 // On macOS the tests open databases through the SQLite build.ts makes (Bun's

@@ -2,7 +2,7 @@ import { loadConfig } from "../../src/config";
 import { silentLogger } from "../../src/core/log";
 import { queryKeywords, queryVector, rank } from "../../src/core/search";
 import { bm25Expression, ftsExpression, TermCounts } from "../../src/store/sqlite/search-fts";
-import { createServices } from "../../src/core/services";
+import { benchServices, sqliteOf } from "./services";
 import { DEFAULT_SEARCH_LIMIT, SEARCH_CANDIDATES } from "../../src/core/search/tuning";
 import { FallbackEmbedder } from "../../src/embed";
 import type { Query } from "./corpus";
@@ -27,12 +27,12 @@ export interface RankProfile {
 export async function profileRank(home: string, queries: Query[]): Promise<RankProfile> {
   const config = loadConfig({ MEMSVC_HOME: home, MEMSVC_OFFLINE: "1" });
   const t0 = performance.now();
-  const s = createServices(config, { embedder: new FallbackEmbedder(), log: silentLogger });
+  const s = benchServices(config, { embedder: new FallbackEmbedder(), log: silentLogger });
   // Above INDEX_BACKGROUND_ABOVE the index loads in the background: profiling before it is ready
   // timed an empty vector phase and unplanned full text (every word, as on a store of 0 memories).
   await s.indexState.ready;
   const indexLoad = performance.now() - t0;
-  const db = s.store.sqlite;
+  const db = sqliteOf(s).sqlite;
   const all = db.query<{ seq: number }, [string, number]>("SELECT rowid AS seq FROM memories_fts WHERE memories_fts MATCH ? ORDER BY bm25(memories_fts) LIMIT ?");
   // The same statement as search-fts.ts's bm25Statements.
   const inProject = db.query<{ seq: number }, [string, string, number]>(

@@ -4,7 +4,7 @@
  * corpus, and the same vectors under a fixed random rotation (dense like a
  * real model's, every cosine unchanged).
  */
-import { VectorIndex as NewIndex } from "../../src/core/search";
+import { VectorIndex as NewIndex } from "../../src/store/sqlite/vector";
 const VectorIndex: typeof NewIndex = process.env.BENCH_OLD_INDEX ? (await import(process.env.BENCH_OLD_INDEX)).VectorIndex : NewIndex;
 import { hashEmbed } from "../../src/embed/fallback";
 import { NoteGenerator, prng } from "./corpus";

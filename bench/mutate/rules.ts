@@ -4,7 +4,7 @@
  * source changes so that it no longer does, the harness reports an error
  * (never a kill) and the snippet here needs updating.
  *
- * Mutants stay out of src/core/search/vector-index.ts and recent.ts (speed work in
+ * Mutants stay out of src/store/sqlite/vector/ and recent.ts (speed work in
  * flight there) and name only the test files that cover the rule, so a run
  * takes minutes.
  */

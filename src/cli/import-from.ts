@@ -5,6 +5,7 @@ import { loadConfig } from "../config";
 import { stderrLogger } from "../core/log";
 import { IMPORT_KINDS, importItems, prepareImport, readSource, type ImportKind, type ImportOutcome, type ReadResult } from "../core/import";
 import { createServices } from "../core/services";
+import { openStorage } from "../store/open";
 import { counted } from "../core/text";
 import { loadEmbedder } from "../embed";
 import { AppError } from "../errors";
@@ -45,7 +46,7 @@ export async function runImportFrom(kind: ImportKind, rawPath: string | undefine
   }
   const log = stderrLogger("warn");
   const embedder = await loadEmbedder({ home: config.home, model: config.embedder.model, offline: config.offline, hubUrl: config.embedder.hubUrl ?? undefined, log: (l) => log("info", l) });
-  const s = createServices(config, { embedder, log });
+  const s = createServices(config, openStorage(config), { embedder, log });
   const bar = progressLine();
   try {
     await s.indexState.ready;

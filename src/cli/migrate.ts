@@ -4,10 +4,7 @@ import { loadConfig, SCHEMA_NAME } from "../config";
 import { agentDir, agentFolders, readScope } from "../core/identity";
 import { migrateStore } from "../core/memories/migrate";
 import { AppError } from "../errors";
-import { openStore } from "../store/sqlite";
-import { sqliteStorage } from "../store/sqlite/storage";
-import { openPostgres } from "../store/postgres/open";
-import { pgStorage } from "../store/postgres/storage";
+import { openStorage } from "../store/open";
 import { parseFlags, UsageError } from "./args";
 import { progressLine } from "./progress";
 import { counted } from "../core/text";
@@ -51,9 +48,8 @@ export async function runMigrate(argv: string[]): Promise<number> {
   if (batch !== undefined && (!Number.isInteger(batch) || batch < 1 || batch > 10_000)) throw new UsageError("--batch must be an integer from 1 to 10000");
   if (!existsSync(config.paths.db)) throw new UsageError(`no database at ${config.paths.db}`);
 
-  const source = sqliteStorage(openStore(config.paths.db));
-  const pg = openPostgres({ url, schema, pool: 2 });
-  const target = pgStorage(pg);
+  const source = openStorage({ ...config, storage: "sqlite" });
+  const target = openStorage({ ...config, storage: "postgres", database: { ...config.database, url, schema } }, { pool: 2 });
   const abort = new AbortController();
   const stop = () => abort.abort();
   process.once("SIGINT", stop);
@@ -61,7 +57,7 @@ export async function runMigrate(argv: string[]): Promise<number> {
   const bar = progressLine();
   try {
     // Connect (and create the schema) before drawing anything: a wrong URL is one clear line.
-    await pg.ready();
+    await target.ready();
     const r = await migrateStore(source, target, {
       sourceId: `${hostname()}:${realpathSync(config.paths.db)}`,
       batch,

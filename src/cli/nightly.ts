@@ -1,14 +1,13 @@
-import { Database } from "bun:sqlite";
 import { existsSync } from "node:fs";
-import { loadConfig, type Config } from "../config";
+import { loadConfig } from "../config";
 import { stderrLogger } from "../core/log";
 import { defaultDay, NightlyInterrupted, owedDays, parseDay, runNightly, type NightlyProgress } from "../core/nightly";
-import { createLlmClient } from "../llm/client";
 import { createServices } from "../core/services";
 import { loadEmbedder } from "../embed";
 import { AppError } from "../errors";
-import { openPostgres } from "../store/postgres/open";
-import { pgStorage } from "../store/postgres/storage";
+import type { Storage } from "../core/storage";
+import { storageFailure } from "../store/failures";
+import { openStorage } from "../store/open";
 import { parseFlags, UsageError } from "./args";
 
 export const NIGHTLY_HELP = `memsvc nightly [--day YYYY-MM-DD] [--force] [--dry-run] [--json]
@@ -55,28 +54,6 @@ error; 2 bad usage; 130 interrupted.`;
 /** Exit status of a run whose learn step is still owed. */
 export const EXIT_PARTIAL = 3;
 
-/** The embedder the store's vectors were made with (null for a new store). */
-async function recordedEmbedder(config: Config): Promise<string | null> {
-  if (config.storage === "postgres") {
-    const storage = pgStorage(openPostgres({ url: config.database.url!, schema: config.database.schema, pool: 1 }));
-    try {
-      return (await storage.memories.embedderState()).embedderId;
-    } finally {
-      await storage.close();
-    }
-  }
-  const file = config.paths.db;
-  if (!existsSync(file)) return null;
-  const db = new Database(file, { readonly: true });
-  try {
-    return db.query<{ value: string }, []>("SELECT value FROM meta WHERE key = 'embedder_id'").get()?.value ?? null;
-  } catch {
-    return null;
-  } finally {
-    db.close();
-  }
-}
-
 export async function runNightlyCommand(argv: string[]): Promise<number> {
   const { values } = parseFlags(argv, { day: { type: "string" }, force: { type: "boolean" }, "dry-run": { type: "boolean" }, json: { type: "boolean" } });
   if (values.help) {
@@ -99,19 +76,24 @@ export async function runNightlyCommand(argv: string[]): Promise<number> {
   // Never download here: a batch job must not stall on the network, and must
   // not swap the database's vector space for the hashing fallback either.
   const embedder = await loadEmbedder({ home: config.home, model: config.embedder.model, offline: true, log: (line) => log("debug", line) });
-  // Read before the services open the store: they claim its vector space for this embedder.
+  // Read before the services start on the store: they claim its vector space for this embedder.
+  let storage: Storage | null = null;
   let recorded: string | null;
   try {
-    recorded = await recordedEmbedder(config);
+    storage = openStorage(config);
+    recorded = (await storage.memories.embedderState()).embedderId;
   } catch (e) {
+    await storage?.close();
     await embedder.close?.();
-    if (e instanceof AppError || (e as Error).name === "PgUnavailableError") {
-      console.error(`memsvc nightly: ${(e as Error).message}`);
+    const failure = e instanceof AppError ? e : storageFailure(e);
+    if (failure) {
+      console.error(`memsvc nightly: ${failure.message}`);
       return 1;
     }
     throw e;
   }
   if (recorded !== null && recorded !== embedder.id) {
+    await storage.close();
     await embedder.close?.();
     console.error(
       `memsvc nightly: the stored vectors were made by ${recorded}, but only ${embedder.id} can be loaded here; ` +
@@ -119,7 +101,7 @@ export async function runNightlyCommand(argv: string[]): Promise<number> {
     );
     return 1;
   }
-  const services = createServices(config, { embedder, log });
+  const services = createServices(config, storage, { embedder, log });
   // Merging and learning search the vector index: wait for a large store's background load.
   await services.indexState.ready;
   const abort = new AbortController();
@@ -136,7 +118,7 @@ export async function runNightlyCommand(argv: string[]): Promise<number> {
   try {
     const main = values.day ?? defaultDay(Date.now());
     // With a model, days left partial (learnings owed) are paid back first, oldest first.
-    const owed = values.day === undefined && values["dry-run"] !== true && createLlmClient(config.llm, config.paths.state) ? (await owedDays(services)).filter((d) => d !== main) : [];
+    const owed = values.day === undefined && values["dry-run"] !== true && services.llm ? (await owedDays(services)).filter((d) => d !== main) : [];
     let code = 0;
     for (const day of [...owed, main]) {
       const outcome = await runNightly(services, { day, force: values.force === true && day === main, dryRun: values["dry-run"] === true, signal: abort.signal, progress });

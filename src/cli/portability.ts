@@ -3,10 +3,7 @@ import { dirname, resolve } from "node:path";
 import { userInfo } from "node:os";
 import { loadConfig, type Config } from "../config";
 import type { Storage } from "../core/storage";
-import { openPostgres } from "../store/postgres/open";
-import { pgStorage } from "../store/postgres/storage";
-import { openStore } from "../store/sqlite";
-import { sqliteStorage } from "../store/sqlite/storage";
+import { openStorage } from "../store/open";
 import { stderrLogger } from "../core/log";
 import { backupTo, defaultBackupName, exportAll, importAll } from "../core/memories";
 import { createServices } from "../core/services";
@@ -63,14 +60,11 @@ identity sections, restored with memsvc import), default
 
 /** The configured store, for commands that need no embedder (export, backup). */
 export async function openConfigured(config: Config): Promise<Storage> {
-  if (config.storage === "postgres") {
-    const storage = pgStorage(openPostgres({ url: config.database.url!, schema: config.database.schema, pool: 2 }));
-    // Connect now: an unreachable database is one clear line, before any file is written.
-    await storage.ready();
-    return storage;
-  }
-  if (!existsSync(config.paths.db)) throw new UsageError(`no database at ${config.paths.db}`);
-  return sqliteStorage(openStore(config.paths.db));
+  if (config.storage === "sqlite" && !existsSync(config.paths.db)) throw new UsageError(`no database at ${config.paths.db}`);
+  const storage = openStorage(config, { pool: 2 });
+  // Connect now (PostgreSQL): an unreachable database is one clear line, before any file is written.
+  await storage.ready();
+  return storage;
 }
 
 export async function runExport(argv: string[]): Promise<number> {
@@ -109,7 +103,7 @@ export async function runImport(argv: string[]): Promise<number> {
   const config = loadConfig();
   const log = stderrLogger();
   const embedder = await loadEmbedder({ home: config.home, model: config.embedder.model, offline: config.offline, hubUrl: config.embedder.hubUrl ?? undefined, log: (l) => log("info", l) });
-  const s = createServices(config, { embedder, log });
+  const s = createServices(config, openStorage(config), { embedder, log });
   try {
     const r = await importAll(s, resolve(positionals[0]), (line) => process.stderr.write(`\r${line}`));
     await cliAudit(s.storage, "memory.imported", resolve(positionals[0]), { memories: r.memories });

@@ -4,7 +4,8 @@ import { downloadModel, ReembedQueue, startupEmbedder } from "../core/embedder-s
 import { startNightlySchedule } from "../core/nightly";
 import { createServices } from "../core/services";
 import { warmVectorScan, warmWordCounts } from "../core/search";
-import { storageFailure } from "../store/sqlite/storage-errors";
+import { storageFailure } from "../store/failures";
+import { openStorage } from "../store/open";
 import { NIGHTLY_SCHEDULE_DELAY_MS } from "../core/nightly/tuning";
 import { createApp } from "../http/app";
 import { LISTEN_MAX_REQUEST_BODY_SIZE } from "../http/limits";
@@ -80,7 +81,7 @@ export async function runServer(argv: string[]): Promise<number> {
   const { embedder, needsDownload } = await startupEmbedder(embedderOptions);
   let services: ReturnType<typeof createServices>;
   try {
-    services = createServices(config, { embedder, log, walCheckpointer: true, ftsReader: true });
+    services = createServices(config, openStorage(config, { walCheckpointer: log, ftsReader: log }), { embedder, log });
   } catch (e) {
     // A read-only or full home is the operator's to fix: one clear line, not a stack trace.
     const storage = storageFailure(e);

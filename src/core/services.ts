@@ -1,16 +1,15 @@
+import { hostname } from "node:os";
 import type { Config } from "../config";
-import { openStore, type Store } from "../store/sqlite";
-import { sqliteStorage } from "../store/sqlite/storage";
-import { openPostgres } from "../store/postgres/open";
-import { pgStorage } from "../store/postgres/storage";
 import type { Storage } from "./storage";
 import type { Embedder } from "../embed/types";
+import { createLlmClient, type LlmClient } from "../llm/client";
 import type { Logger } from "./log";
 import { recoverIdentity } from "./identity";
 import { lull, Traffic } from "./slices";
-import { loadThresholds, type IndexState, type VectorMirror } from "./search";
+import { loadThresholds, type IndexState, type Thresholds, type VectorMirror } from "./search";
+import type { DomainIndex } from "./analytics";
 import { counted } from "./text";
-import { flushAudit } from "./audit";
+import { flushAudit, type AuditLog } from "./audit";
 
 /** A model being fetched in the background while another embedder serves (see cli/server.ts). */
 export interface EmbedderLoad {
@@ -21,17 +20,35 @@ export interface EmbedderLoad {
   error?: string;
 }
 
+/**
+ * What the capabilities keep per server, beside the database: caches and
+ * locks. One object per Services, made by createServices; a withStorage view
+ * (a transaction) inherits its root's, so a cache is never missed for being
+ * read inside a transaction.
+ */
+export interface ServiceState {
+  /** The server's own Services, outside any transaction: reads that may outlive a transaction go through it. */
+  readonly root: Services;
+  /** search/calibration.ts: the thresholds in force, and the read of them under way. */
+  thresholds: Thresholds | null;
+  thresholdsLoading: { embedderId: string; done: Promise<Thresholds> } | null;
+  /** analytics/domains.ts: the last domain index, reused while the store looks unchanged. */
+  domainIndex: { at: number; fingerprint: string; index: DomainIndex } | null;
+  /** distill/distill.ts: one distill at a time per dedup key on this server. */
+  readonly distillLocks: Map<string, Promise<void>>;
+  /** nightly/nightly.ts: this server's name as a run owner ("host:pid:tag"). */
+  readonly nightlyOwner: string;
+  /** audit/server-log.ts: the batching audit writer, made on the first entry. */
+  audit: AuditLog | null;
+}
+
 /** Everything core functions need, built once per process and passed explicitly. */
 export interface Services {
   readonly config: Config;
-  /**
-   * The SQLite handle, while core moves to `storage` (issue 17): new code uses
-   * `storage`. Under storage "postgres" reading it throws, so code that has
-   * not moved fails loudly instead of writing to a stray SQLite file.
-   */
-  readonly store: Store;
-  /** The database behind every capability, whatever the engine (src/core/storage.ts). */
+  /** The database behind every capability, whatever the engine (src/core/storage.ts; opened by src/store/open.ts). */
   readonly storage: Storage;
+  /** The language model (config llm), built once: it keeps its connection pool; null when none is configured. */
+  readonly llm: LlmClient | null;
   /** Replaced once, by useEmbedder, when a downloaded model takes over from the fallback. */
   readonly embedder: Embedder;
   /**
@@ -43,6 +60,8 @@ export interface Services {
   /** Loading or ready (what /health reports). */
   readonly indexState: IndexState;
   readonly log: Logger;
+  /** Per-server caches and locks of the capabilities (not module globals: two servers in one process stay apart). */
+  readonly state: ServiceState;
   /** Set while a model downloads in the background (or after that failed); null otherwise. */
   embedderLoad: EmbedderLoad | null;
   /**
@@ -65,33 +84,25 @@ export interface ServiceOptions {
   embedder: Embedder;
   log: Logger;
   now?: () => number;
-  /** Database file (storage "sqlite"); defaults to the home's memsvc.db. */
-  dbFile?: string;
   /** Vector count above which the index loads in the background and is saved to a file (tests lower it). */
   indexBackgroundAbove?: number;
-  /** SQLite: checkpoint the WAL on a worker thread (the long-running server; src/store/sqlite/checkpointer.ts). */
-  walCheckpointer?: boolean;
-  /** SQLite: run search's full-text queries on a worker thread (the server; src/store/sqlite/fts-reader.ts). */
-  ftsReader?: boolean;
 }
 
-export function createServices(config: Config, opts: ServiceOptions): Services {
-  const postgres = config.storage === "postgres";
-  const workers = { ...(opts.walCheckpointer ? { checkpointer: { log: opts.log } } : {}), ...(opts.ftsReader ? { ftsReader: { log: opts.log } } : {}) };
-  const store = postgres ? null : openStore(opts.dbFile ?? config.paths.db, workers);
-  // Lazy: nothing connects until the first query or storage.ready() (memsvc server awaits it to fail fast).
-  const storage = store ? sqliteStorage(store) : pgStorage(openPostgres({ url: config.database.url!, schema: config.database.schema, pool: config.database.pool }));
+/**
+ * Services over `storage` (from openStorage, src/store/open.ts), which they
+ * own from here on: close() closes it.
+ */
+export function createServices(config: Config, storage: Storage, opts: ServiceOptions): Services {
   const inflight = new Set<Promise<unknown>>();
+  // Set right after the object exists (it names it as root).
+  let state_ = undefined as unknown as ServiceState;
   let embedder = opts.embedder;
   // Set by attachIndex() right after the object exists.
   let state = undefined as unknown as IndexState;
   const services: Services = {
     config,
-    get store(): Store {
-      if (!store) throw new Error(`Services.store (the SQLite handle) does not exist under storage "postgres": the calling code has not moved to the storage interface yet (issue 17)`);
-      return store;
-    },
     storage,
+    llm: createLlmClient(config.llm, config.paths.state),
     get embedder() {
       return embedder;
     },
@@ -102,6 +113,9 @@ export function createServices(config: Config, opts: ServiceOptions): Services {
       return state;
     },
     log: opts.log,
+    get state() {
+      return state_;
+    },
     embedderLoad: null,
     async useEmbedder(next) {
       const previous = embedder;
@@ -133,6 +147,7 @@ export function createServices(config: Config, opts: ServiceOptions): Services {
       await storage.close();
     },
   };
+  state_ = { root: services, thresholds: null, thresholdsLoading: null, domainIndex: null, distillLocks: new Map(), audit: null, nightlyOwner: `${hostname()}:${process.pid}:${crypto.randomUUID().slice(0, 8)}` };
   attachIndex();
   recoverIdentityFiles(services);
   return services;

@@ -70,21 +70,8 @@ export interface Storage {
  * lock the transaction holds). Everything else is `s`'s own (prototype).
  */
 export function withStorage(s: Services, tx: Storage): Services {
-  const view = Object.create(s, { storage: { value: tx, enumerable: true } }) as Services;
-  roots.set(view, rootServices(s));
-  return view;
-}
-
-const roots = new WeakMap<Services, Services>();
-
-/**
- * The services a withStorage() view was made from. Per-service caches (the
- * calibrated thresholds) key on it: a view is a new object per transaction,
- * so a cache keyed on the view itself always misses and its readers fall
- * back to defaults.
- */
-export function rootServices(s: Services): Services {
-  return roots.get(s) ?? s;
+  // Per-server caches live in s.state, which the view inherits: they are the root's.
+  return Object.create(s, { storage: { value: tx, enumerable: true } }) as Services;
 }
 
 export interface MetaStore {

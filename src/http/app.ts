@@ -6,7 +6,7 @@ import type { Services } from "../core/services";
 import { authenticateRequest, principalOf, roleRefusal } from "./access";
 import { auditRoute } from "./audit-hook";
 import { enforceScope } from "./scope";
-import { storageFailure } from "../store/sqlite/storage-errors";
+import { storageFailure } from "../store/failures";
 import { appErrorResponse, errorResponse } from "./errors";
 import { parseJsonBody } from "./json-body";
 import { bodyTooLargeMessage, MAX_BODY_BYTES } from "./limits";

@@ -1,9 +1,24 @@
 import { type TObject, type TSchema, Type } from "@sinclair/typebox";
+import { unknownKeysProblem } from "../core/validate";
+import { invalid } from "../errors";
 
-/** Route options for a query checked by the operation's `schema` (read as queries always were: normalizeQuery). */
-export function queryOptions<T extends TObject>(schema: T) {
+/**
+ * Route options for a query checked by the operation's `schema` (read as
+ * queries always were: normalizeQuery). The schema's `unknownKeys` rule, and
+ * `before` (checks that need the names as sent), run before Elysia drops
+ * the names the schema does not know.
+ */
+export function queryOptions<T extends TObject>(schema: T, before?: (query: Record<string, unknown>, body: unknown) => void) {
   const numbers = new Set(Object.keys(schema.properties).filter((k) => (schema.properties[k] as { type?: string }).type === "integer"));
-  return { query: queryOf(schema), transform: ({ request, query }: { request: Request; query: Record<string, unknown> }) => normalizeQuery(request, query, numbers) };
+  return {
+    query: queryOf(schema),
+    transform: ({ request, query, body }: { request: Request; query: Record<string, unknown>; body?: unknown }) => {
+      normalizeQuery(request, query, numbers);
+      const unknown = unknownKeysProblem(schema, query);
+      if (unknown) throw invalid(unknown);
+      before?.(query, body);
+    },
+  };
 }
 
 /**
@@ -23,7 +38,7 @@ export function queryOf<T extends TObject>(schema: T): T {
     const capped = maximum === undefined ? description : `${description ?? ""} Values above ${maximum} are capped at ${maximum}.`.trim();
     properties[name] = Type.Optional(Type.Integer({ minimum, description: capped, error: `${name} must be a positive integer` }));
   }
-  return Type.Object(properties, { additionalProperties: false }) as unknown as T;
+  return Type.Object(properties, { additionalProperties: false, unknownKeys: (schema as { unknownKeys?: unknown }).unknownKeys }) as unknown as T;
 }
 
 /**
@@ -46,3 +61,13 @@ export function normalizeQuery(request: Request, query: Record<string, unknown>,
 }
 
 const DIGITS = /^\s*-?\d+\s*$/;
+
+/**
+ * The query as these routes have always read it: a repeated name's last
+ * value (as Elysia's parser keeps it), "" kept (their core gives an empty
+ * value its own meaning), unknown names kept (they are refused).
+ */
+export function sentQuery(request: Request): Record<string, string> {
+  const at = request.url.indexOf("?");
+  return at < 0 ? {} : Object.fromEntries(new URLSearchParams(request.url.slice(at + 1)));
+}

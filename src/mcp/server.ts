@@ -1,5 +1,5 @@
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { memoryInstructions } from "../core/recall";
+import { memoryInstructions } from "../core/identity";
 import type { Services } from "../core/services";
 import { VERSION } from "../version";
 import { BYPASS_PRINCIPAL, type Principal } from "../core/tokens";

@@ -5,7 +5,7 @@ import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { CallToolRequestSchema, ListToolsRequestSchema, McpError, type CallToolResult, type Implementation, type JSONRPCMessage, type Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { Config } from "../config";
-import { memoryInstructions } from "../core/recall";
+import { memoryInstructions } from "../core/identity";
 import { MCP_BRIDGE_CONNECT_MS } from "./tuning";
 import { VERSION } from "../version";
 

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { readFileSync, statSync, writeFileSync, mkdirSync } from "node:fs";
 import { connect } from "node:net";
 import { join } from "node:path";
-import { ingestMemory } from "../../src/core/memories";
+import { ingestMemory } from "../../src/core/ingest";
 import { homeRows, onPostgres } from "../helpers/engine";
 import { startFakeLlm } from "../helpers/fake-llm";
 import { makeServices } from "../helpers/services";

@@ -111,7 +111,7 @@ describe("kill -9 during a burst of ingests and distills", () => {
       }
     }
     if (killedWith < 0) {
-      // A slower store (PostgreSQL in PGlite's single WebAssembly backend) may have acknowledged no
+      // A slower store (PostgreSQL on a loaded machine, or PGlite's single backend locally) may have acknowledged no
       // distill yet: wait, starting nothing new, for the first one, then kill while others are in flight.
       for (const deadline = Date.now() + 30_000; ackedDistills.size === 0 && inFlight > 0 && Date.now() < deadline; ) await Bun.sleep(20);
       for (let k = 0; k < 30; k++) work.push(ingest(2000 + k));

@@ -1,7 +1,7 @@
 import { afterEach, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { ingestMemory } from "../../src/core/memories";
+import { ingestMemory } from "../../src/core/ingest";
 import { onPostgres } from "../helpers/engine";
 import { BUN, childEnv, freePort, run, startProcess, tempHome, type Running } from "../helpers/process";
 import { makeServices } from "../helpers/services";

@@ -5,7 +5,7 @@ import { onPostgres, testDatabaseUrl } from "../helpers/engine";
 import { BUN, childEnv, freePort, startProcess, tempHome, type Running } from "../helpers/process";
 
 // Two real `memsvc server` processes, each with its own home and token, over
-// one PostgreSQL database (the suite's PGlite server process, over TCP): a
+// one PostgreSQL database (the suite's database, over TCP): a
 // memory written through one is answered by GET /memory on the other at once,
 // and recall-index suppression of a session is shared between them.
 // PostgreSQL only: on SQLite the servers of one store are one machine's.

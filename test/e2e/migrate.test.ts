@@ -5,25 +5,26 @@ import { join } from "node:path";
 import { openPostgres, type PgHandle } from "../../src/store/postgres/open";
 import { pgStorage } from "../../src/store/postgres/storage";
 import { writeCorpus } from "../helpers/memory-corpus";
-import { startPglite, type PgliteProcess } from "../helpers/pglite";
-import { PGLITE_PASSWORD } from "../helpers/pglite-server";
+import { createTestDatabase, realServerUrl, TEST_DB_PASSWORD } from "../helpers/pg-server";
 import { BUN, childEnv, ROOT, run, tempHome } from "../helpers/process";
 
 /**
  * `memsvc migrate` end to end: a 4k-memory laptop store (realistic texts,
- * tags, links, versions, anchors, events, vectors) into PostgreSQL (PGlite
- * with pgvector over TCP), killed mid-way, resumed, and compared by export.
+ * tags, links, versions, anchors, events, vectors) into PostgreSQL (a fresh
+ * database on the real server MEMSVC_TEST_PG_URL names, else a PGlite of its
+ * own), killed mid-way, resumed, and compared by export.
  * 4k in batches of 100 gives the kill forty batches to land in, as 10k in
  * 250s did, at less than half the time (the longest test of the suite: ~57 s
  * at 10k, against a CI budget of 15 minutes).
  */
 const N = 4_000;
-let pg: PgliteProcess;
+let pg: { url: string; stop?: () => void };
 beforeAll(async () => {
-  pg = await startPglite();
+  if (realServerUrl) pg = await createTestDatabase("memsvc_migrate");
+  else pg = await (await import("../helpers/pglite")).startPglite();
   // PGlite (with pgvector) can take longer than bun's 5 s hook default to start on a loaded 2-core machine.
 }, 60_000);
-afterAll(() => pg?.stop());
+afterAll(() => pg?.stop?.());
 
 /** An export's lines without its time stamp, sorted: equal data on both engines gives equal lists (row order within a kind is engine-defined). */
 const lines = (file: string) =>
@@ -88,7 +89,7 @@ test(
       expect(second.code).toBe(0);
       expect(second.stdout + second.stderr).toContain(`migrated ${N} memories, ${counts.links} links, ${counts.history} earlier versions, ${counts.anchors} anchors`);
       // The password never shows; identity files go into the database, where servers on PostgreSQL read them.
-      expect(second.stdout + second.stderr).not.toContain(PGLITE_PASSWORD);
+      expect(second.stdout + second.stderr).not.toContain(TEST_DB_PASSWORD);
       expect(second.stdout).toContain("copied 2 identity sections into the database (persona, agents/bot-1/style)");
 
       const third = await run(args, env, ROOT, 120_000);
@@ -112,6 +113,17 @@ test(
       // seq survives (ordering and the vector keys depend on it), and new memories continue after it.
       const seqs = await h.sql.unsafe(`SELECT min(seq)::int AS lo, max(seq)::int AS hi, count(*)::int AS n FROM ${schema}.memories`);
       expect(seqs[0]).toEqual({ lo: 1, hi: N, n: N });
+      // The secondary indexes, dropped for the bulk copy, were built once at its end (also after the
+      // kill and resume): the same set a fresh schema has, and none left to build.
+      const indexes = async (sch: string) =>
+        ((await h.sql.unsafe(`SELECT indexname AS n, replace(indexdef, $1, 'S') AS d FROM pg_indexes WHERE schemaname = $1 ORDER BY indexname`, [sch])) as { n: string; d: string }[]).map((r) => r.d.replace(` ${sch}.`, " S."));
+      const fresh = openPostgres({ url, schema: `${schema}_fresh`, pool: 1 });
+      await fresh.ready();
+      await fresh.close();
+      const copied = await indexes(schema);
+      expect(copied).toEqual(await indexes(`${schema}_fresh`));
+      expect(copied.some((d) => d.includes("USING hnsw (embedding vector_cosine_ops)"))).toBe(true);
+      expect(await h.sql.unsafe(`SELECT key FROM ${schema}.meta WHERE key = 'migrate_indexes'`)).toHaveLength(0);
       const next = await h.sql.unsafe(`SELECT nextval(pg_get_serial_sequence('${schema}.memories', 'seq'))::int AS v`);
       expect(next[0].v).toBe(N + 1);
       // The copy ends with VACUUM (ANALYZE) (PGlite has no autovacuum: nothing else would have run it):
@@ -137,7 +149,7 @@ test("on PostgreSQL, backup is a logical export that memsvc import restores into
   const again = await run([BUN, "src/main.ts", "import", join(home, "corpus.jsonl")], pgEnv("bk_a"), ROOT, 120_000);
   expect(again.code).toBe(1);
   expect(again.stderr).toMatch(/already holds 150 memories/);
-  expect(again.stderr).not.toContain(PGLITE_PASSWORD);
+  expect(again.stderr).not.toContain(TEST_DB_PASSWORD);
 
   const bk = await run([BUN, "src/main.ts", "backup"], pgEnv("bk_a"), ROOT, 120_000);
   expect(bk.code).toBe(0);

@@ -1,7 +1,7 @@
 import { afterEach, expect, test } from "bun:test";
 import { copyFileSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { ingestMemory } from "../../src/core/memories";
+import { ingestMemory } from "../../src/core/ingest";
 import type { NightlyDigest } from "../../src/core/nightly";
 import { engineEnv, onPostgres } from "../helpers/engine";
 import { useFakeLlm } from "../helpers/fake-llm";
@@ -11,7 +11,7 @@ import { makeServices, type TestServices } from "../helpers/services";
 // Real `memsvc server` processes over one database, each with its own nightly
 // schedule firing every second: the night runs once, and when its owner is
 // killed mid-run another server finishes it from the cursor. With
-// MEMSVC_TEST_ENGINE=postgres the two servers (two homes, one PGlite schema)
+// MEMSVC_TEST_ENGINE=postgres the two servers (two homes, one schema)
 // run side by side; on SQLite one server runs per home (server.lock), so the
 // second starts on the same home once the owner is killed.
 

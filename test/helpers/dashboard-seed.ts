@@ -6,7 +6,8 @@
  * engines speak, through dbRows).
  */
 import { addLink } from "../../src/core/graph";
-import { deleteMemory, fetchMemory, insertMemoryRows } from "../../src/core/memories";
+import { deleteMemory, fetchMemory } from "../../src/core/memories";
+import { insertMemoryRows } from "../../src/core/ingest";
 import type { MemoryType } from "../../src/core/memories";
 import type { NightlyDigest } from "../../src/core/nightly";
 import type { Services } from "../../src/core/services";

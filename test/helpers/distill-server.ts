@@ -2,7 +2,7 @@ import { afterAll, beforeAll, beforeEach } from "bun:test";
 import { startFakeLlm, type FakeLlm } from "./fake-llm";
 import { existsSync, readFileSync } from "node:fs";
 import type { Services } from "../../src/core/services";
-import { dbRows, onSqlite } from "./engine";
+import { dbRows, onSqlite, sqliteStoreOf } from "./engine";
 import { postJson, startServer, type TestServer } from "./server";
 
 export const DISTILL_TIMEOUT_MS = 1500;
@@ -53,7 +53,7 @@ export function distillHarness(opts: { timeoutMs?: number } = {}): DistillHarnes
  */
 export async function storedText(s: Services): Promise<string> {
   if (onSqlite) {
-    const file = s.store.file;
+    const file = sqliteStoreOf(s).file;
     return ["", "-wal"].map((x) => (existsSync(file + x) ? readFileSync(file + x).toString("latin1") : "")).join("");
   }
   const tables = await dbRows<{ t: string }>(s, "SELECT table_name AS t FROM information_schema.tables WHERE table_schema = ?", [s.config.database.schema]);

@@ -4,20 +4,23 @@ import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { prepareSqlite, sqliteVecLibrary } from "../../src/platform/natives";
 import type { Services } from "../../src/core/services";
+import type { Storage } from "../../src/core/storage";
+import type { Store } from "../../src/store/sqlite/open";
 
 /**
  * Which engine this test run builds its stores on: `MEMSVC_TEST_ENGINE=postgres
- * bun test ...` runs the suite against PostgreSQL (a PGlite database that
- * test/preload.ts starts), every home in a schema of its own.
+ * bun test ...` runs the suite against PostgreSQL (a database test/preload.ts
+ * makes on the real server MEMSVC_TEST_PG_URL names, else a PGlite it
+ * starts), every home in a schema of its own.
  */
 export const testEngine: "sqlite" | "postgres" = process.env.MEMSVC_TEST_ENGINE === "postgres" ? "postgres" : "sqlite";
 export const onPostgres = testEngine === "postgres";
 export const onSqlite = !onPostgres;
 
-/** The PGlite URL test/preload.ts started (postgres runs only). */
+/** The database URL test/preload.ts made (postgres runs only). */
 export function testDatabaseUrl(): string {
   const url = process.env.MEMSVC_TEST_DATABASE_URL;
-  if (!url) throw new Error("MEMSVC_TEST_ENGINE=postgres but no MEMSVC_TEST_DATABASE_URL: test/preload.ts starts PGlite and sets it (is bunfig.toml's preload in effect?)");
+  if (!url) throw new Error("MEMSVC_TEST_ENGINE=postgres but no MEMSVC_TEST_DATABASE_URL: test/preload.ts makes the database and sets it (is bunfig.toml's preload in effect?)");
   return url;
 }
 
@@ -39,6 +42,20 @@ export function engineConfig(home: string): Record<string, unknown> {
 export function engineEnv(home: string): Record<string, string> {
   if (!onPostgres) return {};
   return { MEMSVC_STORAGE: "postgres", MEMSVC_DATABASE_URL: testDatabaseUrl(), MEMSVC_DATABASE_SCHEMA: schemaForHome(home) };
+}
+
+const sqliteStores = new WeakMap<Storage, Store>();
+
+/** openStorage's `sqliteHandle` hook for test stores: remembers the raw handle behind `storage`. */
+export function rememberSqlite(storage: Storage, store: Store): void {
+  sqliteStores.set(storage, store);
+}
+
+/** The raw SQLite handle behind a test store (throws on PostgreSQL: look with dbRows there). */
+export function sqliteStoreOf(s: Services): Store {
+  const store = sqliteStores.get(s.storage);
+  if (!store) throw new Error(`no SQLite handle behind this store (storage "${s.config.storage}"): use dbRows, which speaks both engines`);
+  return store;
 }
 
 const clients = new Map<string, SQL>();
@@ -78,12 +95,12 @@ const BOOL = 16;
  * plain objects: the engine-neutral way for a test to look into the database
  * (write it in the SQL both engines speak, with `?` placeholders and
  * unqualified table names). On PostgreSQL it runs in a transaction with
- * `SET LOCAL search_path` to the store's schema (safe: PGlite serialises
- * transactions), and bigint, numeric and boolean values come back as numbers,
+ * `SET LOCAL search_path` to the store's schema (SET LOCAL ends with the
+ * transaction, so the pooled connection keeps no search_path), and bigint, numeric and boolean values come back as numbers,
  * as SQLite returns them.
  */
 export async function dbRows<T = Record<string, any>>(s: Services, text: string, params: unknown[] = []): Promise<T[]> {
-  if (s.config.storage === "sqlite") return s.store.sqlite.query(text).all(...(params as any[])) as T[];
+  if (s.config.storage === "sqlite") return sqliteStoreOf(s).sqlite.query(text).all(...(params as any[])) as T[];
   await s.storage.ready();
   return pgRows<T>(s.config.database.url!, s.config.database.schema, text, params);
 }

@@ -1,4 +1,4 @@
-import { dbRows } from "./engine";
+import { dbRows, sqliteStoreOf } from "./engine";
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import net from "node:net";
 import { join } from "node:path";
@@ -223,7 +223,7 @@ export async function snapshot(s: Services): Promise<{ counts: Record<string, nu
       h.update(`${r.t}:${r.h}`);
     }
   } else {
-    const db = s.store.sqlite;
+    const db = sqliteStoreOf(s).sqlite;
     for (const t of [...TABLES, "memory_vec", "memories_fts"]) counts[t] = db.query<{ n: number }, []>(`SELECT count(*) AS n FROM ${t}`).get()!.n;
     for (const t of TABLES) {
       for (const row of db.query<Record<string, unknown>, []>(`SELECT * FROM ${t}`).all().map((r) => JSON.stringify(r)).sort()) h.update(row);

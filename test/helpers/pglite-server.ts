@@ -14,9 +14,10 @@ import { renameSync, writeFileSync } from "node:fs";
 import { PGlite } from "@electric-sql/pglite";
 import { vector } from "@electric-sql/pglite-pgvector";
 import { PgliteFront } from "./pglite-front";
+import { TEST_DB_PASSWORD } from "./pg-server";
 
 /** PGlite ignores the password; the URL carries one so tests see it never leaks. */
-export const PGLITE_PASSWORD = "pglite-secret-9f3a";
+export const PGLITE_PASSWORD = TEST_DB_PASSWORD;
 
 export interface PgliteServer {
   url: string;

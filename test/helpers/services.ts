@@ -4,9 +4,11 @@ import { join } from "node:path";
 import { loadConfig, type Config } from "../../src/config";
 import type { Logger } from "../../src/core/log";
 import { createServices, type Services } from "../../src/core/services";
+import { openStorage } from "../../src/store/open";
+import type { Store } from "../../src/store/sqlite/open";
 import { FallbackEmbedder } from "../../src/embed/fallback";
 import type { Embedder } from "../../src/embed/types";
-import { engineConfig, engineEnv } from "./engine";
+import { engineConfig, engineEnv, rememberSqlite, sqliteStoreOf } from "./engine";
 import { hashToken, type TokensStore } from "../../src/core/tokens";
 
 export const TEST_TOKEN = "test-token-0123456789abcdef";
@@ -24,11 +26,13 @@ export interface TestServicesOptions {
 
 export interface TestServices extends Services {
   logs: { level: string; message: string }[];
+  /** The raw SQLite handle (SQLite runs only: reading it on PostgreSQL throws). */
+  readonly store: Store;
 }
 
 /**
  * A fresh home in a temp folder with a real store (a SQLite file, or with
- * MEMSVC_TEST_ENGINE=postgres a fresh schema in the test PGlite database), a
+ * MEMSVC_TEST_ENGINE=postgres a fresh schema in the test PostgreSQL database), a
  * config and the fast offline embedder.
  */
 export function makeServices(opts: TestServicesOptions = {}): TestServices {
@@ -41,9 +45,13 @@ export function makeServices(opts: TestServicesOptions = {}): TestServices {
   const config: Config = loadConfig({ ...(pinned ? {} : engineEnv(home)), ...opts.env, MEMSVC_HOME: home, MEMSVC_OFFLINE: "1" });
   const logs: { level: string; message: string }[] = [];
   const log: Logger = (level, message) => logs.push({ level, message });
-  const services = createServices(config, { embedder: opts.embedder ?? new FallbackEmbedder(), log, now: opts.now, indexBackgroundAbove: opts.indexBackgroundAbove }) as TestServices;
+  let sqlite: Store | null = null;
+  const storage = openStorage(config, { sqliteHandle: (store) => (sqlite = store) });
+  if (sqlite) rememberSqlite(storage, sqlite);
+  const services = createServices(config, storage, { embedder: opts.embedder ?? new FallbackEmbedder(), log, now: opts.now, indexBackgroundAbove: opts.indexBackgroundAbove }) as TestServices;
   services.logs = logs;
-  if (services.storage.engine === "postgres") seedConfigToken(services, (config.token ?? TEST_TOKEN));
+  Object.defineProperty(services, "store", { get: () => sqliteStoreOf(services) });
+  if (services.storage.engine === "postgres") seedConfigToken(services, config.token ?? TEST_TOKEN);
   return services;
 }
 

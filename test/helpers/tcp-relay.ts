@@ -5,7 +5,7 @@ import { createServer, connect, type Server, type Socket } from "node:net";
  * both ways unchanged. `cut()` drops every open connection and stops
  * listening (new connections are refused, as a stopped database's port
  * refuses them); `restore()` listens on the same port again. The test database
- * itself (PGlite, in-memory) keeps its data throughout, as a real server's
+ * itself keeps its data throughout, as a real server's
  * disk does across a restart or a network partition.
  */
 export interface TcpRelay {

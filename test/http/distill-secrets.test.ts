@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { insertMemoryRows } from "../../src/core/memories";
+import { insertMemoryRows } from "../../src/core/ingest";
 import { distillHarness, storedText } from "../helpers/distill-server";
 import { memoriesReply, type RecordedRequest } from "../helpers/fake-llm";
 import { postJson } from "../helpers/server";

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { ingestMemory } from "../../src/core/memories";
+import { ingestMemory } from "../../src/core/ingest";
 import { MAX_BODY_BYTES } from "../../src/http/app";
 import { startFakeLlm, type FakeLlm } from "../helpers/fake-llm";
 import { rawGet, rawHttp, rng, TRAVERSAL } from "../helpers/fuzz";

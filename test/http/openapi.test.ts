@@ -4,7 +4,7 @@ import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { TObject } from "@sinclair/typebox";
 import { LearningsInput } from "../../src/core/nightly/schema";
-import { IngestInput, MemoryGetInput } from "../../src/core/memories/schema";
+import { DeleteInput, HistoryInput, IngestInput, MemoryGetInput, UpdateInput } from "../../src/core/memories/schema";
 import { RecentInput, SearchInput } from "../../src/core/search/schema";
 import { createApp } from "../../src/http/app";
 import { registerTools } from "../../src/mcp/tools";
@@ -59,6 +59,25 @@ describe("GET /openapi.json", () => {
     expect(recall.required).toEqual(["session_id"]);
     expect(recall.properties.reset).toBeDefined();
   });
+
+  test("every route that takes input documents it: the rest of issue 35's routes", () => {
+    const params = (method: string, path: string) => (doc.paths[path][method].parameters ?? []).map((p: any) => p.name).sort();
+    const body = (method: string, path: string) => doc.paths[path][method].requestBody.content["application/json"].schema;
+    expect(params("get", "/graph")).toEqual(["domain", "id", "limit", "minStrength", "op", "relationship", "tag", "target_id", "type"]);
+    expect(params("get", "/dashboard/data")).toEqual(["days"]);
+    expect(params("get", "/anchors")).toEqual(["repo"]);
+    expect(params("get", "/memory/history")).toEqual(["id"]);
+    expect(params("delete", "/memory")).toEqual(["id"]);
+    expect(params("get", "/identity")).toEqual(["agent"]);
+    expect(params("get", "/memories/list")).toContain("cursor");
+    expect(params("get", "/memories/detail")).toEqual(["id"]);
+    expect(body("post", "/distill").properties.messages).toBeDefined();
+    expect(body("put", "/identity").required).toEqual(["sections"]);
+    expect(body("patch", "/memory").required).toEqual(["id"]);
+    expect(body("post", "/memory/restore").required).toEqual(["id", "version"]);
+    expect(body("post", "/memory/stale").properties.marks.items.properties.reason).toBeDefined();
+    expect(body("post", "/memories/delete").required).toEqual(["confirm_count"]);
+  });
 });
 
 describe("MCP tool input schemas are the REST operations' schemas", () => {
@@ -91,6 +110,14 @@ describe("MCP tool input schemas are the REST operations' schemas", () => {
       }
     });
   }
+
+  test("memsvc_update, memsvc_delete and memsvc_history are PATCH /memory, DELETE /memory and GET /memory/history", () => {
+    expect(tools.get("memsvc_update")).toEqual(json(UpdateInput));
+    expect(Object.keys(doc.paths["/memory"].patch.requestBody.content["application/json"].schema.properties)).toEqual(Object.keys(UpdateInput.properties));
+    expect(tools.get("memsvc_delete").properties.id).toEqual(json(DeleteInput.properties.id));
+    expect(doc.paths["/memory"].delete.parameters[0].schema).toMatchObject({ type: "string", description: DeleteInput.properties.id.description });
+    expect(tools.get("memsvc_history").properties.id).toEqual(json(HistoryInput.properties.id));
+  });
 
   test("memsvc_get's id and memsvc_ingest's fields are GET /memory's and POST /ingest's", () => {
     expect(tools.get("memsvc_get").properties.id).toEqual(json(MemoryGetInput.properties.id));

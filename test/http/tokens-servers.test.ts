@@ -7,6 +7,7 @@ import { createServices } from "../../src/core/services";
 import { createToken } from "../../src/core/tokens";
 import { FallbackEmbedder } from "../../src/embed/fallback";
 import { createApp } from "../../src/http/app";
+import { openStorage } from "../../src/store/open";
 import { engineConfig, onPostgres } from "../helpers/engine";
 import { requestFrom, startServer, type TestServer } from "../helpers/server";
 
@@ -59,7 +60,8 @@ describe("two servers over one database", () => {
     const home = mkdtempSync(join(tmpdir(), "memsvc-home-"));
     const only = "config-only-token-0123456789abcdef";
     writeFileSync(join(home, "config.json"), JSON.stringify({ token: only, ...engineConfig(home) }));
-    const services = createServices(loadConfig({ MEMSVC_HOME: home, MEMSVC_OFFLINE: "1" }), { embedder: new FallbackEmbedder(), log: () => {} });
+    const config = loadConfig({ MEMSVC_HOME: home, MEMSVC_OFFLINE: "1" });
+    const services = createServices(config, openStorage(config), { embedder: new FallbackEmbedder(), log: () => {} });
     try {
       const app = createApp(services);
       const r = await app.handle(new Request("http://localhost/tokens", { headers: { authorization: `Bearer ${only}` } }));

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { ingestMemory } from "../../src/core/memories";
+import { ingestMemory } from "../../src/core/ingest";
 import { hugeString, INVALID_UTF8, MALFORMED_JSON, NASTY_STRINGS, NOT_STRINGS, rng, snapshot, TRAVERSAL } from "../helpers/fuzz";
 import { Fuzzer } from "../helpers/fuzz-run";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";

@@ -5,7 +5,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { memoryInstructions } from "../../src/core/recall";
+import { memoryInstructions } from "../../src/core/identity";
 import { closeAll, TOOL_NAMES } from "../../src/mcp";
 import { writeRuntimeFile } from "../../src/runtime-file";
 import { VERSION } from "../../src/version";

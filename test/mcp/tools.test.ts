@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { addLink } from "../../src/core/graph";
 import { putIdentity } from "../../src/core/identity";
-import { ingestMemory } from "../../src/core/memories";
+import { ingestMemory } from "../../src/core/ingest";
 import { dbRow, dbRows, onPostgres } from "../helpers/engine";
 import { byLabel, drive, type DriverResult, type DriverStep } from "../helpers/mcp";
 import { startServer, type TestServer } from "../helpers/server";

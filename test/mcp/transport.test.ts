@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import http from "node:http";
-import { ingestMemory } from "../../src/core/memories";
+import { ingestMemory } from "../../src/core/ingest";
 import { createApp } from "../../src/http/app";
 import { closeAll, mcpSessionCount } from "../../src/mcp";
 import { drive } from "../helpers/mcp";

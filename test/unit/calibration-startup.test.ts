@@ -1,6 +1,6 @@
 import { afterEach, expect, test } from "bun:test";
 import { ReembedQueue } from "../../src/core/embedder-startup";
-import { ingestMemory } from "../../src/core/memories";
+import { ingestMemory } from "../../src/core/ingest";
 import { calibrationDue } from "../../src/core/search";
 import { CALIBRATION_MIN_MEMORIES } from "../../src/core/search/calibration-tuning";
 import { dbRows, onSqlite } from "../helpers/engine";

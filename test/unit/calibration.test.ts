@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { calibrationDue, ensureCalibration, thresholds, type Thresholds } from "../../src/core/search";
-import { insertMemoryRows } from "../../src/core/memories";
+import { insertMemoryRows } from "../../src/core/ingest";
 import { recallIndex } from "../../src/core/recall";
 import { OnnxEmbedder } from "../../src/embed";
 import { THRESHOLD_DEFAULTS } from "../../src/core/search/calibration-tuning";

@@ -68,9 +68,9 @@ describe("segment keys", () => {
         if (won) await tx.distill.setSegmentCount("race#1", n);
         return { won, count: won ? n : await tx.distill.segmentCount("race#1") };
       });
-    // PGlite's socket multiplexer runs the two transactions one after the other, so
-    // here the second claim finds the first committed; on a PostgreSQL server the
-    // second INSERT waits on the first's uncommitted key and then inserts nothing.
+    // On a PostgreSQL server (each store its own backends) the second INSERT
+    // waits on the first's uncommitted key and then inserts nothing; PGlite
+    // (local runs) serialises the two, so there it finds the first committed.
     const results = await Promise.all([attempt(a, 4), attempt(b, 7)]);
     expect(results.filter((r) => r.won).length).toBe(1);
     const winner = results.find((r) => r.won)!;

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { domainIndex, domainLift, renderDomainIndex } from "../../src/core/analytics";
-import { ingestMemory } from "../../src/core/memories";
+import { ingestMemory } from "../../src/core/ingest";
 import { makeServices, type TestServices } from "../helpers/services";
 
 /**

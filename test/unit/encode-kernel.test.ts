@@ -1,9 +1,9 @@
 import { expect, test } from "bun:test";
-import { VectorIndex } from "../../src/core/search";
-import { ENCODE_WORK_BYTES, encodeKernel } from "../../src/core/search/encode-kernel";
-import { CODE_BYTES, encode } from "../../src/core/search/projection";
-import { quantizeKernel } from "../../src/core/search/quantize-kernel";
-import { quantize } from "../../src/core/search/vector-index";
+import { VectorIndex } from "../../src/store/sqlite/vector";
+import { ENCODE_WORK_BYTES, encodeKernel } from "../../src/store/sqlite/vector/encode-kernel";
+import { CODE_BYTES, encode } from "../../src/store/sqlite/vector/projection";
+import { quantizeKernel } from "../../src/store/sqlite/vector/quantize-kernel";
+import { quantize } from "../../src/store/sqlite/vector/vector-index";
 
 const D = 384;
 const sqliteOnly = (name: string, fn: () => void, timeout?: number) => test.skipIf(process.env.MEMSVC_TEST_ENGINE === "postgres")(`${name} [SQLite engine's in-memory index]`, fn, timeout);

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { AppError } from "../../src/errors";
 import { agentView, getIdentity, globalView, identityForClient, identityMarkdown, knownAgents, putIdentity, resolveMode, type AgentIdentityView, type IdentityView } from "../../src/core/identity";
 import { isValidName } from "../../src/core/identity";
-import { memoryInstructions } from "../../src/core/recall";
+import { memoryInstructions } from "../../src/core/identity";
 import { IDENTITY_SECTION_MAX_BYTES } from "../../src/core/identity/tuning";
 import { VERSION } from "../../src/version";
 import { onPostgres } from "../helpers/engine";
@@ -158,7 +158,7 @@ describe("PUT", () => {
   test("malformed bodies are 400: not an object, sections missing or an array, unknown fields", async () => {
     const s = services();
     for (const body of [null, "text", [], {}, { sections: [] }, { sections: "x" }, { sections: {}, agent: "bob" }]) {
-      expect((await caught(async () => (await putIdentity(s, body)))).code).toBe("invalid");
+      expect((await caught(async () => (await putIdentity(s, body as never)))).code).toBe("invalid");
     }
     expect(existsSync(id(s))).toBe(false);
   });

@@ -4,7 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { addLink } from "../../src/core/graph";
 import { exportMarkdown, importItems, readSource, type ImportItem } from "../../src/core/import";
-import { ingestMemory, memoryDetail } from "../../src/core/memories";
+import { memoryDetail } from "../../src/core/memories";
+import { ingestMemory } from "../../src/core/ingest";
 import { dbRows } from "../helpers/engine";
 import { makeServices } from "../helpers/services";
 

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import MarkdownIt from "markdown-it";
 import { renderLearnings } from "../../src/core/nightly";
-import { ingestMemory } from "../../src/core/memories";
+import { ingestMemory } from "../../src/core/ingest";
 import { gist, recallIndex, RECALL_HEADING } from "../../src/core/recall";
 import { makeServices, type TestServices } from "../helpers/services";
 

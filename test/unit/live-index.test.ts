@@ -1,5 +1,6 @@
 import { afterEach, expect, test } from "bun:test";
-import { deleteMemory, ingestMemory, updateMemory } from "../../src/core/memories";
+import { deleteMemory, updateMemory } from "../../src/core/memories";
+import { ingestMemory } from "../../src/core/ingest";
 import { search } from "../../src/core/search";
 import { onPostgres } from "../helpers/engine";
 import { makeServices, type TestServices } from "../helpers/services";

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { deleteMemory, fetchMemory, ingestMemory, memoryHistory, updateMemory } from "../../src/core/memories";
+import { deleteMemory, fetchMemory, memoryHistory, updateMemory } from "../../src/core/memories";
+import { ingestMemory } from "../../src/core/ingest";
 import { onSqlite } from "../helpers/engine";
 import { makeServices, type TestServices } from "../helpers/services";
 

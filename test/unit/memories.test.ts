@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { countSession, deleteMemory, fetchMemory, ingestMemory, resolveMemory, updateMemory } from "../../src/core/memories";
+import { countSession, deleteMemory, fetchMemory, resolveMemory, updateMemory } from "../../src/core/memories";
+import { ingestMemory } from "../../src/core/ingest";
 import { effectiveStrength } from "../../src/core/memories";
 import { DECAY_HALF_LIFE_DAYS, USE_BOOST } from "../../src/core/memories/tuning";
 import { dbRow, dbRows, onPostgres, onSqlite } from "../helpers/engine";

@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { distill } from "../../src/core/distill";
 import { pickEvidence } from "../../src/core/distill/evidence";
-import { fetchMemory, ingestMemory, markStale, memoryHistory } from "../../src/core/memories";
+import { fetchMemory, markStale, memoryHistory } from "../../src/core/memories";
+import { ingestMemory } from "../../src/core/ingest";
 import { NightlyInterrupted, runNightly, type NightlyProgress } from "../../src/core/nightly";
 import { exportAll, importAll } from "../../src/core/memories";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
@@ -41,7 +42,7 @@ async function anchored(s: TestServices, content: string, paths: string[], evide
   return r.id!;
 }
 
-const changed = (id: string, paths: string[], commits = 2) => ({ id, reason: "changed", changed_paths: paths, missing_paths: [], commits, last_change: "2026-03-09T10:00:00Z" });
+const changed = (id: string, paths: string[], commits = 2) => ({ id, reason: "changed" as const, changed_paths: paths, missing_paths: [], commits, last_change: "2026-03-09T10:00:00Z" });
 const anchorOf = async (s: TestServices, id: string) => (await fetchMemory(s, id)).memory.anchors?.[0];
 const staleIds = async (s: TestServices) => (await s.storage.memories.staleAnchors(100)).map((a) => a.memoryId).sort();
 

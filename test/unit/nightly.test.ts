@@ -1,12 +1,14 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { hostname } from "node:os";
-import { fetchMemory, ingestMemory } from "../../src/core/memories";
+import { fetchMemory } from "../../src/core/memories";
+import { ingestMemory } from "../../src/core/ingest";
 import { recallIndex } from "../../src/core/recall";
 import { effectiveStrength } from "../../src/core/memories";
 import { daysToRun, latestDigests, NightlyInterrupted, NightlyLeaseLost, runNightly, type NightlyProgress } from "../../src/core/nightly";
 import { runScheduledNightly, startNightlySchedule } from "../../src/core/nightly";
 import { PRUNE_MIN_AGE_DAYS } from "../../src/core/nightly/tuning";
 import { ConfigError } from "../../src/errors";
+import { createLlmClient } from "../../src/llm/client";
 import { useFakeLlm } from "../helpers/fake-llm";
 import { dbRows } from "../helpers/engine";
 import { makeServices, type TestServices } from "../helpers/services";
@@ -309,7 +311,9 @@ describe("without a model, and the non-model steps", () => {
     clock += 10 * DAY_MS;
     expect(await daysToRun(s)).not.toContain(DAY);
     // ...but with one it does, and pays the debt.
+    // (Services build their client once, from config: as a restart with the model configured would.)
     Object.assign(s.config.llm, { baseURL: fake.baseURL, model: "fake-model", timeoutMs: 5000 });
+    Object.defineProperty(s, "llm", { value: createLlmClient(s.config.llm, s.config.paths.state) });
     expect((await daysToRun(s))[0]).toBe(DAY);
     fake.script({ json: { learnings: [{ content: LESSON, sources: [1] }] } });
     await runScheduledNightly(s);

@@ -3,7 +3,7 @@ import { createHash } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ingestMemory } from "../../src/core/memories";
+import { ingestMemory } from "../../src/core/ingest";
 import { nearestNow, queryVector, search } from "../../src/core/search";
 import { FallbackEmbedder, OnnxEmbedder } from "../../src/embed";
 import { hashEmbed } from "../../src/embed/fallback";

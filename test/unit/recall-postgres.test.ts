@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Storage } from "../../src/core/storage";
 import { openPostgres, type PgHandle } from "../../src/store/postgres/open";
 import { pgStorage } from "../../src/store/postgres/storage";
-import { pgliteUrl } from "../helpers/pglite";
+import { sharedPgUrl } from "../helpers/pg-server";
 
 const DAY = 86_400_000;
 const NOW = Date.UTC(2026, 0, 10);
@@ -16,7 +16,7 @@ const expiry = (now: number, max = 100) => ({ idleBefore: now - 14 * DAY, oneTur
 let url = "";
 const open: Storage[] = [];
 beforeAll(async () => {
-  url = await pgliteUrl();
+  url = await sharedPgUrl();
   // A PGlite start can pass bun's 5 s hook default on a loaded 2-core machine.
 }, 60_000);
 afterAll(async () => {

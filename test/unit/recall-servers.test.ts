@@ -6,7 +6,7 @@
 // list a memory once. (Over PostgreSQL the same rules are proven at the store
 // level by recall-postgres.test.ts.)
 import { afterEach, describe, expect, test } from "bun:test";
-import { ingestMemory } from "../../src/core/memories";
+import { ingestMemory } from "../../src/core/ingest";
 import { recallIndex } from "../../src/core/recall";
 import { makeServices, type TestServices } from "../helpers/services";
 

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { fetchMemory, ingestMemory } from "../../src/core/memories";
+import { fetchMemory } from "../../src/core/memories";
+import { ingestMemory } from "../../src/core/ingest";
 import { isShortPrompt, recallIndex, RECALL_HEADING } from "../../src/core/recall";
 import { RECALL_MAX_LINES } from "../../src/core/recall/tuning";
 import { AppError } from "../../src/errors";
@@ -263,6 +264,10 @@ describe("the session's running topic", () => {
     const home = first.config.home;
     await first.close();
     const second = services({ home });
+    // Word weights count against the store's size, which a fresh store reads
+    // in the background (on PostgreSQL one query, which a fast server's first
+    // prompt can overtake): wait for it as the nightly and the warm-up do.
+    await second.indexState.ready;
     expect((await shown(second, "r", "and the tests?"))[0]).toBe(paymentTests);
     await recallIndex(second, { session_id: "r", reset: true });
     expect(await recallIndex(second, { session_id: "r", prompt: "and the tests?", project: "shop" })).toEqual({ block: null, skipped: "short-prompt" });

@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { ingestMemory } from "../../src/core/memories";
+import { ingestMemory } from "../../src/core/ingest";
 import { runReembed } from "../../src/core/memories";
 import { search } from "../../src/core/search";
 import { hashEmbed } from "../../src/embed/fallback";

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { ingestMemory } from "../../src/core/memories";
+import { ingestMemory } from "../../src/core/ingest";
 import { search } from "../../src/core/search";
 import { absoluteRelevance, parseMinScore } from "../../src/core/search";
 import { AppError } from "../../src/errors";

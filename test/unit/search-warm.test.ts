@@ -1,5 +1,5 @@
 import { afterEach, expect, test } from "bun:test";
-import { ingestMemory } from "../../src/core/memories";
+import { ingestMemory } from "../../src/core/ingest";
 import { search, warmVectorScan, warmWordCounts } from "../../src/core/search";
 import { WARM_VECTOR_SEARCHES } from "../../src/core/search/tuning";
 import { keywords } from "../../src/core/text";

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { ingestMemory } from "../../src/core/memories";
+import { ingestMemory } from "../../src/core/ingest";
 import { addLink } from "../../src/core/graph";
 import { withStorage } from "../../src/core/storage";
 import { recent } from "../../src/core/search";

@@ -1,5 +1,5 @@
 import { afterEach, expect, test } from "bun:test";
-import { insertMemoryRows } from "../../src/core/memories";
+import { insertMemoryRows } from "../../src/core/ingest";
 import { ensureCalibration, warmWordCounts } from "../../src/core/search";
 import { slicer, Traffic } from "../../src/core/slices";
 import { BACKGROUND_SLICE_MS } from "../../src/core/tuning";

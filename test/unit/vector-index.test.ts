@@ -1,8 +1,7 @@
 import { expect, test } from "bun:test";
-import { int8Kernel, KERNEL_DIMS } from "../../src/core/search";
-import { VectorIndex } from "../../src/core/search";
-import { int4Kernel } from "../../src/core/search/int4-kernel";
-import { CODE_BYTES, CODE_DIMS, encode, project } from "../../src/core/search/projection";
+import { int8Kernel, KERNEL_DIMS, VectorIndex } from "../../src/store/sqlite/vector";
+import { int4Kernel } from "../../src/store/sqlite/vector/int4-kernel";
+import { CODE_BYTES, CODE_DIMS, encode, project } from "../../src/store/sqlite/vector/projection";
 import {
   VECTOR_PREFILTER_ABOVE,
   VECTOR_PREFILTER_CANDIDATES,
@@ -10,7 +9,7 @@ import {
   VECTOR_PREFILTER_PROJECT_PER_KEPT,
   VECTOR_PREFILTER_PROJECT_RATIO,
   VECTOR_RESCORE_MIN,
-} from "../../src/core/search/vector-tuning";
+} from "../../src/store/sqlite/vector/tuning";
 
 // The in-memory index is the SQLite engine's vector search; on PostgreSQL pgvector searches (test/unit/search.test.ts covers both).
 const sqliteOnly = (name: string, fn: () => void | Promise<void>, timeout?: number) => test.skipIf(process.env.MEMSVC_TEST_ENGINE === "postgres")(`${name} [SQLite engine's in-memory index]`, fn, timeout);
@@ -426,7 +425,7 @@ sqliteOnly("while codes are filled after a load, the coded rows are prefiltered 
   expect(plain.used).toBe(0);
 }, 30_000);
 
-// The index file saved after a load copies the index between requests (store/sqlite/search-index.ts).
+// The index file saved after a load copies the index between requests (store/sqlite/vector/load.ts).
 const snapBytes = (s: ReturnType<VectorIndex["snapshot"]>) => ({ ...s, seqs: [...s.seqs], groups: [...s.groups], scales: [...s.scales], sums: [...s.sums], codeSteps: [...s.codeSteps], rows: Buffer.from(s.rows.buffer, s.rows.byteOffset, s.rows.byteLength).toString("base64"), codes: Buffer.from(s.codes.buffer, s.codes.byteOffset, s.codes.byteLength).toString("base64") });
 
 sqliteOnly("a snapshot taken in slices equals the one taken in one go, and yields between its slices", async () => {

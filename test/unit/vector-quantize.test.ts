@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { VectorIndex } from "../../src/core/search/vector-index";
+import { VectorIndex } from "../../src/store/sqlite/vector/vector-index";
 import { DIMENSIONS } from "../../src/embed/types";
 
 // The index's quantiser rounds with floor-plus-carry for speed; it must give exactly Math.round's integers,

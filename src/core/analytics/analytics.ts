@@ -1,4 +1,5 @@
 import { account, type Account } from "./account";
+import type { DashboardInput } from "./schema";
 import { growthSeries, recallAdoption, type Growth, type RecallAdoption, type Window } from "./series";
 import { isoDate, isoTime } from "../dates";
 import { latestDigests, type NightlyDigest } from "../nightly";
@@ -47,7 +48,7 @@ export interface DashboardData {
  * bench/dashboard.ts). Daily series cover the last `days` UTC days, today
  * included.
  */
-export async function dashboardData(s: Services, input: { days?: unknown } = {}): Promise<DashboardData> {
+export async function dashboardData(s: Services, input: DashboardInput = {}): Promise<DashboardData> {
   const days = parseLimit(input.days, DASHBOARD_DEFAULT_DAYS, DASHBOARD_MAX_DAYS, "days");
   const now = s.now();
   const end = Math.floor(now / DAY_MS) * DAY_MS + DAY_MS;

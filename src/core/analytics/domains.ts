@@ -47,8 +47,6 @@ export interface DomainIndex {
   projects: ProjectEntry[];
 }
 
-const cache = new WeakMap<Services, { at: number; fingerprint: string; index: DomainIndex }>();
-
 /**
  * GET /index and memsvc_index: which domains exist, what they hold, how they
  * group by project. Joining every tag to its memory costs about a second at
@@ -60,10 +58,10 @@ export async function domainIndex(s: Services): Promise<DomainIndex> {
   const now = s.now();
   const fp = await s.storage.analytics.memoriesFingerprint();
   const fingerprint = `${fp.maxSeq}:${fp.count}`;
-  const hit = cache.get(s);
+  const hit = s.state.domainIndex;
   if (hit && hit.fingerprint === fingerprint && now - hit.at < DOMAIN_INDEX_CACHE_MS) return hit.index;
   const index = await computeDomainIndex(s);
-  cache.set(s, { at: now, fingerprint, index });
+  s.state.domainIndex = { at: now, fingerprint, index };
   return index;
 }
 

@@ -1,20 +1,15 @@
 import type { Services } from "../services";
 import { AuditLog } from "./audit";
 
-const audits = new WeakMap<Services, AuditLog>();
-
-/** The server's audit writer (one per Services: batches rows off the request path). */
+/** The server's audit writer (one per Services, in its state: batches rows off the request path). */
 export function auditLog(s: Services): AuditLog {
-  let a = audits.get(s);
-  if (!a) {
-    a = new AuditLog(s.storage.audit, { retentionDays: s.config.audit.retentionDays, now: () => s.now(), log: (level, m) => s.log(level, m) });
-    audits.set(s, a);
-  }
-  return a;
+  const st = s.state;
+  // The root's storage: an entry written from inside a transaction must not roll back with it.
+  st.audit ??= new AuditLog(st.root.storage.audit, { retentionDays: s.config.audit.retentionDays, now: () => s.now(), log: (level, m) => s.log(level, m) });
+  return st.audit;
 }
 
 /** Writes queued audit rows (shutdown). */
 export async function flushAudit(s: Services): Promise<void> {
-  await audits.get(s)?.flush();
+  await s.state.audit?.flush();
 }
-

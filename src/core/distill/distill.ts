@@ -24,21 +24,9 @@ import {
   DISTILL_TRIVIAL_TRANSCRIPT_CHARS,
 } from "./tuning";
 
-export interface DistillInput {
-  text?: unknown;
-  messages?: unknown;
-  session_id?: unknown;
-  segment_id?: unknown;
-  session_date?: unknown;
-  source_agent?: unknown;
-  source_agent_id?: unknown;
-  source_domain?: unknown;
-  project?: unknown;
-  /** Optional: the code the session worked on (see core/memories/anchors.ts). */
-  anchors?: unknown;
-  /** Deprecated: accepted and ignored. */
-  privacy?: unknown;
-}
+/** The operation's input (schema.ts); its meaning is checked by parseDistillInput. */
+export type { DistillInput } from "./schema";
+import type { DistillInput } from "./schema";
 
 export type DistillResult = { skipped: true; existing_count: number } | { ids: string[]; distilled: number; dropped: Dropped[] };
 
@@ -126,15 +114,12 @@ async function dedupHit(s: Services, req: DistillRequest): Promise<number | null
   return null;
 }
 
-// Per-process locks on dedup keys, so two posts of the same segment to one server run one
-// after the other and the second is answered without a model call. Across servers the
-// segment key's unique constraint decides (see run).
-const locks = new WeakMap<Services, Map<string, Promise<void>>>();
-
+// Per-server locks on dedup keys (s.state.distillLocks), so two posts of the same segment to
+// one server run one after the other and the second is answered without a model call. Across
+// servers the segment key's unique constraint decides (see run).
 async function withKeyLock<T>(s: Services, key: string | null, work: () => Promise<T>): Promise<T> {
   if (key === null) return work();
-  let map = locks.get(s);
-  if (!map) locks.set(s, (map = new Map()));
+  const map = s.state.distillLocks;
   const previous = map.get(key) ?? Promise.resolve();
   let release!: () => void;
   const done = new Promise<void>((r) => (release = r));

@@ -1,7 +1,8 @@
 import { currentSnapshot, recordVersion } from "../memories";
+import { insertMemoryRows } from "../ingest";
 import { thresholds } from "../search";
 import { addLink } from "../graph";
-import { insertMemoryRows, type NewMemory } from "../memories";
+import type { NewMemory } from "../memories";
 import type { Fragment } from "./model";
 import type { Services } from "../services";
 import { keywords, stem } from "../text";

@@ -153,8 +153,9 @@ export async function path(s: Services, input: { id: unknown; target_id: unknown
   return { from, to, found: true, hops: links.length, path: ids.map((id) => found.get(id)!), links };
 }
 
-export const GRAPH_OPS = ["neighbors", "hubs", "path", "export"] as const;
-export type GraphOp = (typeof GRAPH_OPS)[number];
+export { GRAPH_OPS, type GraphOp } from "./ops";
+import { GRAPH_OPS, type GraphOp } from "./ops";
+import type { GraphInput } from "./schema";
 
 const PARAMS: Record<GraphOp, readonly string[]> = {
   neighbors: ["id", "limit", "relationship"],
@@ -164,18 +165,23 @@ const PARAMS: Record<GraphOp, readonly string[]> = {
 };
 
 /**
- * GET /graph: validates `op` and its parameters, then runs it. An unknown
- * parameter is a 400 too, so a misspelt filter (min_strength) is never
- * silently ignored.
+ * GET /graph's `op` and the parameters it takes, on the query as sent (the
+ * edge runs it before unknown names are dropped). An unknown parameter is a
+ * 400 too, so a misspelt filter (min_strength) is never silently ignored.
  */
-export async function graphQuery(s: Services, q: Record<string, string | undefined>): Promise<NeighborsResult | HubsResult | PathResult | GraphExport> {
+export function checkGraphQuery(q: Record<string, unknown>): GraphOp {
   const op = q.op;
-  if (!op) throw invalid(`op is required: one of ${GRAPH_OPS.join(", ")}`);
-  if (!(GRAPH_OPS as readonly string[]).includes(op)) throw invalid(`unknown op "${op.slice(0, 40)}": use one of ${GRAPH_OPS.join(", ")}`);
+  if (op === undefined || op === "") throw invalid(`op is required: one of ${GRAPH_OPS.join(", ")}`);
+  if (typeof op !== "string" || !(GRAPH_OPS as readonly string[]).includes(op)) throw invalid(`unknown op "${String(op).slice(0, 40)}": use one of ${GRAPH_OPS.join(", ")}`);
   const allowed = PARAMS[op as GraphOp];
   const unknown = Object.keys(q).filter((k) => k !== "op" && !allowed.includes(k));
   if (unknown.length) throw invalid(`unknown parameter ${unknown.map((k) => `"${k.slice(0, 40)}"`).join(", ")} for op=${op}; accepted: ${allowed.join(", ")}`);
-  switch (op as GraphOp) {
+  return op as GraphOp;
+}
+
+/** GET /graph: runs the op (its parameters' values are read by the op's function). */
+export async function graphQuery(s: Services, q: GraphInput): Promise<NeighborsResult | HubsResult | PathResult | GraphExport> {
+  switch (checkGraphQuery(q)) {
     case "neighbors":
       return neighbors(s, { id: q.id, limit: q.limit, relationship: q.relationship });
     case "hubs":

@@ -1,6 +1,6 @@
 // What other parts of memsvc use from graph/: explicit named exports only.
 export { exportGraph } from "./export";
-export { graphQuery, hubs, neighbors, path } from "./graph";
+export { checkGraphQuery, graphQuery, hubs, neighbors, path } from "./graph";
 export { addLink, linkToNearest, normalizeRelationship } from "./links";
 export { hubsText, neighborsText, pathText } from "./text";
 export type { ExportQuery, ExportNodeRow, ExportSlice, GraphAt, GraphMemoryRow, GraphStore, LinkAround, LinkOf, NearestLinks, NewLink } from "./store";

@@ -1,9 +1,10 @@
 import type { IdentityMode } from "../../config";
+import type { IdentityPutInput, IdentityQuery as SchemaQuery } from "./schema";
 import { invalid, notFound, reserved, conflict } from "../../errors";
 import { isValidName, NAME_MAX, NAME_PATTERN } from "./files";
 import { sectionStore } from "./sections";
 import type { SectionStore } from "./store";
-import { MEMORY_SECTION, memoryInstructions } from "../recall";
+import { MEMORY_SECTION, memoryInstructions } from "./memory-section";
 import type { Services } from "../services";
 import { IDENTITY_SECTION_MAX_BYTES } from "./tuning";
 import { plural } from "../text";
@@ -53,12 +54,8 @@ export interface PutResult {
   mode?: IdentityMode;
 }
 
-export interface IdentityQuery {
-  agent?: string;
-  project?: string;
-  limit?: string;
-  privacy?: string;
-}
+/** The query as the edge typed it (schema.ts), or as sent when the legacy parameters are checked. */
+export type IdentityQuery = SchemaQuery & { project?: string; limit?: string; privacy?: string };
 
 interface Section {
   body: string;
@@ -209,7 +206,7 @@ export function parseSections(body: unknown): [string, string][] {
  * the files go to agents/<id>/ (creating it makes the agent override unless
  * config says otherwise); config forcing the agent to off or global is a 409.
  */
-export async function putIdentity(s: Services, body: unknown, query: IdentityQuery = {}): Promise<PutResult> {
+export async function putIdentity(s: Services, body: IdentityPutInput, query: IdentityQuery = {}): Promise<PutResult> {
   const agent = parseIdentityQuery(query, "PUT");
   const entries = parseSections(body);
   if (agent === null) {

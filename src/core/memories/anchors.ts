@@ -1,6 +1,7 @@
 import { invalid } from "../../errors";
 import { isoTime } from "../dates";
 import type { Services } from "../services";
+import type { AnchorsInput, MarkStaleInput } from "./schema";
 import type { AnchorRow } from "./store";
 import { ANCHOR_MAX_PATH_CHARS, ANCHOR_MAX_PATHS, STALE_NOTE_PATHS } from "./tuning";
 import { counted, plural } from "../text";
@@ -171,8 +172,8 @@ export function staleNote(m: StaleMark): string {
 }
 
 /** GET /anchors?repo=: what a client needs to check this repository's anchors (no content). */
-export async function anchorsForRepo(s: Services, rawRepo: unknown): Promise<{ repo: string; count: number; anchors: { id: string; commit: string; paths: string[]; stale: boolean }[] }> {
-  const repo = text(rawRepo, "repo", MAX_REPO_CHARS, true)!;
+export async function anchorsForRepo(s: Services, input: AnchorsInput): Promise<{ repo: string; count: number; anchors: { id: string; commit: string; paths: string[]; stale: boolean }[] }> {
+  const repo = text(input.repo, "repo", MAX_REPO_CHARS, true)!;
   const anchors = (await s.storage.memories.repoAnchors(repo)).map((r) => ({ id: r.memoryId, commit: r.commit, paths: r.paths, stale: r.stale !== null }));
   return { repo, count: anchors.length, anchors };
 }
@@ -200,10 +201,8 @@ const pathList = (v: unknown, where: string): string[] => {
  * unknown, not an error: a memory may have been deleted meanwhile. One
  * transaction: all or nothing.
  */
-export async function markStale(s: Services, body: Record<string, unknown>): Promise<{ repo: string; marked: number; cleared: number; unknown: number }> {
-  const allowed = ["repo", "head", "marks", "fresh"];
-  const extra = Object.keys(body).filter((k) => !allowed.includes(k));
-  if (extra.length) throw invalid(`unknown ${plural(extra.length, "field")} ${extra.join(", ")}: the body is {repo, head, marks, fresh}`);
+export async function markStale(s: Services, body: MarkStaleInput): Promise<{ repo: string; marked: number; cleared: number; unknown: number }> {
+  // The shape (and unknown fields) are checked at the edge (schema.ts); what follows is meaning: trimming, commit ids, paths.
   const repo = text(body.repo, "repo", MAX_REPO_CHARS, true)!;
   const head = text(body.head, "head", 64, false)?.toLowerCase() ?? null;
   if (head !== null && !COMMIT.test(head)) throw invalid("head must be a git commit id (7 to 64 hex digits)");
@@ -216,7 +215,7 @@ export async function markStale(s: Services, body: Record<string, unknown>): Pro
   const marks = marksIn.map((raw, i) => {
     const where = `marks[${i}]`;
     if (!raw || typeof raw !== "object" || Array.isArray(raw)) throw invalid(`${where} must be an object`);
-    const m = raw as Record<string, unknown>;
+    const m = raw as Record<string, unknown>; // typed at the edge; read as unknown so these checks stay a second line
     const id = text(m.id, `${where}.id`, 64, true)!;
     if (!(STALE_REASONS as readonly string[]).includes(m.reason as string)) throw invalid(`${where}.reason must be one of ${STALE_REASONS.join(", ")}`);
     let last: string | null = null;

@@ -1,19 +1,9 @@
 import { invalid, notFound } from "../../errors";
 import { isoTime } from "../dates";
 import { resolveMemory, updateMemory, type UpdateResult } from "./memories";
+import type { RestoreInput } from "./schema";
 import type { Services } from "../services";
-import { MEMORY_HISTORY_MAX } from "./tuning";
-
-/**
- * Earlier versions of a memory. Whatever replaces a memory's content (PATCH
- * and memsvc_update, a restore, a distill that restates or corrects it, a
- * nightly merge) calls recordVersion inside the same transaction as the
- * change, so a version is never lost or recorded for a change that did not
- * commit. Versions go with their memory on delete (foreign key cascade):
- * deleting is forgetting.
- */
-
-export type HistoryReason = "update" | "restore" | "distill" | "nightly-merge" | "recheck";
+import type { HistoryReason } from "./versions";
 
 export interface VersionView {
   version: number;
@@ -35,38 +25,6 @@ export interface HistoryView {
   versions: VersionView[];
 }
 
-interface Snapshot {
-  content: string;
-  memoryType: string;
-  project: string | null;
-}
-
-/** Keeps `prior` as the memory's next version; call with withStorage(s, tx) inside the transaction that replaces it. */
-export function recordVersion(s: Services, memoryId: string, prior: Snapshot, reason: HistoryReason, sourceId: string | null = null, at = s.now()): Promise<number> {
-  return s.storage.memories.addVersion(memoryId, { ...prior, reason, sourceId, replacedAt: at }, MEMORY_HISTORY_MAX);
-}
-
-/** The current content of `memoryId` as a snapshot (inside a transaction: what is about to be replaced). */
-export function currentSnapshot(s: Services, memoryId: string): Promise<Snapshot | null> {
-  return s.storage.memories.snapshot(memoryId);
-}
-
-/**
- * A nightly merge folds `dropId` into `keepId`: the dropped memory's own
- * history moves over (renumbered after the survivor's), then its text is
- * recorded as a version of the survivor. Inside the merge's transaction
- * (`s` is withStorage(s, tx)).
- */
-export async function absorbHistory(s: Services, keepId: string, dropId: string): Promise<void> {
-  const dropped = await currentSnapshot(s, dropId);
-  if (!dropped) return;
-  for (const r of await s.storage.memories.versions(dropId)) {
-    await recordVersion(s, keepId, { content: r.content, memoryType: r.memoryType, project: r.project }, r.reason as HistoryReason, r.sourceId ?? dropId, r.replacedAt);
-  }
-  await s.storage.memories.deleteVersions(dropId);
-  await recordVersion(s, keepId, dropped, "nightly-merge", dropId);
-}
-
 function parseVersion(value: unknown): number {
   const n = typeof value === "string" && /^\d+$/.test(value.trim()) ? Number(value) : value;
   if (typeof n !== "number" || !Number.isInteger(n) || n < 1) throw invalid("version must be a whole number of at least 1 (see GET /memory/history)");
@@ -74,8 +32,8 @@ function parseVersion(value: unknown): number {
 }
 
 /** GET /memory/history, memsvc_history, `memsvc history`: the memory's current text and its earlier versions. */
-export async function memoryHistory(s: Services, rawId: unknown): Promise<HistoryView> {
-  const row = await resolveMemory(s, rawId);
+export async function memoryHistory(s: Services, id: string): Promise<HistoryView> {
+  const row = await resolveMemory(s, id);
   const versions = (await s.storage.memories.versions(row.id)).reverse().map((v) => {
     const view: VersionView = { version: v.version, content: v.content, memory_type: v.memoryType, project: v.project, reason: v.reason as HistoryReason, replaced_at: isoTime(v.replacedAt) };
     if (v.sourceId) view.source_id = v.sourceId;
@@ -94,7 +52,7 @@ export async function memoryHistory(s: Services, rawId: unknown): Promise<Histor
  * version current again (content, type and project; re-embedded). The text it
  * replaces becomes a new version, so a restore can itself be undone.
  */
-export async function restoreVersion(s: Services, input: { id?: unknown; version?: unknown }): Promise<UpdateResult & { restored_version: number }> {
+export async function restoreVersion(s: Services, input: RestoreInput): Promise<UpdateResult & { restored_version: number }> {
   const row = await resolveMemory(s, input.id);
   if (input.version === undefined || input.version === null) throw invalid("version is required (see GET /memory/history)");
   const version = parseVersion(input.version);

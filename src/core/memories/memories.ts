@@ -1,16 +1,13 @@
 import { AppError, conflict, invalid, notFound } from "../../errors";
-import { isoDate, isoTime, parseSessionDate } from "../dates";
+import { isoDate, isoTime } from "../dates";
 import { normalizeMemoryType, type MemoryType } from "./types";
 import type { Services } from "../services";
 import { redact } from "../secrets";
 import { effectiveStrength, round3, strengthenedOnUse } from "./strength";
-import { currentSnapshot, recordVersion } from "./history";
-import { linkToNearest } from "../graph";
+import { currentSnapshot, recordVersion } from "./versions";
 import { deriveTags, tagsOf, writeTags } from "./tags";
-import { INITIAL_STRENGTH } from "./tuning";
-import { anchorsOf, parseAnchors, writeAnchors, type AnchorView } from "./anchors";
+import { anchorsOf, type AnchorView } from "./anchors";
 import { withStorage } from "../storage";
-import { commitGrouped } from "./group-commit";
 import type { MemoryRow } from "./store";
 
 /** Longest memory content accepted; distilled memories are a few hundred characters. */
@@ -87,42 +84,6 @@ export interface NewMemory {
 }
 
 /**
- * Inserts memories with their vectors, domain tags and similarity links. Call
- * it with `withStorage(s, tx)` inside the caller's transaction so the links
- * land with the rows. The FTS row follows by trigger; the in-memory index is
- * updated by the caller once the transaction has committed.
- */
-export async function insertMemoryRows(s: Services, items: NewMemory[], vectors: Float32Array[]): Promise<{ id: string; seq: number }[]> {
-  const now = s.now();
-  const rows = items.map((m, i) => ({
-    id: crypto.randomUUID(),
-    content: m.content,
-    memoryType: m.memoryType,
-    project: m.project,
-    sourceAgent: m.sourceAgent,
-    sourceAgentId: m.sourceAgentId ?? null,
-    sourceDomain: m.sourceDomain ?? null,
-    sourceSession: m.sourceSession ?? null,
-    privacy: m.privacy ?? "WORK",
-    createdAt: m.createdAt,
-    updatedAt: now,
-    refreshedAt: Math.max(m.createdAt, now),
-    strength: INITIAL_STRENGTH,
-    vector: vectors[i],
-    tags: deriveTags(m.project, m.tags),
-    createdBy: m.createdBy ?? null,
-  }));
-  const seqs = await s.storage.memories.insertMemories(rows);
-  const out: { id: string; seq: number }[] = [];
-  for (let i = 0; i < rows.length; i++) {
-    // The index does not hold this batch yet: links go to existing memories only.
-    await linkToNearest(s, rows[i].id, vectors[i], items[i].project, { batch: rows.map((r) => r.id) });
-    out.push({ id: rows[i].id, seq: seqs[i] });
-  }
-  return out;
-}
-
-/**
  * The vector index to keep in step after a commit: SQLite's in-memory
  * vectors, or on PostgreSQL the mirror, where pgvector already indexed the
  * row and only the memory count moves (word weights read it on the next
@@ -132,12 +93,8 @@ export function liveIndex(s: Services): Services["index"] | null {
   return s.index;
 }
 
-export type { IngestInput } from "./schema";
-import type { IngestInput } from "./schema";
-
-export type IngestResult = { id: string; message: string } | { id: null; skipped: true; existing_count: number };
-
-const optionalString = (v: unknown, field: string, max = 200): string | null => {
+/** A trimmed optional string of at most `max` characters (null when empty or absent). */
+export const optionalString = (v: unknown, field: string, max = 200): string | null => {
   if (v === undefined || v === null) return null;
   if (typeof v !== "string") throw invalid(`${field} must be a string`);
   const t = v.trim();
@@ -153,49 +110,6 @@ export function requireContent(v: unknown, field = "content"): string {
   // Characters as JavaScript counts them (UTF-16 code units: an emoji counts 2); docs/api.md states the limit.
   if (t.length > MAX_CONTENT_CHARS) throw invalid(`${field} is ${t.length} characters; the limit is ${MAX_CONTENT_CHARS} characters per memory`);
   return t;
-}
-
-/** POST /ingest and memsvc_ingest: one pre-distilled memory, deduplicated on source_session. */
-export async function ingestMemory(s: Services, input: IngestInput, opts: { createdBy?: string | null } = {}): Promise<IngestResult> {
-  const content = await redact(requireContent(input.content));
-  const memoryType = input.memory_type === undefined || input.memory_type === null ? "experience" : normalizeMemoryType(input.memory_type);
-  const project = optionalString(input.project, "project");
-  const sourceAgent = optionalString(input.source_agent, "source_agent") ?? "unknown";
-  const session = optionalString(input.source_session, "source_session", 500);
-  const privacy = optionalString(input.privacy, "privacy", 20)?.toUpperCase() ?? "WORK";
-  if (!["PUBLIC", "WORK", "PERSONAL", "SENSITIVE"].includes(privacy)) throw invalid("privacy must be PUBLIC, WORK, PERSONAL or SENSITIVE");
-  const createdAt = input.session_date === undefined || input.session_date === null ? s.now() : parseSessionDate(input.session_date);
-  const anchors = parseAnchors(input.anchors);
-  const existing = session ? await countSession(s, session) : 0;
-  if (existing > 0) return { id: null, skipped: true, existing_count: existing };
-  return s.track(
-    (async () => {
-      const [vector] = await s.embedder.embed([content], "document");
-      // Checked again inside the transaction: a concurrent ingest of the same
-      // session may have committed while we were embedding. Concurrent ingests
-      // share one transaction where the engine allows (group-commit.ts); each
-      // one's vector joins the live index before the next one links.
-      const result = await commitGrouped(
-        s.storage,
-        async (tx): Promise<{ skipped: number } | { row: { id: string; seq: number } }> => {
-          const again = session ? await tx.memories.claimSession(session) : 0;
-          if (again > 0) return { skipped: again };
-          const ts = withStorage(s, tx);
-          const [row] = await insertMemoryRows(ts, [{ content, memoryType, project, sourceAgent, sourceSession: session, privacy, createdAt, createdBy: opts.createdBy ?? null }], [vector]);
-          if (anchors) await writeAnchors(ts, [row.id], anchors, s.now());
-          return { row };
-        },
-        (out) => {
-          const index = liveIndex(s);
-          if (!index || "skipped" in out) return null;
-          index.upsert(out.row.seq, vector, project);
-          return () => index.remove(out.row.seq);
-        },
-      );
-      if ("skipped" in result) return { id: null, skipped: true, existing_count: result.skipped } satisfies IngestResult;
-      return { id: result.row.id, message: `Stored memory ${result.row.id.slice(0, 8)} (${memoryType}).` } satisfies IngestResult;
-    })(),
-  );
 }
 
 export function countSession(s: Services, session: string): Promise<number> {
@@ -246,12 +160,9 @@ function parseFlag(v: unknown, name: string): boolean {
   throw invalid(`${name} must be true or false`);
 }
 
-export interface UpdateInput {
-  id: unknown;
-  content?: unknown;
-  project?: unknown;
-  memory_type?: unknown;
-}
+/** PATCH /memory and memsvc_update (schema.ts); restore and the nightly re-check pass the same shape. */
+export type { UpdateInput } from "./schema";
+import type { UpdateInput } from "./schema";
 
 export interface UpdateResult {
   memory: MemoryView;
@@ -308,8 +219,8 @@ export async function updateMemory(
 }
 
 /** DELETE /memory and memsvc_delete: the memory, its vector, FTS row and links, at once. */
-export async function deleteMemory(s: Services, rawId: unknown): Promise<{ deleted: true; id: string; preview: string; links_removed: number }> {
-  const row = await resolveMemory(s, rawId);
+export async function deleteMemory(s: Services, id: string): Promise<{ deleted: true; id: string; preview: string; links_removed: number }> {
+  const row = await resolveMemory(s, id);
   const linksRemoved = await deleteRows(s, [row]);
   liveIndex(s)?.remove(row.seq);
   return { deleted: true, id: row.id, preview: row.content.length > 200 ? `${row.content.slice(0, 200)}…` : row.content, links_removed: linksRemoved };

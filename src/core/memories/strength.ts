@@ -9,9 +9,7 @@ export function effectiveStrength(strength: number, refreshedAt: number, now = D
   return strength * (DECAY_FLOOR + (1 - DECAY_FLOOR) * decay);
 }
 
-// The same formula as SQL lives with each engine (src/store/sqlite/strength.ts);
-// re-exported here until every capability's SQL has moved into its engine.
-export { effectiveStrengthSql } from "../../store/sqlite/strength";
+// The same formula as SQL lives with each engine (src/store/sqlite/strength.ts).
 
 export function strengthenedOnUse(strength: number): number {
   return Math.min(MAX_STRENGTH, strength + USE_BOOST);

@@ -1,4 +1,4 @@
-import type { MemoryRow } from "../../store/sqlite";
+import type { MemoryRow } from "../memories";
 import { isoDate } from "../dates";
 import { inlineMarkdown } from "../identity";
 import { toView, type MemoryView } from "../memories";

@@ -1,6 +1,5 @@
 import { hostname } from "node:os";
 import { invalid } from "../../errors";
-import { createLlmClient } from "../../llm/client";
 import { isoDate, isoTime } from "../dates";
 import { learnStep } from "./learn";
 import { newRecheckDigest, recheckStep } from "./recheck";
@@ -17,17 +16,14 @@ export type { NightlyDigest, NightlyOptions, NightlyOutcome, NightlyProgress } f
 
 const DAY_MS = 86_400_000;
 const HOST = hostname();
-// A run's owner is "host:pid:tag": one tag per Services (one server), so two
-// servers in one process are as separate as two processes; a run left
-// "running" by a dead owner (or by this server, but no longer active) is resumed.
-const PROCESS = `${HOST}:${process.pid}`;
-const owners = new WeakMap<object, string>();
+// A run's owner is "host:pid:tag" (s.state.nightlyOwner): one tag per Services
+// (one server), so two servers in one process are as separate as two
+// processes; a run left "running" by a dead owner (or by this server, but no
+// longer active) is resumed.
 const active = new Set<string>();
 
 function ownerOf(s: Services): string {
-  let owner = owners.get(s.storage);
-  if (!owner) owners.set(s.storage, (owner = `${PROCESS}:${crypto.randomUUID().slice(0, 8)}`));
-  return owner;
+  return s.state.nightlyOwner;
 }
 
 /**
@@ -171,7 +167,7 @@ export async function runNightly(s: Services, opts: NightlyOptions = {}): Promis
   const me = ownerOf(s);
   const key = `${me}#${day}`;
   if (active.has(key)) return { ran: false, message: `the nightly run for ${day} is already in progress in this process`, digest: null };
-  const llm = createLlmClient(s.config.llm, s.config.paths.state);
+  const llm = s.llm;
   const model = llm?.label ?? null;
   const window = Date.parse(`${day}T00:00:00Z`);
   let runId: number | null = null;
@@ -295,7 +291,7 @@ export function owedDays(s: Services): Promise<string[]> {
  */
 export async function daysToRun(s: Services): Promise<string[]> {
   const now = s.now();
-  const days = new Set<string>(createLlmClient(s.config.llm, s.config.paths.state) ? await owedDays(s) : []);
+  const days = new Set<string>(s.llm ? await owedDays(s) : []);
   for (let back = NIGHTLY_CATCHUP_DAYS; back >= 1; back--) {
     const day = isoDate(now - back * DAY_MS);
     const last = await s.storage.nightly.lastRun(day);

@@ -5,7 +5,7 @@
  * together are one method, or core wraps several in `Storage.transaction`.
  * Times are ms since the epoch; `cursor` and `digest` are JSON text the engine stores as is.
  */
-import type { MemoryRow } from "../../store/sqlite";
+import type { MemoryRow } from "../memories";
 
 /** One row of nightly_runs. */
 export interface NightlyRunRow {

@@ -1,6 +1,5 @@
 // What other parts of memsvc use from recall/: explicit named exports only.
 export { recallCandidates } from "./gates";
-export { MEMORY_SECTION, memoryInstructions } from "./instructions";
 export { RECALL_HEADING, gist, isShortPrompt, recallIndex, recallWithVector } from "./recall";
 export { expireRecallSessions } from "./sessions";
 export { promptTerms } from "./terms";

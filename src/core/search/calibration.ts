@@ -1,6 +1,5 @@
 import type { Services } from "../services";
 import { slicer } from "../slices";
-import { rootServices } from "../storage";
 import {
   CALIBRATION_MIN_MEMORIES,
   CALIBRATION_NEAREST_SAMPLE,
@@ -36,8 +35,6 @@ export interface CalibrationStats {
   pairs: number;
   samples: number;
 }
-
-const cache = new WeakMap<Services, Thresholds>();
 
 /** The anchors of the scale: increasing, or the calibration is unusable. */
 export function anchorsOf(c: CalibrationStats): number[] | null {
@@ -79,8 +76,6 @@ async function storedStats(s: Services): Promise<{ memories: number; stats: Cali
   }
 }
 
-const loading = new WeakMap<Services, { embedderId: string; done: Promise<Thresholds> }>();
-
 /**
  * The thresholds in force, read from storage (once per embedder): from the
  * active embedder's calibration on this store, else the documented defaults
@@ -88,26 +83,27 @@ const loading = new WeakMap<Services, { embedderId: string; done: Promise<Thresh
  */
 export function loadThresholds(view: Services): Promise<Thresholds> {
   // Read through the root's own storage: a transaction view's may have ended by the time the read runs.
-  const s = rootServices(view);
-  const hit = cache.get(s);
+  const state = view.state;
+  const s = state.root;
+  const hit = state.thresholds;
   if (hit && hit.embedderId === s.embedder.id) return Promise.resolve(hit);
-  const pending = loading.get(s);
+  const pending = state.thresholdsLoading;
   if (pending && pending.embedderId === s.embedder.id) return pending.done;
   const embedder = s.embedder;
   const done = storedStats(s).then(
     (stored) => {
       const t = thresholdsFrom(embedder.kind, embedder.id, stored?.stats ?? null);
-      if (s.embedder === embedder) cache.set(s, t);
+      if (s.embedder === embedder) state.thresholds = t;
       return t;
     },
     (e) => {
       // A read failure (closed store) keeps the defaults for now; the next call reads again.
-      loading.delete(s);
+      if (state.thresholdsLoading?.done === done) state.thresholdsLoading = null;
       s.log("warn", `could not read the similarity calibration: ${(e as Error).message}; using the defaults`);
       return thresholdsFrom(embedder.kind, embedder.id, null);
     },
   );
-  loading.set(s, { embedderId: embedder.id, done });
+  state.thresholdsLoading = { embedderId: embedder.id, done };
   return done;
 }
 
@@ -116,9 +112,8 @@ export function loadThresholds(view: Services): Promise<Thresholds> {
  * never the database. Until the first read of the store's calibration
  * completes (microseconds after start on SQLite), the kind's defaults.
  */
-export function thresholds(view: Services): Thresholds {
-  const s = rootServices(view);
-  const hit = cache.get(s);
+export function thresholds(s: Services): Thresholds {
+  const hit = s.state.thresholds;
   if (hit && hit.embedderId === s.embedder.id) return hit;
   void loadThresholds(s);
   return thresholdsFrom(s.embedder.kind, s.embedder.id, null);
@@ -191,8 +186,8 @@ export async function ensureCalibration(s: Services, force = false, signal?: Abo
   if (!stats) return loadThresholds(s);
   const count = s.index.size;
   await s.storage.search.saveCalibration({ embedderId: s.embedder.id, memories: count, computedAt: s.now(), stats: JSON.stringify(stats) });
-  cache.delete(rootServices(s));
-  loading.delete(rootServices(s));
+  s.state.thresholds = null;
+  s.state.thresholdsLoading = null;
   const t = await loadThresholds(s);
   if (t.source === "calibrated") s.log("info", `calibrated ${s.embedder.id} on ${counted(count, "memory", "memories")}: random pairs p50 ${stats.random.p50} p99 ${stats.random.p99}, nearest p50 ${stats.nearest.p50}`);
   else s.log("warn", `calibration of ${s.embedder.id} gave no usable spread; keeping the ${s.embedder.kind} defaults`);

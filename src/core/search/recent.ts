@@ -1,4 +1,4 @@
-import type { MemoryRow } from "../../store/sqlite";
+import type { MemoryRow } from "../memories";
 import { toView, type MemoryView } from "../memories";
 import { parseLimit, parseProject } from "./search";
 import type { Services } from "../services";

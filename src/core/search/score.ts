@@ -1,5 +1,5 @@
 import { invalid } from "../../errors";
-import { documentFrequency } from "./search";
+import { documentFrequency } from "./frequency";
 import type { Services } from "../services";
 import { keywords, stem } from "../text";
 import {

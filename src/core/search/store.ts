@@ -1,5 +1,5 @@
 import type { Logger } from "../log";
-import type { MemoryRow } from "../../store/sqlite";
+import type { MemoryRow } from "../memories";
 
 /**
  * What search/ needs from storage: full-text ranking, nearest vectors, recent listing, term counts, similarity calibration.

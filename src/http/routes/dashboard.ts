@@ -8,7 +8,8 @@ import { account } from "../../core/analytics";
 import { dashboardData } from "../../core/analytics";
 import type { Services } from "../../core/services";
 import { notFound } from "../../errors";
-import { queryParams } from "../body";
+import { DashboardInput } from "../../core/analytics/schema";
+import { queryOptions } from "../schema-query";
 import { fileResponse } from "../pages";
 
 // With `type: "file"` Bun yields the file's path; bun-types describe *.html imports as HTML bundles.
@@ -33,7 +34,7 @@ export function dashboardRoutes(s: Services) {
   return new Elysia({ name: "dashboard" })
     .get("/account", () => account(s))
     // The backlog is this home's capture state (a laptop's server and its hooks share the home), not a store query.
-    .get("/dashboard/data", async ({ query }) => ({ ...(await dashboardData(s, queryParams(query))), backlog: backlogSummary(readBacklog(s.config.home)) }))
+    .get("/dashboard/data", async ({ query }) => ({ ...(await dashboardData(s, query)), backlog: backlogSummary(readBacklog(s.config.home)) }), queryOptions(DashboardInput))
     .get("/dashboard", () => fileResponse(INDEX_HTML, "index.html"))
     .get("/dashboard/vendor/:file", ({ params }) => pick(DASHBOARD_VENDOR, params.file, "/dashboard/vendor/"))
     .get("/assets/dashboard/:file", ({ params }) => pick(PAGE_FILES, params.file, "/assets/dashboard/"));

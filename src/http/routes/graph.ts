@@ -7,10 +7,11 @@ import vizView from "../../../assets/viz/graph-view.js" with { type: "file" };
 import vizLinks from "../../../assets/viz/link-batch.js" with { type: "file" };
 import vizHtmlImport from "../../../assets/viz/index.html" with { type: "file" };
 import vizCss from "../../../assets/viz/style.css" with { type: "file" };
-import { graphQuery } from "../../core/graph";
+import { checkGraphQuery, graphQuery } from "../../core/graph";
+import { GraphInput } from "../../core/graph/schema";
 import type { Services } from "../../core/services";
 import { notFound } from "../../errors";
-import { queryParams } from "../body";
+import { sentQuery } from "../schema-query";
 import { fileResponse } from "../pages";
 
 // bun-types call an .html import an HTMLBundle; imported as a file it is a path.
@@ -33,9 +34,20 @@ const pick = (map: Readonly<Record<string, string>>, name: string, where: string
   return fileResponse(map[name], name);
 };
 
+/** The op and its parameters are checked on the query as sent (first of repeats, "" kept), before Elysia drops unknown names. */
+const GRAPH_QUERY = {
+  query: GraphInput,
+  transform: ({ request, query }: { request: Request; query: Record<string, unknown> }) => {
+    const sent = sentQuery(request);
+    checkGraphQuery(sent);
+    for (const key of Object.keys(query)) delete query[key];
+    Object.assign(query, sent);
+  },
+};
+
 export function graphRoutes(s: Services) {
   return new Elysia({ name: "graph" })
-    .get("/graph", ({ query }) => graphQuery(s, queryParams(query)))
+    .get("/graph", ({ query }) => graphQuery(s, query), GRAPH_QUERY)
     .get("/viz", () => fileResponse(vizHtml, "index.html"))
     .get("/viz/vendor/:file", ({ params }) => pick(VIZ_VENDOR, params.file, "/viz/vendor/"))
     .get("/assets/viz/:file", ({ params }) => pick(VIZ_ASSETS, params.file, "/assets/viz/"));

@@ -1,21 +1,31 @@
 import { Elysia } from "elysia";
 import { anchorsForRepo, markStale } from "../../core/memories";
-import { deleteMemory, fetchMemory, ingestMemory, updateMemory } from "../../core/memories";
+import { deleteMemory, fetchMemory, updateMemory } from "../../core/memories";
+import { ingestMemory } from "../../core/ingest";
 import { memoryHistory, restoreVersion } from "../../core/memories";
 import { recent } from "../../core/search";
 import { search } from "../../core/search";
 import type { Services } from "../../core/services";
-import { invalid } from "../../errors";
-import { IngestInput, MemoryGetInput } from "../../core/memories/schema";
+import { AnchorsInput, DeleteInput, HistoryInput, IngestInput, MarkStaleInput, MemoryGetInput, RestoreInput, UpdateInput } from "../../core/memories/schema";
 import { RecentInput, SearchInput } from "../../core/search/schema";
 import { queryOptions } from "../schema-query";
-import { jsonObject, objectBody, queryParams } from "../body";
-import { plural } from "../../core/text";
+import { jsonObject } from "../body";
 import { principalOf } from "../access";
 
 const SEARCH_QUERY = queryOptions(SearchInput);
 const RECENT_QUERY = queryOptions(RecentInput);
 const MEMORY_QUERY = queryOptions(MemoryGetInput);
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+const firstOf = (v: unknown) => (Array.isArray(v) ? v[0] : v);
+
+// PATCH /memory takes its id from the body or, as it always has, from ?id=.
+const PATCH_BODY = jsonObject(UpdateInput, (body, query) => {
+  if (body.id === undefined && query.id !== undefined && query.id !== "") body.id = firstOf(query.id);
+});
+// DELETE /memory takes its id from ?id= or, as it always has, from a JSON body {"id"}.
+const DELETE_QUERY = queryOptions(DeleteInput, (query, body) => {
+  if (query.id === undefined && isObject(body) && body.id !== undefined) query.id = body.id;
+});
 
 export function memoryRoutes(s: Services) {
   return new Elysia({ name: "memories" })
@@ -32,21 +42,10 @@ export function memoryRoutes(s: Services) {
     .get("/search", ({ query }) => search(s, query), SEARCH_QUERY)
     .get("/recent", ({ query }) => recent(s, query), RECENT_QUERY)
     .get("/memory", ({ query }) => fetchMemory(s, query.id, { evidence: query.evidence }), MEMORY_QUERY)
-    .get("/anchors", ({ query }) => anchorsForRepo(s, queryParams(query).repo))
-    .post("/memory/stale", ({ body }) => markStale(s, objectBody(body)))
-    .get("/memory/history", ({ query }) => memoryHistory(s, queryParams(query).id))
-    .post("/memory/restore", ({ body }) => {
-      const b = objectBody(body);
-      const unknown = Object.keys(b).filter((k) => k !== "id" && k !== "version");
-      if (unknown.length) throw invalid(`unknown ${plural(unknown.length, "field")} ${unknown.join(", ")}: the body is {"id", "version"}`);
-      return restoreVersion(s, b);
-    })
-    .patch("/memory", ({ body, query }) => {
-      const b = objectBody(body);
-      return updateMemory(s, { ...b, id: b.id ?? queryParams(query).id } as Parameters<typeof updateMemory>[1]);
-    })
-    .delete("/memory", ({ query, body }) => {
-      const fromBody = body && typeof body === "object" && !Array.isArray(body) ? (body as Record<string, unknown>).id : undefined;
-      return deleteMemory(s, queryParams(query).id ?? fromBody);
-    });
+    .get("/anchors", ({ query }) => anchorsForRepo(s, query), queryOptions(AnchorsInput))
+    .post("/memory/stale", ({ body }) => markStale(s, body), jsonObject(MarkStaleInput))
+    .get("/memory/history", ({ query }) => memoryHistory(s, query.id), queryOptions(HistoryInput))
+    .post("/memory/restore", ({ body }) => restoreVersion(s, body), jsonObject(RestoreInput))
+    .patch("/memory", ({ body }) => updateMemory(s, body), PATCH_BODY)
+    .delete("/memory", ({ query }) => deleteMemory(s, query.id), DELETE_QUERY);
 }

@@ -1,4 +1,5 @@
 import type { PgHandle } from "./open";
+import { reportingContention } from "./contention";
 
 /**
  * PostgreSQL's wire protocol counts a statement's bind parameters in 16 bits:
@@ -35,5 +36,5 @@ export function byParams<T extends object>(rows: readonly T[], budget = PG_MAX_P
  */
 export function inOneTransaction<T>(h: PgHandle, statements: number, fn: (th: PgHandle) => Promise<T>): Promise<T> {
   if (statements <= 1 || h.inTransaction) return fn(h);
-  return h.sql.begin((tx) => fn(h.bind(tx))) as Promise<T>;
+  return reportingContention(() => h.sql.begin((tx) => fn(h.bind(tx)))) as Promise<T>;
 }

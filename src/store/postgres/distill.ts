@@ -1,6 +1,7 @@
 import { asc, eq, inArray, sql } from "drizzle-orm";
 import type { DistillStore } from "../../core/distill";
 import type { PgHandle } from "./open";
+import { reportingContention } from "./contention";
 
 /** distill/ on PostgreSQL. */
 export function pgDistill(h: PgHandle): DistillStore {
@@ -52,7 +53,7 @@ export function pgDistill(h: PgHandle): DistillStore {
         await x.orm.update(x.t.memoryVec).set({ embedding: Array.from(vector) }).where(eq(x.t.memoryVec.seq, seq));
       };
       if (h.inTransaction) return write(h);
-      await h.sql.begin((tx) => write(h.bind(tx)));
+      await reportingContention(() => h.sql.begin((tx) => write(h.bind(tx))));
     },
     async recordDropped(at, dropped) {
       if (dropped.length === 0) return;

@@ -35,6 +35,10 @@ export function pgGraph(h: PgHandle): GraphStore {
     domain,
   });
 
+  const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+  /** The pair of memories a link's trigger locks, lower id first. */
+  const lockKey = (x: NewLink) => (x.fromId < x.toId ? `${x.fromId}\u0000${x.toId}` : `${x.toId}\u0000${x.fromId}`);
+
   /** One row per (from, to, relationship), the strongest weight: one INSERT cannot update a row twice. */
   function strongest(links: readonly NewLink[]): NewLink[] {
     const byKey = new Map<string, NewLink>();
@@ -51,7 +55,10 @@ export function pgGraph(h: PgHandle): GraphStore {
 
     async addLinks(links, now) {
       if (links.length === 0) return;
-      const parts = byParams(strongest(links).map((x) => ({ fromId: x.fromId, toId: x.toId, relationship: x.relationship, weight: x.weight, createdAt: now })));
+      // In id order: the link_count trigger locks both memories of each link,
+      // and two writers that lock shared neighbours in one order do not deadlock (what still does is a 503).
+      const ordered = strongest(links).sort((a, b) => cmp(lockKey(a), lockKey(b)));
+      const parts = byParams(ordered.map((x) => ({ fromId: x.fromId, toId: x.toId, relationship: x.relationship, weight: x.weight, createdAt: now })));
       await inOneTransaction(h, parts.length, async (th) => {
         for (const part of parts) {
           await th.orm
@@ -75,6 +82,7 @@ export function pgGraph(h: PgHandle): GraphStore {
             ORDER BY v.embedding <=> $3::vector
             LIMIT $5) n
           WHERE n.sim >= $6
+          ORDER BY n.id -- the trigger locks the neighbours in id order (see addLinks)
          ON CONFLICT (from_id, to_id, relationship) DO UPDATE SET weight = greatest(l.weight, excluded.weight)
          RETURNING 1`,
         [memoryId, now, `[${Array.from(vector).join(",")}]`, project, limit, minSimilarity, JSON.stringify(exclude)],

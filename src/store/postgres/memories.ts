@@ -4,6 +4,7 @@ import type { MemoriesBulkStore } from "../../core/memories/store-bulk";
 import type { AnyPgColumn } from "drizzle-orm/pg-core";
 import { byParams, inOneTransaction } from "./chunk";
 import type { PgHandle } from "./open";
+import { reportingContention } from "./contention";
 
 /**
  * memories/ on PostgreSQL: drizzle pg-core over the handle's schema-qualified
@@ -19,7 +20,7 @@ export function pgMemories(h: PgHandle): Omit<MemoriesStore, keyof MemoriesBulkS
   const m = t.memories;
   // Every column but the generated full-text vector: rows leave as MemoryRow.
   const { fts: _fts, ...cols } = getTableColumns(m);
-  const inTx = <T>(fn: (hh: PgHandle) => Promise<T>): Promise<T> => (h.inTransaction ? fn(h) : (h.sql.begin((tx) => fn(h.bind(tx))) as Promise<T>));
+  const inTx = <T>(fn: (hh: PgHandle) => Promise<T>): Promise<T> => (h.inTransaction ? fn(h) : (reportingContention(() => h.sql.begin((tx) => fn(h.bind(tx)))) as Promise<T>));
   const a = t.memoryAnchors;
   const anchorOf = (r: typeof a.$inferSelect): AnchorRow => ({
     memoryId: r.memoryId,

@@ -2,7 +2,8 @@ import m0001 from "./migrations/0001_init.sql" with { type: "text" };
 import m0002 from "./migrations/0002_identity.sql" with { type: "text" };
 import m0003 from "./migrations/0003_nightly.sql" with { type: "text" };
 import m0004 from "./migrations/0004_evidence.sql" with { type: "text" };
-import m0005 from "./migrations/0005_tokens.sql" with { type: "text" };
+import m0005 from "./migrations/0005_statement_triggers.sql" with { type: "text" };
+import m0006 from "./migrations/0006_tokens.sql" with { type: "text" };
 
 /**
  * Ordered schema migrations, imported as text so they are embedded in the
@@ -16,4 +17,5 @@ export const PG_MIGRATIONS: readonly { version: number; sql: string }[] = [
   { version: 3, sql: m0003 },
   { version: 4, sql: m0004 },
   { version: 5, sql: m0005 },
+  { version: 6, sql: m0006 },
 ];

@@ -1,8 +1,9 @@
 import { and, asc, desc, eq, inArray, sql } from "drizzle-orm";
 import type { NightlyMergeRow, NightlyRunRow, NightlyStore } from "../../core/nightly";
 import { DECAY_FLOOR, DECAY_HALF_LIFE_DAYS } from "../../core/memories/tuning";
-import type { MemoryRow } from "../sqlite";
+import type { MemoryRow } from "../../core/memories";
 import type { PgHandle } from "./open";
+import { reportingContention } from "./contention";
 
 const DAY_MS = 86_400_000;
 
@@ -67,7 +68,7 @@ export function pgNightly(h: PgHandle): NightlyStore {
   const q = (text: string, params: unknown[] = []) => h.sql.unsafe(text, params as never[]) as Promise<Record<string, unknown>[]>;
   const toRun = (r: typeof runs.$inferSelect): NightlyRunRow => ({ ...r, forced: r.forced === 1 });
   /** Several statements that must land together: inside a caller's transaction they join it. */
-  const atomically = <T>(fn: (h: PgHandle) => Promise<T>): Promise<T> => (h.inTransaction ? fn(h) : (h.sql.begin((tx) => fn(h.bind(tx))) as Promise<T>));
+  const atomically = <T>(fn: (h: PgHandle) => Promise<T>): Promise<T> => (h.inTransaction ? fn(h) : (reportingContention(() => h.sql.begin((tx) => fn(h.bind(tx)))) as Promise<T>));
   return {
     async lastRun(day) {
       const [r] = await h.orm.select().from(runs).where(eq(runs.day, day)).orderBy(desc(runs.id)).limit(1);

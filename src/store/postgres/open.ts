@@ -1,6 +1,7 @@
 import { SQL } from "bun";
 import { drizzle, type BunSQLDatabase } from "drizzle-orm/bun-sql";
 import { redactDatabaseUrl, SCHEMA_NAME } from "../../config";
+import { reportingContention } from "./contention";
 import { PgUnavailableError } from "./errors";
 import { migratePostgres } from "./migrate";
 import { pgTables, type PgTables } from "./schema";
@@ -72,9 +73,9 @@ export function openPostgres(opts: PgOpenOptions): PgHandle {
   if (!SCHEMA_NAME.test(opts.schema)) throw new Error(`database schema must be a plain identifier, got "${opts.schema}"`);
   const location = redactDatabaseUrl(opts.url);
   const secret = safePassword(opts.url);
-  // prepare: false: PGlite's socket multiplexer and PgBouncer in transaction
-  // mode both route statements of one client to different backends, where a
-  // named prepared statement does not exist; unnamed ones work everywhere.
+  // prepare: false: PgBouncer in transaction mode routes the statements of
+  // one client to different backends, where a named prepared statement does
+  // not exist; unnamed ones work everywhere (PGlite's test front too).
   const pool = new SQL({ url: opts.url, prepare: false, max: opts.pool ?? 10, connectionTimeout: opts.connectTimeoutS ?? 10, idleTimeout: 60 });
   const t = pgTables(opts.schema);
   let readyOnce: Promise<void> | null = null;
@@ -105,10 +106,12 @@ export function openPostgres(opts: PgOpenOptions): PgHandle {
           await client`SELECT pg_advisory_xact_lock(hashtextextended(${lockName(opts.schema, key)}, 0))`;
           return fn(h);
         }
-        return pool.begin(async (tx) => {
-          await tx`SELECT pg_advisory_xact_lock(hashtextextended(${lockName(opts.schema, key)}, 0))`;
-          return fn(make(tx, true));
-        }) as Promise<any>;
+        return reportingContention(() =>
+          pool.begin(async (tx) => {
+            await tx`SELECT pg_advisory_xact_lock(hashtextextended(${lockName(opts.schema, key)}, 0))`;
+            return fn(make(tx, true));
+          }),
+        ) as Promise<any>;
       },
       async tryAdvisoryLock(key, fn) {
         await ready();
@@ -118,7 +121,7 @@ export function openPostgres(opts: PgOpenOptions): PgHandle {
           return { ran: true as const, value: await fn(inner) };
         };
         if (inTransaction) return attempt(client, h);
-        return pool.begin((tx) => attempt(tx, make(tx, true))) as Promise<any>;
+        return reportingContention(() => pool.begin((tx) => attempt(tx, make(tx, true)))) as Promise<any>;
       },
       async lease(name, owner, ttlMs, now = Date.now()) {
         await ready();

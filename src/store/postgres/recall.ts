@@ -1,5 +1,6 @@
 import { and, asc, count, eq, inArray, lt, lte, or, sql } from "drizzle-orm";
 import type { RecallExpiry, RecallMemoryRow, RecallStore, RecallTurn } from "../../core/recall";
+import { reportingContention } from "./contention";
 import type { PgHandle, PgOrm } from "./open";
 
 /**
@@ -8,9 +9,7 @@ import type { PgHandle, PgOrm } from "./open";
  * a conditional upsert, never a read-then-write. The two per-prompt calls
  * (peekTurn, finishTurn) are one statement each, in raw SQL because drizzle
  * cannot chain data-modifying CTEs: one round trip each instead of a
- * transaction of five to seven, and no transaction held open (PGlite's
- * multiplexer, which tests run on, mixes up other connections' statements
- * that overlap an open transaction). Expiry after a new session's first
+ * transaction of five to seven. Expiry after a new session's first
  * turn is its own statements: a race there only drops a few more sessions.
  */
 export function pgRecall(h: PgHandle): RecallStore {
@@ -18,7 +17,7 @@ export function pgRecall(h: PgHandle): RecallStore {
   type Db = PgOrm;
   const S = h.schema;
   // One transaction per method; inside storage.transaction the caller's.
-  const inTx = <T>(fn: (db: Db) => Promise<T>): Promise<T> => (h.inTransaction ? fn(h.orm) : (h.sql.begin((tx) => fn(h.bind(tx).orm)) as Promise<T>));
+  const inTx = <T>(fn: (db: Db) => Promise<T>): Promise<T> => (h.inTransaction ? fn(h.orm) : reportingContention(() => h.sql.begin((tx) => fn(h.bind(tx).orm)) as Promise<T>));
 
   const expiredWhere = (e: RecallExpiry) => or(lt(rs.updatedAt, e.idleBefore), and(lte(rs.turn, 1), lt(rs.updatedAt, e.oneTurnIdleBefore)));
 

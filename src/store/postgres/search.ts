@@ -67,6 +67,11 @@ export function pgSearch(handle: PgHandle, opts: { efSearch?: number } = {}): Se
   let vectors = 0;
   let countedAt = -Infinity;
   let counting: Promise<number> | null = null;
+  /** The first count has come back: until then IDF would weigh every word against an empty store. */
+  let counted = false;
+  const firstCount = async () => {
+    if (!counted) await countVectors().catch(() => {});
+  };
   /** This server's vector writes so far: a count that a write overtook is not trusted for the refresh period. */
   let writes = 0;
   let log: Logger = () => {};
@@ -79,6 +84,7 @@ export function pgSearch(handle: PgHandle, opts: { efSearch?: number } = {}): Se
         const before = writes;
         const [row] = await h.sql.unsafe(`SELECT count(*)::float8 AS n FROM ${S}.memory_vec`);
         vectors = Number(row.n);
+        counted = true;
         countedAt = writes === before ? Date.now() : -Infinity;
         return vectors;
       } finally {
@@ -130,6 +136,7 @@ export function pgSearch(handle: PgHandle, opts: { efSearch?: number } = {}): Se
   /** Memories whose fts holds every one of `words`, up to `cap`, cached like the SQLite engine's (a list's key has spaces; one word is its own key). */
   const countTogether = async (words: readonly string[], cap: number): Promise<number> => {
     const key = words.join(" ");
+    await firstCount();
     const known = terms.lookup(key, cap, mirror.size);
     if (known !== undefined) return known;
     const [row] = await q(`SELECT count(*)::float8 AS n FROM (SELECT 1 FROM ${S}.memories WHERE fts @@ to_tsquery('english', $1) LIMIT $2) x`, [tsAnd(words), cap]);
@@ -190,10 +197,8 @@ export function pgSearch(handle: PgHandle, opts: { efSearch?: number } = {}): Se
       // rejects them (pgvector 0.8+), so a small project still gets k hits.
       // Set on the connection the query then runs on: inside a transaction
       // for it alone (is_local); otherwise on a reserved pooled connection for
-      // its session, not in a transaction of our own, because PGlite's socket
-      // multiplexer (one backend) breaks when a transaction overlaps other
-      // connections' statements (measured: hangs and lost results), and every
-      // vector query of this process wants the same values anyway.
+      // its session, which spares a BEGIN and a COMMIT round trip per search
+      // (every vector query of this process wants the same values anyway).
       const ef = String(Math.max(opts.efSearch ?? PG_HNSW_EF_SEARCH, k));
       await h.ready();
       let rows: unknown;
@@ -220,6 +225,7 @@ export function pgSearch(handle: PgHandle, opts: { efSearch?: number } = {}): Se
       let plan: { match: string[]; rank: string[]; together?: boolean } | null;
       if (opts?.every || clean.length === 0) plan = clean.length ? { match: clean, rank: clean } : null;
       else {
+        await firstCount();
         const total = mirror.size;
         const cap = planCap(total);
         const dfs = new Map(await Promise.all(clean.map(async (t) => [t, total > 0 ? await documentFrequency(t, cap) : 0] as const)));

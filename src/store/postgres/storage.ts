@@ -1,6 +1,7 @@
 import { eq } from "drizzle-orm";
 import type { Storage } from "../../core/storage";
 import type { PgHandle } from "./open";
+import { reportingContention } from "./contention";
 import { pgMemories } from "./memories";
 import { pgMemoriesBulk } from "./memories-bulk";
 import { pgSearch } from "./search";
@@ -63,7 +64,7 @@ export function pgStorage(h: PgHandle): Storage {
       async transaction(fn) {
         if (hh.inTransaction) return fn(self);
         await hh.ready();
-        return (await hh.sql.begin((tx) => fn(build(hh.bind(tx))))) as Awaited<ReturnType<typeof fn>>;
+        return (await reportingContention(() => hh.sql.begin((tx) => fn(build(hh.bind(tx)))))) as Awaited<ReturnType<typeof fn>>;
       },
       async close() {
         // A transaction's storage does not own the pool.

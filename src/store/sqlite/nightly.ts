@@ -1,5 +1,5 @@
 import type { NightlyMergeRow, NightlyRunRow, NightlyStore } from "../../core/nightly";
-import { effectiveStrengthSql } from "../../core/memories/strength";
+import { effectiveStrengthSql } from "./strength";
 import { fromSql } from "../../core/search/recent";
 import type { SqliteHandle } from "./storage";
 

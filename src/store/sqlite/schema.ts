@@ -115,8 +115,6 @@ export const memoryPrimaryDomain = sqliteTable("memory_primary_domain", {
   domain: text("domain").notNull(),
 });
 
-export type MemoryRow = typeof memories.$inferSelect;
-
 /** Substance-gate rejects waiting for the nightly log (migrations/0005_dropped.sql). */
 export const distillDropped = sqliteTable("distill_dropped", {
   id: integer("id").primaryKey({ autoIncrement: true }),

@@ -1,5 +1,6 @@
 import type { Database } from "bun:sqlite";
-import { effectiveStrength, effectiveStrengthSql } from "../../core/memories";
+import { effectiveStrength } from "../../core/memories";
+import { effectiveStrengthSql } from "./strength";
 import { fromSql, touchedBound } from "../../core/search/recent";
 import type { RankedRow } from "../../core/search/store";
 import {

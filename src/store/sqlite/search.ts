@@ -1,10 +1,9 @@
 import type { Database } from "bun:sqlite";
 import type { IndexState as CoreIndexState, Pause, SearchStore, VectorIndexControl } from "../../core/search/store";
-import { VectorIndex } from "../../core/search/vector-index";
+import { saveIndex, startIndex, syncIndex, VectorIndex, type IndexContext, type IndexState } from "./vector";
 import { MEMORY_COUNT_REFRESH_MS } from "./tuning";
 import { cachedMeta, getMeta } from "./open";
 import { bm25Expression, bm25Statements, quoteOr, TermCounts } from "./search-fts";
-import { saveIndex, startIndex, syncIndex, type IndexContext, type IndexState } from "./search-index";
 import { recentRows } from "./search-recent";
 import { contentsOf, randomSeqs, vectorsOf } from "./sample";
 import type { SqliteHandle } from "./storage";
@@ -12,7 +11,7 @@ import { MEMORY_COUNT_SQL } from "./row-counts";
 
 /**
  * search/ on SQLite. Vector search is the exact int8 index in this process's
- * memory (search-index.ts keeps it in step with vec0 and other processes);
+ * memory (vector/load.ts keeps it in step with vec0 and other processes);
  * full text is FTS5 bm25() with the expression trimmed for large stores
  * (search-fts.ts). Everything here answers synchronously underneath: the
  * async interface costs one resolved promise per call (microseconds), which

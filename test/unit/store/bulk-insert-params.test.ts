@@ -2,8 +2,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { NewMemoryRow } from "../../../src/core/memories/store";
 import type { ExportRow, IdentityExportRow } from "../../../src/core/memories/store-bulk";
 import { hashEmbed } from "../../../src/embed/fallback";
-import { onPostgres, testDatabaseUrl } from "../../helpers/engine";
-import { pgliteUrl } from "../../helpers/pglite";
+import { sharedPgUrl } from "../../helpers/pg-server";
 import { makeServices, type TestServices } from "../../helpers/services";
 import { storedVector } from "../../helpers/stored-vector";
 
@@ -18,7 +17,7 @@ let pg: TestServices;
 beforeAll(async () => {
   lite = makeServices({ config: { storage: "sqlite" }, env: { MEMSVC_STORAGE: "sqlite" } });
   const schema = () => `params_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
-  pg = makeServices({ config: { storage: "postgres", database_url: onPostgres ? testDatabaseUrl() : await pgliteUrl(), database_schema: schema() } });
+  pg = makeServices({ config: { storage: "postgres", database_url: await sharedPgUrl(), database_schema: schema() } });
 }, 120_000);
 afterAll(async () => {
   await lite?.close();
@@ -80,7 +79,7 @@ test.each(engines)(`importRows on %s writes ${N} memories, links and events into
   const s =
     engine === "sqlite"
       ? makeServices({ config: { storage: "sqlite" }, env: { MEMSVC_STORAGE: "sqlite" } })
-      : makeServices({ config: { storage: "postgres", database_url: onPostgres ? testDatabaseUrl() : await pgliteUrl(), database_schema: `params_import_${process.pid}` } });
+      : makeServices({ config: { storage: "postgres", database_url: await sharedPgUrl(), database_schema: `params_import_${process.pid}` } });
   try {
     const memories = rows("import").map((r) => ({
       id: r.id,

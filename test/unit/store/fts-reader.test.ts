@@ -4,13 +4,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadConfig } from "../../../src/config";
 import type { Level } from "../../../src/core/log";
-import { ingestMemory } from "../../../src/core/memories";
+import { ingestMemory } from "../../../src/core/ingest";
 import { search } from "../../../src/core/search";
 import { fullTextNow } from "../../../src/core/search/search";
 import { createServices, type Services } from "../../../src/core/services";
 import { FallbackEmbedder } from "../../../src/embed/fallback";
 import { FtsReaderUnavailable, startFtsReader, type FtsReader } from "../../../src/store/sqlite/fts-reader";
-import { openStore } from "../../../src/store/sqlite/open";
+import { openStore, type Store } from "../../../src/store/sqlite/open";
+import { openStorage } from "../../../src/store/open";
 import { BM25_SQL } from "../../../src/store/sqlite/search-fts";
 
 // The full-text reader worker (src/store/sqlite/fts-reader.ts) on real SQLite
@@ -18,7 +19,7 @@ import { BM25_SQL } from "../../../src/store/sqlite/search-fts";
 // transaction's own rows on its connection, and every way the worker can be
 // missing. SQLite only (see test/postgres-skip.txt).
 
-const open: Services[] = [];
+const open: (Services & { store: Store })[] = [];
 afterEach(async () => {
   for (const s of open.splice(0)) await s.close();
 });
@@ -27,11 +28,11 @@ function services(ftsReader = true) {
   const home = mkdtempSync(join(tmpdir(), "memsvc-fts-reader-"));
   writeFileSync(join(home, "config.json"), JSON.stringify({ token: "t".repeat(32), storage: "sqlite" }));
   const logs: { level: Level; message: string }[] = [];
-  const s = createServices(loadConfig({ MEMSVC_HOME: home, MEMSVC_OFFLINE: "1", MEMSVC_STORAGE: "sqlite" }), {
-    embedder: new FallbackEmbedder(),
-    log: (level, message) => logs.push({ level, message }),
-    ftsReader,
-  });
+  const config = loadConfig({ MEMSVC_HOME: home, MEMSVC_OFFLINE: "1", MEMSVC_STORAGE: "sqlite" });
+  const log = (level: Level, message: string) => logs.push({ level, message });
+  let store: Store | null = null;
+  const storage = openStorage(config, { ftsReader: ftsReader ? log : undefined, sqliteHandle: (h) => (store = h) });
+  const s = Object.assign(createServices(config, storage, { embedder: new FallbackEmbedder(), log }), { store: store! as Store });
   open.push(s);
   return { s, logs };
 }

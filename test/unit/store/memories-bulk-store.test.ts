@@ -5,9 +5,8 @@ import { join } from "node:path";
 import { importAll } from "../../../src/core/memories";
 import { migrateStore } from "../../../src/core/memories/migrate";
 import type { ListFilterSpec, ListRow } from "../../../src/core/memories/store-bulk";
-import { onPostgres, testDatabaseUrl } from "../../helpers/engine";
 import { writeCorpus } from "../../helpers/memory-corpus";
-import { pgliteUrl } from "../../helpers/pglite";
+import { sharedPgUrl } from "../../helpers/pg-server";
 import { makeServices, type TestServices } from "../../helpers/services";
 import { storedVector } from "../../helpers/stored-vector";
 
@@ -24,7 +23,7 @@ beforeAll(async () => {
   lite = makeServices({ config: { storage: "sqlite" }, env: { MEMSVC_STORAGE: "sqlite" } });
   await importAll(lite, corpus);
   pg = makeServices({
-    config: { storage: "postgres", database_url: onPostgres ? testDatabaseUrl() : await pgliteUrl(), database_schema: `bulk_${process.pid}_${Math.random().toString(36).slice(2, 8)}` },
+    config: { storage: "postgres", database_url: await sharedPgUrl(), database_schema: `bulk_${process.pid}_${Math.random().toString(36).slice(2, 8)}` },
   });
   await migrateStore(lite.storage, pg.storage, { sourceId: "test" });
 }, 120_000);

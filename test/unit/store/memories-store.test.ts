@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { NewMemoryRow, StaleMark } from "../../../src/core/memories";
 import type { Storage } from "../../../src/core/storage";
 import { withStorage } from "../../../src/core/storage";
-import { dbRows, onPostgres, testDatabaseUrl } from "../../helpers/engine";
-import { pgliteUrl } from "../../helpers/pglite";
+import { dbRows } from "../../helpers/engine";
+import { sharedPgUrl } from "../../helpers/pg-server";
 import { makeServices, type TestServices } from "../../helpers/services";
 
 // The MemoriesStore contract, the same assertions on both engines in every
@@ -15,7 +15,7 @@ const engines: [string, () => Promise<TestServices>][] = [
     "postgres",
     async () =>
       makeServices({
-        config: { storage: "postgres", database_url: onPostgres ? testDatabaseUrl() : await pgliteUrl(), database_schema: `mem_store_${process.pid}_${Math.random().toString(36).slice(2, 8)}` },
+        config: { storage: "postgres", database_url: await sharedPgUrl(), database_schema: `mem_store_${process.pid}_${Math.random().toString(36).slice(2, 8)}` },
       }),
   ],
 ];

@@ -2,13 +2,13 @@ import { afterAll, expect, test } from "bun:test";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { VectorIndex } from "../../../src/core/search/vector-index";
+import { VectorIndex } from "../../../src/store/sqlite/vector/vector-index";
 import { DIMENSIONS } from "../../../src/embed/types";
-import { indexFileOf, readIndexFileInto } from "../../../src/store/sqlite/index-file";
-import { INDEX_SNAPSHOT_SLICE_ROWS } from "../../../src/core/search/vector-tuning";
+import { indexFileOf, readIndexFileInto } from "../../../src/store/sqlite/vector/snapshot-file";
+import { INDEX_SNAPSHOT_SLICE_ROWS } from "../../../src/store/sqlite/vector/tuning";
 import { Database } from "bun:sqlite";
 import { openStore, setMeta, type Store } from "../../../src/store/sqlite/open";
-import { fromVec0, placedFromVec0, startIndex, syncIndex, type IndexContext, type IndexState } from "../../../src/store/sqlite/search-index";
+import { fromVec0, placedFromVec0, startIndex, syncIndex, type IndexContext, type IndexState } from "../../../src/store/sqlite/vector/load";
 import { onPostgres } from "../../helpers/engine";
 import { awkwardWrites, vec0StoreWith, vectorOf } from "../../helpers/vec0-store";
 

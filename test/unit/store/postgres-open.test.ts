@@ -9,15 +9,15 @@ import { loadConfig } from "../../../src/config";
 import { openPostgres, PgUnavailableError, type PgHandle } from "../../../src/store/postgres/open";
 import { pgStorage } from "../../../src/store/postgres/storage";
 import { PG_MIGRATIONS } from "../../../src/store/postgres/migrations";
-import { onPostgres, testDatabaseUrl, dbRows, numberPlaceholders } from "../../helpers/engine";
-import { pgliteUrl, startPglite, type PgliteProcess } from "../../helpers/pglite";
-import { PGLITE_PASSWORD } from "../../helpers/pglite-server";
+import { dbRows, numberPlaceholders } from "../../helpers/engine";
+import { createTestDatabase, realServerUrl, sharedPgUrl, TEST_DB_PASSWORD } from "../../helpers/pg-server";
+import { startRelay } from "../../helpers/tcp-relay";
 import { makeServices } from "../../helpers/services";
-import { storageFailure } from "../../../src/store/sqlite/storage-errors";
+import { storageFailure } from "../../../src/store/failures";
 import { BUN, childEnv, freePort, ROOT, run, startProcess, tempHome } from "../../helpers/process";
 
-// The PostgreSQL engine's base, against a real PostgreSQL (PGlite with
-// pgvector, over TCP): runs in the sqlite suite too, starting its own PGlite.
+// The PostgreSQL engine's base, against PostgreSQL with pgvector over TCP (the
+// real server MEMSVC_TEST_PG_URL names, else PGlite): runs in the sqlite suite too.
 
 let url = "";
 let schemaCounter = 0;
@@ -37,7 +37,7 @@ async function opened(schema = freshSchema()): Promise<PgHandle> {
 }
 
 beforeAll(async () => {
-  url = onPostgres ? testDatabaseUrl() : await pgliteUrl();
+  url = await sharedPgUrl();
 }, 180_000);
 
 afterAll(async () => {
@@ -111,28 +111,38 @@ describe("migration", () => {
 describe("errors and secrets", () => {
   test("location hides the password", () => {
     const h = open();
-    expect(url).toContain(PGLITE_PASSWORD);
-    expect(h.location).not.toContain(PGLITE_PASSWORD);
-    expect(h.location).toMatch(/^postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:\d+\/postgres$/);
+    expect(url).toContain(TEST_DB_PASSWORD);
+    expect(h.location).not.toContain(TEST_DB_PASSWORD);
+    expect(h.location).toMatch(/^postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:\d+\/\w+$/);
   });
 
   test("an unreachable database: a clear error naming the location, never the password", async () => {
     const port = await closedPort();
-    const h = open(freshSchema(), `postgres://memsvc:${PGLITE_PASSWORD}@127.0.0.1:${port}/memsvc`);
+    const h = open(freshSchema(), `postgres://memsvc:${TEST_DB_PASSWORD}@127.0.0.1:${port}/memsvc`);
     const err = await h.ready().then(
       () => null,
       (e) => e,
     );
     expect(err).toBeInstanceOf(PgUnavailableError);
     expect(err.message).toContain(`cannot reach PostgreSQL at postgres://memsvc:***@127.0.0.1:${port}/memsvc`);
-    expect(err.message).not.toContain(PGLITE_PASSWORD);
+    expect(err.message).not.toContain(TEST_DB_PASSWORD);
     expect(err.details).toEqual({ reason: "unreachable" });
   });
 
   describe("a database without pgvector", () => {
-    let bare: PgliteProcess;
+    // A database without the extension that memsvc cannot create it in: on
+    // the real server one owned by a role that is no superuser, else a PGlite
+    // started without pgvector; reached through a relay, so stop() loses it.
+    let bare: { url: string; stop(): void };
     beforeAll(async () => {
-      bare = await startPglite({ vector: false });
+      if (realServerUrl) {
+        const db = await createTestDatabase("memsvc_bare", { vector: false });
+        const relay = await startRelay(db.url);
+        bare = { url: relay.url, stop: () => void relay.cut() };
+      } else {
+        const { startPglite } = await import("../../helpers/pglite");
+        bare = await startPglite({ vector: false });
+      }
     }, 180_000);
     afterAll(() => bare?.stop());
 
@@ -144,7 +154,7 @@ describe("errors and secrets", () => {
       );
       expect(err).toBeInstanceOf(PgUnavailableError);
       expect(err.message).toMatch(/has no pgvector extension .*install pgvector 0\.8\.0 or later/);
-      expect(err.message).not.toContain(PGLITE_PASSWORD);
+      expect(err.message).not.toContain(TEST_DB_PASSWORD);
       expect(err.details).toEqual({ reason: "no_pgvector" });
       // Nothing half-made: the failed migration rolled back.
       const [row] = await h.sql`SELECT count(*)::int AS n FROM information_schema.schemata WHERE schema_name = ${h.schema}`;
@@ -302,15 +312,15 @@ describe("storage", () => {
     ).rejects.toThrow("undo");
     expect(seen).toEqual([true]);
     expect(storage.engine).toBe("postgres");
-    expect(storage.location).not.toContain(PGLITE_PASSWORD);
+    expect(storage.location).not.toContain(TEST_DB_PASSWORD);
   });
 
-  test("services on postgres: storage works, the legacy SQLite handle throws a clear error", async () => {
+  test("services on postgres: storage works, the tests' SQLite handle throws a clear error", async () => {
     const s = makeServices({ config: { storage: "postgres", database_url: url, database_schema: freshSchema() } });
     try {
       expect(s.storage.engine).toBe("postgres");
       await s.storage.ready();
-      expect(() => s.store).toThrow(/has not moved to the storage interface yet \(issue 17\)/);
+      expect(() => s.store).toThrow(/no SQLite handle behind this store \(storage "postgres"\)/);
       expect(s.indexState.status).toBe("ready");
       expect(await dbRows(s, "SELECT count(*) AS n FROM memories WHERE id = ?", ["none"])).toEqual([{ n: 0 }]);
       expect(await dbRows(s, "SELECT value FROM meta WHERE key = 'schema_version'")).toEqual([{ value: String(PG_MIGRATIONS.length) }]);
@@ -407,10 +417,10 @@ describe("memsvc server on postgres", () => {
   test("an unreachable database stops start-up with one line, password hidden", async () => {
     const home = tempHome();
     const port = await closedPort();
-    const r = await run([BUN, "src/main.ts", "server", "--port", String(await freePort()), "--database-url", `postgres://memsvc:${PGLITE_PASSWORD}@127.0.0.1:${port}/team`], childEnv(home, { MEMSVC_STORAGE: "postgres" }), ROOT, 60_000);
+    const r = await run([BUN, "src/main.ts", "server", "--port", String(await freePort()), "--database-url", `postgres://memsvc:${TEST_DB_PASSWORD}@127.0.0.1:${port}/team`], childEnv(home, { MEMSVC_STORAGE: "postgres" }), ROOT, 60_000);
     expect(r.code).toBe(1);
     expect(r.stderr).toContain(`memsvc server: cannot reach PostgreSQL at postgres://memsvc:***@127.0.0.1:${port}/team`);
-    expect(r.stderr + r.stdout).not.toContain(PGLITE_PASSWORD);
+    expect(r.stderr + r.stdout).not.toContain(TEST_DB_PASSWORD);
   }, 90_000);
 
   test("starts on a reachable database and /health answers from it, password hidden", async () => {
@@ -420,9 +430,9 @@ describe("memsvc server on postgres", () => {
     try {
       const h = (await (await fetch(`${server.url}/health`)).json()) as Record<string, unknown>;
       expect(h).toMatchObject({ status: "ok", memories: 0, links: 0 });
-      expect(JSON.stringify(h)).not.toContain(PGLITE_PASSWORD);
-      expect(server.stderr()).toMatch(/listening on http:\/\/127\.0\.0\.1:\d+ \(home .*, postgres postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:\d+\/postgres,/);
-      expect(server.stderr()).not.toContain(PGLITE_PASSWORD);
+      expect(JSON.stringify(h)).not.toContain(TEST_DB_PASSWORD);
+      expect(server.stderr()).toMatch(/listening on http:\/\/127\.0\.0\.1:\d+ \(home .*, postgres postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:\d+\/\w+,/);
+      expect(server.stderr()).not.toContain(TEST_DB_PASSWORD);
     } finally {
       server.proc.kill("SIGTERM");
       await server.proc.exited;

@@ -1,7 +1,8 @@
 import { afterEach, expect, test } from "bun:test";
 import { health } from "../../../src/core/health";
 import { addLink } from "../../../src/core/graph";
-import { deleteMemory, ingestMemory } from "../../../src/core/memories";
+import { deleteMemory } from "../../../src/core/memories";
+import { ingestMemory } from "../../../src/core/ingest";
 import { dbRows } from "../../helpers/engine";
 import { makeServices, type TestServices } from "../../helpers/services";
 

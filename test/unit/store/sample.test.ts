@@ -2,7 +2,7 @@ import { afterAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { VectorIndex } from "../../../src/core/search/vector-index";
+import { VectorIndex } from "../../../src/store/sqlite/vector/vector-index";
 import { contentsOf, randomSeqs, vectorsOf } from "../../../src/store/sqlite/sample";
 import { onPostgres } from "../../helpers/engine";
 import { vec0StoreWith, vectorOf } from "../../helpers/vec0-store";

@@ -2,7 +2,8 @@ import { afterEach, expect, test } from "bun:test";
 import { hashEmbed } from "../../../src/embed/fallback";
 import { dbRows, onPostgres } from "../../helpers/engine";
 import { makeServices, type TestServices } from "../../helpers/services";
-import { deleteMemory, ingestMemory } from "../../../src/core/memories";
+import { deleteMemory } from "../../../src/core/memories";
+import { ingestMemory } from "../../../src/core/ingest";
 
 // The search store on PostgreSQL, seeded straight into its tables (so it
 // needs nothing of the other capabilities' stores): pgvector HNSW nearest,
@@ -146,6 +147,6 @@ test("the memory count word weights use moves with this server's writes at once,
   // Read at once after the writes: no background recount has had time to land.
   expect(s.index.memories).toBe(CORPUS.length);
 
-  await deleteMemory(s, made[0].id);
+  await deleteMemory(s, made[0].id!);
   expect(s.index.memories).toBe(CORPUS.length - 1);
 });

@@ -3,12 +3,12 @@ import { Database } from "bun:sqlite";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { VectorIndex } from "../../../src/core/search/vector-index";
+import { VectorIndex } from "../../../src/store/sqlite/vector/vector-index";
 import { DIMENSIONS } from "../../../src/embed/types";
-import { readIndexFileInto, saveIndexFile, saveIndexFileInBackground } from "../../../src/store/sqlite/index-file";
+import { readIndexFileInto, saveIndexFile, saveIndexFileInBackground } from "../../../src/store/sqlite/vector/snapshot-file";
 import { openStore, setMeta, type Store } from "../../../src/store/sqlite/open";
-import { fromVec0, type IndexContext, type IndexState } from "../../../src/store/sqlite/search-index";
-import { decodeChunk, vec0Chunks, Vec0LayoutError } from "../../../src/store/sqlite/vec0-chunks";
+import { fromVec0, type IndexContext, type IndexState } from "../../../src/store/sqlite/vector/load";
+import { decodeChunk, vec0Chunks, Vec0LayoutError } from "../../../src/store/sqlite/vector/vec0-chunks";
 import { onPostgres } from "../../helpers/engine";
 import { awkwardWrites, vec0StoreWith, vectorOf } from "../../helpers/vec0-store";
 

@@ -1,9 +1,9 @@
 import { closeSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
 import { open, rename, rm, type FileHandle } from "node:fs/promises";
-import { INDEX_FILE_READ_BYTES } from "../../core/search/vector-tuning";
-import { DIMENSIONS } from "../../embed/types";
-import type { IndexSnapshot, VectorIndex } from "../../core/search/vector-index";
-import { CODE_BYTES, PROJECTION_ID } from "../../core/search/projection";
+import { INDEX_FILE_READ_BYTES } from "./tuning";
+import { DIMENSIONS } from "../../../embed/types";
+import type { IndexSnapshot, VectorIndex } from "./vector-index";
+import { CODE_BYTES, PROJECTION_ID } from "./projection";
 
 /**
  * The in-memory vector index saved next to the database, so a restart reads

@@ -1,5 +1,5 @@
-import { DIMENSIONS } from "../../embed/types";
-import { VECTOR_CODE_DIMS } from "./vector-tuning";
+import { DIMENSIONS } from "../../../embed/types";
+import { VECTOR_CODE_DIMS } from "./tuning";
 
 /**
  * The vector index's prefilter code (vector-index.ts): a fixed random

@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { storageFailure } from "../../src/store/sqlite/storage-errors";
+import { storageFailure } from "../../../src/store/failures";
 
 const err = (code: string, cause?: unknown) => Object.assign(new Error(`failed with ${code}`, { cause }), { code });
 
@@ -61,9 +61,9 @@ test("a value PostgreSQL cannot store (a NUL character) is the client's 400, not
     expect(mapped?.message).toContain("NUL character (U+0000)");
   }
   // Through a real store: SQLite keeps the NUL, PostgreSQL refuses it and writes nothing.
-  const { makeServices } = await import("../helpers/services");
-  const { ingestMemory } = await import("../../src/core/memories");
-  const { onPostgres, dbRows } = await import("../helpers/engine");
+  const { makeServices } = await import("../../helpers/services");
+  const { ingestMemory } = await import("../../../src/core/ingest");
+  const { onPostgres, dbRows } = await import("../../helpers/engine");
   const s = makeServices();
   try {
     const write = ingestMemory(s, { content: "The cache warms at boot from the snapshot bucket.", project: "a\u0000b" });

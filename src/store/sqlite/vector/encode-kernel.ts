@@ -1,4 +1,4 @@
-import { DIMENSIONS } from "../../embed/types";
+import { DIMENSIONS } from "../../../embed/types";
 import { CODE_BYTES, CODE_DIMS, projectionTables } from "./projection";
 import { compileKernel, I32, kernelModule, op, SIMD, uleb, V128, vec } from "./wasm-bytes";
 

@@ -1,7 +1,7 @@
-import { getMeta, setMeta, transact, type Store } from "./open";
-import { indexFileOf, readIndexFileInto, saveIndexFile, saveIndexFileInBackground } from "./index-file";
-import type { IndexState as CoreIndexState } from "../../core/search/store";
-import type { Logger } from "../../core/log";
+import { getMeta, setMeta, transact, type Store } from "../open";
+import { indexFileOf, readIndexFileInto, saveIndexFile, saveIndexFileInBackground } from "./snapshot-file";
+import type { IndexState as CoreIndexState } from "../../../core/search/store";
+import type { Logger } from "../../../core/log";
 import {
   INDEX_BACKGROUND_ABOVE,
   INDEX_CODE_SLICE,
@@ -11,16 +11,16 @@ import {
   INDEX_SNAPSHOT_ATTEMPTS,
   INDEX_SNAPSHOT_SLICE_ROWS,
   VECTOR_CHANGES_KEEP,
-} from "../../core/search/vector-tuning";
-import type { VectorIndex } from "../../core/search/vector-index";
-import { DIMENSIONS } from "../../embed/types";
+} from "./tuning";
+import type { VectorIndex } from "./vector-index";
+import { DIMENSIONS } from "../../../embed/types";
 import { vec0Chunks, Vec0LayoutError, type Vec0Chunk } from "./vec0-chunks";
-import { MEMORY_COUNT_SQL } from "./row-counts";
+import { MEMORY_COUNT_SQL } from "../row-counts";
 
 /**
  * The SQLite engine's vector search: the exact int8 index in this process's
- * memory (core/search/vector-index.ts, pure computation, stays in core beside
- * its kernel) kept in step with the database here. This half is SQLite's own:
+ * memory (vector-index.ts, pure computation over its kernels) kept in step
+ * with the database here. This half is SQLite's own:
  * vec0 is the durable truth it loads from, the vector_changes log (filled by
  * triggers) and PRAGMA data_version tell it what other processes wrote, and
  * the index file next to the database file makes restarts fast. PostgreSQL

@@ -1,12 +1,11 @@
 import { conflict, invalid } from "../../errors";
+import type { BrowseDeleteInput, BrowseListInput } from "../memories/schema";
 import { isoTime, parseSessionDate } from "../dates";
-import { normalizeMemoryType } from "./types";
+import { normalizeMemoryType, normalizeTag, round3 } from "../memories";
 import { parseQuery, queryVector, rank } from "../search";
 import type { Services } from "../services";
-import type { ListFilterSpec, ListRow } from "./store-bulk";
-import { round3 } from "./strength";
-import { normalizeTag } from "./tags";
-import { LIST_DEFAULT_LIMIT, LIST_MAX_LIMIT, LIST_PREVIEW_CHARS, LIST_SEARCH_POOL } from "./tuning";
+import type { ListFilterSpec, ListRow } from "../memories/store-bulk";
+import { LIST_DEFAULT_LIMIT, LIST_MAX_LIMIT, LIST_PREVIEW_CHARS, LIST_SEARCH_POOL } from "../memories/tuning";
 import { counted } from "../text";
 
 /**
@@ -22,19 +21,8 @@ export interface ListFilters extends ListFilterSpec {
   query: string | null;
 }
 
-export interface ListInput {
-  query?: unknown;
-  project?: unknown;
-  type?: unknown;
-  domain?: unknown;
-  from?: unknown;
-  to?: unknown;
-  min_strength?: unknown;
-  usage?: unknown;
-  sort?: unknown;
-  cursor?: unknown;
-  limit?: unknown;
-}
+/** The browser's filters and page (schema.ts: BrowseListInput; a count's filters are a part of it). */
+export type ListInput = BrowseListInput;
 
 export interface ListItem {
   id: string;
@@ -86,7 +74,8 @@ function rejectUnknown(input: object, allowed: readonly string[]): void {
   if (extra.length) throw invalid(`unknown parameter ${extra.slice(0, 3).map((k) => JSON.stringify(k.slice(0, 40))).join(", ")}; accepted: ${allowed.join(", ")}`);
 }
 
-export function parseFilters(input: ListInput): ListFilters {
+/** A query's filters (text) or a delete body's (min_strength a number). */
+export function parseFilters(input: ListInput | BrowseDeleteInput): ListFilters {
   const query = input.query === undefined || input.query === null || input.query === "" ? null : parseQuery(input.query);
   const type = str(input.type, "type", 40);
   const domainRaw = str(input.domain, "domain", 100);
@@ -230,9 +219,7 @@ export async function listMemories(s: Services, input: ListInput): Promise<ListR
   return result;
 }
 
-export interface BulkDeleteInput extends ListInput {
-  confirm_count?: unknown;
-}
+export type BulkDeleteInput = BrowseDeleteInput;
 
 /**
  * POST /memories/delete: deletes every memory the filters select, in one

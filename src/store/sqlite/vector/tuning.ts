@@ -87,7 +87,7 @@ export const INDEX_RESTORE_SLICE = 20_000;
  */
 export const INDEX_SNAPSHOT_SLICE_ROWS = 8192;
 
-/** Copies spoilt by writes (see saveInBackground in store/sqlite/search-index.ts) before the save copies in one go. */
+/** Copies spoilt by writes (see saveInBackground in store/sqlite/vector/load.ts) before the save copies in one go. */
 export const INDEX_SNAPSHOT_ATTEMPTS = 3;
 
 /**

@@ -1,5 +1,5 @@
 import type { Database } from "bun:sqlite";
-import { DIMENSIONS } from "../../embed/types";
+import { DIMENSIONS } from "../../../embed/types";
 
 /**
  * Reads a vec0 table's vectors straight from its shadow tables, one chunk
