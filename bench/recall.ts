@@ -29,7 +29,7 @@ import { recallWithVector } from "../src/core/recall";
 import { ensureCalibration } from "../src/core/search";
 import { recallCandidates, renderIndex, withinBudget } from "../src/core/recall";
 import { DEFAULT_RECALL_MAX_TOKENS } from "../src/config";
-import { countTokens, warmTokenizer } from "../src/core/tokens";
+import { countTokens, warmTokenizer } from "../src/core/tokenizer";
 import { promptTerms } from "../src/core/recall";
 import { blendTopic, nextTopic, type SessionTopic } from "../src/core/recall";
 import type { Services } from "../src/core/services";

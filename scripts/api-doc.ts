@@ -20,7 +20,7 @@ export type OpenApiDoc = { paths: Record<string, Record<string, Operation>> };
 
 /** The document as GET /openapi.json answers it (routes only: no request reaches a handler). */
 export async function openApiDocument(): Promise<OpenApiDoc> {
-  const s = { config: { llm: { provider: "openai" }, paths: { state: "/nonexistent" }, token: "doc", auth: { localhostBypass: false, localhostBypassFrom: "default", rateLimitPerMinute: 0 } }, traffic: { note() {} }, log: (level: string, message: string, extra?: unknown) => console.error(level, message, extra) } as unknown as Services;
+  const s = { config: { llm: { provider: "openai" }, paths: { state: "/nonexistent" }, token: "doc", auth: { localhostBypass: false, localhostBypassFrom: "default", rateLimitPerMinute: 0 } }, storage: { engine: "sqlite" }, traffic: { note() {} }, log: (level: string, message: string, extra?: unknown) => console.error(level, message, extra) } as unknown as Services;
   const res = await createApp(s).handle(new Request("http://localhost/openapi.json", { headers: { authorization: "Bearer doc" } }));
   if (res.status !== 200) throw new Error(`GET /openapi.json answered ${res.status}`);
   return (await res.json()) as OpenApiDoc;

@@ -7,6 +7,7 @@ import { ensurePrivateDir } from "./private-files";
 import { NotUtf8Error, readUtf8File } from "./utf8";
 import { isLoopbackBind } from "./net-address";
 import { clientUrl, liveServer } from "./runtime-file";
+import { AUDIT_RETENTION_DAYS } from "./core/audit/tuning";
 
 export type IdentityMode = "global" | "override" | "off";
 
@@ -51,6 +52,8 @@ export interface Config {
   readonly distill: { readonly keepEvidence: boolean };
   /** The recall block's token budget (per harness when the request names one) and its receipts. */
   readonly recall: RecallConfig;
+  /** retentionDays: audit log entries older than this are pruned (docs/security.md). */
+  readonly audit: { readonly retentionDays: number };
   readonly offline: boolean;
   /** Which engine holds the data: one embedded SQLite file (the default) or PostgreSQL with pgvector. */
   readonly storage: StorageEngine;
@@ -205,6 +208,7 @@ const SCHEMA: Record<string, Kind> = {
   nightly: "object",
   distill: "object",
   recall: "object",
+  audit: "object",
   storage: "storage",
   database_url: "pgurl",
   database_schema: "identifier",
@@ -220,6 +224,7 @@ const NESTED: Record<string, Record<string, Kind>> = {
   recall: { maxTokens: "posint", maxTokensByHarness: "budgets", receipts: "boolean", receiptDays: "posint", receiptMax: "posint", receiptPrompt: "promptMode" },
   auth: { localhostBypass: "boolean", rateLimitPerMinute: "count" },
   tls: { cert: "absPath", key: "absPath", ca: "absPath", proxy: "boolean" },
+  audit: { retentionDays: "posint" },
 };
 
 function check(file: string, key: string, kind: Kind, value: unknown): void {
@@ -371,6 +376,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: Override
       receiptMax: file.recall?.receiptMax ?? DEFAULT_RECEIPT_MAX,
       receiptPrompt: file.recall?.receiptPrompt ?? "redacted",
     },
+    audit: { retentionDays: file.audit?.retentionDays ?? AUDIT_RETENTION_DAYS },
     offline: env.MEMSVC_OFFLINE === "1" || env.MEMSVC_OFFLINE === "true",
     ...storageConfig(paths.config, file, env, flags),
     paths,

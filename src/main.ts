@@ -24,6 +24,8 @@ Server commands:
   history     earlier versions of a memory, and restoring one
   why         what memory gave the agent, and why: receipts as a trace
   feedback    mark a memory wrong, outdated, useful or irrelevant
+  token       member tokens: create, list, revoke (kept in the database)
+  audit       the audit log: who did what, when, from where
 
 Client commands (run on the agent's machine):
   capture     ship new transcript segments to the server's /distill
@@ -55,6 +57,8 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   history: async () => (await import("./cli/history")).runHistory,
   why: async () => (await import("./cli/why")).runWhy,
   feedback: async () => (await import("./cli/feedback")).runFeedback,
+  token: async () => (await import("./cli/tokens")).runToken,
+  audit: async () => (await import("./cli/tokens")).runAudit,
   capture: async () => (await import("./cli/capture")).runCapture,
   hook: async () => (await import("./cli/hook")).runHook,
   hooks: async () => (await import("./cli/hooks")).runHooks,

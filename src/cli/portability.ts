@@ -1,5 +1,6 @@
 import { existsSync } from "node:fs";
 import { dirname, resolve } from "node:path";
+import { userInfo } from "node:os";
 import { loadConfig, type Config } from "../config";
 import type { Storage } from "../core/storage";
 import { openStorage } from "../store/open";
@@ -58,7 +59,7 @@ identity sections, restored with memsvc import), default
 <home>/backups/memsvc-<timestamp>.jsonl; for physical backups use pg_dump.`;
 
 /** The configured store, for commands that need no embedder (export, backup). */
-async function openConfigured(config: Config): Promise<Storage> {
+export async function openConfigured(config: Config): Promise<Storage> {
   if (config.storage === "sqlite" && !existsSync(config.paths.db)) throw new UsageError(`no database at ${config.paths.db}`);
   const storage = openStorage(config, { pool: 2 });
   // Connect now (PostgreSQL): an unreachable database is one clear line, before any file is written.
@@ -76,6 +77,7 @@ export async function runExport(argv: string[]): Promise<number> {
     if (!target || positionals.length > 1) throw new UsageError("give one folder: memsvc export --format markdown <folder>");
     return withStorage("export", config, async (storage) => {
       const r = await exportMarkdown(storage, resolve(target));
+      await cliAudit(storage, "memory.exported", r.folder, { format: "markdown", memories: r.memories });
       console.log(`exported ${counted(r.memories, "memory", "memories")} (${counted(r.projects, "project folder")}, ${counted(r.links, "link")}) as Markdown to ${r.folder}`);
     });
   }
@@ -83,6 +85,7 @@ export async function runExport(argv: string[]): Promise<number> {
   const file = resolve(values.out ?? `memsvc-export-${new Date().toISOString().slice(0, 10)}.jsonl`);
   return withStorage("export", config, async (storage) => {
     const r = await exportAll(storage, config.paths.identity, file, { vectors: values.vectors === true });
+    await cliAudit(storage, "memory.exported", r.file, { format: "jsonl", memories: r.memories });
     // stderr: the data is in the file, never on stdout, and `memsvc export > x` must not pass this line off as an export.
     console.error(`exported ${counted(r.memories, "memory", "memories")}, ${counted(r.links, "link")}, ${counted(r.identity_sections, "identity section")}${r.vectors ? " with vectors" : ""} to ${r.file}`);
   });
@@ -103,6 +106,7 @@ export async function runImport(argv: string[]): Promise<number> {
   const s = createServices(config, openStorage(config), { embedder, log });
   try {
     const r = await importAll(s, resolve(positionals[0]), (line) => process.stderr.write(`\r${line}`));
+    await cliAudit(s.storage, "memory.imported", resolve(positionals[0]), { memories: r.memories });
     console.log(`imported ${counted(r.memories, "memory", "memories")} (${counted(r.reused_vectors, "vector")} reused, ${r.reembedded} re-embedded), ${counted(r.links, "link")}, ${counted(r.identity_sections, "identity section")} into ${config.home}`);
     return 0;
   } catch (e) {
@@ -124,6 +128,7 @@ export async function runBackup(argv: string[]): Promise<number> {
   return withStorage("backup", config, async (storage) => {
     ensurePrivateDir(dirname(file));
     const r = await backupTo(storage, config.paths.identity, file);
+    await cliAudit(storage, "memory.exported", r.file, { format: "backup" });
     console.log(`backup written: ${r.file} (${Math.round(r.bytes / 1024)} KB${r.kind === "export" ? ", a logical export: restore with memsvc import" : ""})`);
   });
 }
@@ -149,4 +154,15 @@ async function withStorage(command: string, config: Config, fn: (storage: Storag
 function help(text: string): number {
   console.log(text);
   return 0;
+}
+
+/** Export, import and backup run on the database itself (whoever can read config.json is its owner): logged as the OS user. */
+async function cliAudit(storage: Storage, action: string, target: string, detail: Record<string, unknown>): Promise<void> {
+  let user = "unknown";
+  try {
+    user = userInfo().username;
+  } catch {
+    /* no passwd entry (containers) */
+  }
+  await storage.audit.append([{ at: Date.now(), actor: `cli:${user}`, action, target, detail: JSON.stringify(detail), peer: "cli" }]);
 }

@@ -4,7 +4,7 @@ import { downloadModel, ReembedQueue, startupEmbedder } from "../core/embedder-s
 import { startNightlySchedule } from "../core/nightly";
 import { createServices } from "../core/services";
 import { warmVectorScan, warmWordCounts } from "../core/search";
-import { warmTokenizer } from "../core/tokens";
+import { warmTokenizer } from "../core/tokenizer";
 import { lull } from "../core/slices";
 import { storageFailure } from "../store/failures";
 import { openStorage } from "../store/open";

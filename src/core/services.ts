@@ -11,6 +11,7 @@ import type { DomainIndex } from "./analytics";
 import type { FeedbackMarksCache } from "./memories";
 import type { ReceiptWriter } from "./receipts";
 import { counted } from "./text";
+import { flushAudit, type AuditLog } from "./audit";
 
 /** A model being fetched in the background while another embedder serves (see cli/server.ts). */
 export interface EmbedderLoad {
@@ -43,6 +44,8 @@ export interface ServiceState {
   feedbackMarks: FeedbackMarksCache | null;
   /** receipts/writer.ts: receipts waiting to be written in a batch. */
   receiptWriter: ReceiptWriter | null;
+  /** audit/server-log.ts: the batching audit writer, made on the first entry. */
+  audit: AuditLog | null;
 }
 
 /** Everything core functions need, built once per process and passed explicitly. */
@@ -143,6 +146,7 @@ export function createServices(config: Config, storage: Storage, opts: ServiceOp
       while (inflight.size > 0) await Promise.allSettled([...inflight]);
     },
     async close() {
+      await flushAudit(services);
       await services.drain();
       await storage.search.vectorIndex.close();
       await embedder.close?.();
@@ -153,6 +157,7 @@ export function createServices(config: Config, storage: Storage, opts: ServiceOp
     nightlyOwner: `${hostname()}:${process.pid}:${crypto.randomUUID().slice(0, 8)}`,
     feedbackMarks: null,
     receiptWriter: null,
+    audit: null,
   };
   attachIndex();
   recoverIdentityFiles(services);

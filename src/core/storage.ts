@@ -9,6 +9,8 @@ import type { NightlyStore } from "./nightly";
 import type { AnalyticsStore } from "./analytics";
 import type { FeedbackStore } from "./memories";
 import type { ReceiptStore } from "./receipts";
+import type { TokensStore } from "./tokens";
+import type { AuditStore } from "./audit";
 
 /**
  * Everything core asks of a database, grouped by capability. One object per
@@ -32,6 +34,9 @@ export interface Storage {
   readonly feedback: FeedbackStore;
   /** What recall and agent searches gave the agent (issue 37). */
   readonly receipts: ReceiptStore;
+  /** Members' tokens (hashes only): every server over the database authenticates against them. */
+  readonly tokens: TokensStore;
+  readonly audit: AuditStore;
   /**
    * The meta table: small named values several capabilities share
    * (schema_version, embedder_id, reembed_cursor, ...).

@@ -3,9 +3,10 @@ import { Elysia, type ValidationError } from "elysia";
 import { inputErrorMessage } from "../core/validate";
 import { AppError } from "../errors";
 import type { Services } from "../core/services";
-import { bearerOf, isLoopbackPeer, tokenMatches } from "./auth";
-import { localhostBypass } from "./bypass";
+import { authenticateRequest, principalOf, roleRefusal } from "./access";
+import { auditRoute } from "./audit-hook";
 import { RateLimiter, rateKeyOf as defaultRateKeyOf, type RateKeyOf } from "./rate-limit";
+import { enforceScope } from "./scope";
 import { storageFailure } from "../store/failures";
 import { appErrorResponse, errorResponse } from "./errors";
 import { parseJsonBody } from "./json-body";
@@ -23,6 +24,7 @@ import { recallRoutes } from "./routes/recall";
 import { receiptRoutes } from "./routes/receipts";
 import { sessionsPageRoutes } from "./routes/sessions";
 import { rootRoutes } from "./routes/root";
+import { tokenRoutes } from "./routes/tokens";
 import { VERSION } from "../version";
 
 export { MAX_BODY_BYTES } from "./limits";
@@ -64,7 +66,7 @@ export function createApp(s: Services, extra: RouteGroup[] = [], opts: AppOption
     return errorResponse("rate_limited", `too many requests: at most ${perMinute} a minute per ${token === null ? "address for refused requests" : "token"}; retry in ${d.retryAfterSeconds} s`, { retry_after: d.retryAfterSeconds }, { "retry-after": String(d.retryAfterSeconds) });
   };
   let app = new Elysia()
-    .onRequest(({ request, server }) => {
+    .onRequest(async ({ request, server }) => {
       // Bun builds request.url from the Host header; one like "localhost:8787.evil.com" makes it unparseable.
       if (!URL.canParse(request.url)) return errorResponse("invalid", `malformed Host header ${JSON.stringify(request.headers.get("host")?.slice(0, 100) ?? "")}`);
       const url = new URL(request.url);
@@ -77,24 +79,20 @@ export function createApp(s: Services, extra: RouteGroup[] = [], opts: AppOption
       // back for its full 30 s. Refused requests are not traffic either.
       if (isPublicPath(request.method, url.pathname)) return;
       const peer = opts.peerOf ? opts.peerOf(request) : (server?.requestIP(request)?.address ?? null);
-      const presented = bearerOf(request);
-      if (tokenMatches(presented, s.config.token)) {
-        const limited = overLimit(presented, peer);
-        if (limited) return limited;
-        return void s.traffic.note();
-      }
-      if (presented === null) {
-        const bypass = localhostBypass(s.config, peer, request);
-        if (bypass === "granted") return void s.traffic.note();
-        if (bypass !== "off") return errorResponse("forbidden", bypass.refused);
-      }
-      // Refused attempts count against the peer: a flood of guesses gets 429s, not an endless stream of 401s.
-      const limited = overLimit(null, peer);
-      if (limited) return limited;
-      const missing = isLoopbackPeer(peer) ? "missing bearer token: this server's localhost bypass is off (auth.localhostBypass), so local callers send it too (Authorization: Bearer <token>; `memsvc status` prints it)" : "missing bearer token (Authorization: Bearer <token>; `memsvc status` prints it)";
-      return errorResponse("unauthorized", presented === null ? missing : "wrong bearer token", undefined, {
-        "www-authenticate": 'Bearer realm="memsvc"',
-      });
+      const principal = await authenticateRequest(s, request, peer, overLimit);
+      if (principal instanceof Response) return principal;
+      const refused = roleRefusal(principal, request.method, url.pathname);
+      if (refused) return refused;
+      s.traffic.note();
+    })
+    // After parsing and validation, before the handler: a project-scoped token's request is narrowed to its projects (scope.ts).
+    .onBeforeHandle({ as: "global" }, async ({ request, path, query, body }) => {
+      const p = principalOf(request);
+      if (p) await enforceScope(s, p, request.method, path, request, query, body);
+    })
+    .onAfterHandle({ as: "global" }, ({ request, path, query, body, response }) => {
+      const p = principalOf(request);
+      if (p && request.method !== "GET" && request.method !== "HEAD") auditRoute(s, p, request, path, query, body, response);
     })
     .onError(({ code, error, request }) => {
       if (error instanceof AppError) return appErrorResponse(error);
@@ -138,7 +136,8 @@ export function createApp(s: Services, extra: RouteGroup[] = [], opts: AppOption
     .use(sessionsPageRoutes())
     .use(distillRoutes(s))
     .use(identityRoutes(s))
-    .use(dashboardRoutes(s));
+    .use(dashboardRoutes(s))
+    .use(tokenRoutes(s));
   for (const group of extra) app = app.use(group(s)) as typeof app;
   return app;
 }

@@ -2,6 +2,7 @@ import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { memoryInstructions } from "../core/identity";
 import type { Services } from "../core/services";
 import { VERSION } from "../version";
+import { BYPASS_PRINCIPAL, type Principal } from "../core/tokens";
 import { registerTools } from "./tools";
 
 /**
@@ -16,8 +17,8 @@ export function serverInstructions(s: Pick<Services, "config">): string | undefi
 }
 
 /** One MCP server (tools registered) per session: a Server serves exactly one transport. */
-export function createMcpServer(s: Services): Server {
+export function createMcpServer(s: Services, principal: Principal = BYPASS_PRINCIPAL): Server {
   const server = new Server({ name: "memsvc", version: VERSION }, { capabilities: { tools: {} }, instructions: serverInstructions(s) });
-  registerTools(server, s);
+  registerTools(server, s, principal);
   return server;
 }

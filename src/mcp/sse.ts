@@ -97,7 +97,7 @@ export class SseSessions {
   /** GET /sse: a new session; `signal` aborts when the client disconnects. */
   async open(caller: Caller, endpoint: string, signal?: AbortSignal): Promise<Response> {
     const transport = new SseTransport(endpoint);
-    const server = createMcpServer(this.s);
+    const server = createMcpServer(this.s, caller.principal);
     const id = transport.sessionId;
     transport.onclose = () => this.sessions.delete(id);
     this.sessions.set(id, { transport, server, opener: caller });

@@ -72,7 +72,7 @@ export class StreamableSessions {
   }
 
   private async open(request: Request, body: unknown, caller: Caller): Promise<Response> {
-    const server = createMcpServer(this.s);
+    const server = createMcpServer(this.s, caller.principal);
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => crypto.randomUUID(),
       keepAliveMs: MCP_KEEPALIVE_MS,

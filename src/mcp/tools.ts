@@ -29,6 +29,8 @@ import { storageFailure } from "../store/failures";
 import { AppError, invalid } from "../errors";
 import { deleteText, errorText, historyText, learningsText, memoryText, recentText, searchText, updateText } from "./format";
 import { counted } from "../core/text";
+import { auditLog } from "../core/audit";
+import { BYPASS_PRINCIPAL, checkMemoryInScope, refuseScoped, roleAtLeast, scopedProject, type Principal } from "../core/tokens";
 
 /**
  * The ten canonical memsvc_ tools, the memsvc_lessons alias, and
@@ -70,8 +72,9 @@ interface ToolDef {
  * core/<capability>/schema.ts, which is JSON Schema), and tools/call checks
  * arguments with the same schema and message rules as REST (core/validate.ts).
  */
-export function registerTools(server: Server, s: Services): void {
+export function registerTools(server: Server, s: Services, who: Principal = BYPASS_PRINCIPAL): void {
   const tools = new Map<string, ToolDef>();
+  const audit = (action: string, target: string, detail: string | null = null) => auditLog(s).record({ actor: who.name, action, target, detail: detail ?? JSON.stringify({ via: "mcp" }), peer: null });
   const tool = <T extends TObject>(name: (typeof TOOL_NAMES)[number], description: string, schema: T, readOnly: boolean, run: (args: Static<T>) => Promise<string> | string) => {
     tools.set(name, { description, schema, readOnly, run: run as ToolDef["run"] });
   };
@@ -93,7 +96,12 @@ export function registerTools(server: Server, s: Services): void {
     } catch (e) {
       return { isError: true, content: [{ type: "text", text: `Input validation error: Invalid arguments for tool ${name}: ${(e as Error).message}` }] };
     }
-    return guard(s, name, () => t.run(checked as never));
+    return guard(s, name, () => {
+      // The session's principal (its opener's token): a reader calls read-only tools only.
+      const need = t.readOnly || (name === "memsvc_history" && (checked as { restore?: unknown }).restore === undefined) ? "reader" : "writer";
+      if (!roleAtLeast(who.role, need)) throw new AppError("forbidden", `${name} needs the ${need} role; token ${who.name} is a ${who.role}`);
+      return t.run(checked as never);
+    });
   });
 
   tool(
@@ -101,8 +109,10 @@ export function registerTools(server: Server, s: Services): void {
     `Search long-term memory for what earlier sessions learned, decided or experienced. Use it before starting work on a topic, when a question may have been met before, or when the user refers to past work. Hybrid search (keywords, meaning, and links between memories). Returns up to \`limit\` memories (default ${DEFAULT_SEARCH_LIMIT}), best first, each with its short id, content, score (0 to 1: how much of the query it answers, comparable across queries), effective strength, type, project and connection count. ${CITE}`,
     SearchInput,
     true,
-    async (a) =>
-      searchText(await searchWithReceipt(s, { query: a.query, limit: a.limit, project: a.project, min_score: a.min_score }, { via: "mcp", agent: clientName(server) ?? null }), parseProject(a.project), a.min_score),
+    async (a) => {
+      const project = scopedProject(who, a.project) ?? undefined;
+      return searchText(await searchWithReceipt(s, { query: a.query, limit: a.limit, project, min_score: a.min_score }, { via: "mcp", agent: clientName(server) ?? null }), parseProject(project), a.min_score);
+    },
   );
 
   tool(
@@ -110,7 +120,7 @@ export function registerTools(server: Server, s: Services): void {
     `Load one memory in full by id (from a search, recent, recall or learnings result) when its content informs your work. Returns a provenance header (id, type, project, origin agent, date), the full content and the citation to use. Marks the memory as used, which strengthens it: call it for memories you actually rely on. ${CITE}`,
     MemoryGetTool,
     true,
-    async (a) => memoryText(await fetchMemory(s, a.id)),
+    async (a) => (await checkMemoryInScope(s, who, a.id), memoryText(await fetchMemory(s, a.id))),
   );
 
   tool(
@@ -118,7 +128,10 @@ export function registerTools(server: Server, s: Services): void {
     `List the most important recent memories without a query: ranked by strength, connections and recency. Use it at the start of work on a project to see what memory holds, or when you do not know what to search for. Returns up to \`limit\` memories (default ${DEFAULT_RECENT_LIMIT}) with scores and connection counts. ${CITE}`,
     RecentInput,
     true,
-    async (a) => recentText(await recent(s, { project: a.project, limit: a.limit }), parseProject(a.project)),
+    async (a) => {
+      const project = scopedProject(who, a.project) ?? undefined;
+      return recentText(await recent(s, { project, limit: a.limit }), parseProject(project));
+    },
   );
 
   tool(
@@ -127,14 +140,16 @@ export function registerTools(server: Server, s: Services): void {
     IngestTool,
     false,
     async (a) => {
-      const r = await ingestMemory(s, { content: a.content, project: a.project, memory_type: a.memory_type, source_agent: clientName(server) });
+      const r = await ingestMemory(s, { content: a.content, project: scopedProject(who, a.project), memory_type: a.memory_type, source_agent: clientName(server) }, { createdBy: who.via === "token" ? who.name : null });
+      if (r.id !== null) audit("memory.created", r.id);
       return r.id === null ? `Not stored: this session already has ${counted(r.existing_count, "memory", "memories")}.` : `${r.message}\nid: ${r.id}`;
     },
   );
 
   const learningsRun = async (a: { days?: number; project?: string }) => {
-    const list = await listLearnings(s, { days: a.days, project: a.project });
-    return learningsText(list, parseLimit(a.days, LEARNINGS_DEFAULT_DAYS, LEARNINGS_MAX_DAYS, "days"), parseProject(a.project));
+    const project = scopedProject(who, a.project) ?? undefined;
+    const list = await listLearnings(s, { days: a.days, project });
+    return learningsText(list, parseLimit(a.days, LEARNINGS_DEFAULT_DAYS, LEARNINGS_MAX_DAYS, "days"), parseProject(project));
   };
   const learningsAbout = `Actionable lessons drawn nightly from past successes and failures (learnings-type memories), strongest first. Use it at the start of a task to avoid repeating mistakes. Returns each learning with its short id, content, project, date, strength, tags and the memories it came from, for the last \`days\` days (default ${LEARNINGS_DEFAULT_DAYS}). ${CITE}`;
   tool("memsvc_learnings", learningsAbout, LearningsInput, true, learningsRun);
@@ -153,7 +168,7 @@ export function registerTools(server: Server, s: Services): void {
     "The map of what memory holds: each knowledge domain with its memory and learnings counts, project groupings and characteristic keywords, then each project with its main domains. Use it to see which topics exist before searching, or to choose a domain for memsvc_graph hubs.",
     IndexInput,
     true,
-    async () => renderDomainIndex(await domainIndex(s)),
+    async () => (refuseScoped(who, "memsvc_index"), renderDomainIndex(await domainIndex(s))),
   );
 
   tool(
@@ -162,6 +177,7 @@ export function registerTools(server: Server, s: Services): void {
     GraphTool,
     true,
     async (a) => {
+      refuseScoped(who, "memsvc_graph");
       const op = a.operation as keyof typeof GRAPH_PARAMS; // the schema's pattern admits only these
       const misplaced = (["id", "target_id", "limit", "domain"] as const).filter((k) => a[k] !== undefined && !GRAPH_PARAMS[op].includes(k));
       if (misplaced.length) throw invalid(`${misplaced.join(", ")} do${misplaced.length === 1 ? "es" : ""} not apply to operation "${op}"; it takes ${GRAPH_PARAMS[op].join(", ") || "no other parameter"}`);
@@ -178,7 +194,13 @@ export function registerTools(server: Server, s: Services): void {
     `Correct a memory that is wrong or outdated: change its content, project and/or memory_type (give at least one). A content change recomputes its embedding. Returns the changed fields, each before and after. ${ID_HELP}`,
     UpdateInput,
     false,
-    async (a) => updateText(await updateMemory(s, { id: a.id, content: a.content, project: a.project, memory_type: a.memory_type })),
+    async (a) => {
+      await checkMemoryInScope(s, who, a.id);
+      if (a.project !== undefined) scopedProject(who, a.project ?? "");
+      const r = await updateMemory(s, { id: a.id, content: a.content, project: a.project, memory_type: a.memory_type });
+      audit("memory.changed", r.memory.id);
+      return updateText(r);
+    },
   );
 
   tool(
@@ -186,7 +208,12 @@ export function registerTools(server: Server, s: Services): void {
     `Permanently delete a memory that is wrong, duplicated or must not be kept, together with its embedding and all its links. Cannot be undone; prefer memsvc_update to correct one. Returns a confirmation with a preview of the deleted content. ${ID_HELP}`,
     DeleteInput,
     false,
-    async (a) => deleteText(await deleteMemory(s, a.id)),
+    async (a) => {
+      await checkMemoryInScope(s, who, a.id);
+      const r = await deleteMemory(s, a.id);
+      audit("memory.deleted", r.id);
+      return deleteText(r);
+    },
   );
 
   tool(
@@ -195,8 +222,10 @@ export function registerTools(server: Server, s: Services): void {
     HistoryTool,
     false,
     async (a) => {
+      await checkMemoryInScope(s, who, a.id);
       if (a.restore === undefined) return historyText(await memoryHistory(s, a.id));
       const r = await restoreVersion(s, { id: a.id, version: a.restore });
+      audit("memory.restored", r.memory.id, JSON.stringify({ version: a.restore }));
       return `Restored version ${r.restored_version}.\n${updateText(r)}`;
     },
   );
@@ -207,6 +236,7 @@ export function registerTools(server: Server, s: Services): void {
     FeedbackInput,
     false,
     async (a) => {
+      await checkMemoryInScope(s, who, a.id);
       const r = await feedbackFromAnywhere(s, a, "mcp");
       return `Feedback recorded: memory ${r.short_id} ${r.kind}. ${r.effect[0].toUpperCase()}${r.effect.slice(1)}.`;
     },

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { countTokens } from "../../src/core/tokens";
+import { countTokens } from "../../src/core/tokenizer";
 import { hostBinary } from "../helpers/dist";
 import { memoriesReply, startFakeLlm, type FakeLlm } from "../helpers/fake-llm";
 import { childEnv, freePort, run, startProcess, tempHome, type Running } from "../helpers/process";

@@ -9,6 +9,7 @@ import type { Store } from "../../src/store/sqlite/open";
 import { FallbackEmbedder } from "../../src/embed/fallback";
 import type { Embedder } from "../../src/embed/types";
 import { engineConfig, engineEnv, rememberSqlite, sqliteStoreOf } from "./engine";
+import { hashToken, type TokensStore } from "../../src/core/tokens";
 
 export const TEST_TOKEN = "test-token-0123456789abcdef";
 
@@ -50,5 +51,20 @@ export function makeServices(opts: TestServicesOptions = {}): TestServices {
   const services = createServices(config, storage, { embedder: opts.embedder ?? new FallbackEmbedder(), log, now: opts.now, indexBackgroundAbove: opts.indexBackgroundAbove }) as TestServices;
   services.logs = logs;
   Object.defineProperty(services, "store", { get: () => sqliteStoreOf(services) });
+  if (services.storage.engine === "postgres") seedConfigToken(services, config.token ?? TEST_TOKEN);
   return services;
+}
+
+/**
+ * On PostgreSQL only tokens in the database authenticate (issue 36): the
+ * tests' config token is stored there too, as an admin, so tests written
+ * against the config token run on both engines. Lookups wait for the insert.
+ */
+function seedConfigToken(s: Services, token: string): void {
+  const tokens = s.storage.tokens as { -readonly [K in keyof TokensStore]: TokensStore[K] };
+  const byHash = tokens.byHash;
+  const seeded = tokens
+    .insert({ name: "test-config", hash: hashToken(token), role: "admin", projects: null, createdAt: Date.now(), expiresAt: null, lastUsedAt: null, revokedAt: null })
+    .catch(() => false);
+  tokens.byHash = async (hash) => (await seeded, byHash(hash));
 }

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { countTokens } from "../../src/core/tokens";
+import { countTokens } from "../../src/core/tokenizer";
 import { postJson, startServer, type TestServer } from "../helpers/server";
 
 let srv: TestServer;

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { MCP_MAX_SSE_SESSIONS, MCP_SESSION_IDLE_MS } from "../../src/mcp/tuning";
 import { AppError } from "../../src/errors";
+import { BYPASS_PRINCIPAL } from "../../src/core/tokens";
 import { SseSessions, StreamableSessions, type Caller } from "../../src/mcp";
 import { makeServices, type TestServices } from "../helpers/services";
 
@@ -10,7 +11,7 @@ import { makeServices, type TestServices } from "../helpers/services";
  * test moves keep this fast; the defaults are checked to be the documented ones.
  */
 
-const caller: Caller = { viaToken: false, loopback: true };
+const caller: Caller = { viaToken: false, loopback: true, principal: BYPASS_PRINCIPAL };
 const open: TestServices[] = [];
 afterEach(async () => {
   while (open.length) await open.pop()!.close();

@@ -38,6 +38,7 @@ export async function insertMemoryRows(s: Services, items: NewMemory[], vectors:
     strength: INITIAL_STRENGTH,
     vector: vectors[i],
     tags: deriveTags(m.project, m.tags),
+    createdBy: m.createdBy ?? null,
   }));
   const seqs = await s.storage.memories.insertMemories(rows);
   const out: { id: string; seq: number }[] = [];
@@ -50,7 +51,7 @@ export async function insertMemoryRows(s: Services, items: NewMemory[], vectors:
 }
 
 /** POST /ingest and memsvc_ingest: one pre-distilled memory, deduplicated on source_session. */
-export async function ingestMemory(s: Services, input: IngestInput): Promise<IngestResult> {
+export async function ingestMemory(s: Services, input: IngestInput, opts: { createdBy?: string | null } = {}): Promise<IngestResult> {
   const content = await redact(requireContent(input.content));
   const memoryType = input.memory_type === undefined || input.memory_type === null ? "experience" : normalizeMemoryType(input.memory_type);
   const project = optionalString(input.project, "project");
@@ -75,7 +76,7 @@ export async function ingestMemory(s: Services, input: IngestInput): Promise<Ing
           const again = session ? await tx.memories.claimSession(session) : 0;
           if (again > 0) return { skipped: again };
           const ts = withStorage(s, tx);
-          const [row] = await insertMemoryRows(ts, [{ content, memoryType, project, sourceAgent, sourceSession: session, privacy, createdAt }], [vector]);
+          const [row] = await insertMemoryRows(ts, [{ content, memoryType, project, sourceAgent, sourceSession: session, privacy, createdAt, createdBy: opts.createdBy ?? null }], [vector]);
           if (anchors) await writeAnchors(ts, [row.id], anchors, s.now());
           return { row };
         },

@@ -80,6 +80,8 @@ export interface NewMemory {
   createdAt: number;
   /** Domain tags named by the language model, strongest first. */
   tags?: readonly string[];
+  /** The member (token name) whose request created it. */
+  createdBy?: string | null;
 }
 
 /**

@@ -35,6 +35,8 @@ export interface MemoryRow {
 export type NewMemoryRow = Omit<MemoryRow, "seq" | "shownCount" | "usedCount" | "lastShownAt" | "lastUsedAt" | "linkCount"> & {
   vector: Float32Array;
   tags: readonly { tag: string; weight: number }[];
+  /** The member (token name) whose request created it; null: the server itself, or before tokens. */
+  createdBy?: string | null;
 };
 
 /** The fields PATCH /memory may change. */

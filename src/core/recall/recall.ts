@@ -4,7 +4,7 @@ import { isoDate } from "../dates";
 import { inlineMarkdown } from "../identity";
 import { recallSelection, type RecallCandidate } from "./gates";
 import { RECEIPT_DROPPED_MAX, flushReceipts, getReceipt, receiptView, recordReceipt, type ReceiptDrop, type ReceiptView } from "../receipts";
-import { lineTokens } from "../tokens";
+import { lineTokens } from "../tokenizer";
 import { roundParts } from "../search";
 import { sessionExpiry } from "./sessions";
 import { promptTerms } from "./terms";

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { redact } from "../secrets";
-import { countTokens } from "../tokens";
+import { countTokens } from "../tokenizer";
 import type { Services } from "../services";
 import { RECEIPT_FLUSH_MAX, RECEIPT_FLUSH_MS, RECEIPT_PROMPT_CHARS, RECEIPT_PRUNE_EVERY_MS } from "./tuning";
 import { gistOf } from "./gist";

@@ -2,14 +2,19 @@ import { Elysia } from "elysia";
 import type { Services } from "../../core/services";
 import type { Caller } from "../../mcp";
 import type { McpSessions } from "../../mcp/registry";
-import { bearerOf, isLoopbackPeer, tokenMatches } from "../auth";
+import { isLoopbackPeer } from "../auth";
+import { principalOf } from "../access";
+import { AppError } from "../../errors";
 import { utf8Text } from "../json-body";
 
 type Server = { requestIP(r: Request): { address: string } | null; timeout?(r: Request, seconds: number): void } | null;
 
 /** How the app's auth let this request in: the token, or the localhost bypass. */
-function callerOf(s: Services, request: Request, server: Server): Caller {
-  return { viaToken: tokenMatches(bearerOf(request), s.config.token), loopback: isLoopbackPeer(server?.requestIP(request)?.address) };
+function callerOf(_s: Services, request: Request, server: Server): Caller {
+  const principal = principalOf(request);
+  // Every MCP route is behind the app's auth hook; a request without a principal is a wiring mistake: fail closed.
+  if (!principal) throw new AppError("unauthorized", "missing bearer token");
+  return { viaToken: principal.via !== "bypass", loopback: isLoopbackPeer(server?.requestIP(request)?.address), principal };
 }
 
 /** An event stream lives as long as the client: keepalives handle idleTimeout, this lifts it for the one request. */

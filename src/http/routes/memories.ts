@@ -9,6 +9,7 @@ import { AnchorsInput, DeleteInput, HistoryInput, IngestInput, MarkStaleInput, M
 import { RecentInput } from "../../core/search/schema";
 import { queryOptions } from "../schema-query";
 import { jsonObject } from "../body";
+import { principalOf } from "../access";
 
 const RECENT_QUERY = queryOptions(RecentInput);
 const MEMORY_QUERY = queryOptions(MemoryGetInput);
@@ -28,8 +29,9 @@ export function memoryRoutes(s: Services) {
   return new Elysia({ name: "memories" })
     .post(
       "/ingest",
-      async ({ body, set }) => {
-        const result = await ingestMemory(s, body);
+      async ({ body, set, request }) => {
+        const p = principalOf(request);
+        const result = await ingestMemory(s, body, { createdBy: p?.via === "token" ? p.name : null });
         set.status = result.id === null ? 200 : 201;
         return result;
       },

@@ -61,6 +61,7 @@ export function pgMemories(h: PgHandle): Omit<MemoriesStore, keyof MemoriesBulkS
           updatedAt: r.updatedAt,
           refreshedAt: r.refreshedAt,
           strength: r.strength,
+          createdBy: r.createdBy ?? null,
         }));
         const seqOf = new Map<string, number>();
         for (const part of byParams(values)) {

@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { bigint, customType, doublePrecision, index, integer, pgSchema, primaryKey, text, vector } from "drizzle-orm/pg-core";
+import { bigint, bigserial, customType, doublePrecision, index, integer, pgSchema, primaryKey, text, uniqueIndex, vector } from "drizzle-orm/pg-core";
 import { DIMENSIONS } from "../../embed/types";
 
 // The PostgreSQL twin of ../sqlite/schema.ts: the same tables and the same
@@ -44,6 +44,7 @@ export function pgTables(schemaName: string) {
       lastShownAt: ms("last_shown_at"),
       lastUsedAt: ms("last_used_at"),
       linkCount: integer("link_count").notNull().default(0),
+      createdBy: text("created_by"),
       // SQLite's FTS5 table indexes content alone (porter stemming): the same
       // here, 'english' stems likewise, weight A so ts_rank can add lower-weighted
       // fields later without reweighting content.
@@ -291,7 +292,39 @@ export function pgTables(schemaName: string) {
     (t) => [index("recall_receipts_at").on(t.at, t.id), index("recall_receipts_session").on(t.sessionId, t.at)],
   );
 
+  // Members' tokens and the audit log (migration 0007_tokens.sql; the SQLite twin says what each column holds).
+  const tokens = s.table(
+    "tokens",
+    {
+      id: bigserial("id", { mode: "number" }).primaryKey(),
+      name: text("name").notNull(),
+      hash: text("hash").notNull().unique(),
+      role: text("role").notNull(),
+      projects: text("projects"),
+      createdAt: ms("created_at").notNull(),
+      expiresAt: ms("expires_at"),
+      lastUsedAt: ms("last_used_at"),
+      revokedAt: ms("revoked_at"),
+    },
+    (t) => [uniqueIndex("tokens_live_name").on(t.name).where(sql`revoked_at IS NULL`)],
+  );
+  const auditLog = s.table(
+    "audit_log",
+    {
+      id: bigserial("id", { mode: "number" }).primaryKey(),
+      at: ms("at").notNull(),
+      actor: text("actor").notNull(),
+      action: text("action").notNull(),
+      target: text("target"),
+      detail: text("detail"),
+      peer: text("peer"),
+    },
+    (t) => [index("audit_log_at").on(t.at)],
+  );
+
   return {
+    tokens,
+    auditLog,
     recallReceipts,
     identitySections,
     memories,

@@ -13,6 +13,7 @@ import { pgNightly } from "./nightly";
 import { pgAnalytics } from "./analytics";
 import { pgFeedback } from "./feedback";
 import { pgReceipts } from "./receipts";
+import { pgAudit, pgTokens } from "./tokens";
 
 /**
  * The postgres engine behind every capability's store interface. The handle
@@ -40,6 +41,8 @@ export function pgStorage(h: PgHandle): Storage {
       analytics: g(pgAnalytics(hh)),
       feedback: g(pgFeedback(hh)),
       receipts: g(pgReceipts(hh)),
+      tokens: g(pgTokens(hh)),
+      audit: g(pgAudit(hh)),
       meta: g({
         async get(key: string) {
           const [row] = await hh.orm.select({ value: hh.t.meta.value }).from(hh.t.meta).where(eq(hh.t.meta.key, key));

@@ -60,9 +60,9 @@ export function sqliteMemories(h: SqliteHandle): Omit<MemoriesStore, keyof Memor
           const insertVec = db.query("INSERT INTO memory_vec(rowid, embedding) VALUES (?, ?)");
           // A statement cached on the connection, not drizzle's insert builder: that
           // prepared a new statement on every ingest (~0.35 ms of a 100k-store ingest's CPU, profiled).
-          const insert = db.query<{ seq: number }, [string, string, string, string | null, string, string | null, string | null, string | null, string, number, number, number, number]>(
-            `INSERT INTO memories(id, content, memory_type, project, source_agent, source_agent_id, source_domain, source_session, privacy, created_at, updated_at, refreshed_at, strength)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq`,
+          const insert = db.query<{ seq: number }, [string, string, string, string | null, string, string | null, string | null, string | null, string, number, number, number, number, string | null]>(
+            `INSERT INTO memories(id, content, memory_type, project, source_agent, source_agent_id, source_domain, source_session, privacy, created_at, updated_at, refreshed_at, strength, created_by)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq`,
           );
           return rows.map((m) => {
             const { seq } = insert.get(
@@ -79,6 +79,7 @@ export function sqliteMemories(h: SqliteHandle): Omit<MemoriesStore, keyof Memor
               m.updatedAt,
               m.refreshedAt,
               m.strength,
+              m.createdBy ?? null,
             )!;
             insertVec.run(BigInt(seq), m.vector);
             putTags(m.id, m.tags, true);

@@ -14,6 +14,7 @@ import m0013 from "./migrations/0013_rank_narrow.sql" with { type: "text" };
 import m0014 from "./migrations/0014_link_count_partial.sql" with { type: "text" };
 import m0015 from "./migrations/0015_row_counts.sql" with { type: "text" };
 import m0016 from "./migrations/0016_receipts.sql" with { type: "text" };
+import m0017 from "./migrations/0017_tokens.sql" with { type: "text" };
 
 /**
  * Ordered schema migrations, imported as text so they are embedded in the
@@ -36,4 +37,5 @@ export const MIGRATIONS: readonly { version: number; sql: string }[] = [
   { version: 14, sql: m0014 },
   { version: 15, sql: m0015 },
   { version: 16, sql: m0016 },
+  { version: 17, sql: m0017 },
 ];

@@ -1,4 +1,5 @@
-import { integer, primaryKey, real, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { sql } from "drizzle-orm";
 
 // The single truth of the ordinary tables. The FTS5 and vec0 virtual tables
 // cannot be described here; they live in migrations/0001_init.sql.
@@ -23,6 +24,8 @@ export const memories = sqliteTable("memories", {
   lastShownAt: integer("last_shown_at"),
   lastUsedAt: integer("last_used_at"),
   linkCount: integer("link_count").notNull().default(0),
+  /** The member whose token created it (migration 0017); null before tokens or when the server wrote it. */
+  createdBy: text("created_by"),
 });
 
 export const links = sqliteTable(
@@ -139,4 +142,60 @@ export const memoryHistory = sqliteTable(
     replacedAt: integer("replaced_at").notNull(),
   },
   (t) => [primaryKey({ columns: [t.memoryId, t.version] })],
+);
+
+/** What recall and agent searches gave the agent (migrations/0016_receipts.sql says what each column holds). */
+export const recallReceipts = sqliteTable(
+  "recall_receipts",
+  {
+    id: text("id").primaryKey(),
+    at: integer("at").notNull(),
+    kind: text("kind").notNull(),
+    via: text("via").notNull(),
+    sessionId: text("session_id"),
+    turn: integer("turn"),
+    agent: text("agent"),
+    project: text("project"),
+    prompt: text("prompt"),
+    promptHash: text("prompt_hash").notNull(),
+    tokens: integer("tokens").notNull(),
+    budget: integer("budget"),
+    injected: text("injected").notNull(),
+    dropped: text("dropped").notNull(),
+    used: text("used").notNull().default("[]"),
+  },
+  (t) => [index("recall_receipts_at").on(t.at, t.id), index("recall_receipts_session").on(t.sessionId, t.at)],
+);
+
+/** Members' tokens, only their SHA-256 (migrations/0017_tokens.sql); a name is unique among live tokens. */
+export const tokens = sqliteTable(
+  "tokens",
+  {
+    id: integer("id").primaryKey(),
+    name: text("name").notNull(),
+    hash: text("hash").notNull().unique(),
+    role: text("role").notNull(),
+    /** JSON array of project names; null: every project. */
+    projects: text("projects"),
+    createdAt: integer("created_at").notNull(),
+    expiresAt: integer("expires_at"),
+    lastUsedAt: integer("last_used_at"),
+    revokedAt: integer("revoked_at"),
+  },
+  (t) => [uniqueIndex("tokens_live_name").on(t.name).where(sql`revoked_at IS NULL`)],
+);
+
+/** Who did what, when, from where (migrations/0017_tokens.sql); bounded by core/audit's retention. */
+export const auditLog = sqliteTable(
+  "audit_log",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    at: integer("at").notNull(),
+    actor: text("actor").notNull(),
+    action: text("action").notNull(),
+    target: text("target"),
+    detail: text("detail"),
+    peer: text("peer"),
+  },
+  (t) => [index("audit_log_at").on(t.at)],
 );

@@ -13,6 +13,7 @@ import { sqliteNightly } from "./nightly";
 import { sqliteAnalytics } from "./analytics";
 import { sqliteFeedback } from "./feedback";
 import { sqliteReceipts } from "./receipts";
+import { sqliteAudit, sqliteTokens } from "./tokens";
 import { LINK_COUNT_SQL, MEMORY_COUNT_SQL } from "./row-counts";
 
 /**
@@ -48,6 +49,8 @@ export function sqliteStorage(store: Store): Storage {
       analytics: sqliteAnalytics(h),
       feedback: sqliteFeedback(h),
       receipts: sqliteReceipts(h),
+      tokens: sqliteTokens(h),
+      audit: sqliteAudit(h),
       meta: {
         async get(key) {
           return getMeta(h, key);

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { countTokens, lineTokens, warmTokenizer } from "../../src/core/tokens";
+import { countTokens, lineTokens, warmTokenizer } from "../../src/core/tokenizer";
 
 describe("tokens", () => {
   test("counted by the BPE tokenizer, not characters / 4", async () => {

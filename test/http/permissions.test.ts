@@ -1,0 +1,246 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { auditLog } from "../../src/core/audit";
+import { createToken, hashToken } from "../../src/core/tokens";
+import { dbRow } from "../helpers/engine";
+import { drive } from "../helpers/mcp";
+import { requestFrom, startServer, type RawResponse, type TestServer } from "../helpers/server";
+
+/**
+ * The permission matrix (issue 36): every REST route and MCP tool, called as
+ * {no token, wrong, revoked, expired, reader, writer, admin, a token of
+ * another project}, gives the expected status, and nothing outside the
+ * token's scope shows in any response. Requests come from 127.0.0.2, so the
+ * localhost bypass never applies. Two projects hold distinct marker strings.
+ */
+
+const ALPHA = "MARKERALPHAzq7";
+const BETA = "MARKERBETAxk3";
+const PEER = "127.0.0.2";
+
+let server: TestServer;
+const tok: Record<string, string> = {};
+let alphaId = "";
+let betaId = "";
+
+async function call(token: string | null, method: string, path: string, body?: unknown): Promise<RawResponse> {
+  const headers: Record<string, string> = {};
+  if (token !== null) headers.authorization = `Bearer ${token}`;
+  if (body !== undefined) headers["content-type"] = "application/json";
+  return requestFrom(PEER, `${server.url}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+}
+
+async function fresh(project: string, marker: string): Promise<string> {
+  const r = await call(tok.admin, "POST", "/ingest", { content: `${marker} throwaway note about deploy scripts ${crypto.randomUUID()}`, project });
+  expect(r.status).toBe(201);
+  return r.json().id;
+}
+
+beforeAll(async () => {
+  server = await startServer();
+  const store = server.services.storage.tokens;
+  const now = Date.now();
+  for (const [name, role, projects] of [
+    ["admin", "admin", undefined],
+    ["writer", "writer", undefined],
+    ["reader", "reader", undefined],
+    ["alpha", "writer", "alpha"],
+    ["revoked", "admin", undefined],
+  ] as const) {
+    tok[name] = (await createToken(store, { name, role, projects }, now)).token;
+  }
+  await store.revoke("revoked", now);
+  tok.expired = "msv_expiredtokenexpiredtokenexpiredtoken00000";
+  await store.insert({ name: "expired", hash: hashToken(tok.expired), role: "admin", projects: null, createdAt: now - 10_000, expiresAt: now - 1, lastUsedAt: null, revokedAt: null });
+  tok.wrong = "msv_wrongwrongwrongwrongwrongwrongwrongwrong0";
+  alphaId = await fresh("alpha", ALPHA);
+  betaId = await fresh("beta", BETA);
+  // A second memory per project so graph and facets have something to join.
+  await fresh("alpha", ALPHA);
+  await fresh("beta", BETA);
+});
+
+afterAll(async () => {
+  await server?.stop();
+});
+
+type Need = "reader" | "writer" | "admin";
+interface Route {
+  name: string;
+  need: Need;
+  /** The request for a memory/project of the given side. */
+  req: (side: { project: string; id: string; marker: string }) => Promise<[string, string, unknown?]> | [string, string, unknown?];
+  /** A project-scoped token may use it (on its own project). */
+  scoped: boolean;
+}
+
+const q = encodeURIComponent;
+const ROUTES: Route[] = [
+  { name: "search", need: "reader", scoped: true, req: (x) => ["GET", `/search?query=deploy&project=${x.project}`] },
+  { name: "recent", need: "reader", scoped: true, req: (x) => ["GET", `/recent?project=${x.project}`] },
+  { name: "memory", need: "reader", scoped: true, req: (x) => ["GET", `/memory?id=${x.id}`] },
+  { name: "history", need: "reader", scoped: true, req: (x) => ["GET", `/memory/history?id=${x.id}`] },
+  { name: "browser list", need: "reader", scoped: true, req: (x) => ["GET", `/memories/list?project=${x.project}`] },
+  { name: "browser count", need: "reader", scoped: true, req: (x) => ["GET", `/memories/count?project=${x.project}`] },
+  { name: "browser detail", need: "reader", scoped: true, req: (x) => ["GET", `/memories/detail?id=${x.id}`] },
+  { name: "learnings", need: "reader", scoped: true, req: (x) => ["GET", `/learnings?project=${x.project}`] },
+  { name: "identity read", need: "reader", scoped: true, req: () => ["GET", "/identity"] },
+  { name: "facets", need: "reader", scoped: false, req: () => ["GET", "/memories/facets"] },
+  { name: "graph", need: "reader", scoped: false, req: (x) => ["GET", `/graph?op=neighbors&id=${x.id}`] },
+  { name: "dashboard data", need: "reader", scoped: false, req: () => ["GET", "/dashboard/data"] },
+  { name: "account", need: "reader", scoped: false, req: () => ["GET", "/account"] },
+  { name: "domain index", need: "reader", scoped: false, req: () => ["GET", "/index"] },
+  { name: "anchors", need: "reader", scoped: false, req: () => ["GET", `/anchors?repo=${q("github.com/x/y")}`] },
+  { name: "recall-index", need: "reader", scoped: false, req: (x) => ["POST", "/recall-index", { session_id: "s1", prompt: "deploy scripts", project: x.project }] },
+  { name: "ingest", need: "writer", scoped: true, req: (x) => ["POST", "/ingest", { content: `${x.marker} new note on deploy`, project: x.project }] },
+  { name: "patch", need: "writer", scoped: true, req: async (x) => ["PATCH", "/memory", { id: await fresh(x.project, x.marker), content: `${x.marker} corrected deploy note` }] },
+  { name: "delete", need: "writer", scoped: true, req: async (x) => ["DELETE", `/memory?id=${await fresh(x.project, x.marker)}`] },
+  { name: "bulk delete", need: "writer", scoped: true, req: (x) => ["POST", "/memories/delete", { project: x.project, from: "2999-01-01", confirm_count: 0 }] },
+  { name: "stale", need: "writer", scoped: false, req: () => ["POST", "/memory/stale", { repo: "github.com/x/y", marks: [] }] },
+  { name: "identity write", need: "admin", scoped: false, req: () => ["PUT", "/identity", { sections: { style: "terse" } }] },
+  { name: "token list", need: "admin", scoped: false, req: () => ["GET", "/tokens"] },
+  { name: "audit", need: "admin", scoped: false, req: () => ["GET", "/audit"] },
+];
+
+const RANK: Record<Need, number> = { reader: 0, writer: 1, admin: 2 };
+const ALPHA_SIDE = () => ({ project: "alpha", id: alphaId, marker: ALPHA });
+const BETA_SIDE = () => ({ project: "beta", id: betaId, marker: BETA });
+
+describe("permission matrix: REST", () => {
+  for (const route of ROUTES) {
+    test(`${route.name}: refused without a valid token`, async () => {
+      for (const who of [null, "wrong", "revoked", "expired"] as const) {
+        const [method, path, body] = await route.req(ALPHA_SIDE());
+        const r = await call(who === null ? null : tok[who], method, path, body);
+        expect({ who, status: r.status }).toEqual({ who, status: 401 });
+        expect(r.json().error.code).toBe("unauthorized");
+        expect(r.body).not.toContain(ALPHA);
+      }
+    });
+
+    test(`${route.name}: by role`, async () => {
+      for (const role of ["reader", "writer", "admin"] as const) {
+        const [method, path, body] = await route.req(ALPHA_SIDE());
+        const r = await call(tok[role], method, path, body);
+        if (RANK[role] >= RANK[route.need]) expect({ role, status: r.status, body: r.status >= 400 ? r.body : "" }).toEqual({ role, status: r.status < 400 ? r.status : 200, body: "" });
+        else {
+          expect({ role, status: r.status }).toEqual({ role, status: 403 });
+          expect(r.json().error.code).toBe("forbidden");
+        }
+      }
+    });
+
+    test(`${route.name}: a token of project alpha`, async () => {
+      const own = await route.req(ALPHA_SIDE());
+      const mine = await call(tok.alpha, own[0], own[1], own[2]);
+      const allowed = route.scoped && RANK.writer >= RANK[route.need];
+      if (allowed) expect({ status: mine.status, body: mine.status >= 400 ? mine.body : "" }).toEqual({ status: mine.status < 400 ? mine.status : 200, body: "" });
+      else expect(mine.status).toBe(403);
+      expect(mine.body).not.toContain(BETA);
+      // The other project's side: refused (403), or an id that does not exist (404); never its data.
+      const other = await route.req(BETA_SIDE());
+      const theirs = await call(tok.alpha, other[0], other[1], other[2]);
+      if (route.name !== "identity read") {
+        expect([403, 404]).toContain(theirs.status);
+        expect(theirs.body).not.toContain(BETA);
+      }
+    });
+  }
+
+  test("a scoped token without a project: its only project is used, never the others", async () => {
+    const r = await call(tok.alpha, "GET", "/search?query=deploy");
+    expect(r.status).toBe(200);
+    expect(r.body).toContain(ALPHA);
+    expect(r.body).not.toContain(BETA);
+    const recent = await call(tok.alpha, "GET", "/recent");
+    expect(recent.body).toContain(ALPHA);
+    expect(recent.body).not.toContain(BETA);
+  });
+
+  test("memories record the member that created them", async () => {
+    const r = await call(tok.writer, "POST", "/ingest", { content: "created by the writer token, about release notes", project: "alpha" });
+    expect(r.status).toBe(201);
+    const id = r.json().id;
+    expect(await dbRow(server.services, "SELECT created_by FROM memories WHERE id = ?", [id])).toEqual({ created_by: "writer" });
+  });
+
+  test("the audit log names who did what; only admin reads it", async () => {
+    const id = await fresh("alpha", ALPHA);
+    expect((await call(tok.writer, "DELETE", `/memory?id=${id}`)).status).toBe(200);
+    // Audit rows are written in batches off the request path: wait for this one's.
+    await auditLog(server.services).flush();
+    const page = (await call(tok.admin, "GET", "/audit?action=memory.deleted")).json();
+    expect(page.entries.some((e: any) => e.actor === "writer" && e.target === id && e.peer === PEER)).toBe(true);
+    const refused = (await call(tok.admin, "GET", "/audit?action=auth.refused")).json();
+    expect(refused.entries.length).toBeGreaterThan(0);
+    expect(JSON.stringify(refused)).not.toContain(tok.wrong);
+    expect((await call(tok.reader, "GET", "/audit")).status).toBe(403);
+  });
+});
+
+describe("permission matrix: MCP tools", () => {
+  const ALL = ["memsvc_search", "memsvc_get", "memsvc_recent", "memsvc_ingest", "memsvc_learnings", "memsvc_identity", "memsvc_index", "memsvc_graph", "memsvc_update", "memsvc_delete", "memsvc_history"];
+  const WRITES = new Set(["memsvc_ingest", "memsvc_update", "memsvc_delete"]);
+  const SCOPED_OK = new Set(["memsvc_search", "memsvc_get", "memsvc_recent", "memsvc_ingest", "memsvc_learnings", "memsvc_identity", "memsvc_update", "memsvc_delete", "memsvc_history"]);
+
+  async function argsFor(tool: string, side: { project: string; id: string; marker: string }): Promise<Record<string, unknown>> {
+    switch (tool) {
+      case "memsvc_search":
+        return { query: "deploy", project: side.project };
+      case "memsvc_recent":
+      case "memsvc_learnings":
+        return { project: side.project };
+      case "memsvc_get":
+      case "memsvc_history":
+        return { id: side.id };
+      case "memsvc_ingest":
+        return { content: `${side.marker} from mcp about deploys`, project: side.project };
+      case "memsvc_update":
+        return { id: await fresh(side.project, side.marker), content: `${side.marker} updated over mcp` };
+      case "memsvc_delete":
+        return { id: await fresh(side.project, side.marker) };
+      case "memsvc_graph":
+        return { operation: "hubs" };
+      default:
+        return {};
+    }
+  }
+
+  for (const kind of ["http", "sse"] as const) {
+    test(`${kind}: refused without a valid token`, async () => {
+      for (const who of [null, "wrong", "revoked", "expired"] as const) {
+        const path = kind === "http" ? "/mcp" : "/sse";
+        const method = kind === "http" ? "POST" : "GET";
+        const r = await call(who === null ? null : tok[who], method, path, kind === "http" ? { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-03-26", capabilities: {}, clientInfo: { name: "x", version: "1" } } } : undefined);
+        expect({ who, status: r.status }).toEqual({ who, status: 401 });
+      }
+    });
+
+    for (const who of ["reader", "writer", "alpha"] as const) {
+      test(`${kind}: every tool as ${who}`, async () => {
+        const steps = [];
+        for (const tool of ALL) steps.push({ call: tool, args: await argsFor(tool, ALPHA_SIDE()), label: `own:${tool}` });
+        if (who === "alpha") for (const tool of ALL) steps.push({ call: tool, args: await argsFor(tool, BETA_SIDE()), label: `other:${tool}` });
+        const [results] = await drive(server.url, kind, { token: tok[who], steps });
+        for (const r of results) {
+          const [side, tool] = r.label!.split(":");
+          expect(r.error).toBeUndefined();
+          const allowed = who === "reader" ? !WRITES.has(tool) : who === "writer" ? true : (side === "own" || tool === "memsvc_identity") && SCOPED_OK.has(tool);
+          expect({ label: r.label, isError: r.isError ?? false }).toEqual({ label: r.label, isError: !allowed });
+          if (who === "alpha") expect({ label: r.label, leak: r.text?.includes(BETA) ?? false }).toEqual({ label: r.label, leak: false });
+        }
+      });
+    }
+  }
+});
+
+describe("revocation", () => {
+  test("a revoked token is refused at its next request; a session it opened cannot be used by another member", async () => {
+    const store = server.services.storage.tokens;
+    const { token } = await createToken(store, { name: "shortlived", role: "reader" }, Date.now());
+    expect((await call(token, "GET", "/recent?project=alpha")).status).toBe(200);
+    await store.revoke("shortlived", Date.now());
+    const r = await call(token, "GET", "/recent?project=alpha");
+    expect(r.status).toBe(401);
+    expect(r.json().error.message).toContain("revoked");
+  });
+});
