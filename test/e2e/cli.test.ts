@@ -7,6 +7,7 @@ import { homeRows, onPostgres } from "../helpers/engine";
 import { startFakeLlm } from "../helpers/fake-llm";
 import { makeServices } from "../helpers/services";
 import { checkHome } from "../helpers/integrity";
+import { adminToken } from "../helpers/tokens";
 import { BUN, childEnv, freePort, run, startProcess, tempHome, type Running } from "../helpers/process";
 
 const MAIN = ["src/main.ts"];
@@ -94,7 +95,7 @@ describe("status and server", () => {
     server = await startProcess([BUN, ...MAIN, "server", "--port", String(port)], env, port);
     const token = JSON.parse(readFileSync(join(home, "config.json"), "utf8")).token;
     const st = await memsvc(["status"], env);
-    expect(st.code).toBe(0);
+    expect({ code: st.code, stderr: st.stderr }).toEqual({ code: 0, stderr: "" });
     expect(st.stdout).toMatch(/version:\s+\d+\.\d+\.\d+/);
     expect(st.stdout).toMatch(/memories:\s+0/);
     expect(st.stdout).toMatch(/llm:\s+not configured/);
@@ -185,7 +186,8 @@ describe("history", () => {
     const port = await freePort();
     const env = childEnv(home, { MEMSVC_URL: `http://127.0.0.1:${port}` });
     server = await startProcess([BUN, ...MAIN, "server", "--port", String(port)], env, port);
-    const token = JSON.parse(readFileSync(join(home, "config.json"), "utf8")).token;
+    // config.json's token on SQLite; on PostgreSQL an admin token of the database, written to config.json for the CLI.
+    const token = await adminToken(home);
     // The CLI sends the token: the same server answers a remote-style client with it.
     const auth = { "content-type": "application/json", authorization: `Bearer ${token}` };
     const { id } = (await (await fetch(`${server.url}/ingest`, { method: "POST", headers: auth, body: JSON.stringify({ content: "Releases are tagged from main.", project: "cli" }) })).json()) as { id: string };

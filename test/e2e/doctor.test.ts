@@ -2,6 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startFakeLlm, type FakeLlm } from "../helpers/fake-llm";
+import { adminToken } from "../helpers/tokens";
 import { BUN, childEnv, freePort, run, startProcess, tempHome, type Running } from "../helpers/process";
 
 // `memsvc doctor` as a new user runs it: a fresh machine (HOME with no ~/.claude), then a server,
@@ -33,6 +34,8 @@ async function serve(memsvcHome: string, extra: Record<string, string> = {}) {
   const port = await freePort();
   // No MEMSVC_URL anywhere: doctor finds the server the way status and the hooks do.
   server = await startProcess([BUN, MAIN, "server", "--port", String(port)], childEnv(memsvcHome, extra), port);
+  // doctor sends the home's config token: on PostgreSQL it must be a database token (issue 36).
+  await adminToken(memsvcHome);
   return port;
 }
 

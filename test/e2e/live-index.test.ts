@@ -1,10 +1,10 @@
 import { afterEach, expect, test } from "bun:test";
-import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { ingestMemory } from "../../src/core/ingest";
 import { onPostgres } from "../helpers/engine";
 import { BUN, childEnv, freePort, run, startProcess, tempHome, type Running } from "../helpers/process";
 import { makeServices } from "../helpers/services";
+import { adminToken } from "../helpers/tokens";
 
 let server: Running | null = null;
 afterEach(() => {
@@ -24,7 +24,7 @@ test("memories imported by another process are found by vector search in the run
   const home = tempHome();
   const port = await freePort();
   server = await startProcess([BUN, "src/main.ts", "server", "--port", String(port)], childEnv(home), port);
-  const token = JSON.parse(readFileSync(join(home, "config.json"), "utf8")).token;
+  const token = await adminToken(home);
   const get = async (path: string) => (await fetch(`${server!.url}${path}`, { headers: { Authorization: `Bearer ${token}` } })).json();
   const health = await get("/health");
   expect(health.index).toBe("ready");

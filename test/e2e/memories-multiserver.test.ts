@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import { onPostgres, testDatabaseUrl } from "../helpers/engine";
 import { BUN, childEnv, freePort, startProcess, tempHome, type Running } from "../helpers/process";
+import { createDatabaseToken, useTokenInConfig } from "../helpers/tokens";
 
 // Two real `memsvc server` processes, each with its own home and token, over
 // one PostgreSQL database (the suite's database, over TCP): a
@@ -18,7 +17,10 @@ describe.skipIf(!onPostgres)("two memsvc servers over one PostgreSQL database (P
       const port = await freePort();
       const env = childEnv(home, { MEMSVC_STORAGE: "postgres", MEMSVC_DATABASE_URL: testDatabaseUrl(), MEMSVC_DATABASE_SCHEMA: schema });
       const run = await startProcess([BUN, "src/main.ts", "server", "--port", String(port)], env, port, undefined, 60_000);
-      servers.push({ run, token: JSON.parse(readFileSync(join(home, "config.json"), "utf8")).token });
+      // Each server's member has a token of their own in the shared database (config tokens authenticate nothing on PostgreSQL).
+      const token = await createDatabaseToken(home, { name: `member-${i}`, role: "writer", env: { MEMSVC_STORAGE: "postgres", MEMSVC_DATABASE_URL: testDatabaseUrl(), MEMSVC_DATABASE_SCHEMA: schema } });
+      useTokenInConfig(home, token);
+      servers.push({ run, token });
     }
   }, 180_000);
   afterAll(() => {

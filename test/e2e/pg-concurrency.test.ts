@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import { copyFileSync, readFileSync } from "node:fs";
+import { copyFileSync } from "node:fs";
 import { join } from "node:path";
 import { ingestMemory } from "../../src/core/ingest";
 import type { NightlyDigest } from "../../src/core/nightly";
@@ -8,6 +8,7 @@ import { engineEnv, homeRows, onPostgres } from "../helpers/engine";
 import { memoriesReply, useFakeLlm } from "../helpers/fake-llm";
 import { BUN, childEnv, freePort, startProcess, tempHome, type Running } from "../helpers/process";
 import { makeServices, type TestServices } from "../helpers/services";
+import { adminToken } from "../helpers/tokens";
 
 // Two real `memsvc server` processes over one PostgreSQL database (on CI a
 // real PostgreSQL 15: each server has its own pool of real backends), hit at
@@ -62,7 +63,8 @@ describe.skipIf(!onPostgres)("two servers over one PostgreSQL database under con
         // A small pool per server: contention on connections as well as rows.
         servers.push(await startProcess([BUN, "src/main.ts", "server", "--port", String(port)], childEnv(h, { ...engineEnv(home), MEMSVC_DATABASE_POOL: "4" }), port, undefined, 60_000));
       }
-      const token = JSON.parse(readFileSync(join(home, "config.json"), "utf8")).token;
+      // Only database tokens authenticate on PostgreSQL: an admin token made with `memsvc token create` on the shared schema.
+      const token = await adminToken(home, { writeConfig: false });
       const call = async (i: number, method: string, path: string, body?: unknown) => {
         const res = await fetch(`${servers[i].url}${path}`, {
           method,
@@ -145,6 +147,7 @@ describe.skipIf(!onPostgres)("two servers over one PostgreSQL database under con
       }
       const summary = [...statuses].sort().map(([k, v]) => `${k}: ${v}`).join(", ");
       console.log(`two servers, ${SECONDS} s: ${summary}; ${acknowledged.size} acknowledged ids, ${deleted.size} deleted, ${patched.size} patched`);
+      if (bad.length) for (const sv of servers) console.log(sv.stderr().split("\n").filter((l) => /error|internal/i.test(l)).slice(0, 20).join("\n"));
       expect(bad).toEqual([]);
       expect(acknowledged.size).toBeGreaterThan(20);
       expect(statuses.get("distill 201") ?? 0).toBeGreaterThan(0);

@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { readRuntimeFile } from "../../src/runtime-file";
 import { BUN, childEnv, freePort, ROOT, run, tempHome } from "../helpers/process";
 import { TEST_TOKEN } from "../helpers/services";
+import { adminToken } from "../helpers/tokens";
 
 /**
  * Native TLS end to end: a real `memsvc server` process serving a certificate
@@ -26,6 +27,7 @@ function makeCert(dir: string, name: string): { cert: string; key: string } {
 }
 
 let home: string;
+let token: string;
 let port: number;
 let proc: Subprocess<"ignore", "pipe", "pipe">;
 let log = "";
@@ -48,6 +50,8 @@ beforeAll(async () => {
   writeFileSync(live.cert, pem(first.cert));
   writeFileSync(live.key, pem(first.key), { mode: 0o600 });
   writeFileSync(join(home, "config.json"), JSON.stringify({ token: TEST_TOKEN, tls: live }), { mode: 0o600 });
+  // On PostgreSQL only database tokens authenticate: an admin token of the home's database, also its config token.
+  token = await adminToken(home);
   port = await freePort();
   proc = spawn([BUN, join(ROOT, "src/main.ts"), "server", "--port", String(port)], { env: childEnv(home, { MEMSVC_LOCALHOST_BYPASS: "" }), cwd: ROOT, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
   void (async () => {
@@ -78,7 +82,7 @@ describe("native TLS", () => {
     const health = await get("/health", first.cert);
     expect(health.status).toBe(200);
     expect(((await health.json()) as any).status).toBe("ok");
-    expect((await get("/recent", first.cert, { authorization: `Bearer ${TEST_TOKEN}` })).status).toBe(200);
+    expect((await get("/recent", first.cert, { authorization: `Bearer ${token}` })).status).toBe(200);
     // Without trusting the certificate a client refuses it.
     await expect(fetch(`https://127.0.0.1:${port}/health`)).rejects.toThrow(/self.signed|certificate/i);
     expect(readRuntimeFile(home)).toMatchObject({ url: `https://127.0.0.1:${port}`, tls: true });

@@ -2,7 +2,7 @@ import { afterEach, expect, test } from "bun:test";
 import { join } from "node:path";
 import { BUN, childEnv, freePort, ROOT, startProcess, tempHome, type Running } from "../helpers/process";
 import { requestFrom } from "../helpers/server";
-import { readFileSync } from "node:fs";
+import { adminToken } from "../helpers/tokens";
 
 let server: Running | null = null;
 afterEach(() => {
@@ -14,7 +14,8 @@ test("the server process never logs a token: not the real one, not a wrong one, 
   const home = tempHome();
   const port = await freePort();
   server = await startProcess([BUN, join(ROOT, "src/main.ts"), "server", "--port", String(port), "--host", "0.0.0.0"], childEnv(home, { MEMSVC_LOG: "debug" }), port);
-  const token = JSON.parse(readFileSync(join(home, "config.json"), "utf8")).token as string;
+  // The token that authenticates: config.json's on SQLite, an admin token of the database on PostgreSQL.
+  const token = await adminToken(home);
   const wrong = "wrong-token-e2e-7d1c0b9a4f";
   const remote = (path: string, headers: Record<string, string> = {}, method = "GET", body?: string) => requestFrom("127.0.0.2", `${server!.url}${path}`, { method, headers, body });
   const json = { "content-type": "application/json" };
