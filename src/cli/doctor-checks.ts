@@ -68,6 +68,14 @@ export async function checkServer(ctx: Ctx): Promise<Check> {
   }
 }
 
+/**
+ * What to do about a 401: this machine's config.json token is not one the
+ * server takes. On PostgreSQL only members' database tokens authenticate (a
+ * server's own config token does not); on SQLite the server's config token does.
+ */
+const TOKEN_ADVICE =
+  "put your member token into this machine's config.json (`memsvc token create` by an admin; on a SQLite server its own token, which `memsvc status` there prints, works too; PostgreSQL takes only database tokens)";
+
 export async function checkEmbedder(ctx: Ctx): Promise<Check> {
   const e = ctx.health?.embedder;
   if (!ctx.health) return { name: "embedder", outcome: "skip", detail: "server not reachable", advice: "" };
@@ -76,7 +84,7 @@ export async function checkEmbedder(ctx: Ctx): Promise<Check> {
   try {
     const started = performance.now();
     const { status, body } = await getJson(`${ctx.config.serverUrl}/search?query=${encodeURIComponent("memsvc doctor probe")}&limit=1`, ctx.config);
-    if (status !== 200) return { name: "embedder", outcome: "fail", detail: `${e?.description ?? "?"}: a search answered HTTP ${status}: ${body?.error?.message ?? ""}`.trim(), advice: status === 401 ? "put the server's token into this machine's config.json (`memsvc status` on the server prints it)" : "see the server log" };
+    if (status !== 200) return { name: "embedder", outcome: "fail", detail: `${e?.description ?? "?"}: a search answered HTTP ${status}: ${body?.error?.message ?? ""}`.trim(), advice: status === 401 ? TOKEN_ADVICE : "see the server log" };
     answering = `answering (a search took ${Math.round(performance.now() - started)} ms)`;
   } catch (err) {
     return { name: "embedder", outcome: "fail", detail: `${e?.description ?? "?"}: a search failed: ${failure(err)}`, advice: "see the server log" };
@@ -112,7 +120,7 @@ export async function checkLlm(ctx: Ctx): Promise<Check> {
   try {
     const { status, body } = await getJson(`${ctx.config.serverUrl}/health/llm`, ctx.config, LLM_TIMEOUT_MS);
     if (status === 404) return { name: "language model", outcome: "warn", detail: `${ctx.health.llm} (this server cannot be asked whether it answers: older than this CLI)`, advice: "restart the server with this version" };
-    if (status !== 200) return { name: "language model", outcome: "fail", detail: `${ctx.health.llm}: the probe answered HTTP ${status}: ${body?.error?.message ?? ""}`.trim(), advice: status === 401 ? "put the server's token into this machine's config.json" : "see the server log" };
+    if (status !== 200) return { name: "language model", outcome: "fail", detail: `${ctx.health.llm}: the probe answered HTTP ${status}: ${body?.error?.message ?? ""}`.trim(), advice: status === 401 ? TOKEN_ADVICE : "see the server log" };
     if (body.ok) return { name: "language model", outcome: "ok", detail: `${body.llm}, answering (${body.ms} ms)`, advice: "" };
     // The error already says what to do for a harness CLI (log in, install, the daily cap).
     const cli = /^(claude|codex|gemini)-cli /.test(String(body.llm));
@@ -253,7 +261,7 @@ export async function checkSse(ctx: Ctx): Promise<Check> {
   const abort = new AbortController();
   try {
     const res = await serverFetch(ctx.config, "/sse", { headers: { accept: "text/event-stream" }, signal: abort.signal });
-    if (res.status !== 200) return { name: "mcp /sse", outcome: "fail", detail: `GET /sse answered HTTP ${res.status}`, advice: res.status === 401 ? "MCP clients on other machines need the token (`memsvc status`)" : "see the server log" };
+    if (res.status !== 200) return { name: "mcp /sse", outcome: "fail", detail: `GET /sse answered HTTP ${res.status}`, advice: res.status === 401 ? TOKEN_ADVICE : "see the server log" };
     const text = await readUntil(res, /event: endpoint\s*\ndata: \S+/, REQUEST_TIMEOUT_MS);
     if (!text) return { name: "mcp /sse", outcome: "fail", detail: "GET /sse sent no endpoint event", advice: "see the server log" };
     return { name: "mcp /sse", outcome: "ok", detail: `${ctx.config.serverUrl}/sse opened a session (SSE transport)`, advice: "" };
@@ -275,7 +283,7 @@ export async function checkMcp(ctx: Ctx): Promise<Check> {
       body: JSON.stringify(initialize),
       signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
     });
-    if (res.status !== 200) return { name: "mcp /mcp", outcome: "fail", detail: `initialize answered HTTP ${res.status}`, advice: res.status === 401 ? "MCP clients on other machines need the token (`memsvc status`)" : "see the server log" };
+    if (res.status !== 200) return { name: "mcp /mcp", outcome: "fail", detail: `initialize answered HTTP ${res.status}`, advice: res.status === 401 ? TOKEN_ADVICE : "see the server log" };
     const session = res.headers.get("mcp-session-id");
     const text = await readUntil(res, /"serverInfo"\s*:\s*\{[^}]*"name"/, REQUEST_TIMEOUT_MS);
     // Doctor's session is closed at once rather than left for the session cap to evict.

@@ -45,6 +45,11 @@ export function auditRoute(s: Services, p: Principal, request: Request, path: st
     case "POST /memories/delete":
       (action = "memory.bulk_deleted"), (detail = JSON.stringify({ deleted: r.deleted ?? null, project: b.project ?? null, query: b.query ?? null }));
       break;
+    case "POST /feedback":
+    case "POST /memory/review":
+      // Feedback and the pages' review actions change how a memory is recalled (wrong retires it from recall, retire hides it).
+      if (r.id) (action = "memory.changed"), (target = idOf(r.id)), (detail = JSON.stringify({ feedback: r.kind ?? null }));
+      break;
     case "PUT /identity":
     case "PUT /context":
       (action = "identity.changed"), (target = typeof q.agent === "string" ? q.agent : null);

@@ -238,6 +238,7 @@ export function registerTools(server: Server, s: Services, who: Principal = BYPA
     async (a) => {
       await checkMemoryInScope(s, who, a.id);
       const r = await feedbackFromAnywhere(s, a, "mcp");
+      audit("memory.changed", r.id, JSON.stringify({ via: "mcp", feedback: r.kind }));
       return `Feedback recorded: memory ${r.short_id} ${r.kind}. ${r.effect[0].toUpperCase()}${r.effect.slice(1)}.`;
     },
   );

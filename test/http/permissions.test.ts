@@ -293,3 +293,15 @@ describe("revocation", () => {
     expect(r.json().error.message).toContain("revoked");
   });
 });
+
+describe("audit of feedback", () => {
+  test("feedback through REST and MCP is audited as memory.changed under the member's name", async () => {
+    const id = await fresh("alpha", ALPHA);
+    expect((await call(tok.writer, "POST", "/feedback", { id, kind: "outdated", note: "the deploy script moved" })).status).toBe(200);
+    const [results] = await drive(server.url, "http", { token: tok.alpha, steps: [{ call: "memsvc_feedback", args: { id, kind: "useful" }, label: "fb" }] });
+    expect(results[0].isError ?? false).toBe(false);
+    await auditLog(server.services).flush();
+    const entries = (await call(tok.admin, "GET", "/audit?action=memory.changed")).json().entries.filter((e: any) => e.target === id);
+    expect(entries.map((e: any) => [e.actor, JSON.parse(e.detail).feedback]).sort()).toEqual([["alpha", "useful"], ["writer", "outdated"]]);
+  });
+});
