@@ -73,7 +73,8 @@ export function sqliteMemoriesBulk(h: SqliteHandle): MemoriesBulkStore {
   const tagsOf = (id: string) => q<{ tag: string; weight: number }>("SELECT tag, weight FROM memory_tags WHERE memory_id = ? ORDER BY weight DESC, tag").all(id);
   const vecOf = (seq: number) => vectorOf(q<{ e: Uint8Array }>("SELECT embedding e FROM memory_vec WHERE rowid = ?").get(seq)?.e);
   const fullMemory = (m: Record<string, any>, vectors: boolean): FullMemory => {
-    const { link_count: _derived, ...cols } = m;
+    // created_by (issue 36) is not part of the export format (MemoryColumns), as on PostgreSQL: `SELECT *` must not add it.
+    const { link_count: _derived, created_by: _creator, ...cols } = m;
     return { ...(cols as FullMemory), tags: tagsOf(m.id), vector: vectors ? vecOf(m.seq) : null };
   };
 
