@@ -147,24 +147,33 @@ describe.skipIf(!onPostgres)("two servers over one PostgreSQL database under con
       }
       const summary = [...statuses].sort().map(([k, v]) => `${k}: ${v}`).join(", ");
       console.log(`two servers, ${SECONDS} s: ${summary}; ${acknowledged.size} acknowledged ids, ${deleted.size} deleted, ${patched.size} patched`);
-      if (bad.length) for (const sv of servers) console.log(sv.stderr().split("\n").filter((l) => /error|internal/i.test(l)).slice(0, 20).join("\n"));
-      expect(bad).toEqual([]);
       expect(acknowledged.size).toBeGreaterThan(20);
       expect(statuses.get("distill 201") ?? 0).toBeGreaterThan(0);
 
       const rows = await homeRows<{ id: string; content: string }>(home, "SELECT id, content FROM memories");
       const stored = new Map(rows.map((r) => [r.id, r.content]));
-      const lost = [...acknowledged].filter((id) => !deleted.has(id) && !stored.has(id));
-      expect(lost).toEqual([]);
-      expect([...deleted].filter((id) => stored.has(id))).toEqual([]);
-      const stale = [...patched].filter(([id, content]) => stored.get(id) !== content).map(([id]) => id);
-      expect(stale).toEqual([]);
-
       const runs = await view.storage.nightly.latestRuns(100);
-      const days = runs.map((r) => (JSON.parse(r.digest) as NightlyDigest).day);
-      expect(days.filter((d) => d === yesterday)).toHaveLength(1);
-      const digest = JSON.parse((await view.storage.nightly.lastRun(yesterday))!.digest) as NightlyDigest;
-      expect(digest).toMatchObject({ status: "done", written: 3 });
+      const nights = runs.map((r) => JSON.parse(r.digest) as NightlyDigest).filter((d) => d.day === yesterday);
+      // Every check in one object: a failure under load shows all that went wrong at once.
+      // A 500's reference names its server-log entry: show it with the failure.
+      const logged = (ref: string) =>
+        servers
+          .flatMap((sv) => sv.stderr().split("\n"))
+          .map((line, i, all) => (line.includes(ref) ? all.slice(i, i + 8).join("\n") : ""))
+          .filter(Boolean)
+          .join("\n");
+      expect({
+        bad: bad.map((b) => {
+          const ref = /reference ([0-9a-f]+)/.exec(b)?.[1];
+          return ref ? `${b}\n${logged(ref)}` : b;
+        }),
+        lost: [...acknowledged].filter((id) => !deleted.has(id) && !stored.has(id)),
+        resurrected: [...deleted].filter((id) => stored.has(id)),
+        // Two workers can hold one id when ingest answers a duplicate with the stored memory; a
+        // delete acknowledged after the PATCH wins, so only ids still stored are compared.
+        stale: [...patched].filter(([id, content]) => !deleted.has(id) && stored.get(id) !== content).map(([id]) => id),
+        nights: nights.map((d) => ({ status: d.status, written: d.written })),
+      }).toEqual({ bad: [], lost: [], resurrected: [], stale: [], nights: [{ status: "done", written: 3 }] });
     },
     180_000,
   );

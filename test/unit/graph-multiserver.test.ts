@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { addLink, exportGraph, hubs, neighbors, path } from "../../src/core/graph";
+import { ingestMemory } from "../../src/core/ingest";
+import { onPostgres } from "../helpers/engine";
 import { seedGraph } from "../helpers/graph-seed";
 import { makeServices, type TestServices } from "../helpers/services";
 
@@ -29,4 +31,29 @@ test("links written through one server are neighbours, hubs, paths and export ed
   const [ga, gb] = await Promise.all([exportGraph(a, {}), exportGraph(b, {})]);
   expect(gb.edges.map((e) => `${e.source}>${e.target}`).sort()).toEqual([`${ids.x}>${ids.y}`, `${ids.y}>${ids.z}`].sort());
   expect(ga.meta).toMatchObject({ total_links: 2, edges: 2, total_memories: 3 });
+});
+
+// PostgreSQL only: SQLite's one writer makes the ingest wait for the whole delete, and in one
+// process its synchronous wait would hold the event loop that is to end the delete.
+test.skipIf(!onPostgres)("an ingest whose nearest neighbour another server is deleting waits for that delete, then links past it", async () => {
+  const base = "The release script bumps the version in package.json before it tags the commit and pushes the tag";
+  const near = await ingestMemory(a, { content: base, project: "rel" });
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  let deleting!: () => void;
+  const begun = new Promise<void>((r) => (deleting = r));
+  // Server b deletes the neighbour in a transaction held open while server a ingests beside it.
+  const del = b.storage.transaction(async (tx) => {
+    await tx.memories.deleteMemories([near.id]);
+    deleting();
+    await gate;
+  });
+  await begun;
+  const ingest = ingestMemory(a, { content: `${base}, then the changelog is generated from the tag`, project: "rel" });
+  await Bun.sleep(300);
+  release();
+  await del;
+  const added = await ingest;
+  expect((await neighbors(a, { id: added.id })).neighbors.map((n) => n.id)).not.toContain(near.id);
+  expect((await neighbors(b, { id: added.id })).neighbors).toEqual([]);
 });

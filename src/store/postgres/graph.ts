@@ -73,16 +73,24 @@ export function pgGraph(h: PgHandle): GraphStore {
       // pgvector: cosine distance over the HNSW index, nearest first; the
       // similarity floor applies after the k nearest, as core's index does.
       const s = h.schema;
+      // The neighbours are locked (KEY SHARE, in id order as the trigger locks them) before the
+      // links to them are written: a neighbour another server deletes meanwhile is waited for and
+      // then skipped, where an unlocked one would fail the links' foreign key at insert (a 500).
       const rows = await h.sql.unsafe(
-        `INSERT INTO ${s}.links AS l (from_id, to_id, relationship, weight, created_at)
-         SELECT $1, n.id, 'related', least(1, greatest(0, n.sim)), $2 FROM (
+        `WITH near AS (
            SELECT m.id, 1 - (v.embedding <=> $3::vector) AS sim
              FROM ${s}.memory_vec v JOIN ${s}.memories m ON m.seq = v.seq
             WHERE m.id <> $1 AND m.id NOT IN (SELECT jsonb_array_elements_text($7::jsonb)) AND ($4::text IS NULL OR m.project = $4)
             ORDER BY v.embedding <=> $3::vector
-            LIMIT $5) n
-          WHERE n.sim >= $6
-          ORDER BY n.id -- the trigger locks the neighbours in id order (see addLinks)
+            LIMIT $5),
+         kept AS (
+           SELECT m.id FROM ${s}.memories m
+            WHERE m.id IN (SELECT id FROM near WHERE sim >= $6)
+            ORDER BY m.id
+              FOR KEY SHARE)
+         INSERT INTO ${s}.links AS l (from_id, to_id, relationship, weight, created_at)
+         SELECT $1, n.id, 'related', least(1, greatest(0, n.sim)), $2 FROM near n JOIN kept USING (id)
+          ORDER BY n.id
          ON CONFLICT (from_id, to_id, relationship) DO UPDATE SET weight = greatest(l.weight, excluded.weight)
          RETURNING 1`,
         [memoryId, now, `[${Array.from(vector).join(",")}]`, project, limit, minSimilarity, JSON.stringify(exclude)],
