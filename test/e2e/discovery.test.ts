@@ -3,6 +3,7 @@ import { copyFileSync, existsSync, mkdtempSync, readFileSync, statSync, writeFil
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { memoriesReply, startFakeLlm, type FakeLlm } from "../helpers/fake-llm";
+import { adminToken } from "../helpers/tokens";
 import { BUN, childEnv, freePort, ROOT, run, startProcess, tempHome, type Running } from "../helpers/process";
 
 // A new user starts `memsvc server --port N` (or sets `port` in config.json) and never exports
@@ -41,6 +42,8 @@ describe("client commands find a server on a non-default port without MEMSVC_URL
     const serverEnv = childEnv(home, { MEMSVC_LLM_BASE_URL: fake.baseURL, MEMSVC_LLM_MODEL: "fake-distiller" });
     expect(serverEnv.MEMSVC_URL).toBeUndefined();
     server = await startProcess([BUN, MAIN, "server", "--port", String(port)], serverEnv, port);
+    // Clients send the home's config token: on PostgreSQL it must be a database token (issue 36).
+    await adminToken(home);
 
     const runtime = join(home, "server.json");
     const info = JSON.parse(readFileSync(runtime, "utf8"));
@@ -84,6 +87,8 @@ describe("client commands find a server on a non-default port without MEMSVC_URL
     const port = await freePort();
     writeFileSync(join(home, "config.json"), JSON.stringify({ port }));
     server = await startProcess([BUN, MAIN, "server"], childEnv(home), port);
+    // Clients send the home's config token: on PostgreSQL it must be a database token (issue 36).
+    await adminToken(home);
     const env = clientEnv(home);
     const status = await memsvc(["status", "--json"], env);
     expect(status.code).toBe(0);

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import * as TOML from "smol-toml";
 import { join, resolve } from "node:path";
+import { adminToken } from "../helpers/tokens";
 import { BUN, childEnv, freePort, ROOT, run, startProcess, tempHome, type Running } from "../helpers/process";
 
 const MAIN = "src/main.ts";
@@ -87,6 +88,8 @@ describe("memsvc hooks install / uninstall", () => {
     expect(statSync(u.file).mode & 0o777).toBe(0o600);
     const port = await freePort();
     server = await startProcess([BUN, MAIN, "server", "--port", String(port)], childEnv(u.memsvcHome), port);
+    // Clients send the home's config token: on PostgreSQL it must be a database token (issue 36).
+    await adminToken(u.memsvcHome);
     const put = await fetch(`${server.url}/identity`, { method: "PUT", headers: { "content-type": "application/json" }, body: JSON.stringify({ sections: { about: "Dana reviews every migration twice." } }) });
     expect(put.status).toBe(200);
 
@@ -212,6 +215,8 @@ describe("memsvc hooks install / uninstall across harnesses", () => {
     writeFileSync(join(u.memsvcHome, "config.json"), JSON.stringify({ identityClients: ["claude-code", "gemini-cli"] }));
     const port = await freePort();
     server = await startProcess([BUN, MAIN, "server", "--port", String(port)], childEnv(u.memsvcHome), port);
+    // Clients send the home's config token: on PostgreSQL it must be a database token (issue 36).
+    await adminToken(u.memsvcHome);
     const put = await fetch(`${server.url}/identity`, { method: "PUT", headers: { "content-type": "application/json" }, body: JSON.stringify({ sections: { about: "Dana reviews every migration twice." } }) });
     expect(put.status).toBe(200);
     const hook = (event: string) => Bun.spawn([BUN, MAIN, "hook", event, "--harness", "gemini"], { cwd: ROOT, env: u.env, stdin: new Blob([JSON.stringify({ session_id: "g1", cwd: "/work/shop", hook_event_name: "SessionStart", source: "startup" })]), stdout: "pipe" });
