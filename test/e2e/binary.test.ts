@@ -8,6 +8,7 @@ import { homeRows, onPostgres } from "../helpers/engine";
 import { requestFrom } from "../helpers/server";
 import { makeTinyModel } from "../helpers/tiny-model";
 import { childEnv, freePort, ROOT, run, startProcess, tempHome, type Running } from "../helpers/process";
+import { useTokenInConfig } from "../helpers/tokens";
 
 // The compiled binary, copied alone into an empty folder: no node_modules, no
 // sources beside it. One build per run (a few seconds).
@@ -37,7 +38,14 @@ test("the lone binary runs init, server and status, and serves ingest → search
   expect((await run([bin, "--version"], env, cwd)).stdout.trim()).toBe(JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")).version);
   const init = await run([bin, "init"], env, cwd);
   expect(init.code).toBe(0);
-  const token = JSON.parse(readFileSync(join(home, "config.json"), "utf8")).token as string;
+  let token = JSON.parse(readFileSync(join(home, "config.json"), "utf8")).token as string;
+  if (onPostgres) {
+    // Only database tokens authenticate on PostgreSQL: the first admin, made by the binary itself (docs/teams.md's bootstrap).
+    const made = await run([bin, "token", "create", "--name", "ops", "--role", "admin"], env, cwd);
+    expect(made.code).toBe(0);
+    token = made.stdout.trim();
+    useTokenInConfig(home, token);
+  }
 
   server = await startProcess([bin, "server", "--port", String(port)], env, port, cwd);
   const status = await run([bin, "status"], env, cwd);

@@ -87,6 +87,8 @@ for (const [engine, open] of engines) {
         lastShownAt: null,
         lastUsedAt: null,
         linkCount: 0,
+        // The member whose token created it (issue 36): none for a row inserted without one.
+        createdBy: null,
       });
       expect(await st.memories.memoryById("ffffffff-0000-4000-8000-000000000000")).toBeNull();
       expect((await st.memories.memoriesByIdPrefix("aaaaaaa", 11)).map((m) => m.id).sort()).toEqual([ID[0], ID[1]]);
