@@ -10,6 +10,7 @@ import { loadThresholds, type IndexState, type Thresholds, type VectorMirror } f
 import type { DomainIndex } from "./analytics";
 import type { FeedbackMarksCache } from "./memories";
 import type { ReceiptWriter } from "./receipts";
+import type { GroupCommit } from "./memories/group-commit";
 import { counted } from "./text";
 
 /** A model being fetched in the background while another embedder serves (see cli/server.ts). */
@@ -43,6 +44,13 @@ export interface ServiceState {
   feedbackMarks: FeedbackMarksCache | null;
   /** receipts/writer.ts: receipts waiting to be written in a batch. */
   receiptWriter: ReceiptWriter | null;
+  /** memories/group-commit.ts: the concurrent writes sharing the next transaction (engines with savepoints). */
+  groupCommit: GroupCommit | null;
+  /**
+   * Shut-down hooks of what an edge opened for this server (the MCP transports' sessions: mcp/registry.ts),
+   * by name; core does not know their types. The server's shutdown awaits each.
+   */
+  readonly edges: Map<string, { close(): Promise<void> }>;
 }
 
 /** Everything core functions need, built once per process and passed explicitly. */
@@ -153,6 +161,8 @@ export function createServices(config: Config, storage: Storage, opts: ServiceOp
     nightlyOwner: `${hostname()}:${process.pid}:${crypto.randomUUID().slice(0, 8)}`,
     feedbackMarks: null,
     receiptWriter: null,
+    groupCommit: null,
+    edges: new Map(),
   };
   attachIndex();
   recoverIdentityFiles(services);
