@@ -2,7 +2,7 @@
  * Writes the generated reference of docs/api.md (between the BEGIN/END
  * markers) from the OpenAPI document the server serves at GET /openapi.json.
  * `bun scripts/api-doc.ts` rewrites it; `--check` exits 1 when the committed
- * file differs (test/unit/api-doc.test.ts runs the same comparison).
+ * file differs (test/unit/repo/api-doc.test.ts runs the same comparison).
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";

@@ -27,15 +27,15 @@ export interface Rule {
 const AUTH = ["test/http/auth.test.ts", "test/http/security.test.ts"];
 const LIMITS = ["test/http/limits.test.ts"];
 const DISTILL = ["test/http/distill.test.ts"];
-const RECALL = ["test/unit/recall.test.ts"];
-const NIGHTLY = ["test/unit/nightly.test.ts"];
-const GRAPH = ["test/http/graph.test.ts", "test/unit/graph.test.ts"];
-const IDENTITY = ["test/unit/identity.test.ts", "test/http/identity.test.ts"];
-const IDENTITY_WRITE = ["test/unit/identity-write.test.ts"];
-const REDACT = ["test/unit/redact.test.ts", "test/http/distill-secrets.test.ts"];
+const RECALL = ["test/unit/core/recall/recall.test.ts"];
+const NIGHTLY = ["test/unit/core/nightly/nightly.test.ts"];
+const GRAPH = ["test/http/graph.test.ts", "test/unit/core/graph/graph.test.ts"];
+const IDENTITY = ["test/unit/core/identity/identity.test.ts", "test/http/identity.test.ts"];
+const IDENTITY_WRITE = ["test/unit/core/identity/identity-write.test.ts"];
+const REDACT = ["test/unit/core/secrets/redact.test.ts", "test/http/distill-secrets.test.ts"];
 // What /distill redacts (roles, the model's fragments) is checked through the route.
 const DISTILL_REDACT = ["test/http/distill-secrets.test.ts", "test/http/distill-content.test.ts"];
-const SEARCH = ["test/unit/search.test.ts"];
+const SEARCH = ["test/unit/core/search/search.test.ts"];
 const MEMORIES = ["test/http/memories.test.ts"];
 
 export const RULES: Rule[] = [
@@ -143,7 +143,7 @@ export const RULES: Rule[] = [
   {
     rule: "/ingest with a session already holding memories is skipped",
     // The early check (before the embedding) only saves work: the one in the write transaction is the rule.
-    mutants: [{ id: "ingest-session-dedup", file: "src/core/memories/memories.ts", find: "if (again > 0) return { skipped: again };", replace: "", tests: ["test/unit/memories.test.ts", ...MEMORIES] }],
+    mutants: [{ id: "ingest-session-dedup", file: "src/core/memories/memories.ts", find: "if (again > 0) return { skipped: again };", replace: "", tests: ["test/unit/core/memories/memories.test.ts", ...MEMORIES] }],
   },
   // --- recall ---
   {
@@ -151,7 +151,7 @@ export const RULES: Rule[] = [
     mutants: [
       { id: "suppress-3", file: "src/core/recall/tuning.ts", find: "export const RECALL_SUPPRESS_TURNS = 30;", replace: "export const RECALL_SUPPRESS_TURNS = 3;", tests: RECALL },
       // The claim in finishTurn also holds the window, so the storage test sees this one.
-      { id: "suppress-window-query", file: "src/store/sqlite/recall.ts", find: "AND turn > t.turn - ?2) AS suppressed", replace: "AND turn > t.turn - 1) AS suppressed", tests: [...RECALL, "test/unit/recall-sessions.test.ts"] },
+      { id: "suppress-window-query", file: "src/store/sqlite/recall.ts", find: "AND turn > t.turn - ?2) AS suppressed", replace: "AND turn > t.turn - 1) AS suppressed", tests: [...RECALL, "test/unit/core/recall/recall-sessions.test.ts"] },
     ],
   },
   {
@@ -185,7 +185,7 @@ export const RULES: Rule[] = [
         file: "src/store/sqlite/recall.ts",
         find: "WHERE recall_shown.turn <= ?4",
         replace: "WHERE recall_shown.turn <= ?4 OR 1",
-        tests: [...RECALL, "test/unit/recall-sessions.test.ts"],
+        tests: [...RECALL, "test/unit/core/recall/recall-sessions.test.ts"],
       },
     ],
   },
@@ -200,7 +200,7 @@ export const RULES: Rule[] = [
   {
     rule: "decayed strength halves every 30 days towards a floor",
     mutants: [
-      { id: "half-life", file: "src/core/memories/tuning.ts", find: "export const DECAY_HALF_LIFE_DAYS = 30;", replace: "export const DECAY_HALF_LIFE_DAYS = 15;", tests: [...NIGHTLY, "test/unit/search-score.test.ts", "test/unit/memories.test.ts"] },
+      { id: "half-life", file: "src/core/memories/tuning.ts", find: "export const DECAY_HALF_LIFE_DAYS = 30;", replace: "export const DECAY_HALF_LIFE_DAYS = 15;", tests: [...NIGHTLY, "test/unit/core/search/search-score.test.ts", "test/unit/core/memories/memories.test.ts"] },
     ],
   },
   // --- graph export ---

@@ -12,7 +12,6 @@ import { NIGHTLY_SCHEDULE_DELAY_MS } from "../core/nightly/tuning";
 import { createApp } from "../http/app";
 import { LISTEN_MAX_REQUEST_BODY_SIZE } from "../http/limits";
 import { readTlsPair, watchTlsPair, type TlsPair } from "../http/tls";
-import { closeAll as closeMcpSessions } from "../mcp/registry";
 import { removeRuntimeFile, runtimeFile, writeRuntimeFile } from "../runtime-file";
 import { clearStaleRuntimeFile, lockHolder, LockUnusableError, refusalLine, tryLock } from "../server-lock";
 import { homeDir } from "../config";
@@ -184,7 +183,8 @@ export async function runServer(argv: string[]): Promise<number> {
       process.exit(1);
     }, 15_000);
     removeRuntimeFile(config.home);
-    await closeMcpSessions(services);
+    // What the edges opened (MCP sessions: SSE streams close, /mcp sessions end) before the store closes.
+    for (const edge of services.state.edges.values()) await edge.close();
     await services.close();
     serverLock.release();
     clearTimeout(hard);

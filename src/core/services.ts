@@ -10,6 +10,7 @@ import { loadThresholds, type IndexState, type Thresholds, type VectorMirror } f
 import type { DomainIndex } from "./analytics";
 import type { FeedbackMarksCache } from "./memories";
 import type { ReceiptWriter } from "./receipts";
+import type { GroupCommit } from "./memories/group-commit";
 import { counted } from "./text";
 import { flushAudit, type AuditLog } from "./audit";
 
@@ -46,6 +47,13 @@ export interface ServiceState {
   receiptWriter: ReceiptWriter | null;
   /** audit/server-log.ts: the batching audit writer, made on the first entry. */
   audit: AuditLog | null;
+  /** memories/group-commit.ts: the concurrent writes sharing the next transaction (engines with savepoints). */
+  groupCommit: GroupCommit | null;
+  /**
+   * Shut-down hooks of what an edge opened for this server (the MCP transports' sessions: mcp/registry.ts),
+   * by name; core does not know their types. The server's shutdown awaits each.
+   */
+  readonly edges: Map<string, { close(): Promise<void> }>;
 }
 
 /** Everything core functions need, built once per process and passed explicitly. */
@@ -158,6 +166,8 @@ export function createServices(config: Config, storage: Storage, opts: ServiceOp
     feedbackMarks: null,
     receiptWriter: null,
     audit: null,
+    groupCommit: null,
+    edges: new Map(),
   };
   attachIndex();
   recoverIdentityFiles(services);

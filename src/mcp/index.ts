@@ -2,7 +2,7 @@ import type { Services } from "../core/services";
 import { MCP_SESSION_SWEEP_MS } from "./tuning";
 import { SseSessions } from "./sse";
 import { StreamableSessions } from "./streamable";
-import { registry, type McpSessions } from "./registry";
+import { register, registered, type McpSessions } from "./registry";
 
 export type { Caller } from "./caller";
 export { createMcpServer } from "./server";
@@ -13,7 +13,7 @@ export { TOOL_NAMES } from "./tools";
 export { closeAll, mcpSessionCount, type McpSessions } from "./registry";
 
 export function mcpSessions(s: Services): McpSessions {
-  let found = registry.get(s);
+  let found = registered(s);
   if (!found) {
     const streamable = new StreamableSessions(s);
     const sweeper = setInterval(() => {
@@ -21,7 +21,7 @@ export function mcpSessions(s: Services): McpSessions {
       if (n > 0) s.log("info", `closed ${n} idle MCP session${n === 1 ? "" : "s"}`);
     }, MCP_SESSION_SWEEP_MS);
     sweeper.unref();
-    registry.set(s, (found = { sse: new SseSessions(s), streamable, sweeper }));
+    found = register(s, { sse: new SseSessions(s), streamable, sweeper });
   }
   return found;
 }

@@ -12,23 +12,40 @@ export interface McpSessions {
   sse: SseSessions;
   streamable: StreamableSessions;
   sweeper: ReturnType<typeof setInterval>;
+  /** Ends every session (SSE streams close, /mcp sessions end): the server's shutdown. */
+  close(): Promise<void>;
 }
 
-// One set of sessions per Services: the HTTP routes open them, shutdown closes them.
-export const registry = new WeakMap<Services, McpSessions>();
+/** Its entry in Services.state.edges: per server, not per process. */
+const EDGE = "mcp";
+
+/** This server's MCP sessions, if any MCP request opened them. */
+export function registered(s: Services): McpSessions | undefined {
+  return s.state.root.state.edges.get(EDGE) as McpSessions | undefined;
+}
+
+export function register(s: Services, sessions: Omit<McpSessions, "close">): McpSessions {
+  const root = s.state.root;
+  const entry: McpSessions = {
+    ...sessions,
+    async close() {
+      clearInterval(entry.sweeper);
+      const open = entry.sse.size + entry.streamable.size;
+      await Promise.all([entry.sse.closeAll(), entry.streamable.closeAll()]);
+      if (open > 0) root.log("info", `closed ${open} MCP session${open === 1 ? "" : "s"}`);
+    },
+  };
+  root.state.edges.set(EDGE, entry);
+  return entry;
+}
 
 /** Graceful shutdown: ends every MCP session (SSE streams close, /mcp sessions end). */
 export async function closeAll(s: Services): Promise<void> {
-  const found = registry.get(s);
-  if (!found) return;
-  clearInterval(found.sweeper);
-  const open = found.sse.size + found.streamable.size;
-  await Promise.all([found.sse.closeAll(), found.streamable.closeAll()]);
-  if (open > 0) s.log("info", `closed ${open} MCP session${open === 1 ? "" : "s"}`);
+  await registered(s)?.close();
 }
 
 /** Open sessions by transport (tests and diagnostics). */
 export function mcpSessionCount(s: Services): { sse: number; streamable: number } {
-  const found = registry.get(s);
+  const found = registered(s);
   return { sse: found?.sse.size ?? 0, streamable: found?.streamable.size ?? 0 };
 }

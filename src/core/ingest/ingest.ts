@@ -71,7 +71,7 @@ export async function ingestMemory(s: Services, input: IngestInput, opts: { crea
       // share one transaction where the engine allows (group-commit.ts); each
       // one's vector joins the live index before the next one links.
       const result = await commitGrouped(
-        s.storage,
+        s,
         async (tx): Promise<{ skipped: number } | { row: { id: string; seq: number } }> => {
           const again = session ? await tx.memories.claimSession(session) : 0;
           if (again > 0) return { skipped: again };

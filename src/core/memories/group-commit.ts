@@ -1,4 +1,5 @@
 import type { Storage } from "../storage";
+import type { Services } from "../services";
 import { GROUP_COMMIT_MAX } from "./tuning";
 
 /**
@@ -27,7 +28,7 @@ interface Job<T> {
  * alone; a failed commit fails the whole group, undoes each `apply`, and
  * acknowledges nothing.
  */
-class GroupCommit {
+export class GroupCommit {
   private queue: Job<unknown>[] = [];
   private running = false;
 
@@ -85,8 +86,6 @@ class GroupCommit {
   }
 }
 
-const groups = new WeakMap<Storage, GroupCommit>();
-
 /**
  * Runs `write` in a transaction, grouped with concurrent ones where the
  * engine has savepoints (SQLite: one connection, one writer); elsewhere
@@ -94,14 +93,16 @@ const groups = new WeakMap<Storage, GroupCommit>();
  * transaction of its own. `apply` runs after `write` succeeds and before the
  * next write of the group; it returns how to undo itself if the commit fails.
  */
-export function commitGrouped<T>(storage: Storage, write: (tx: Storage) => Promise<T>, apply: (out: T) => (() => void) | null): Promise<T> {
-  if (!storage.savepoint) {
+export function commitGrouped<T>(s: Services, write: (tx: Storage) => Promise<T>, apply: (out: T) => (() => void) | null): Promise<T> {
+  const storage = s.storage;
+  const root = s.state.root;
+  // Inside a caller's transaction (withStorage) the write joins that one instead.
+  if (!storage.savepoint || storage !== root.storage) {
     return storage.transaction(write).then((out) => {
       apply(out);
       return out;
     });
   }
-  let group = groups.get(storage);
-  if (!group) groups.set(storage, (group = new GroupCommit(storage)));
-  return group.submit(write, apply);
+  root.state.groupCommit ??= new GroupCommit(storage);
+  return root.state.groupCommit.submit(write, apply);
 }

@@ -1,0 +1,108 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { MEMORY_TYPES } from "../../../../src/core/memories";
+import { dbRows } from "../../../helpers/engine";
+import { makeServices, type TestServices } from "../../../helpers/services";
+
+// AnalyticsStore on whichever engine the run uses (MEMSVC_TEST_ENGINE), over
+// rows written with plain SQL both engines speak; every expected figure is
+// worked out by hand from the rows below.
+const DAY = 86_400_000;
+const D0 = 20_000 * DAY; // the window's first day
+const window = { start: D0, days: 3 };
+
+let s: TestServices;
+beforeAll(async () => {
+  s = makeServices();
+  const memory = (id: string, type: string, project: string | null, createdAt: number, shown: number, used: number) =>
+    dbRows(s, "INSERT INTO memories(id, content, memory_type, project, source_agent, created_at, updated_at, refreshed_at, strength, shown_count, used_count) VALUES (?, ?, ?, ?, 'test', ?, ?, ?, 1, ?, ?)", [
+      id,
+      `content of ${id}`,
+      type,
+      project,
+      createdAt,
+      createdAt,
+      createdAt,
+      shown,
+      used,
+    ]);
+  await memory("m1", "knowledge", "p", D0 - 1, 0, 0); // the last ms before the window
+  await memory("m2", "learnings", "p", D0 + 10, 2, 1);
+  await memory("m3", "knowledge", "q", D0 + DAY + 5, 1, 0);
+  await memory("m4", "notes", null, D0 + 2 * DAY + 1, 0, 0); // a type of no current name
+  await memory("m5", "decisions", null, D0 + 3 * DAY, 1, 0); // the first ms after the window
+  const tag = (id: string, t: string, w: number) => dbRows(s, "INSERT INTO memory_tags(memory_id, tag, weight) VALUES (?, ?, ?)", [id, t, w]);
+  await tag("m1", "alpha", 1);
+  await tag("m2", "alpha", 0.5);
+  await tag("m2", "beta", 0.9); // m2's primary domain: the heavier tag
+  await tag("m4", "gamma", 1);
+  await dbRows(s, "INSERT INTO links(from_id, to_id, relationship, weight, created_at) VALUES ('m1', 'm2', 'related', 0.7, 1)");
+  const event = (id: string, kind: string, at: number) => dbRows(s, "INSERT INTO memory_events(memory_id, kind, at) VALUES (?, ?, ?)", [id, kind, at]);
+  await event("m1", "shown", D0 - 5); // before the window: in the totals, not the days
+  await event("m2", "shown", D0 + 100);
+  await event("m2", "shown", D0 + 200);
+  await event("m2", "used", D0 + 300);
+  await event("m3", "shown", D0 + DAY + 10);
+  await event("gone", "shown", D0 + 3 * DAY + 1); // after the window (and of a deleted memory)
+});
+afterAll(async () => {
+  await s.close();
+});
+
+describe("dashboard figures", () => {
+  test("counts, growth, primary domains and recall adoption in one read", async () => {
+    const f = await s.storage.analytics.dashboardFigures(window, MEMORY_TYPES);
+    expect(f.counts).toEqual({ memories: 5, learnings: 1, links: 1, domains: 3 });
+    expect(f.growthBase).toBe(1);
+    expect(f.types).toEqual([...MEMORY_TYPES, "notes"]);
+    // Engines may leave out empty cells: compare those with memories.
+    const cells = f.growthPerDay.filter((c) => c.n > 0).sort((a, b) => a.i - b.i || a.type.localeCompare(b.type));
+    expect(cells).toEqual([
+      { i: 0, type: "learnings", n: 1 },
+      { i: 1, type: "knowledge", n: 1 },
+      { i: 2, type: "notes", n: 1 },
+    ]);
+    expect(f.growthPerDay.every((c) => c.i >= 0 && c.i < window.days && f.types.includes(c.type))).toBe(true);
+    expect([...f.primaryDomains].sort((a, b) => a.domain.localeCompare(b.domain))).toEqual([
+      { domain: "alpha", n: 1 },
+      { domain: "beta", n: 1 },
+      { domain: "gamma", n: 1 },
+    ]);
+    expect(f.recall).toEqual({ shown: 5, used: 1, memories: 5, neverShown: 2, neverUsed: 4 });
+    expect(f.recallPerDay).toEqual([
+      { i: 0, shown: 2, used: 1 },
+      { i: 1, shown: 1, used: 0 },
+      { i: 2, shown: 0, used: 0 },
+    ]);
+  });
+});
+
+describe("domain index rows", () => {
+  test("fingerprint, totals, every memory and tag row, per-project counts, newest samples first", async () => {
+    const fp = await s.storage.analytics.memoriesFingerprint();
+    const seqs = await dbRows<{ seq: number }>(s, "SELECT seq FROM memories");
+    expect(fp).toEqual({ count: 5, maxSeq: Math.max(...seqs.map((r) => r.seq)) });
+    const rows = await s.storage.analytics.domainRows();
+    expect(rows.totals).toEqual({ memories: 5, learnings: 1, projects: 2 });
+    expect([...rows.memories].sort((a, b) => a.id.localeCompare(b.id))).toEqual([
+      { id: "m1", project: "p", memoryType: "knowledge" },
+      { id: "m2", project: "p", memoryType: "learnings" },
+      { id: "m3", project: "q", memoryType: "knowledge" },
+      { id: "m4", project: null, memoryType: "notes" },
+      { id: "m5", project: null, memoryType: "decisions" },
+    ]);
+    expect([...rows.tags].sort((a, b) => a.memoryId.localeCompare(b.memoryId) || a.tag.localeCompare(b.tag))).toEqual([
+      { memoryId: "m1", tag: "alpha", weight: 1 },
+      { memoryId: "m2", tag: "alpha", weight: 0.5 },
+      { memoryId: "m2", tag: "beta", weight: 0.9 },
+      { memoryId: "m4", tag: "gamma", weight: 1 },
+    ]);
+    expect(rows.projects[2]).toEqual({ project: "q", memories: 1, learnings: 0 });
+    expect([...rows.projects.slice(0, 2)].sort((a, b) => String(a.project).localeCompare(String(b.project)))).toEqual([
+      { project: null, memories: 2, learnings: 0 },
+      { project: "p", memories: 2, learnings: 1 },
+    ]);
+    expect(await s.storage.analytics.domainSample("alpha", 5)).toEqual(["content of m2", "content of m1"]);
+    expect(await s.storage.analytics.domainSample("alpha", 1)).toEqual(["content of m2"]);
+    expect(await s.storage.analytics.domainSample("nothing", 5)).toEqual([]);
+  });
+});
