@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { AuditLog, readAudit } from "../../src/core/audit";
-import { AUDIT_REFUSALS_PER_MINUTE } from "../../src/core/audit/tuning";
-import { makeServices, type TestServices } from "../helpers/services";
+import { AuditLog, readAudit } from "../../../../src/core/audit";
+import { AUDIT_REFUSALS_PER_MINUTE } from "../../../../src/core/audit/tuning";
+import { makeServices, type TestServices } from "../../../helpers/services";
 
 const open: TestServices[] = [];
 afterEach(async () => {
