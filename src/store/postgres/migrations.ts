@@ -4,6 +4,7 @@ import m0003 from "./migrations/0003_nightly.sql" with { type: "text" };
 import m0004 from "./migrations/0004_evidence.sql" with { type: "text" };
 import m0005 from "./migrations/0005_statement_triggers.sql" with { type: "text" };
 import m0006 from "./migrations/0006_receipts.sql" with { type: "text" };
+import m0008 from "./migrations/0008_recent_touched.sql" with { type: "text" };
 
 /**
  * Ordered schema migrations, imported as text so they are embedded in the
@@ -18,4 +19,6 @@ export const PG_MIGRATIONS: readonly { version: number; sql: string }[] = [
   { version: 4, sql: m0004 },
   { version: 5, sql: m0005 },
   { version: 6, sql: m0006 },
+  // 7 is 0007_tokens (issue 36, merged from another branch).
+  { version: 8, sql: m0008 },
 ];

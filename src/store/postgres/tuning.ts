@@ -3,11 +3,12 @@
  */
 
 /**
- * PostgreSQL's /recent reads this many of the strongest, the most linked and
- * the newest memories from indexes and ranks only those, when that provably
- * holds the top results (else it scores every row: ~26 ms at 100k).
+ * PostgreSQL's /recent takes its first floor from this many of the most
+ * recently touched memories (search.ts, recentBounded): enough that the
+ * limit's best among them is close to the answer's, so the walk that follows
+ * reaches back no further than it must; each costs an index entry.
  */
-export const RECENT_CANDIDATES = 1000;
+export const RECENT_FIRST_ROWS = 200;
 
 /**
  * PostgreSQL: pgvector HNSW's candidate list per search (hnsw.ef_search, raised to k when larger):
