@@ -35,8 +35,11 @@ interface PgSearchHandle {
 
 const DAY_MS = 86_400_000;
 
-/** pgvector's text form of a vector (numbers only: safe to bind as text and cast). */
+/** pgvector's text form of a vector (numbers only: safe to bind as text and cast, or to inline). */
 const vectorText = (v: Float32Array) => `[${Array.from(v).join(",")}]`;
+
+/** A text literal to inline where no parameter can go: E'' with backslashes and quotes escaped holds whatever standard_conforming_strings says. */
+const sqlString = (v: string) => `E'${v.replaceAll("\\", "\\\\").replaceAll("'", "''")}'`;
 
 /**
  * A tsquery of words OR-ed, each quoted as a lexeme (a quote inside
@@ -208,41 +211,28 @@ export function pgSearch(handle: PgHandle, opts: { efSearch?: number } = {}): Se
 
     async nearest(vector, k, project) {
       if (k <= 0) return [];
-      const params: unknown[] = [vectorText(vector), k];
       let join = "";
       if (project === "") join = `JOIN ${S}.memories m ON m.seq = v.seq AND m.project IS NULL`;
-      else if (project !== undefined && project !== null) {
-        params.push(project);
-        join = `JOIN ${S}.memories m ON m.seq = v.seq AND m.project = $3`;
-      }
-      // Vectors past a pending re-embed's cursor are of the old space: full text finds them until it passes.
-      const text = `SELECT v.seq::float8 AS seq, 1 - (v.embedding <=> $1::vector) AS similarity FROM ${S}.memory_vec v ${join}
-        WHERE v.seq <= coalesce((SELECT value::bigint FROM ${S}.meta WHERE key = 'reembed_cursor'), 9223372036854775807)
-        ORDER BY v.embedding <=> $1::vector LIMIT $2`;
+      else if (project !== undefined && project !== null) join = `JOIN ${S}.memories m ON m.seq = v.seq AND m.project = ${sqlString(project)}`;
+      const q = vectorText(vector);
       // ef_search bounds how many candidates HNSW returns (at least k), and
       // the iterative scan keeps walking the graph when a project filter
       // rejects them (pgvector 0.8+), so a small project still gets k hits.
-      // Set on the connection the query then runs on: inside a transaction
-      // for it alone (is_local); otherwise on a reserved pooled connection for
-      // its session, which spares a BEGIN and a COMMIT round trip per search
-      // (every vector query of this process wants the same values anyway).
-      const ef = String(Math.max(opts.efSearch ?? PG_HNSW_EF_SEARCH, k));
+      // Both are set for this query alone (is_local) in the same message as
+      // the query: one round trip, no setting left on a pooled connection,
+      // and it holds behind a transaction-mode pooler too. A message of
+      // several statements takes no parameters: the values are inlined (the
+      // vector is numbers only, the project a quoted literal, k an integer).
+      // Vectors past a pending re-embed's cursor are of the old space: full text finds them until it passes.
+      const ef = Math.max(Math.trunc(opts.efSearch ?? PG_HNSW_EF_SEARCH), Math.trunc(k));
+      const text = `SELECT set_config('hnsw.ef_search', '${ef}', true), set_config('hnsw.iterative_scan', 'relaxed_order', true);
+        SELECT v.seq::float8 AS seq, 1 - (v.embedding <=> '${q}'::vector) AS similarity FROM ${S}.memory_vec v ${join}
+         WHERE v.seq <= coalesce((SELECT value::bigint FROM ${S}.meta WHERE key = 'reembed_cursor'), 9223372036854775807)
+         ORDER BY v.embedding <=> '${q}'::vector LIMIT ${Math.trunc(k)}`;
       await h.ready();
-      let rows: unknown;
-      if (h.inTransaction) {
-        await h.sql.unsafe("SELECT set_config('hnsw.ef_search', $1, true), set_config('hnsw.iterative_scan', 'relaxed_order', true)", [ef]);
-        rows = await h.sql.unsafe(text, params as any[]);
-      } else {
-        const c = await h.sql.reserve();
-        try {
-          await c.unsafe("SELECT set_config('hnsw.ef_search', $1, false), set_config('hnsw.iterative_scan', 'relaxed_order', false)", [ef]);
-          rows = await c.unsafe(text, params as any[]);
-        } finally {
-          c.release();
-        }
-      }
+      const results = (await h.sql.unsafe(text).simple()) as unknown as unknown[][];
       // relaxed_order may return near ties out of order: exact order by the distances themselves.
-      return (rows as { seq: number; similarity: number }[])
+      return (results[1] as { seq: number; similarity: number }[])
         .map((r) => ({ seq: Number(r.seq), similarity: Number(r.similarity) }))
         .sort((a, b) => b.similarity - a.similarity || a.seq - b.seq);
     },
