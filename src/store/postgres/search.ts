@@ -211,10 +211,13 @@ export function pgSearch(handle: PgHandle, opts: { efSearch?: number } = {}): Se
 
     async nearest(vector, k, project) {
       if (k <= 0) return [];
+      // PostgreSQL text cannot hold U+0000. Bound as a parameter it is refused (22021) as in every
+      // other statement, which the engine reports as an invalid value; inlined it would cut the message.
+      if (project?.includes("\u0000")) await q("SELECT $1::text", [project]);
       let join = "";
       if (project === "") join = `JOIN ${S}.memories m ON m.seq = v.seq AND m.project IS NULL`;
       else if (project !== undefined && project !== null) join = `JOIN ${S}.memories m ON m.seq = v.seq AND m.project = ${sqlString(project)}`;
-      const q = vectorText(vector);
+      const vtext = vectorText(vector);
       // ef_search bounds how many candidates HNSW returns (at least k), and
       // the iterative scan keeps walking the graph when a project filter
       // rejects them (pgvector 0.8+), so a small project still gets k hits.
@@ -226,9 +229,9 @@ export function pgSearch(handle: PgHandle, opts: { efSearch?: number } = {}): Se
       // Vectors past a pending re-embed's cursor are of the old space: full text finds them until it passes.
       const ef = Math.max(Math.trunc(opts.efSearch ?? PG_HNSW_EF_SEARCH), Math.trunc(k));
       const text = `SELECT set_config('hnsw.ef_search', '${ef}', true), set_config('hnsw.iterative_scan', 'relaxed_order', true);
-        SELECT v.seq::float8 AS seq, 1 - (v.embedding <=> '${q}'::vector) AS similarity FROM ${S}.memory_vec v ${join}
+        SELECT v.seq::float8 AS seq, 1 - (v.embedding <=> '${vtext}'::vector) AS similarity FROM ${S}.memory_vec v ${join}
          WHERE v.seq <= coalesce((SELECT value::bigint FROM ${S}.meta WHERE key = 'reembed_cursor'), 9223372036854775807)
-         ORDER BY v.embedding <=> '${q}'::vector LIMIT ${Math.trunc(k)}`;
+         ORDER BY v.embedding <=> '${vtext}'::vector LIMIT ${Math.trunc(k)}`;
       await h.ready();
       const results = (await h.sql.unsafe(text).simple()) as unknown as unknown[][];
       // relaxed_order may return near ties out of order: exact order by the distances themselves.
