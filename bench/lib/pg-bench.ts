@@ -87,7 +87,7 @@ export interface PgVectorRecall {
 }
 
 /** ef_search values the sweep tries besides the engine's own. */
-const EF_SWEEP = [40, 64, 200, 400];
+const EF_SWEEP = [40, 64, 100, 400];
 
 /**
  * pgvector HNSW (through the engine's own search store, so its ef_search and

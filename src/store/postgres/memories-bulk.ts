@@ -76,6 +76,27 @@ async function dropSecondaryIndexes(th: PgHandle, getMeta: (th: PgHandle, key: s
   )) as { name: string; def: string }[];
   await setMeta(th, MIGRATE_INDEXES, JSON.stringify(rows.map((r) => r.def)));
   for (const r of rows) await th.sql.unsafe(`DROP INDEX ${th.schema}."${r.name.replaceAll('"', '""')}"`);
+  // Link counts are counted once at the end (countLinks), not by the insert
+  // trigger per batch: each batch's update wrote a new version of every
+  // memory its links touch, which left the copied table twice its size.
+  await th.sql.unsafe(`ALTER TABLE ${th.schema}.links DISABLE TRIGGER links_count_insert`);
+}
+
+/**
+ * Sets every memory's link count from the links (the trigger was off for the
+ * copy) and turns the trigger back on, in one transaction; idempotent, so a
+ * run interrupted after it simply does it again.
+ */
+async function countLinks(h: PgHandle): Promise<void> {
+  const s = h.schema;
+  await h.sql.begin(async (tx) => {
+    await tx.unsafe(
+      `UPDATE ${s}.memories m SET link_count = c.n FROM (
+         SELECT id, count(*)::int AS n FROM (SELECT from_id AS id FROM ${s}.links UNION ALL SELECT to_id FROM ${s}.links WHERE to_id <> from_id) e GROUP BY id) c
+        WHERE m.id = c.id AND m.link_count <> c.n`,
+    );
+    await tx.unsafe(`ALTER TABLE ${s}.links ENABLE TRIGGER links_count_insert`);
+  });
 }
 
 /**
@@ -88,8 +109,12 @@ async function rebuildIndexes(h: PgHandle, getMeta: (th: PgHandle, key: string) 
   if (h.inTransaction) return;
   const kept = await getMeta(h, MIGRATE_INDEXES);
   if (kept === null) return;
+  await countLinks(h);
   const c = await h.sql.reserve();
   try {
+    // The copy's dead versions (seq and id index entries included) go before the
+    // indexes are built over the table: a compact heap is what every later scan reads.
+    await c.unsafe(`VACUUM FULL ${h.schema}.memories`);
     await c.unsafe("SET maintenance_work_mem = '512MB'");
     for (const def of JSON.parse(kept) as string[]) await c.unsafe(def.replace(/^CREATE INDEX /, "CREATE INDEX IF NOT EXISTS "));
     await c.unsafe(`DELETE FROM ${h.schema}.meta WHERE key = $1`, [MIGRATE_INDEXES]);

@@ -5,6 +5,7 @@ import m0004 from "./migrations/0004_evidence.sql" with { type: "text" };
 import m0005 from "./migrations/0005_statement_triggers.sql" with { type: "text" };
 import m0006 from "./migrations/0006_receipts.sql" with { type: "text" };
 import m0007 from "./migrations/0007_tokens.sql" with { type: "text" };
+import m0008 from "./migrations/0008_recent_touched.sql" with { type: "text" };
 
 /**
  * Ordered schema migrations, imported as text so they are embedded in the
@@ -20,4 +21,5 @@ export const PG_MIGRATIONS: readonly { version: number; sql: string }[] = [
   { version: 5, sql: m0005 },
   { version: 6, sql: m0006 },
   { version: 7, sql: m0007 },
+  { version: 8, sql: m0008 },
 ];

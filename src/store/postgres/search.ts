@@ -1,7 +1,7 @@
 import type { SQL } from "bun";
 import type { Logger } from "../../core/log";
 import { conjunctionCandidates, planCap, planTerms, TermCountCache } from "../../core/search/full-text";
-import { importanceBound } from "../../core/search/recent";
+import { touchedBound } from "../../core/search/recent";
 import type { IndexState, RankedRow, SearchStore, VectorIndexControl, VectorMirror } from "../../core/search/store";
 import {
   BM25_MAX_SCORED_ROWS,
@@ -11,7 +11,7 @@ import {
   RECENT_STRENGTH_WEIGHT,
 } from "../../core/search/tuning";
 import { DECAY_FLOOR, DECAY_HALF_LIFE_DAYS } from "../../core/memories/tuning";
-import { PG_HNSW_EF_SEARCH, PG_VECTOR_COUNT_REFRESH_MS, RECENT_CANDIDATES } from "./tuning";
+import { PG_HNSW_EF_SEARCH, PG_VECTOR_COUNT_REFRESH_MS, RECENT_FIRST_ROWS } from "./tuning";
 import type { PgHandle } from "./open";
 
 /**
@@ -35,8 +35,11 @@ interface PgSearchHandle {
 
 const DAY_MS = 86_400_000;
 
-/** pgvector's text form of a vector (numbers only: safe to bind as text and cast). */
+/** pgvector's text form of a vector (numbers only: safe to bind as text and cast, or to inline). */
 const vectorText = (v: Float32Array) => `[${Array.from(v).join(",")}]`;
+
+/** A text literal to inline where no parameter can go: E'' with backslashes and quotes escaped holds whatever standard_conforming_strings says. */
+const sqlString = (v: string) => `E'${v.replaceAll("\\", "\\\\").replaceAll("'", "''")}'`;
 
 /**
  * A tsquery of words OR-ed, each quoted as a lexeme (a quote inside
@@ -51,6 +54,33 @@ const tsAnd = (terms: readonly string[]) => terms.map(tsWord).join(" & ");
 const IMPORTANCE = `(${RECENT_STRENGTH_WEIGHT} * (m.strength * (${DECAY_FLOOR} + ${1 - DECAY_FLOOR} * power(0.5, greatest(0, $1::float8 - m.refreshed_at) / ${DAY_MS * DECAY_HALF_LIFE_DAYS}.0)))
   + ${RECENT_CONNECTION_WEIGHT} * ln(1 + m.link_count)
   + ${RECENT_RECENCY_WEIGHT} * exp(-(greatest(0, $1::float8 - m.created_at)) / ${RECENT_RECENCY_DAYS * DAY_MS}.0))`;
+
+/** Spelled as in migration 0008's indexes, or the planner will not use them. */
+const TOUCHED = "greatest(m.created_at, m.refreshed_at)";
+/** Slack for PostgreSQL's and JavaScript's pow/exp/ln disagreeing in the last bits: the walk widens, never narrows, by it. */
+const RECENT_SLACK = 1e-9;
+/** Before every time a row can hold (ms since the epoch; ±8.64e15 is JavaScript's Date range). */
+const EARLIEST = -8.64e15;
+
+/**
+ * The latest time at or before `now` such that no row touched then or
+ * earlier, with strength at most `strength` and at most `links` links, can
+ * reach `floor` (touchedBound only grows with time); null when even the
+ * earliest can.
+ */
+function since(strength: number, links: number, floor: number, now: number): number | null {
+  const bound = (t: number) => touchedBound(strength, links, t, now);
+  let lo = EARLIEST;
+  let hi = now;
+  if (bound(lo) >= floor) return null;
+  if (bound(hi) < floor) return hi;
+  while (hi - lo > 1) {
+    const mid = Math.floor((lo + hi) / 2);
+    if (bound(mid) >= floor) hi = mid;
+    else lo = mid;
+  }
+  return lo;
+}
 
 /** Full rows as plain data (bigint columns as numbers), camelCase. */
 const ROW_COLUMNS = `m.seq::float8 AS seq, m.id, m.content, m.memory_type AS "memoryType", m.project, m.source_agent AS "sourceAgent",
@@ -181,41 +211,31 @@ export function pgSearch(handle: PgHandle, opts: { efSearch?: number } = {}): Se
 
     async nearest(vector, k, project) {
       if (k <= 0) return [];
-      const params: unknown[] = [vectorText(vector), k];
+      // PostgreSQL text cannot hold U+0000. Bound as a parameter it is refused (22021) as in every
+      // other statement, which the engine reports as an invalid value; inlined it would cut the message.
+      if (project?.includes("\u0000")) await q("SELECT $1::text", [project]);
       let join = "";
       if (project === "") join = `JOIN ${S}.memories m ON m.seq = v.seq AND m.project IS NULL`;
-      else if (project !== undefined && project !== null) {
-        params.push(project);
-        join = `JOIN ${S}.memories m ON m.seq = v.seq AND m.project = $3`;
-      }
-      // Vectors past a pending re-embed's cursor are of the old space: full text finds them until it passes.
-      const text = `SELECT v.seq::float8 AS seq, 1 - (v.embedding <=> $1::vector) AS similarity FROM ${S}.memory_vec v ${join}
-        WHERE v.seq <= coalesce((SELECT value::bigint FROM ${S}.meta WHERE key = 'reembed_cursor'), 9223372036854775807)
-        ORDER BY v.embedding <=> $1::vector LIMIT $2`;
+      else if (project !== undefined && project !== null) join = `JOIN ${S}.memories m ON m.seq = v.seq AND m.project = ${sqlString(project)}`;
+      const vtext = vectorText(vector);
       // ef_search bounds how many candidates HNSW returns (at least k), and
       // the iterative scan keeps walking the graph when a project filter
       // rejects them (pgvector 0.8+), so a small project still gets k hits.
-      // Set on the connection the query then runs on: inside a transaction
-      // for it alone (is_local); otherwise on a reserved pooled connection for
-      // its session, which spares a BEGIN and a COMMIT round trip per search
-      // (every vector query of this process wants the same values anyway).
-      const ef = String(Math.max(opts.efSearch ?? PG_HNSW_EF_SEARCH, k));
+      // Both are set for this query alone (is_local) in the same message as
+      // the query: one round trip, no setting left on a pooled connection,
+      // and it holds behind a transaction-mode pooler too. A message of
+      // several statements takes no parameters: the values are inlined (the
+      // vector is numbers only, the project a quoted literal, k an integer).
+      // Vectors past a pending re-embed's cursor are of the old space: full text finds them until it passes.
+      const ef = Math.max(Math.trunc(opts.efSearch ?? PG_HNSW_EF_SEARCH), Math.trunc(k));
+      const text = `SELECT set_config('hnsw.ef_search', '${ef}', true), set_config('hnsw.iterative_scan', 'relaxed_order', true);
+        SELECT v.seq::float8 AS seq, 1 - (v.embedding <=> '${vtext}'::vector) AS similarity FROM ${S}.memory_vec v ${join}
+         WHERE v.seq <= coalesce((SELECT value::bigint FROM ${S}.meta WHERE key = 'reembed_cursor'), 9223372036854775807)
+         ORDER BY v.embedding <=> '${vtext}'::vector LIMIT ${Math.trunc(k)}`;
       await h.ready();
-      let rows: unknown;
-      if (h.inTransaction) {
-        await h.sql.unsafe("SELECT set_config('hnsw.ef_search', $1, true), set_config('hnsw.iterative_scan', 'relaxed_order', true)", [ef]);
-        rows = await h.sql.unsafe(text, params as any[]);
-      } else {
-        const c = await h.sql.reserve();
-        try {
-          await c.unsafe("SELECT set_config('hnsw.ef_search', $1, false), set_config('hnsw.iterative_scan', 'relaxed_order', false)", [ef]);
-          rows = await c.unsafe(text, params as any[]);
-        } finally {
-          c.release();
-        }
-      }
+      const results = (await h.sql.unsafe(text).simple()) as unknown as unknown[][];
       // relaxed_order may return near ties out of order: exact order by the distances themselves.
-      return (rows as { seq: number; similarity: number }[])
+      return (results[1] as { seq: number; similarity: number }[])
         .map((r) => ({ seq: Number(r.seq), similarity: Number(r.similarity) }))
         .sort((a, b) => b.similarity - a.similarity || a.seq - b.seq);
     },
@@ -286,16 +306,9 @@ export function pgSearch(handle: PgHandle, opts: { efSearch?: number } = {}): Se
     },
 
     async recent(p) {
-      // Every row scored: the top seqs first, their full rows after. Sorting the
-      // whole rows (content included) through the top-N sort cost a third more
-      // database CPU (PGlite, /recent without a project at 100k: 408 -> 304 ms), same rows.
-      const rows = (await recentFromCandidates(p)) ?? (await q(
-        `SELECT ${ROW_COLUMNS}, t.importance FROM (
-           SELECT m.seq, ${IMPORTANCE} AS importance FROM ${S}.memories m
-            WHERE ($2::text IS NULL OR m.project = $2) ORDER BY importance DESC, m.seq DESC LIMIT $3) t
-          JOIN ${S}.memories m ON m.seq = t.seq ORDER BY t.importance DESC, m.seq DESC`,
-        [p.now, p.project, p.limit],
-      ));
+      // The top seqs first, their full rows after: sorting whole rows (content
+      // included) through the top-N sort cost a third more database CPU.
+      const rows = await recentBounded(p);
       return (rows as RankedRow[]).map((r) => ({ ...r, importance: Number(r.importance) }));
     },
 
@@ -333,34 +346,38 @@ export function pgSearch(handle: PgHandle, opts: { efSearch?: number } = {}): Se
   };
 
   /**
-   * /recent without scoring every row, as the SQLite engine does it: the top
-   * RECENT_CANDIDATES by strength, link count and creation time (index walks),
-   * scored; exact when the k-th beats what any row outside them could reach
-   * (importanceBound), else null and the caller scores every row.
+   * /recent, exact, without scoring every row: a first floor from the newest
+   * RECENT_FIRST_ROWS by touched (the later of created_at and refreshed_at),
+   * the largest strength and link count (index ends), then every row touched
+   * after the time before which none can reach that floor (touchedBound: both
+   * time terms only fall with age) scored from memories_(project_)touched,
+   * an index-only walk that carries every column importance reads (migration
+   * 0008); only the winners' rows come from the heap. The bound holds for
+   * any strengths and link counts; with a hub or a very strong memory it
+   * reaches further back (at worst every row, still index-only).
    */
-  async function recentFromCandidates(p: { now: number; project: string | null; limit: number }): Promise<unknown[] | null> {
-    const where = p.project === null ? "" : "WHERE project = $2";
-    const lists = await Promise.all(
-      (["strength", "link_count", "created_at"] as const).map(
-        async (column) =>
-          (await q(`SELECT seq::float8 AS seq, ${column}::float8 AS v FROM ${S}.memories ${where} ORDER BY ${column} DESC LIMIT $1`, p.project === null ? [RECENT_CANDIDATES] : [RECENT_CANDIDATES, p.project])) as {
-            seq: number;
-            v: number;
-          }[],
-      ),
+  async function recentBounded(p: { now: number; project: string | null; limit: number }): Promise<unknown[]> {
+    if (p.limit <= 0) return [];
+    const where = p.project === null ? "" : "WHERE m.project = $2";
+    const params = p.project === null ? [p.now] : [p.now, p.project];
+    const [first] = (await q(
+      `SELECT (SELECT max(m.strength) FROM ${S}.memories m ${where})::float8 AS s,
+              (SELECT max(m.link_count) FROM ${S}.memories m ${where})::float8 AS l,
+              (SELECT importance FROM (SELECT ${IMPORTANCE} AS importance FROM ${S}.memories m ${where}
+                  ORDER BY ${TOUCHED} DESC LIMIT ${Math.max(RECENT_FIRST_ROWS, p.limit)}) x ORDER BY importance DESC LIMIT 1 OFFSET ${p.limit - 1}) AS f`,
+      params,
+    )) as { s: number | null; l: number | null; f: number | null }[];
+    // Fewer rows than the limit among the first: the store (or project) is that small, read it whole.
+    const after = first.f === null ? null : since(Math.max(0, Number(first.s ?? 0)), Math.max(0, Number(first.l ?? 0)), Number(first.f) - RECENT_SLACK, p.now);
+    const range = after === null ? "" : `${p.project === null ? "WHERE" : "AND"} ${TOUCHED} > ${after}`;
+    return q(
+      `SELECT ${ROW_COLUMNS}, t.importance FROM (
+         SELECT m.seq, ${IMPORTANCE} AS importance FROM ${S}.memories m ${where} ${range}
+          ORDER BY importance DESC, m.seq DESC LIMIT ${p.project === null ? "$2" : "$3"}) t
+        JOIN ${S}.memories m ON m.seq = t.seq ORDER BY t.importance DESC, m.seq DESC`,
+      [...params, p.limit],
     );
-    if (lists.some((l) => l.length < RECENT_CANDIDATES)) return null;
-    const [strength, links, created] = lists.map((l) => Number(l[l.length - 1].v));
-    const bound = importanceBound(strength, links, created, p.now);
-    const seqs = [...new Set(lists.flat().map((r) => Number(r.seq)))];
-    const top = (await q(
-      `SELECT ${ROW_COLUMNS}, ${IMPORTANCE} AS importance FROM ${S}.memories m WHERE m.seq = ANY($2::bigint[]) ORDER BY importance DESC, m.seq DESC LIMIT $3`,
-      [p.now, seqs, p.limit],
-    )) as { importance: number }[];
-    // Strictly above: an unseen row tying the last one could win the seq tie-break.
-    return top.length === p.limit && Number(top[top.length - 1].importance) > bound ? top : null;
   }
-
   /**
    * Records the active embedder; stored vectors of another one are marked
    * for re-embedding. One statement per decision, so two servers starting
