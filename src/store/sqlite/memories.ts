@@ -4,6 +4,11 @@ import { memories, memoryEvents } from "./schema";
 import type { MemoriesBulkStore } from "../../core/memories/store-bulk";
 import type { SqliteHandle } from "./storage";
 import { fromSql } from "../../core/search/recent";
+import { withTriggersSuspended } from "./bulk-load";
+import { BULK_LOAD_FROM } from "./tuning";
+
+/** The per-row triggers insertMemories runs once per batch instead (their work is in its bulk path). */
+const BULK_MEMORY_TRIGGERS = ["memories_fts_insert", "memory_tags_primary_insert", "row_counts_memories_insert"];
 
 interface RawAnchor {
   memory_id: string;
@@ -64,7 +69,8 @@ export function sqliteMemories(h: SqliteHandle): Omit<MemoriesStore, keyof Memor
             `INSERT INTO memories(id, content, memory_type, project, source_agent, source_agent_id, source_domain, source_session, privacy, created_at, updated_at, refreshed_at, strength)
              VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq`,
           );
-          return rows.map((m) => {
+          const write = () =>
+            rows.map((m) => {
             const { seq } = insert.get(
               m.id,
               m.content,
@@ -83,6 +89,25 @@ export function sqliteMemories(h: SqliteHandle): Omit<MemoriesStore, keyof Memor
             insertVec.run(BigInt(seq), m.vector);
             putTags(m.id, m.tags, true);
             return seq;
+          });
+          if (rows.length < BULK_LOAD_FROM) return write();
+          // An import's batch: the full text, primary domains and the memory count once for the batch.
+          return withTriggersSuspended(db, BULK_MEMORY_TRIGGERS, () => {
+            const seqs = write();
+            // AUTOINCREMENT under the write lock: every seq from the first to the last is this call's.
+            const first = seqs[0];
+            const last = seqs[seqs.length - 1];
+            db.query("INSERT INTO memories_fts(rowid, content) SELECT seq, content FROM memories WHERE seq BETWEEN ? AND ?").run(first, last);
+            // memory_tags_primary_insert's choice (highest weight, ties by name), for every new memory at once.
+            db.query(
+              `INSERT OR REPLACE INTO memory_primary_domain(memory_id, domain)
+                 SELECT memory_id, tag FROM (
+                   SELECT t.memory_id, t.tag, row_number() OVER (PARTITION BY t.memory_id ORDER BY t.weight DESC, t.tag) AS r
+                     FROM memories m JOIN memory_tags t ON t.memory_id = m.id WHERE m.seq BETWEEN ? AND ?
+                 ) WHERE r = 1`,
+            ).run(first, last);
+            db.query("UPDATE row_counts SET n = n + ? WHERE name = 'memories'").run(seqs.length);
+            return seqs;
           });
         })(),
       );
