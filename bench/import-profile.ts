@@ -6,7 +6,9 @@
  * calls the import makes (the transaction's own store object included).
  * Prints JSON: process CPU ms per phase and per item, wall time, peak RSS.
  *
- *   bun bench/import-profile.ts [--notes 20000] [--keep]
+ *   bun bench/import-profile.ts [--notes 20000] [--keep] [--cache-mb 64]
+ *
+ * --cache-mb sets the store connection's page cache (an experiment; the import leaves it as opened).
  *
  * CPU time, not wall clock (the machine is shared); state the load average beside figures.
  */
@@ -22,7 +24,7 @@ import { FallbackEmbedder } from "../src/embed";
 import { benchServices } from "./lib/services";
 import { generateVault } from "./lib/vault";
 
-const { values: args } = parseArgs({ options: { notes: { type: "string" }, keep: { type: "boolean" } } });
+const { values: args } = parseArgs({ options: { notes: { type: "string" }, keep: { type: "boolean" }, "cache-mb": { type: "string" } } });
 const NOTES = Number(args.notes ?? 20_000);
 const cpuNow = () => {
   const u = process.cpuUsage();
@@ -71,6 +73,7 @@ try {
   const timedEmbedder = Object.create(embedder, { embed: { value: (texts: string[], kind: "document" | "query") => timed("embed", () => embedder.embed(texts, kind)) } });
   const s = benchServices(config, { embedder: timedEmbedder, log: silentLogger });
   await s.indexState.ready;
+  if (args["cache-mb"]) s.sqlite!.sqlite.run(`PRAGMA cache_size = -${Number(args["cache-mb"]) * 1024}`);
   const storage = s.storage;
   const outer = timedStorage(storage, "out");
   const tx = (fn: (t: Storage) => Promise<unknown>) => {
@@ -97,7 +100,19 @@ try {
       }
     };
   }
-  const out = await timed("importItems", () => importItems(view, read.items));
+  // Memory as the import goes (every ~10% of it): where the peak RSS comes from.
+  const memory: Record<string, number>[] = [];
+  const sample = (done: number) => {
+    const m = process.memoryUsage();
+    memory.push({ done, rss_mb: Math.round(m.rss / 1e6), heap_mb: Math.round(m.heapUsed / 1e6), external_mb: Math.round(m.external / 1e6) });
+  };
+  sample(0);
+  let next = 0;
+  const progress = (done: number, total: number) => {
+    if (done >= next) sample(done), (next = done + Math.ceil(total / 10));
+  };
+  const out = await timed("importItems", () => importItems(view, read.items, { progress }));
+  sample(-1);
   const cpu = cpuNow() - cpu0;
   const wall = (performance.now() - wall0) / 1000;
   const items = read.items.length;
@@ -123,6 +138,7 @@ try {
         peak_rss_mb: Math.round(process.resourceUsage().maxRSS / 1024),
         load_avg_1m_before: Math.round(load * 100) / 100,
         phases,
+        memory,
       },
       null,
       2,

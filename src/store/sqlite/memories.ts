@@ -5,7 +5,7 @@ import type { MemoriesBulkStore } from "../../core/memories/store-bulk";
 import type { SqliteHandle } from "./storage";
 import { fromSql } from "../../core/search/recent";
 import { withTriggersSuspended } from "./bulk-load";
-import { BULK_LOAD_FROM } from "./tuning";
+import { BULK_LOAD_CACHE_KIB, BULK_LOAD_FROM } from "./tuning";
 
 /** The per-row triggers insertMemories runs once per batch instead (their work is in its bulk path). */
 const BULK_MEMORY_TRIGGERS = ["memories_fts_insert", "memory_tags_primary_insert", "row_counts_memories_insert"];
@@ -50,6 +50,8 @@ const json = (list: readonly unknown[]) => JSON.stringify(list);
 export function sqliteMemories(h: SqliteHandle): Omit<MemoriesStore, keyof MemoriesBulkStore> {
   const db = h.sqlite;
   const orm = h.orm;
+  /** Whether this connection's page cache was raised for bulk loads (BULK_LOAD_CACHE_KIB). */
+  let bulkCache = false;
 
   /** `fresh`: a memory inserted just now, which has no tags to replace (the delete cost ~0.07 ms an ingest at 100k, profiled). */
   const putTags = (memoryId: string, tags: readonly { tag: string; weight: number }[], fresh = false) => {
@@ -91,6 +93,7 @@ export function sqliteMemories(h: SqliteHandle): Omit<MemoriesStore, keyof Memor
             return seq;
           });
           if (rows.length < BULK_LOAD_FROM) return write();
+          if (!bulkCache) db.run(`PRAGMA cache_size = -${BULK_LOAD_CACHE_KIB}`), (bulkCache = true);
           // An import's batch: the full text, primary domains and the memory count once for the batch.
           return withTriggersSuspended(db, BULK_MEMORY_TRIGGERS, () => {
             const seqs = write();
