@@ -32,6 +32,10 @@ interface Variant {
   /** Write FTS rows with one INSERT ... SELECT per batch (the insert trigger dropped and put back in the same transaction). */
   ftsPerBatch?: boolean;
   cacheKib?: number;
+  /** Memories and tags as one INSERT ... SELECT FROM json_each a batch (seqs follow in order), vectors still row by row. */
+  multiRow?: boolean;
+  /** Row-by-row statements, but each table's rows of the batch together (memories, then vectors, then tags). */
+  grouped?: boolean;
   /** Drop memories' secondary indexes (not kept: only shows their share). */
   noIndexes?: boolean;
 }
@@ -46,6 +50,8 @@ const VARIANTS: Record<string, Variant> = {
   no_memory_indexes: { noIndexes: true },
   cache_64mb: { cacheKib: 65536 },
   cache_64mb_batch_4096: { cacheKib: 65536, batch: 4096 },
+  multi_row: { multiRow: true },
+  grouped: { grouped: true },
 };
 
 const gen = new NoteGenerator(40);
@@ -89,6 +95,48 @@ function run(name: string, v: Variant): Record<string, unknown> {
       if (v.ftsPerBatch) db.run("DROP TRIGGER memories_fts_insert");
       let first = -1;
       let last = -1;
+      if (v.grouped) {
+        const end = Math.min(ROWS, start + batch);
+        const now = Date.now();
+        const seqs: number[] = [];
+        for (let i = start; i < end; i++) {
+          const n = contents[i];
+          const id = crypto.randomUUID();
+          ids.push(id);
+          seqs.push(insert.get(id, n.content, n.memoryType, n.project, "markdown", null, null, `note ${i}.md`, "WORK", now, now, now, 1)!.seq);
+        }
+        if (v.vec !== false) for (let i = start; i < end; i++) insertVec.run(BigInt(seqs[i - start]), vectors[i]);
+        for (let i = start; i < end; i++) {
+          insertTag.run(ids[i], contents[i].project, 1);
+          insertTag.run(ids[i], contents[i].memoryType, 0.5);
+        }
+        for (let i = start; i < end; i++) if (v.links !== false && i > 0) insertLink.run(ids[i], ids[Math.floor(rand() * i)], "related", 0.8, now);
+        db.run("COMMIT");
+        continue;
+      }
+      if (v.multiRow) {
+        const end = Math.min(ROWS, start + batch);
+        const rows = [];
+        const tags = [];
+        const now = Date.now();
+        for (let i = start; i < end; i++) {
+          const n = contents[i];
+          const id = crypto.randomUUID();
+          rows.push([id, n.content, n.memoryType, n.project, `note ${i}.md`, now]);
+          tags.push([id, n.project, 1], [id, n.memoryType, 0.5]);
+          ids.push(id);
+        }
+        const before = db.query<{ s: number | null }, []>("SELECT max(seq) AS s FROM memories").get()!.s ?? 0;
+        db.query(
+          `INSERT INTO memories(id, content, memory_type, project, source_agent, source_session, privacy, created_at, updated_at, refreshed_at, strength)
+           SELECT value->>0, value->>1, value->>2, value->>3, 'markdown', value->>4, 'WORK', value->>5, value->>5, value->>5, 1 FROM json_each(?) ORDER BY key`,
+        ).run(JSON.stringify(rows));
+        for (let i = start; i < end; i++) if (v.vec !== false) insertVec.run(BigInt(before + 1 + i - start), vectors[i]);
+        db.query("INSERT INTO memory_tags(memory_id, tag, weight) SELECT value->>0, value->>1, value->>2 FROM json_each(?)").run(JSON.stringify(tags));
+        for (let i = start; i < end; i++) if (v.links !== false && i > 0) insertLink.run(ids[i], ids[Math.floor(rand() * i)], "related", 0.8, now);
+        db.run("COMMIT");
+        continue;
+      }
       for (let i = start; i < Math.min(ROWS, start + batch); i++) {
         const n = contents[i];
         const id = crypto.randomUUID();

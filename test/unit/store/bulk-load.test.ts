@@ -18,7 +18,8 @@ const N = 150;
 function rows(): NewMemoryRow[] {
   return Array.from({ length: N }, (_, i) => ({
     id: `00000000-0000-4000-8000-${String(i).padStart(12, "0")}`,
-    content: `bulk memory ${i}: the ${["billing", "search", "deploy"][i % 3]} service retries ${i % 7} times`,
+    // Quotes, a new line, non-ASCII and an emoji travel as they are.
+    content: `bulk memory ${i}: the ${["billing", "search", "deploy"][i % 3]} service retries ${i % 7} times${i % 9 === 0 ? ` "ünïcode" 🚀\n'quoted' \\ end` : ""}`,
     memoryType: "knowledge",
     project: i % 2 ? "alpha" : null,
     sourceAgent: "bulk-test",
@@ -29,7 +30,7 @@ function rows(): NewMemoryRow[] {
     createdAt: 1_700_000_000_000 + i,
     updatedAt: 1_700_000_000_000 + i,
     refreshedAt: 1_700_000_000_000 + i,
-    strength: 1,
+    strength: i % 4 ? 1 : 1.25,
     vector: hashEmbed(`bulk memory ${i}`),
     // Ties on weight pick the tag first by name; some memories have none.
     tags: i % 5 === 0 ? [] : [{ tag: ["zeta", "alpha", "mid"][i % 3], weight: 0.5 }, { tag: ["beta", "aaa", "omega"][i % 3], weight: i % 2 ? 0.5 : 0.9 }],
@@ -67,7 +68,7 @@ async function load(bulk: boolean): Promise<TestServices> {
 }
 
 const snapshot = async (s: TestServices) => ({
-  memories: await dbRows(s, "SELECT seq, id, content, link_count FROM memories ORDER BY seq"),
+  memories: await dbRows(s, "SELECT * FROM memories ORDER BY seq"),
   tags: await dbRows(s, "SELECT memory_id, tag, weight FROM memory_tags ORDER BY memory_id, tag"),
   domains: await dbRows(s, "SELECT memory_id, domain FROM memory_primary_domain ORDER BY memory_id"),
   links: await dbRows(s, "SELECT from_id, to_id, relationship, weight, created_at FROM links ORDER BY from_id, to_id, relationship"),
