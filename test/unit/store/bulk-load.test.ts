@@ -2,6 +2,8 @@ import { afterEach, expect, test } from "bun:test";
 import type { NewMemoryRow } from "../../../src/core/memories/store";
 import type { NewLink } from "../../../src/core/graph";
 import { hashEmbed } from "../../../src/embed/fallback";
+import { importItems, type ImportItem } from "../../../src/core/import";
+import { search } from "../../../src/core/search";
 import { dbRows, onPostgres, sqliteStoreOf } from "../../helpers/engine";
 import { checkHome } from "../../helpers/integrity";
 import { makeServices, type TestServices } from "../../helpers/services";
@@ -104,5 +106,33 @@ test.skipIf(onPostgres)("SQLite: the bulk path leaves the schema as it was, and 
   // Row by row afterwards, the triggers do their work again.
   await s.storage.memories.insertMemories(all.slice(100, 101));
   expect((await s.storage.stats()).memories).toBe(101);
+  expect((await checkHome(s.config.home)).problems).toEqual([]);
+});
+
+test("an import large enough for the bulk path: a search finds an item with its provenance, and the store is whole", async () => {
+  const s = makeServices();
+  open.push(s);
+  // Texts of made-up words (no two near-duplicates): 300 items, batches of 256 and 44.
+  const syllables = ["ka", "lo", "mi", "ter", "van", "sul", "dro", "pex", "qui", "bam", "zor", "fen"];
+  let seed = 11;
+  const rnd = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed / 2 ** 31);
+  const word = () => Array.from({ length: 3 }, () => syllables[Math.floor(rnd() * syllables.length)]).join("");
+  const items: ImportItem[] = Array.from({ length: 300 }, (_, i) => ({
+    content: i === 170 ? "The invoice exporter retries the ledger upload at midnight" : Array.from({ length: 10 }, word).join(" "),
+    memoryType: "knowledge",
+    project: `p${i % 3}`,
+    createdAt: Date.UTC(2025, 0, 1) + i,
+    sourceAgent: "markdown",
+    provenance: `vault/p${i % 3}/note-${i}.md:3`,
+    tags: ["imported"],
+    keys: [`note-${i}`],
+    links: i > 0 ? [{ to: `note-${i - 1}`, relationship: "relates_to" }] : [],
+  }));
+  const out = await importItems(s, items);
+  expect([out.added, out.merged, out.skipped, out.links]).toEqual([300, 0, 0, 299]);
+  const hit = (await search(s, { query: "invoice exporter ledger upload" })).results[0];
+  expect(hit.content).toBe("The invoice exporter retries the ledger upload at midnight");
+  const row = (await dbRows(s, "SELECT source_agent, source_session, link_count FROM memories WHERE id = ?", [hit.id]))[0];
+  expect(row).toEqual({ source_agent: "markdown", source_session: "vault/p2/note-170.md:3", link_count: 2 });
   expect((await checkHome(s.config.home)).problems).toEqual([]);
 });
