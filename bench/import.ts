@@ -12,47 +12,17 @@
  *
  * Wall-clock figures on a shared 2-core machine: state the load average beside them.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { makeTinyModel } from "../test/helpers/tiny-model";
-import { NoteGenerator } from "./lib/corpus";
+import { generateVault } from "./lib/vault";
 
 const { values: args } = parseArgs({ options: { notes: { type: "string" }, embedder: { type: "string" }, keep: { type: "boolean" } } });
 const NOTES = Number(args.notes ?? 100_000);
 const which = args.embedder ?? "fallback";
 const ROOT = join(import.meta.dir, "..");
-
-/** Writes the vault; returns the folder and how many notes of each shape. */
-function generateVault(dir: string, notes: number): { short: number; structured: number; seconds: number } {
-  const started = performance.now();
-  const gen = new NoteGenerator(40);
-  const titles: string[] = [];
-  const made = new Set<string>();
-  let short = 0;
-  let structured = 0;
-  for (let i = 0; i < notes; i++) {
-    const n = gen.note();
-    const folder = join(dir, n.project);
-    if (!made.has(folder)) mkdirSync(folder, { recursive: true }), made.add(folder);
-    const title = `${n.content.split(/\s+/).slice(0, 5).join(" ").replace(/[^\p{L}\p{N} -]/gu, "")} ${i}`;
-    const link = titles.length ? ` See [[${titles[Math.floor(gen.random() * titles.length)]}]].` : "";
-    const created = new Date(gen.createdAt(Date.UTC(2026, 0, 1), 730)).toISOString().slice(0, 10);
-    let body: string;
-    if (i % 10 === 9) {
-      structured++;
-      const more = [gen.note().content, gen.note().content];
-      body = `# ${title}\n\n## Context\n\n${n.content}${link}\n\n## Decisions\n\n- [decision] ${more[0]}\n- ${more[1]}\n\n## Relations\n\n- relates_to [[${titles[Math.floor(gen.random() * Math.max(1, titles.length))] ?? title}]]\n`;
-    } else {
-      short++;
-      body = `${n.content}${link}\n`;
-    }
-    writeFileSync(join(folder, `${title}.md`), `---\ntitle: ${JSON.stringify(title)}\ntype: ${n.memoryType}\ntags: [${n.project}]\ncreated: ${created}\n---\n${body}`);
-    titles.push(title);
-  }
-  return { short, structured, seconds: (performance.now() - started) / 1000 };
-}
 
 async function runImport(vault: string, embedder: "fallback" | "tiny-onnx"): Promise<Record<string, unknown>> {
   const home = mkdtempSync(join(tmpdir(), "memsvc-bench-import-"));

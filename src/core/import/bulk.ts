@@ -199,33 +199,31 @@ async function writeBatch(s: Services, batch: ImportItem[], mergeAt: number, lin
   const plans: Plan[] = [];
   const claimed = new Map<string, number>();
   const rewrites: Extract<Plan, { kind: "merge" }>[] = [];
-  for (let i = 0; i < batch.length; i++) {
+  // Earlier items of the batch that are not themselves twins, by project, in batch order: the
+  // first one similar enough is the twin (a scan of every earlier plan was ~0.1 ms an item).
+  const sameProject = new Map<string | null, number[]>();
+  const planOf = (i: number, peers: number[]): Plan => {
     const v = vectors[i];
-    const twin = plans.findIndex((p, j) => p.kind !== "same-as" && batch[j].project === batch[i].project && cosine(vectors[j], v) >= mergeAt);
-    if (twin >= 0) {
-      plans.push({ kind: "same-as", other: twin });
-      continue;
-    }
+    const twin = peers.find((j) => cosine(vectors[j], v) >= mergeAt);
+    if (twin !== undefined) return { kind: "same-as", other: twin };
     const hit = hits[i].find((h) => h.similarity >= mergeAt && rowOf.get(h.seq)?.project === batch[i].project);
     const row = hit && rowOf.get(hit.seq);
-    if (!hit || !row) {
-      plans.push({ kind: "insert" });
-      continue;
-    }
+    if (!hit || !row) return { kind: "insert" };
     const earlier = claimed.get(row.id);
-    if (earlier !== undefined) {
-      plans.push({ kind: "same-as", other: earlier });
-      continue;
-    }
+    if (earlier !== undefined) return { kind: "same-as", other: earlier };
     const content = mergedContent(row.content, batch[i].content);
-    if (content === "separate") {
-      plans.push({ kind: "insert", extends: { id: row.id, similarity: hit.similarity } });
-      continue;
-    }
+    if (content === "separate") return { kind: "insert", extends: { id: row.id, similarity: hit.similarity } };
     const plan: Extract<Plan, { kind: "merge" }> = { kind: "merge", targetId: row.id, content, vector: null };
     claimed.set(row.id, i);
-    plans.push(plan);
     if (content !== null) rewrites.push(plan);
+    return plan;
+  };
+  for (let i = 0; i < batch.length; i++) {
+    let peers = sameProject.get(batch[i].project);
+    if (!peers) sameProject.set(batch[i].project, (peers = []));
+    const plan = planOf(i, peers);
+    plans.push(plan);
+    if (plan.kind !== "same-as") peers.push(i);
   }
   if (rewrites.length) {
     const out = await s.embedder.embed(rewrites.map((r) => r.content!), "document");
@@ -282,16 +280,38 @@ async function writeBatch(s: Services, batch: ImportItem[], mergeAt: number, lin
     });
     const seqs = rows.length ? await tx.memories.insertMemories(rows) : [];
     const batchIds = rows.map((r) => r.id);
+    const near = (i: number) => hits[i].filter((h) => h.similarity >= linkAt).slice(0, LINK_MAX_NEAREST);
+    const extendsLink = (k: number, i: number): NewLink[] => {
+      const ext = (plans[i] as Extract<Plan, { kind: "insert" }>).extends;
+      return ext ? [{ fromId: rows[k].id, toId: ext.id, relationship: "extends", weight: Math.max(0, Math.min(1, ext.similarity)) }] : [];
+    };
     for (const [k, i] of inserts.entries()) {
       ids[i] = rows[k].id;
       reindex.push({ seq: seqs[k], vector: vectors[i], project: batch[i].project });
-      // The similarity links ingest makes, from the hits already found (the index has no batch member yet).
-      const near = tx.graph.nearestFromIndex ? hits[i].filter((h) => h.similarity >= linkAt).slice(0, LINK_MAX_NEAREST) : null;
-      if (!near || near.length) {
-        await tx.graph.linkToNearest({ memoryId: rows[k].id, vector: vectors[i], project: batch[i].project, limit: LINK_MAX_NEAREST, minSimilarity: linkAt, exclude: batchIds, near, now });
+    }
+    if (tx.graph.nearestFromIndex) {
+      // The similarity links ingest makes (linkToNearest's rule), from the hits already found (the
+      // index has no batch member yet), and the extends links: the whole batch's in one addLinks, which
+      // an engine writes in bulk. Ids read in the transaction: a neighbour deleted since is left out.
+      const neighbours = [...new Set(inserts.flatMap((i) => near(i).map((h) => h.seq)))];
+      const idOfSeq = new Map((neighbours.length ? await tx.memories.memoriesBySeq(neighbours) : []).map((r) => [r.seq, r.id]));
+      const skip = new Set(batchIds);
+      const links: NewLink[] = [];
+      for (const [k, i] of inserts.entries()) {
+        for (const h of near(i)) {
+          const other = idOfSeq.get(h.seq);
+          if (other && !skip.has(other)) links.push({ fromId: rows[k].id, toId: other, relationship: "related", weight: Math.max(0, Math.min(1, h.similarity)) });
+        }
+        links.push(...extendsLink(k, i));
       }
-      const ext = (plans[i] as Extract<Plan, { kind: "insert" }>).extends;
-      if (ext) await tx.graph.addLinks([{ fromId: rows[k].id, toId: ext.id, relationship: "extends", weight: Math.max(0, Math.min(1, ext.similarity)) }], now);
+      if (links.length) await tx.graph.addLinks(links, now);
+    } else {
+      // Engines whose nearest neighbours are a query of their own (PostgreSQL) link row by row.
+      for (const [k, i] of inserts.entries()) {
+        await tx.graph.linkToNearest({ memoryId: rows[k].id, vector: vectors[i], project: batch[i].project, limit: LINK_MAX_NEAREST, minSimilarity: linkAt, exclude: batchIds, near: null, now });
+        const ext = extendsLink(k, i);
+        if (ext.length) await tx.graph.addLinks(ext, now);
+      }
     }
     return { inserted: rows.length, merged, reindex };
   });

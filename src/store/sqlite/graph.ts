@@ -3,7 +3,11 @@ import { effectiveStrengthSql } from "./strength";
 // Straight from the file: read while modules load (the memories barrel may not be complete yet).
 import { DEFAULT_DOMAIN } from "../../core/memories/tags";
 import type { SqliteHandle } from "./storage";
-import { RECENT_LINK_LIST_FROM } from "./tuning";
+import { BULK_LOAD_FROM, RECENT_LINK_LIST_FROM } from "./tuning";
+import { withTriggersSuspended } from "./bulk-load";
+
+/** The per-row triggers addLinks runs once per batch instead (its bulk path does their work). */
+const BULK_LINK_TRIGGERS = ["links_count_insert", "row_counts_links_insert"];
 import { LINK_COUNT_SQL, MEMORY_COUNT_SQL } from "./row-counts";
 
 /** Slices of at least 1/SCAN_SHARE of the store read every tag and link instead of probing by id (bench/graph.ts, 10k nodes). */
@@ -37,8 +41,34 @@ export function sqliteGraph(h: SqliteHandle): GraphStore {
 
     addLinks(links, now) {
       return h.write(() => {
-        const stmt = insertLink();
-        for (const l of links) stmt.run(l.fromId, l.toId, l.relationship, l.weight, now);
+        if (links.length < BULK_LOAD_FROM) {
+          const stmt = insertLink();
+          for (const l of links) stmt.run(l.fromId, l.toId, l.relationship, l.weight, now);
+          return;
+        }
+        // An import's links: each memory's link count and the link count move once for the batch,
+        // by what links_count_insert and row_counts_links_insert would have added row by row.
+        db.transaction(() =>
+          withTriggersSuspended(db, BULK_LINK_TRIGGERS, () => {
+            const insert = db.query<unknown, [string, string, string, number, number]>("INSERT OR IGNORE INTO links(from_id, to_id, relationship, weight, created_at) VALUES (?, ?, ?, ?, ?)");
+            const reweigh = db.query<unknown, [number, string, string, string]>("UPDATE links SET weight = max(weight, ?) WHERE from_id = ? AND to_id = ? AND relationship = ?");
+            const added = new Map<string, number>();
+            let inserted = 0;
+            for (const l of links) {
+              if (insert.run(l.fromId, l.toId, l.relationship, l.weight, now).changes === 0) {
+                reweigh.run(l.weight, l.fromId, l.toId, l.relationship);
+                continue;
+              }
+              inserted++;
+              added.set(l.fromId, (added.get(l.fromId) ?? 0) + 1);
+              // The trigger's `id IN (from, to)`: a link to itself counts once.
+              if (l.toId !== l.fromId) added.set(l.toId, (added.get(l.toId) ?? 0) + 1);
+            }
+            const count = db.query<unknown, [number, string]>("UPDATE memories SET link_count = link_count + ? WHERE id = ?");
+            for (const [id, n] of added) count.run(n, id);
+            db.query<unknown, [number]>("UPDATE row_counts SET n = n + ? WHERE name = 'links'").run(inserted);
+          }),
+        )();
       });
     },
 

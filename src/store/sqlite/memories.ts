@@ -4,6 +4,11 @@ import { memories, memoryEvents } from "./schema";
 import type { MemoriesBulkStore } from "../../core/memories/store-bulk";
 import type { SqliteHandle } from "./storage";
 import { fromSql } from "../../core/search/recent";
+import { withTriggersSuspended } from "./bulk-load";
+import { BULK_LOAD_CACHE_KIB, BULK_LOAD_FROM } from "./tuning";
+
+/** The per-row triggers insertMemories runs once per batch instead (their work is in its bulk path). */
+const BULK_MEMORY_TRIGGERS = ["memories_fts_insert", "memory_tags_primary_insert", "row_counts_memories_insert"];
 
 interface RawAnchor {
   memory_id: string;
@@ -45,6 +50,8 @@ const json = (list: readonly unknown[]) => JSON.stringify(list);
 export function sqliteMemories(h: SqliteHandle): Omit<MemoriesStore, keyof MemoriesBulkStore> {
   const db = h.sqlite;
   const orm = h.orm;
+  /** Whether this connection's page cache was raised for bulk loads (BULK_LOAD_CACHE_KIB). */
+  let bulkCache = false;
 
   /** `fresh`: a memory inserted just now, which has no tags to replace (the delete cost ~0.07 ms an ingest at 100k, profiled). */
   const putTags = (memoryId: string, tags: readonly { tag: string; weight: number }[], fresh = false) => {
@@ -64,7 +71,8 @@ export function sqliteMemories(h: SqliteHandle): Omit<MemoriesStore, keyof Memor
             `INSERT INTO memories(id, content, memory_type, project, source_agent, source_agent_id, source_domain, source_session, privacy, created_at, updated_at, refreshed_at, strength, created_by)
              VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq`,
           );
-          return rows.map((m) => {
+          const write = () =>
+            rows.map((m) => {
             const { seq } = insert.get(
               m.id,
               m.content,
@@ -84,6 +92,50 @@ export function sqliteMemories(h: SqliteHandle): Omit<MemoriesStore, keyof Memor
             insertVec.run(BigInt(seq), m.vector);
             putTags(m.id, m.tags, true);
             return seq;
+          });
+          /**
+           * The batch table by table (its memories in one statement, then the vectors, then the tags
+           * in one statement): 0.43 -> 0.29 ms CPU a memory against row by row, interleaved
+           * (bench/import-sql.ts: fewer calls, and each b-tree's pages touched once in a run).
+           * JSON carries the rows; a lone surrogate would not come through it as a bound string
+           * does, so such a batch goes row by row.
+           */
+          const writeBulk = () => {
+            const seqOf = new Map(
+              db
+                .query<{ id: string; seq: number }, [string]>(
+                  `INSERT INTO memories(id, content, memory_type, project, source_agent, source_agent_id, source_domain, source_session, privacy, created_at, updated_at, refreshed_at, strength)
+                   SELECT value->>0, value->>1, value->>2, value->>3, value->>4, value->>5, value->>6, value->>7, value->>8, value->>9, value->>10, value->>11, value->>12
+                     FROM json_each(?) ORDER BY key RETURNING id, seq`,
+                )
+                .all(JSON.stringify(rows.map((m) => [m.id, m.content, m.memoryType, m.project, m.sourceAgent, m.sourceAgentId, m.sourceDomain, m.sourceSession, m.privacy, m.createdAt, m.updatedAt, m.refreshedAt, m.strength])))
+                .map((r) => [r.id, r.seq]),
+            );
+            const seqs = rows.map((m) => seqOf.get(m.id)!);
+            rows.forEach((m, i) => insertVec.run(BigInt(seqs[i]), m.vector));
+            const tags = rows.flatMap((m) => m.tags.map((t) => [m.id, t.tag, t.weight]));
+            if (tags.length) db.query<unknown, [string]>("INSERT INTO memory_tags(memory_id, tag, weight) SELECT value->>0, value->>1, value->>2 FROM json_each(?) ORDER BY key").run(JSON.stringify(tags));
+            return seqs;
+          };
+          if (rows.length < BULK_LOAD_FROM) return write();
+          if (!bulkCache) db.run(`PRAGMA cache_size = -${BULK_LOAD_CACHE_KIB}`), (bulkCache = true);
+          // An import's batch: the full text, primary domains and the memory count once for the batch.
+          return withTriggersSuspended(db, BULK_MEMORY_TRIGGERS, () => {
+            const seqs = rows.every((m) => m.content.isWellFormed()) ? writeBulk() : write();
+            // AUTOINCREMENT under the write lock: every seq from the first to the last is this call's.
+            const first = seqs[0];
+            const last = seqs[seqs.length - 1];
+            db.query("INSERT INTO memories_fts(rowid, content) SELECT seq, content FROM memories WHERE seq BETWEEN ? AND ?").run(first, last);
+            // memory_tags_primary_insert's choice (highest weight, ties by name), for every new memory at once.
+            db.query(
+              `INSERT OR REPLACE INTO memory_primary_domain(memory_id, domain)
+                 SELECT memory_id, tag FROM (
+                   SELECT t.memory_id, t.tag, row_number() OVER (PARTITION BY t.memory_id ORDER BY t.weight DESC, t.tag) AS r
+                     FROM memories m JOIN memory_tags t ON t.memory_id = m.id WHERE m.seq BETWEEN ? AND ?
+                 ) WHERE r = 1`,
+            ).run(first, last);
+            db.query("UPDATE row_counts SET n = n + ? WHERE name = 'memories'").run(seqs.length);
+            return seqs;
           });
         })(),
       );

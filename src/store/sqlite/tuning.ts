@@ -68,3 +68,21 @@ export const WAL_WORKER_RESTART_PAGES = 6000;
 
 /** Longest the worker waits for a main-thread write to end before its gated round (it tries again at its next look). */
 export const WAL_WORKER_GATE_WAIT_MS = 20;
+
+/**
+ * Memories (insertMemories) or links (addLinks) written in one call from which the triggers that
+ * keep FTS5, the primary domain, link counts and row counts run once per call, not once per row
+ * (bulk-load.ts). Below it the schema change (DROP and CREATE TRIGGER, statements prepared again)
+ * costs more than it saves; an ingest writes 1-32 memories a call.
+ * See docs/decisions/import-bulk-load.md.
+ */
+export const BULK_LOAD_FROM = 64;
+
+/**
+ * Page cache of a connection once it has taken the bulk path (an import's process): at 18k items
+ * 64 MB took 0.05 ms CPU an item off the batch's transaction against SQLITE_CACHE_KIB (the
+ * random-id indexes outgrow 8 MB; a commit's cache scan costs less than the misses here, with
+ * 256 items a commit). Raised once, never lowered: a server never takes the bulk path.
+ * See docs/decisions/import-bulk-load.md.
+ */
+export const BULK_LOAD_CACHE_KIB = 65536;
