@@ -28,6 +28,28 @@ export class VectorRows {
    */
   protected norms = new Float32Array(1024);
   protected maxNorm = 0;
+  /**
+   * The float vectors as stored (vec0's values), DIMENSIONS a slot: the
+   * search ranks by them (exact float similarity, issue 38). 1536 bytes a
+   * row (~154 MB at 100k): a vec0 lookup costs ~0.5 ms a row, too slow for
+   * the tens to hundreds of rows a search rescores. A row restored from the
+   * index file has none until the loader fills it from vec0 (hasFloat 0);
+   * meanwhile the search reads it through vectorSource.
+   */
+  protected floats = new Float32Array(1024 * DIMENSIONS);
+  protected hasFloat = new Uint8Array(1024);
+  /**
+   * An upper bound on each row's rounding error as stored: the length of
+   * (float vector - scale x int8 row), Infinity while the float is unknown
+   * (the search then bounds it by scale / 2 a value). With the largest scale
+   * and residual of all rows (never lowered by a removal), the search's
+   * bound on |float similarity - int8 similarity| (vector-index.ts).
+   */
+  protected residuals = new Float32Array(1024).fill(Infinity);
+  protected maxResidual = 0;
+  protected maxScale = 0;
+  /** Where a row without its float vector reads it (the engine: a vec0 lookup); none: its int8 values stand in. */
+  vectorSource: ((seq: number) => Float32Array | null) | null = null;
   protected memory: WebAssembly.Memory;
   protected kernelFn: Kernel | null | undefined;
   protected q8!: Int8Array;
@@ -165,6 +187,64 @@ export class VectorRows {
       this.sums[slot] = sum;
     }
     this.measureRow(slot);
+    this.keepFloat(slot, vector);
+  }
+
+  /** Keeps `vector` as the float vector of `slot` (whose int8 row it was quantised into) and its residual's length. */
+  protected keepFloat(slot: number, vector: Float32Array): void {
+    const o = slot * DIMENSIONS;
+    this.floats.set(vector, o);
+    this.hasFloat[slot] = 1;
+    const q8 = this.q8;
+    const scale = this.scales[slot];
+    let sq = 0;
+    for (let i = 0; i < DIMENSIONS; i++) {
+      const d = vector[i] - q8[o + i] * scale;
+      sq += d * d;
+    }
+    // float64 sums of float32 values: the margin covers their rounding many times over.
+    const res = Math.fround(Math.sqrt(sq) * (1 + 1e-6) + 1e-12);
+    this.residuals[slot] = res;
+    if (res > this.maxResidual) this.maxResidual = res;
+  }
+
+  /**
+   * Gives the row of `seq` its float vector from outside (the loader's fill
+   * from vec0 after a load from the index file), if it has none yet and
+   * `vector` is the one its int8 row was made from (every value within half
+   * a step of it): a vector written since, not yet replayed into the index,
+   * is left for the change log's upsert. True when kept.
+   */
+  adoptFloat(seq: number, vector: Float32Array): boolean {
+    const slot = this.slotOf.get(seq);
+    if (slot === undefined || this.hasFloat[slot]) return false;
+    if (!this.roundsTo(slot, vector)) return false;
+    this.keepFloat(slot, vector);
+    return true;
+  }
+
+  /** True when `vector` rounds to the int8 row of `slot` (each value within half a step, with a margin for float32 scales). */
+  protected roundsTo(slot: number, vector: Float32Array): boolean {
+    const o = slot * DIMENSIONS;
+    const scale = this.scales[slot];
+    const q8 = this.q8;
+    const tolerance = scale * 0.5001 + 1e-30;
+    for (let i = 0; i < DIMENSIONS; i++) if (Math.abs(vector[i] - q8[o + i] * scale) > tolerance) return false;
+    return true;
+  }
+
+  /** The float vector kept for `seq` (a copy), or null: not held, or not yet filled after a load from the index file. */
+  vectorOf(seq: number): Float32Array | null {
+    const slot = this.slotOf.get(seq);
+    if (slot === undefined || !this.hasFloat[slot]) return null;
+    return this.floats.slice(slot * DIMENSIONS, (slot + 1) * DIMENSIONS);
+  }
+
+  /** Rows without their float vector (after a load from the index file, until filled from vec0). */
+  get floatsMissing(): number {
+    let n = 0;
+    for (let s = 0; s < this.used; s++) if (this.seqs[s] !== 0 && !this.hasFloat[s]) n++;
+    return n;
   }
 
   /** Sets norms[slot] from the row's int8 values, rounded up (a bound must not shrink in float32). */
@@ -176,6 +256,7 @@ export class VectorRows {
     const norm = Math.fround(Math.sqrt(sq) * this.scales[slot] * (1 + 1e-6));
     this.norms[slot] = norm;
     if (norm > this.maxNorm) this.maxNorm = norm;
+    if (this.scales[slot] > this.maxScale) this.maxScale = this.scales[slot];
   }
 
   protected clusterAfterWrite = false;
@@ -320,6 +401,10 @@ export class VectorRows {
     this.used = 0;
     this.dead = 0;
     this.maxNorm = 0;
+    this.maxScale = 0;
+    this.maxResidual = 0;
+    this.hasFloat.fill(0);
+    this.residuals.fill(Infinity);
     this.membersStale = true;
     this.clusteredUpTo = 0;
     this.restoring = 0;
@@ -421,6 +506,15 @@ export class VectorRows {
     this.sums = grown(this.sums);
     this.norms = grown(this.norms);
     this.codeSteps = grown(this.codeSteps);
+    const residuals = new Float32Array(cap).fill(Infinity);
+    residuals.set(this.residuals);
+    this.residuals = residuals;
+    const hasFloat = new Uint8Array(cap);
+    hasFloat.set(this.hasFloat);
+    this.hasFloat = hasFloat;
+    const floats = new Float32Array(cap * DIMENSIONS);
+    floats.set(this.floats.subarray(0, this.used * DIMENSIONS));
+    this.floats = floats;
     this.views();
   }
 
@@ -463,6 +557,12 @@ export class VectorRows {
     move(this.sums);
     move(this.norms);
     move(this.codeSteps);
+    move(this.residuals);
+    const hasFloat = this.hasFloat.slice(0, n);
+    for (let i = 0; i < n; i++) this.hasFloat[i] = hasFloat[from[i]];
+    // The float rows follow their int8 rows: a copy (one allocation of n rows, ~40 ms more at 100k than in place).
+    const floats = this.floats.slice(0, n * DIMENSIONS);
+    for (let i = 0; i < n; i++) this.floats.set(floats.subarray(from[i] * DIMENSIONS, (from[i] + 1) * DIMENSIONS), i * DIMENSIONS);
     const q8 = this.q8;
     const codes = this.codes;
     const done = new Uint8Array(n);
@@ -507,6 +607,9 @@ export class VectorRows {
         this.sums[to] = this.sums[from];
         this.norms[to] = this.norms[from];
         this.codeSteps[to] = this.codeSteps[from];
+        this.residuals[to] = this.residuals[from];
+        this.hasFloat[to] = this.hasFloat[from];
+        this.floats.copyWithin(to * DIMENSIONS, from * DIMENSIONS, (from + 1) * DIMENSIONS);
         this.q8.copyWithin(to * DIMENSIONS, from * DIMENSIONS, (from + 1) * DIMENSIONS);
         this.codes.copyWithin(to * CODE_BYTES, from * CODE_BYTES, (from + 1) * CODE_BYTES);
       }
@@ -514,6 +617,8 @@ export class VectorRows {
       to++;
     }
     this.seqs.fill(0, to, this.used);
+    this.hasFloat.fill(0, to, this.used);
+    this.residuals.fill(Infinity, to, this.used);
     this.used = to;
     this.dead = 0;
     this.membersStale = true;
