@@ -58,6 +58,8 @@ export interface Figure {
   queries_missing: number;
   p50_ms: number;
   p95_ms: number;
+  /** Process CPU (user + system) per search, mean. */
+  cpu_ms_per_search: number;
   /** Rows scored in int8 and rows rescored with their float vector, per search (indexes that count them). */
   scanned_per_search?: number;
   rescored_per_search?: number;
@@ -92,15 +94,20 @@ export function distributionFigures(n: number, perDistribution: number, dense: b
     out[dist] = {};
     for (const filtered of [false, true]) {
       const times = built.map(() => [] as number[]);
+      // CPU time of this thread per search (getrusage is exact here): steadier than wall time on a shared machine.
+      const cpu = built.map(() => 0);
       for (const b of built) if (b.index.stats) b.index.stats = { searches: 0, scanned: 0, rescored: 0, rescans: 0 };
       // Two passes, the order of the indexes alternating per query: paired, on a shared machine.
       for (let rep = 0; rep < 2; rep++) {
         queries.forEach(({ qv, project }, qi) => {
           const order = (qi + rep) % 2 === 0 ? built.map((_, i) => i) : built.map((_, i) => built.length - 1 - i);
           for (const i of order) {
+            const c = process.cpuUsage();
             const t = performance.now();
             built[i].index.search(qv, 10, filtered ? project : null);
             times[i].push(performance.now() - t);
+            const used = process.cpuUsage(c);
+            cpu[i] += (used.user + used.system) / 1000;
           }
         });
       }
@@ -119,7 +126,7 @@ export function distributionFigures(n: number, perDistribution: number, dense: b
       const figures: Record<string, Figure> = {};
       built.forEach((b, i) => {
         const s = summarize(times[i]);
-        figures[b.name] = { recall_at_10: round(hits[i] / queries.length, 3), queries_missing: missing[i], p50_ms: s.p50, p95_ms: s.p95 };
+        figures[b.name] = { recall_at_10: round(hits[i] / queries.length, 3), queries_missing: missing[i], p50_ms: s.p50, p95_ms: s.p95, cpu_ms_per_search: round(cpu[i] / times[i].length, 3) };
         const w = work[i];
         if (w && w.searches > 0) {
           figures[b.name].scanned_per_search = Math.round(w.scanned / w.searches);
