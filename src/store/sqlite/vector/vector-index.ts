@@ -17,7 +17,7 @@ export interface VectorHit {
  * In-memory mirror of the vec0 table, for the hot path. A vec0 KNN over 100k
  * float vectors costs ~50-75 ms here; this keeps an int8 copy (384 bytes) of
  * each vector in WebAssembly memory and scores rows with an int8 SIMD kernel
- * (exact int8 dot products), and the float vectors (rows.ts `floats`) to
+ * (exact int8 dot products), and the float vectors (rows.ts `floatBlocks`) to
  * rescore the few rows the int8 scores cannot settle. vec0 stays the durable
  * truth.
  *
@@ -148,26 +148,20 @@ export class VectorIndex extends VectorSnapshots {
   /** A row's similarity: its float vector (as stored) dotted with the float query. */
   private rescore(s: number, query: Float32Array): VectorHit {
     let v: Float32Array | null = null;
-    let o = 0;
-    if (this.hasFloat[s]) {
-      v = this.floats;
-      o = s * DIMENSIONS;
-    } else {
+    if (this.hasFloat[s]) v = this.floatRow(s);
+    else {
       // Restored from the index file and not yet filled from vec0: read it now (and keep it).
       const fetched = this.vectorSource?.(this.seqs[s]) ?? null;
-      if (fetched && this.adoptFloat(this.seqs[s], fetched)) {
-        v = this.floats;
-        o = s * DIMENSIONS;
-      }
+      if (fetched && this.adoptFloat(this.seqs[s], fetched)) v = this.floatRow(s);
     }
     let dot = 0;
     if (v) {
-      for (let i = 0; i < DIMENSIONS; i++) dot += v[o + i] * query[i];
+      for (let i = 0; i < DIMENSIONS; i++) dot += v[i] * query[i];
       return { seq: this.seqs[s], similarity: dot };
     }
     // No float anywhere (an index restored without a vector source): its int8 values stand in.
     const q8 = this.q8;
-    o = s * DIMENSIONS;
+    const o = s * DIMENSIONS;
     for (let i = 0; i < DIMENSIONS; i++) dot += q8[o + i] * query[i];
     return { seq: this.seqs[s], similarity: dot * this.scales[s] };
   }
