@@ -40,9 +40,9 @@ export class VectorRows {
    * index file has none until the loader fills it from vec0 (hasFloat 0);
    * meanwhile the search reads it through vectorSource. Kept in blocks of
    * FLOAT_BLOCK_ROWS rows, made when a row of theirs is first written: the
-   * index grows without copying them, and only blocks holding rows are
-   * resident (one array of the doubled capacity, zero-filled, measured 545
-   * MB of RSS for the index at 200k against ~450 in blocks).
+   * index grows without copying them (one array of the doubled capacity
+   * meant a 300-400 MB copy at 200k), and no block is made for capacity
+   * no row uses yet.
    */
   protected floatBlocks: Float32Array[] = [];
   protected hasFloat = new Uint8Array(1024);
