@@ -22,6 +22,8 @@ const DIMS = 384;
 interface SearchIndex {
   upsert(seq: number, v: Float32Array, group: string | null): void;
   search(q: Float32Array, k: number, group?: string | null): { seq: number }[];
+  /** Work counters (the exact index of issue 38 on): rows rescored with their float vector. */
+  stats?: { searches: number; scanned: number; rescored: number; rescans: number };
 }
 export type IndexCtor = new () => SearchIndex;
 
@@ -56,6 +58,13 @@ export interface Figure {
   queries_missing: number;
   p50_ms: number;
   p95_ms: number;
+  /** Process CPU (user + system) per search, mean. */
+  cpu_ms_per_search: number;
+  /** Rows scored in int8 and rows rescored with their float vector, per search (indexes that count them). */
+  scanned_per_search?: number;
+  rescored_per_search?: number;
+  /** Searches whose first candidates could not prove the top 10 (the bound sent them back to the rows). */
+  rescan_share?: number;
 }
 
 /** Per distribution, unfiltered and within a project: each index's figures. */
@@ -85,17 +94,24 @@ export function distributionFigures(n: number, perDistribution: number, dense: b
     out[dist] = {};
     for (const filtered of [false, true]) {
       const times = built.map(() => [] as number[]);
+      // CPU time of this thread per search (getrusage is exact here): steadier than wall time on a shared machine.
+      const cpu = built.map(() => 0);
+      for (const b of built) if (b.index.stats) b.index.stats = { searches: 0, scanned: 0, rescored: 0, rescans: 0 };
       // Two passes, the order of the indexes alternating per query: paired, on a shared machine.
       for (let rep = 0; rep < 2; rep++) {
         queries.forEach(({ qv, project }, qi) => {
           const order = (qi + rep) % 2 === 0 ? built.map((_, i) => i) : built.map((_, i) => built.length - 1 - i);
           for (const i of order) {
+            const c = process.cpuUsage();
             const t = performance.now();
             built[i].index.search(qv, 10, filtered ? project : null);
             times[i].push(performance.now() - t);
+            const used = process.cpuUsage(c);
+            cpu[i] += (used.user + used.system) / 1000;
           }
         });
       }
+      const work = built.map((b) => (b.index.stats ? { ...b.index.stats } : null));
       const hits = built.map(() => 0);
       const missing = built.map(() => 0);
       for (const { qv, project } of queries) {
@@ -110,10 +126,38 @@ export function distributionFigures(n: number, perDistribution: number, dense: b
       const figures: Record<string, Figure> = {};
       built.forEach((b, i) => {
         const s = summarize(times[i]);
-        figures[b.name] = { recall_at_10: round(hits[i] / queries.length, 3), queries_missing: missing[i], p50_ms: s.p50, p95_ms: s.p95 };
+        figures[b.name] = { recall_at_10: round(hits[i] / queries.length, 3), queries_missing: missing[i], p50_ms: s.p50, p95_ms: s.p95, cpu_ms_per_search: round(cpu[i] / times[i].length, 3) };
+        const w = work[i];
+        if (w && w.searches > 0) {
+          figures[b.name].scanned_per_search = Math.round(w.scanned / w.searches);
+          figures[b.name].rescored_per_search = round(w.rescored / w.searches, 1);
+          figures[b.name].rescan_share = round(w.rescans / w.searches, 3);
+        }
       });
       out[dist][filtered ? "project" : "unfiltered"] = figures;
     }
   }
   return out;
+}
+
+/**
+ * The resident memory one index of `n` of the bench's vectors adds to a process (MB): run in a
+ * fresh process per index (bench/vectors.ts --rss), after a full collection, so the figure is the
+ * index's arrays and WebAssembly memory, not the other index's or the vectors'.
+ */
+export function indexRss(n: number, dense: boolean, Ctor: IndexCtor): { rss_before_mb: number; rss_after_mb: number; index_mb: number } {
+  const gen = new NoteGenerator(42);
+  const rotate = dense ? rotation(99) : (v: Float32Array) => v;
+  Bun.gc(true);
+  const before = process.memoryUsage().rss;
+  const index = new Ctor();
+  for (let i = 0; i < n; i++) {
+    const note = gen.note();
+    index.upsert(i + 1, rotate(hashEmbed(note.content)), note.project);
+  }
+  index.search(rotate(hashEmbed("warm the kernels")), 10, null);
+  Bun.gc(true);
+  const after = process.memoryUsage().rss;
+  const mb = (b: number) => round(b / 2 ** 20, 1);
+  return { rss_before_mb: mb(before), rss_after_mb: mb(after), index_mb: mb(after - before) };
 }

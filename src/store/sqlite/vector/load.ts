@@ -81,6 +81,12 @@ export function startIndex(s: IndexContext, backgroundAbove = INDEX_BACKGROUND_A
     state.status = "ready";
     resolve();
   };
+  // A row restored from the index file has no float vector until fillFloats reaches it: the search reads one it needs here.
+  const readVector = s.store.sqlite.query<{ embedding: Uint8Array }, [number]>("SELECT embedding FROM memory_vec WHERE rowid = ?");
+  s.index.vectorSource = (seq) => {
+    const row = readVector.get(seq);
+    return row ? asVector(row.embedding).slice() : null;
+  };
   const stored = claimVectorSpace(s, backgroundAbove + 1);
   if (stored === null) {
     // A different vector space: the re-embed job fills the index as it goes.
@@ -147,8 +153,10 @@ export function startIndex(s: IndexContext, backgroundAbove = INDEX_BACKGROUND_A
         pruneChanges(s, state.cursor);
         s.log("info", `vector index ready from its file: ${s.index.size} vectors in ${Math.round(performance.now() - started)} ms`);
         finish();
-        // Changes replayed past the file were added while loading: they get their codes now.
+        // Changes replayed past the file were added while loading: they get their codes now. The
+        // file's rows get their float vectors from vec0 (the file keeps int8 rows only).
         fillCodes(s, state, () => {});
+        fillFloats(s, state);
       })
       .catch(stopped);
   // The first step waits a turn of the event loop: the server listens and answers before any of this runs.
@@ -180,6 +188,42 @@ function fillCodes(s: IndexContext, state: IndexState, done: () => void): void {
     }
   };
   step();
+}
+
+/**
+ * Gives the rows of a load from the index file their float vectors (the
+ * search's exact similarity; the file keeps the int8 rows only), from vec0's
+ * chunks, one chunk (1024 vectors, a few ms) per turn of the event loop.
+ * Until a row has its float, a search that needs it reads it from vec0 by
+ * itself (vectorSource, ~0.5 ms a row). A chunk's vector that is not the one
+ * the index's row was made from (written since, its change not replayed yet)
+ * is left to the change log's upsert (VectorRows.adoptFloat).
+ */
+function fillFloats(s: IndexContext, state: IndexState): void {
+  const chunked = vec0Chunks(s.store.sqlite, "memory_vec");
+  if (!chunked) return;
+  const chunks = chunked.chunks();
+  const started = performance.now();
+  let kept = 0;
+  const step = () => {
+    try {
+      if (state.stop) return;
+      const next = chunks.next();
+      if (next.done) {
+        s.log("info", `vector index: ${kept} float vectors filled from vec0 in ${Math.round(performance.now() - started)} ms`);
+        return;
+      }
+      const { seqs, slots, vectors } = next.value;
+      for (let i = 0; i < seqs.length; i++) {
+        const from = slots[i] * DIMENSIONS;
+        if (s.index.adoptFloat(seqs[i], vectors.subarray(from, from + DIMENSIONS))) kept++;
+      }
+      setImmediate(step);
+    } catch (e) {
+      s.log("warn", `vector index float fill stopped: ${(e as Error).message}`);
+    }
+  };
+  setImmediate(step);
 }
 
 /**

@@ -9,6 +9,10 @@ import { shuffle } from "../../../core/shuffle";
 import { CODE_QUERY_AT, CODES_AT, ENCODE_AT, ENCODE_BATCH, ENCODE_CODES_AT, ENCODE_LIST_AT, ENCODE_STEPS_AT, PAGE, QUERY_AT, ROWS_AT, STAGE_AT, STAGE_SUM_AT } from "./layout";
 import { quantize } from "./select";
 
+/** Rows a block of float vectors holds (rows.ts floatBlocks): 1.5 MB. */
+const FLOAT_BLOCK_SHIFT = 10;
+export const FLOAT_BLOCK_ROWS = 1 << FLOAT_BLOCK_SHIFT;
+
 /**
  * The index's rows: int8 vectors and prefilter codes in WebAssembly memory,
  * their seqs, groups and slots, kept ordered by group (cluster) and compacted.
@@ -28,6 +32,32 @@ export class VectorRows {
    */
   protected norms = new Float32Array(1024);
   protected maxNorm = 0;
+  /**
+   * The float vectors as stored (vec0's values), DIMENSIONS a slot: the
+   * search ranks by them (exact float similarity, issue 38). 1536 bytes a
+   * row (~154 MB at 100k): a vec0 lookup costs ~0.5 ms a row, too slow for
+   * the tens to hundreds of rows a search rescores. A row restored from the
+   * index file has none until the loader fills it from vec0 (hasFloat 0);
+   * meanwhile the search reads it through vectorSource. Kept in blocks of
+   * FLOAT_BLOCK_ROWS rows, made when a row of theirs is first written: the
+   * index grows without copying them (one array of the doubled capacity
+   * meant a 300-400 MB copy at 200k), and no block is made for capacity
+   * no row uses yet.
+   */
+  protected floatBlocks: Float32Array[] = [];
+  protected hasFloat = new Uint8Array(1024);
+  /**
+   * An upper bound on each row's rounding error as stored: the length of
+   * (float vector - scale x int8 row), Infinity while the float is unknown
+   * (the search then bounds it by scale / 2 a value). With the largest scale
+   * and residual of all rows (never lowered by a removal), the search's
+   * bound on |float similarity - int8 similarity| (vector-index.ts).
+   */
+  protected residuals = new Float32Array(1024).fill(Infinity);
+  protected maxResidual = 0;
+  protected maxScale = 0;
+  /** Where a row without its float vector reads it (the engine: a vec0 lookup); none: its int8 values stand in. */
+  vectorSource: ((seq: number) => Float32Array | null) | null = null;
   protected memory: WebAssembly.Memory;
   protected kernelFn: Kernel | null | undefined;
   protected q8!: Int8Array;
@@ -165,6 +195,72 @@ export class VectorRows {
       this.sums[slot] = sum;
     }
     this.measureRow(slot);
+    this.keepFloat(slot, vector);
+  }
+
+  /** Keeps `vector` as the float vector of `slot` (whose int8 row it was quantised into) and its residual's length. */
+  protected keepFloat(slot: number, vector: Float32Array): void {
+    const o = slot * DIMENSIONS;
+    this.floatRow(slot).set(vector);
+    this.hasFloat[slot] = 1;
+    const q8 = this.q8;
+    const scale = this.scales[slot];
+    let sq = 0;
+    for (let i = 0; i < DIMENSIONS; i++) {
+      const d = vector[i] - q8[o + i] * scale;
+      sq += d * d;
+    }
+    // float64 sums of float32 values: the margin covers their rounding many times over.
+    const res = Math.fround(Math.sqrt(sq) * (1 + 1e-6) + 1e-12);
+    this.residuals[slot] = res;
+    if (res > this.maxResidual) this.maxResidual = res;
+  }
+
+  /**
+   * Gives the row of `seq` its float vector from outside (the loader's fill
+   * from vec0 after a load from the index file), if it has none yet and
+   * `vector` is the one its int8 row was made from (every value within half
+   * a step of it): a vector written since, not yet replayed into the index,
+   * is left for the change log's upsert. True when kept.
+   */
+  adoptFloat(seq: number, vector: Float32Array): boolean {
+    const slot = this.slotOf.get(seq);
+    if (slot === undefined || this.hasFloat[slot]) return false;
+    if (!this.roundsTo(slot, vector)) return false;
+    this.keepFloat(slot, vector);
+    return true;
+  }
+
+  /** True when `vector` rounds to the int8 row of `slot` (each value within half a step, with a margin for float32 scales). */
+  protected roundsTo(slot: number, vector: Float32Array): boolean {
+    const o = slot * DIMENSIONS;
+    const scale = this.scales[slot];
+    const q8 = this.q8;
+    const tolerance = scale * 0.5001 + 1e-30;
+    for (let i = 0; i < DIMENSIONS; i++) if (Math.abs(vector[i] - q8[o + i] * scale) > tolerance) return false;
+    return true;
+  }
+
+  /** The float vector kept for `seq` (a copy), or null: not held, or not yet filled after a load from the index file. */
+  vectorOf(seq: number): Float32Array | null {
+    const slot = this.slotOf.get(seq);
+    if (slot === undefined || !this.hasFloat[slot]) return null;
+    return this.floatRow(slot).slice();
+  }
+
+  /** The float row of `slot` (a view; its block is made on first use). */
+  protected floatRow(slot: number): Float32Array {
+    const b = slot >> FLOAT_BLOCK_SHIFT;
+    const block = this.floatBlocks[b] ?? (this.floatBlocks[b] = new Float32Array(FLOAT_BLOCK_ROWS * DIMENSIONS));
+    const o = (slot & (FLOAT_BLOCK_ROWS - 1)) * DIMENSIONS;
+    return block.subarray(o, o + DIMENSIONS);
+  }
+
+  /** Rows without their float vector (after a load from the index file, until filled from vec0). */
+  get floatsMissing(): number {
+    let n = 0;
+    for (let s = 0; s < this.used; s++) if (this.seqs[s] !== 0 && !this.hasFloat[s]) n++;
+    return n;
   }
 
   /** Sets norms[slot] from the row's int8 values, rounded up (a bound must not shrink in float32). */
@@ -176,6 +272,7 @@ export class VectorRows {
     const norm = Math.fround(Math.sqrt(sq) * this.scales[slot] * (1 + 1e-6));
     this.norms[slot] = norm;
     if (norm > this.maxNorm) this.maxNorm = norm;
+    if (this.scales[slot] > this.maxScale) this.maxScale = this.scales[slot];
   }
 
   protected clusterAfterWrite = false;
@@ -320,6 +417,11 @@ export class VectorRows {
     this.used = 0;
     this.dead = 0;
     this.maxNorm = 0;
+    this.maxScale = 0;
+    this.maxResidual = 0;
+    this.hasFloat.fill(0);
+    this.residuals.fill(Infinity);
+    this.floatBlocks = [];
     this.membersStale = true;
     this.clusteredUpTo = 0;
     this.restoring = 0;
@@ -421,6 +523,12 @@ export class VectorRows {
     this.sums = grown(this.sums);
     this.norms = grown(this.norms);
     this.codeSteps = grown(this.codeSteps);
+    const residuals = new Float32Array(cap).fill(Infinity);
+    residuals.set(this.residuals);
+    this.residuals = residuals;
+    const hasFloat = new Uint8Array(cap);
+    hasFloat.set(this.hasFloat);
+    this.hasFloat = hasFloat;
     this.views();
   }
 
@@ -463,27 +571,35 @@ export class VectorRows {
     move(this.sums);
     move(this.norms);
     move(this.codeSteps);
+    move(this.residuals);
+    const hasFloat = this.hasFloat.slice(0, n);
+    for (let i = 0; i < n; i++) this.hasFloat[i] = hasFloat[from[i]];
     const q8 = this.q8;
     const codes = this.codes;
     const done = new Uint8Array(n);
     const scratch = new Int8Array(DIMENSIONS);
     const codeScratch = new Uint8Array(CODE_BYTES);
+    // The float rows follow their int8 rows, moved in place along the same cycles (no copy of the whole index).
+    const floatScratch = new Float32Array(DIMENSIONS);
     for (let p = 0; p < n; p++) {
       if (done[p]) continue;
       done[p] = 1;
       if (from[p] === p) continue;
       scratch.set(q8.subarray(p * DIMENSIONS, (p + 1) * DIMENSIONS));
       codeScratch.set(codes.subarray(p * CODE_BYTES, (p + 1) * CODE_BYTES));
+      floatScratch.set(this.floatRow(p));
       let at = p;
       for (;;) {
         const src = from[at];
         if (src === p) {
           q8.set(scratch, at * DIMENSIONS);
           codes.set(codeScratch, at * CODE_BYTES);
+          this.floatRow(at).set(floatScratch);
           break;
         }
         q8.copyWithin(at * DIMENSIONS, src * DIMENSIONS, (src + 1) * DIMENSIONS);
         codes.copyWithin(at * CODE_BYTES, src * CODE_BYTES, (src + 1) * CODE_BYTES);
+        this.floatRow(at).set(this.floatRow(src));
         done[src] = 1;
         at = src;
       }
@@ -507,6 +623,9 @@ export class VectorRows {
         this.sums[to] = this.sums[from];
         this.norms[to] = this.norms[from];
         this.codeSteps[to] = this.codeSteps[from];
+        this.residuals[to] = this.residuals[from];
+        this.hasFloat[to] = this.hasFloat[from];
+        this.floatRow(to).set(this.floatRow(from));
         this.q8.copyWithin(to * DIMENSIONS, from * DIMENSIONS, (from + 1) * DIMENSIONS);
         this.codes.copyWithin(to * CODE_BYTES, from * CODE_BYTES, (from + 1) * CODE_BYTES);
       }
@@ -514,6 +633,8 @@ export class VectorRows {
       to++;
     }
     this.seqs.fill(0, to, this.used);
+    this.hasFloat.fill(0, to, this.used);
+    this.residuals.fill(Infinity, to, this.used);
     this.used = to;
     this.dead = 0;
     this.membersStale = true;

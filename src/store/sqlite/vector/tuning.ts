@@ -4,9 +4,10 @@
  */
 
 /**
- * The exact int8 scan (recall@10 0.987-0.992 against float32 at 100k) rescores this many times k
- * of its best rows with the float query (at least VECTOR_RESCORE_MIN): settles near-ties cheaply.
- * See docs/decisions/vector-index.md.
+ * The int8 scan's first candidates: this many times k of its best rows (at least
+ * VECTOR_RESCORE_MIN) are rescored with their float vectors before the error bound is checked; at
+ * 100k they settle the top 10 alone in most searches, the rest rescore a few more rows (the result
+ * is exact either way). See docs/decisions/vector-index.md.
  */
 export const VECTOR_RESCORE_FACTOR = 4;
 export const VECTOR_RESCORE_MIN = 40;

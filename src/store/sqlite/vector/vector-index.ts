@@ -9,7 +9,7 @@ export { quantize } from "./select";
 
 export interface VectorHit {
   seq: number;
-  /** Cosine similarity in [-1, 1] (int8 document times float query). */
+  /** Cosine similarity in [-1, 1]: the float query dotted with the row's float vector as stored. */
   similarity: number;
 }
 
@@ -17,17 +17,22 @@ export interface VectorHit {
  * In-memory mirror of the vec0 table, for the hot path. A vec0 KNN over 100k
  * float vectors costs ~50-75 ms here; this keeps an int8 copy (384 bytes) of
  * each vector in WebAssembly memory and scores rows with an int8 SIMD kernel
- * (exact int8 dot products), then rescores with the float query. vec0 stays
- * the durable truth.
+ * (exact int8 dot products), and the float vectors (rows.ts `floatBlocks`) to
+ * rescore the few rows the int8 scores cannot settle. vec0 stays the durable
+ * truth.
  *
- * Exact by construction: a row's similarity is its int8 values times its
- * scale, dotted with the float query (what a hit reports), and the result is
- * the top k by that, equal similarities by lowest seq. The int8 query's
- * score differs from it by at most norm(row) * norm(query - int8 query)
- * (Cauchy-Schwarz; both norms known), so rows are rescored in int8 order
- * until the k-th rescored similarity is above the bound of every row left.
- * The 4-bit codes (projection.ts) are not used here: a projection to 128 of
- * 384 dimensions has no useful bound (docs/decisions/vector-index.md).
+ * Exact by construction (issue 38): a hit's similarity is the float query
+ * dotted with the row's float vector as stored, and the result is the top k
+ * by that, equal similarities by lowest seq. The int8 score (int8 query x
+ * int8 row x both scales) differs from it by at most
+ *   norm(int8 row) x norm(query - int8 query)            (the query's rounding)
+ * + min(norm1(query) x scale / 2, norm(query) x norm(row - int8 row))  (the row's)
+ * (Cauchy-Schwarz and Hoelder; every factor known per row), so rows are
+ * rescored with their floats, best int8 score first, until the k-th float
+ * similarity is above the bound of every row left. The int8 order only
+ * decides the work; the 4-bit codes (projection.ts) are not used: a
+ * projection to 128 of 384 dimensions has no useful bound
+ * (docs/decisions/vector-index.md).
  */
 export class VectorIndex extends VectorSnapshots {
   /** Top `k` by similarity, optionally within one group (project); equal similarities by lowest seq. */
@@ -87,13 +92,18 @@ export class VectorIndex extends VectorSnapshots {
     }
     const hits: VectorHit[] = [];
     for (let j = 0; j < size; j++) hits.push(this.rescore(heapSlot[j], query));
+    this.stats.scanned += members ? members.length : n;
+    this.stats.rescored += size;
+    this.stats.searches++;
     hits.sort(byRank);
     // Every row outside the heap has an int8 score of at most the heap's worst: done when even that
     // plus the largest error bound stays below the k-th similarity found (nothing left can reach it).
     if (size === keep && hits.length >= k) {
       const kth = hits[k - 1].similarity;
-      if (heapScore[0] * queryScale + this.maxNorm * slack >= kth) {
-        this.rescoreRest(query, members, queryScale, slack, kth, heapSlot, size, hits);
+      const l1 = this.queryL1(query);
+      if (heapScore[0] * queryScale + this.maxNorm * slack + l1 * HALF_STEP * this.maxScale >= kth) {
+        this.stats.rescans++;
+        this.rescoreRest(query, members, queryScale, slack, l1, kth, heapSlot, size, hits);
         hits.sort(byRank);
       }
     }
@@ -101,9 +111,16 @@ export class VectorIndex extends VectorSnapshots {
   }
 
   /**
-   * The int8 score's error per unit of row length: the length of the query's
-   * rounding (query - queryScale * int8 query), plus a margin far above the
-   * float64 rounding of the 384-term sums either way.
+   * Work counters since the index was made (or since a caller reset them): searches, rows whose
+   * int8 score was computed, rows rescored with their float vector, searches that went back to the
+   * rows (the heap's rows could not prove the top k). The bench reports rows rescored per search.
+   */
+  stats = { searches: 0, scanned: 0, rescored: 0, rescans: 0 };
+
+  /**
+   * The int8 score's error from the query's rounding, per unit of row length:
+   * the length of (query - queryScale * int8 query), plus a margin far above
+   * the float64 rounding of the 384-term sums either way.
    */
   private querySlack(query: Float32Array, queryScale: number, offset: number): number {
     const q8 = this.query8;
@@ -114,14 +131,37 @@ export class VectorIndex extends VectorSnapshots {
       err += d * d;
       len += query[i] * query[i];
     }
-    return Math.sqrt(err) * (1 + 1e-6) + Math.sqrt(len) * 1e-9;
+    this.queryLength = Math.sqrt(len);
+    return Math.sqrt(err) * (1 + 1e-6) + this.queryLength * 1e-9;
   }
 
-  /** A row's similarity: its int8 values times its scale, dotted with the float query. */
+  /** The query's Euclidean length, set by querySlack. */
+  private queryLength = 0;
+
+  /** The sum of |query| values, with a margin: times HALF_STEP x a row's scale, a bound on the row's rounding error. */
+  private queryL1(query: Float32Array): number {
+    let l1 = 0;
+    for (let i = 0; i < DIMENSIONS; i++) l1 += Math.abs(query[i]);
+    return l1 * (1 + 1e-6);
+  }
+
+  /** A row's similarity: its float vector (as stored) dotted with the float query. */
   private rescore(s: number, query: Float32Array): VectorHit {
+    let v: Float32Array | null = null;
+    if (this.hasFloat[s]) v = this.floatRow(s);
+    else {
+      // Restored from the index file and not yet filled from vec0: read it now (and keep it).
+      const fetched = this.vectorSource?.(this.seqs[s]) ?? null;
+      if (fetched && this.adoptFloat(this.seqs[s], fetched)) v = this.floatRow(s);
+    }
+    let dot = 0;
+    if (v) {
+      for (let i = 0; i < DIMENSIONS; i++) dot += v[i] * query[i];
+      return { seq: this.seqs[s], similarity: dot };
+    }
+    // No float anywhere (an index restored without a vector source): its int8 values stand in.
     const q8 = this.q8;
     const o = s * DIMENSIONS;
-    let dot = 0;
     for (let i = 0; i < DIMENSIONS; i++) dot += q8[o + i] * query[i];
     return { seq: this.seqs[s], similarity: dot * this.scales[s] };
   }
@@ -129,21 +169,31 @@ export class VectorIndex extends VectorSnapshots {
   /**
    * Rescores every live row (of `members`, if given) outside the heap whose
    * int8 score plus its own error bound reaches `kth`, into `hits`: the heap's
-   * rows were not enough to prove the top k (many near ties, or rows much
-   * longer than the rest). The int8 scores are still in `dots`.
+   * rows were not enough to prove the top k (near ties within the rounding
+   * error). The int8 scores are still in `dots`.
    */
-  private rescoreRest(query: Float32Array, members: Int32Array | null, queryScale: number, slack: number, kth: number, heapSlot: Int32Array, size: number, hits: VectorHit[]): void {
+  private rescoreRest(query: Float32Array, members: Int32Array | null, queryScale: number, slack: number, l1: number, kth: number, heapSlot: Int32Array, size: number, hits: VectorHit[]): void {
     const inHeap = new Set<number>();
     for (let j = 0; j < size; j++) inHeap.add(heapSlot[j]);
     const offset = this.kernel?.offset ?? 0;
-    const { dots, scales, sums, norms, seqs } = this;
+    const { dots, scales, sums, norms, seqs, residuals } = this;
+    const half = l1 * HALF_STEP;
+    // Never 0: times a row's unknown residual (Infinity) that would be NaN and lose the row.
+    const l2 = Math.max(this.queryLength * (1 + 1e-6), 1e-300);
     const count = members ? members.length : this.used;
+    let rescored = 0;
     for (let i = 0; i < count; i++) {
       const s = members ? members[i] : i;
       if (seqs[s] === 0) continue;
-      const bound = (dots[i] - offset * sums[s]) * scales[s] * queryScale + norms[s] * slack;
-      if (bound >= kth && !inHeap.has(s)) hits.push(this.rescore(s, query));
+      const scale = scales[s];
+      const rowError = Math.min(half * scale, l2 * residuals[s]);
+      const bound = (dots[i] - offset * sums[s]) * scale * queryScale + norms[s] * slack + rowError;
+      if (bound >= kth && !inHeap.has(s)) {
+        hits.push(this.rescore(s, query));
+        rescored++;
+      }
     }
+    this.stats.rescored += rescored;
   }
 
   /** int8 dot products of the quantised query with every live row (or with `members` only, in order). */
@@ -174,6 +224,12 @@ export class VectorIndex extends VectorSnapshots {
   }
 
 }
+
+/**
+ * A stored value is within half a step (its row's scale) of its int8 value times the scale; the
+ * scale is kept as float32, whose rounding moves that by under 127 x 2^-24 of a step: 0.5001 covers it.
+ */
+const HALF_STEP = 0.5001;
 
 /** The documented order: higher similarity first, equal similarities by lowest seq. */
 const byRank = (a: VectorHit, b: VectorHit) => b.similarity - a.similarity || a.seq - b.seq;

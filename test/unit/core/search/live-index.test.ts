@@ -135,8 +135,14 @@ sqliteOnly("an index restored from its file answers exactly as one loaded from t
   writeFileSync(file, saved, { mode: 0o600 });
   const fromFile = makeServices({ home, indexBackgroundAbove: 20 });
   open.push(fromFile);
-  expect(await answers(fromFile)).toEqual(reference);
+  await fromFile.indexState.ready;
+  // The file keeps int8 rows only: the float vectors (the exact similarity) are filled from vec0
+  // between requests (until then a search reads the few it needs itself).
+  for (let i = 0; i < 200 && !fromFile.logs.some((l) => /float vectors filled from vec0/.test(l.message)); i++) await Bun.sleep(10);
+  expect(fromFile.logs.some((l) => /vector index: 40 float vectors filled from vec0/.test(l.message))).toBe(true);
+  expect((fromFile.index as unknown as { floatsMissing: number }).floatsMissing).toBe(0);
   expect(fromFile.logs.some((l) => /vector index ready from its file: 40 vectors/.test(l.message))).toBe(true);
+  expect(await answers(fromFile)).toEqual(reference);
   await fromFile.close();
   open.splice(open.indexOf(fromFile), 1);
   // Cut short, or another format: loaded from the database instead, with the same answers.
