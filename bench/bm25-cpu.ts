@@ -68,7 +68,7 @@ for (let p = 0; p < PASSES; p++) {
     const a = cpuOf(() => (seqs = sync.fullText(terms, q.project, SEARCH_CANDIDATES)));
     bm25.cpu.push(a.cpu);
     bm25.wall.push(a.wall);
-    if (p === 0) digest.update(seqs.join(",") + ";");
+    if (p === 0) digest.update(`${seqs.join(",")};`);
     const vector = await queryVector(s, q.query);
     const c0 = process.cpuUsage();
     const t0 = performance.now();

@@ -57,7 +57,7 @@ function seed(dbFile: string, now: number): Record<string, number> {
       const project = rnd() < 0.3 ? null : PROJECTS[Math.floor(rnd() * PROJECTS.length)];
       const topic = TOPICS[Math.floor(rnd() * TOPICS.length)];
       // Distilled memories are a few sentences: 120 to 600 characters.
-      const content = `Note ${i} on ${topic} for ${project ?? "no project"}: ` + "the deploy needed a config change before the migration ran cleanly. ".repeat(1 + Math.floor(rnd() * 8));
+      const content = `Note ${i} on ${topic} for ${project ?? "no project"}: ${"the deploy needed a config change before the migration ran cleanly. ".repeat(1 + Math.floor(rnd() * 8))}`;
       const { seq } = insertMemory.get(id, content, TYPES[Math.floor(rnd() * 4)], project, at, at, at, 0.5 + rnd() * 3) as { seq: number };
       const v = new Float32Array(384);
       let norm = 0;

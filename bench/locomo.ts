@@ -17,7 +17,7 @@ import { dirname, join, resolve } from "node:path";
 import { DEFAULT_EMBED_MODEL, homeDir, loadConfig } from "../src/config";
 import { parseSessionDate } from "../src/core/dates";
 import { silentLogger } from "../src/core/log";
-import { type NewMemory } from "../src/core/memories";
+import type { NewMemory } from "../src/core/memories";
 import { insertMemoryRows } from "../src/core/ingest";
 import { queryVector, rank } from "../src/core/search";
 import { ftsExpression } from "../src/store/sqlite/search-fts";

@@ -16,8 +16,7 @@
  * schema, and reseeds when not.
  */
 import { createHash } from "node:crypto";
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
-import { homedir } from "node:os";
+import { renameSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Database } from "bun:sqlite";
 import { startPglite, type PgliteProcess } from "../../test/helpers/pglite";
@@ -51,54 +50,10 @@ export interface PgCacheEntry {
   meta: PgCacheMeta;
 }
 
-/** `$BENCH_CACHE`, else ~/.cache/memsvc-bench (created 0700: it holds whole databases). */
-export function cacheDir(): string {
-  const dir = process.env.BENCH_CACHE || join(homedir(), ".cache", "memsvc-bench");
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  chmodSync(dir, 0o700);
-  return dir;
-}
-
-const version = (pkg: string) => (JSON.parse(readFileSync(join(ROOT, "node_modules", pkg, "package.json"), "utf8")) as { version: string }).version;
-
-/** The files whose content decides what a seeded schema holds. */
-function contentFiles(): string[] {
-  const migrations = join(ROOT, "src/store/postgres/migrations");
-  return [
-    "bench/lib/corpus.ts",
-    "bench/lib/seed.ts",
-    "src/embed/fallback.ts",
-    "src/embed/types.ts",
-    ...readdirSync(migrations)
-      .sort()
-      .map((f) => `src/store/postgres/migrations/${f}`),
-  ];
-}
-
-/**
- * The cache key of a schema seeded through `steps` (the generator calls that
- * filled the SQLite store, e.g. ["seed 10000", "notes 2000", "seed 90000"]).
- */
-export function cacheKey(steps: string[], hnswStatement: string): string {
-  const h = createHash("sha256");
-  h.update(JSON.stringify({ steps, hnsw: hnswStatement, pglite: version("@electric-sql/pglite"), pgvector: version("@electric-sql/pglite-pgvector") }));
-  for (const f of contentFiles()) {
-    h.update(`\0${f}\0`);
-    h.update(readFileSync(join(ROOT, f)));
-  }
-  return h.digest("hex").slice(0, 24);
-}
-
 /** Where this process's PGlite writes a dump before it is moved into the cache (start PGlite with it as `dumpTo`). */
 export const dumpPath = (dir: string) => join(dir, `dump-${process.pid}.tar`);
 
 const base = (dir: string, size: number, key: string) => join(dir, `pg-${size}-${key}`);
-
-export function findEntry(dir: string, size: number, key: string): PgCacheEntry | null {
-  const b = base(dir, size, key);
-  if (!existsSync(`${b}.json`) || !existsSync(`${b}.tar`)) return null;
-  return { tar: `${b}.tar`, meta: JSON.parse(readFileSync(`${b}.json`, "utf8")) as PgCacheMeta };
-}
 
 /** Moves a finished dump into the cache and writes its metadata next to it (the JSON last: an entry is whole or absent). */
 export function saveEntry(dir: string, size: number, dumped: string, meta: PgCacheMeta): PgCacheEntry {

@@ -82,7 +82,9 @@ export function distributionFigures(n: number, perDistribution: number, dense: b
     for (const b of built) b.index.upsert(i + 1, v, note.project);
   }
   const rowsOf = new Map<string, number[]>();
-  groupOf.forEach((g, i) => (rowsOf.get(g) ?? rowsOf.set(g, []).get(g)!).push(i));
+  groupOf.forEach((g, i) => {
+    (rowsOf.get(g) ?? rowsOf.set(g, []).get(g)!).push(i);
+  });
   const projectPick = new NoteGenerator(11);
   const out: Record<string, Record<string, Record<string, Figure>>> = {};
   for (const [dist, make] of Object.entries(DISTRIBUTIONS)) {

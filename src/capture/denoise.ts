@@ -54,7 +54,7 @@ export function denoise(parts: readonly Part[]): Message[] {
   const out: Message[] = [];
   for (const p of parts) {
     const rendered = renderPart(p);
-    if (!rendered || !rendered.content) continue;
+    if (!rendered?.content) continue;
     const m = { ...rendered, content: redactOwn(rendered.content).text };
     const last = out.at(-1);
     if (last && last.role === m.role) last.content += `\n${m.content}`;

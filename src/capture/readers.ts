@@ -105,5 +105,3 @@ export const readGenericLine: LineReader = (json) => {
   else if (role === "tool" || role === "function") base.parts.push({ kind: "tool_result", text, isError: j.is_error === true });
   return base;
 };
-
-export const READERS = { claude: readClaudeLine, generic: readGenericLine } as const;

@@ -73,7 +73,7 @@ function keepInjections(home: string, sessionId: string, keep: Injection[]): voi
 }
 
 /** A strong cue says "this memory" on its own: an identifier, a path, a number, a command flag. */
-const isStrong = (t: string) => /[_./:@\-]/.test(t) || /\d/.test(t);
+const isStrong = (t: string) => /[_./:@-]/.test(t) || /\d/.test(t);
 
 /** The memory's cues: its distinctive terms, less the prompt's own words and common ones. */
 export function cuesOf(content: string, promptTerms: ReadonlySet<string>): { strong: Set<string>; words: Set<string> } {

@@ -29,7 +29,7 @@ export async function runStale(argv: string[]): Promise<number> {
   const dir = resolve(values.dir ?? process.cwd());
   const config = loadConfig();
   const inRepo = repoInfo(dir) !== null;
-  let reports;
+  let reports: Awaited<ReturnType<typeof checkStaleness>>;
   try {
     reports = await checkStaleness(config, dir, Date.now() + 5 * 60_000);
   } catch (e) {

@@ -32,11 +32,6 @@ export async function countTokens(text: string): Promise<number> {
   return (counter ?? (await warmTokenizer()))(text);
 }
 
-/** Tokens in `text` when the vocabulary is loaded, else null (callers on a hot path await warmTokenizer first). */
-export function countTokensNow(text: string): number | null {
-  return counter ? counter(text) : null;
-}
-
 const LINE_CACHE_MAX = 4096;
 const lineCache = new Map<string, number>();
 

@@ -93,7 +93,9 @@ export class OnnxEmbedder implements Embedder {
       if (start > 0) await new Promise((resolve) => setImmediate(resolve));
       const batch = order.slice(start, start + BATCH_SIZE);
       const rows = await this.embedBatch(batch.map((i) => inputs[i]!));
-      batch.forEach((textIndex, row) => (vectors[textIndex] = rows[row]!));
+      batch.forEach((textIndex, row) => {
+        vectors[textIndex] = rows[row]!;
+      });
     }
     return vectors;
   }

@@ -9,13 +9,6 @@ export function objectBody(body: unknown): Record<string, unknown> {
   return body as Record<string, unknown>;
 }
 
-/** Query parameters given twice arrive as arrays; take the first. */
-export function queryParams(query: Record<string, unknown>): Record<string, string | undefined> {
-  const out: Record<string, string | undefined> = {};
-  for (const [k, v] of Object.entries(query)) out[k] = Array.isArray(v) ? String(v[0]) : v === undefined ? undefined : String(v);
-  return out;
-}
-
 /**
  * Route options for a JSON object body checked by `schema`: the object test
  * runs first, on the body as sent (Elysia's check would see an array or a

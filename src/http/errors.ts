@@ -1,4 +1,4 @@
-import { AppError, type ErrorCode } from "../errors";
+import type { AppError, ErrorCode } from "../errors";
 
 const STATUS: Record<ErrorCode, number> = {
   invalid: 400,

@@ -17,9 +17,6 @@ When unsure, confirm: the memory stays marked as possibly outdated only until th
 Answer with one JSON object and nothing else:
 {"verdict": "confirm" | "rewrite" | "retire", "content": "the new text, for rewrite only", "reason": "one sentence"}`;
 
-/** Characters the prompt adds around the memory, its evidence and its changes. */
-export const RECHECK_PROMPT_OVERHEAD = RECHECK_SYSTEM_PROMPT.length + 400;
-
 export interface RecheckPromptInput {
   content: string;
   memoryType: string;

@@ -4,7 +4,7 @@ import type { LearningView } from "../core/nightly";
 import { citation, type MemoryView, type UpdateResult } from "../core/memories";
 import type { RecentHit } from "../core/search";
 import type { SearchResult } from "../core/search";
-import { AppError } from "../errors";
+import type { AppError } from "../errors";
 
 /**
  * Plain-text renderings of tool results. An agent reads these, so every

@@ -5,8 +5,8 @@ import { StreamableSessions } from "./streamable";
 import { register, registered, type McpSessions } from "./registry";
 
 export type { Caller } from "./caller";
-export { createMcpServer } from "./server";
-export { SseSessions, SseTransport } from "./sse";
+;
+export { SseSessions,  } from "./sse";
 export { StreamableSessions } from "./streamable";
 export { TOOL_NAMES } from "./tools";
 

@@ -131,7 +131,9 @@ export class SseSessions {
     const onmessage = session.transport.onmessage;
     if (!onmessage) throw new AppError("unavailable", `MCP session ${sessionId} is not ready`);
     const info: Record<string, string> = {};
-    headers.forEach((value, key) => (info[key] = value));
+    headers.forEach((value, key) => {
+      info[key] = value;
+    });
     onmessage(message.data, { requestInfo: { headers: info } });
     return new Response("Accepted", { status: 202, headers: { "content-type": "text/plain; charset=utf-8" } });
   }

@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
 import { healthAnswers } from "../server-client";
-import { closeSync, existsSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { closeSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { createPrivateFile, ensurePrivateDir, makePrivate, PRIVATE_FILE_MODE } from "../private-files";
 import { liveServer, processAlive } from "../runtime-file";
@@ -120,8 +120,4 @@ export async function stopProcess(pid: number, timeoutMs = STOP_TIMEOUT_MS): Pro
     await Bun.sleep(100);
   }
   return processGone(pid);
-}
-
-export function hasMarker(home: string): boolean {
-  return existsSync(markerFile(home));
 }

@@ -29,7 +29,7 @@ export function windowsArg(arg: string): string {
       slashes++;
       continue;
     }
-    out += c === '"' ? "\\".repeat(slashes * 2 + 1) + '"' : "\\".repeat(slashes) + c;
+    out += c === '"' ? `${"\\".repeat(slashes * 2 + 1)}"` : "\\".repeat(slashes) + c;
     slashes = 0;
   }
   return `${out}${"\\".repeat(slashes * 2)}"`;

@@ -9,7 +9,7 @@ import type { PlatformPlan, Step } from "./service-context";
 import { fullPlan, platformPlan, SECRET_VARS, type FullPlan, type ServiceOptions } from "./service-plan";
 import { windowsCommandLine } from "./service-windows";
 
-export { planService, type ServiceOptions, type ServicePlan } from "./service-plan";
+export { planService, type ServiceOptions,  } from "./service-plan";
 export { startDetached } from "./detached";
 
 /** After the manager accepted the service, how long install waits to name the server it started. */
@@ -201,7 +201,7 @@ export async function uninstallService(opts: Opts): Promise<{ removed: string | 
   forgetDetached(ctx.home);
   if (live && !ours) notes.push(`the server started by hand (${describeServer(live)}) keeps running`);
   const what = present.length > 0 ? `removed ${present.join(" and ")}` : `no memsvc service file was installed (${detail.file})`;
-  return { removed: present[0] ?? null, message: [what, ...notes].join("; ") + `; ${ctx.home} is left as it was` };
+  return { removed: present[0] ?? null, message: `${[what, ...notes].join("; ")}; ${ctx.home} is left as it was` };
 }
 
 export interface ServiceStatus {

@@ -111,7 +111,9 @@ describe("dashboard in Chromium", () => {
 
     expect(c.growth.labels).toEqual(days);
     const added = (t: number) => days.map((d) => (EXPECTED.growth.added[d] ?? [0, 0, 0, 0])[t]);
-    ["knowledge", "experience", "decisions", "learnings"].forEach((type, t) => expect(series(c.growth, type)).toEqual(added(t)));
+    ["knowledge", "experience", "decisions", "learnings"].forEach((type, t) => {
+      expect(series(c.growth, type)).toEqual(added(t));
+    });
     let total = EXPECTED.growth.base;
     expect(series(c.growth, "Total")).toEqual(days.map((d) => (total += (EXPECTED.growth.added[d] ?? [0]).reduce((a, b) => a + b, 0))));
     expect(total).toBe(12);

@@ -97,14 +97,14 @@ describe.skipIf(!hasGit)("the nightly re-check on a real repository", () => {
     const transcript = join(mkdtempSync(join(tmpdir(), "memsvc-recheck-t-")), "recheck-e2e.jsonl");
     writeFileSync(
       transcript,
-      [
+      `${[
         user("How does the orders backfill avoid long locks, and where are Stripe webhooks verified?", at(0)),
         assistant([{ type: "text", text: "Reading the backfill, the webhook handler and the exporter." }, tool("Read", { file_path: join(cwd, "orders.ts") }), tool("Read", { file_path: join(cwd, "webhooks.ts") }), tool("Read", { file_path: join(cwd, "export.ts") })], at(1)),
         assistant([{ type: "text", text: "the backfill copies rows in batches of 500 so the lock stays short" }], at(2)),
         assistant([{ type: "text", text: "Stripe webhooks are verified in webhooks.ts with a signature tolerance of five minutes" }], at(3)),
         user(CHATTER, at(4)),
         assistant([{ type: "text", text: "The legacy CSV exporter streams invoices to the accounting share every night." }], at(5)),
-      ].join("\n") + "\n",
+      ].join("\n")}\n`,
     );
     const r = await cli(["capture", "--file", transcript, "--format", "claude", "--json"], clientHome, cwd);
     expect(r.code).toBe(0);

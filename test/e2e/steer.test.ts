@@ -102,12 +102,12 @@ test("receipts, use detection, feedback, restore and a harness budget through th
   const transcript = join(work, `${SESSION}.jsonl`);
   writeFileSync(
     transcript,
-    [
+    `${[
       line("user", PROMPT, t(0), 1),
       line("assistant", [{ type: "tool_use", id: "toolu_01", name: "Bash", input: { command: "psql -h staging-db -p 5433 -U app -c 'show pool_mode' # via pgbouncer", description: "Check the staging database" } }], t(50), 2),
       line("user", [{ tool_use_id: "toolu_01", type: "tool_result", content: "pool_mode: transaction" }], t(100), 3),
       line("assistant", [{ type: "text", text: "Staging answers on 5433 through pgbouncer. I could not find how production is released here; ask the team." }], t(150), 4),
-    ].join("\n") + "\n",
+    ].join("\n")}\n`,
   );
   const captured = await run([bin, "capture", "--file", transcript], clientEnv(), work, 120_000);
   expect({ code: captured.code, stderr: captured.stderr }).toMatchObject({ code: 0 });

@@ -29,7 +29,7 @@ beforeAll(async () => {
       i === 11
         ? 'Markup stays text: <img src="http://evil.example/pixel.png"> <b>not bold</b>'
         : i === 7
-        ? "The zebra crossing migration: rename the column first, then backfill in batches of 10k rows. " + "Details follow. ".repeat(20)
+        ? `The zebra crossing migration: rename the column first, then backfill in batches of 10k rows. ${"Details follow. ".repeat(20)}`
         : `Memory ${i}: a note about ${TOPICS[i % 4]} in ${PROJECTS[i % 3]}`,
     type: TYPES[i % 4],
     project: PROJECTS[i % 3],

@@ -99,7 +99,9 @@ export async function seedDashboard(s: Services, clock: ReturnType<typeof movabl
       all.map((m, i) => ({ content: contents[i], memoryType: m.type, project: m.project, sourceAgent: "seed", createdAt: m.createdAt, tags: m.tags })),
       vectors,
     );
-    all.forEach((m, i) => (ids[m.key] = rows[i].id));
+    all.forEach((m, i) => {
+      ids[m.key] = rows[i].id;
+    });
   });
   // Memory m12 has no tag at all (a bulk import can leave one so); the dashboard counts it as "general".
   await dbRows(s, "DELETE FROM memory_tags WHERE memory_id = ?", [ids.m12]);

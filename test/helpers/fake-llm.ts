@@ -63,7 +63,9 @@ function completion(content: string, model: string): Response {
 
 function headersOf(h: Headers): Record<string, string> {
   const out: Record<string, string> = {};
-  h.forEach((value, key) => (out[key] = value));
+  h.forEach((value, key) => {
+    out[key] = value;
+  });
   return out;
 }
 

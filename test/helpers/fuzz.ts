@@ -33,7 +33,7 @@ export type Rng = ReturnType<typeof rng>;
 export function hugeString(r: Rng, minMb = 1, maxMb = 5): string {
   const target = r.int(minMb * 1024 * 1024, maxMb * 1024 * 1024);
   const words = Array.from({ length: 64 }, (_, i) => `w${i.toString(36)}${"abcdefghij".slice(0, r.int(1, 10))}`);
-  const unit = Array.from({ length: 256 }, () => r.pick(words)).join(" ") + "\n";
+  const unit = `${Array.from({ length: 256 }, () => r.pick(words)).join(" ")}\n`;
   return unit.repeat(Math.ceil(target / unit.length)).slice(0, target);
 }
 

@@ -60,13 +60,17 @@ export async function seedGraph(s: Services, memories: SeedMemory[], links: Seed
     };
   });
   const ids: Record<string, string> = {};
-  memories.forEach((m, i) => (ids[m.key] = rows[i].id));
+  memories.forEach((m, i) => {
+    ids[m.key] = rows[i].id;
+  });
   const seqs = await s.storage.transaction(async (tx) => {
     const seqs = await tx.memories.insertMemories(rows);
     for (const [a, b, rel, w] of links) await addLink(withStorage(s, tx), ids[a] ?? a, ids[b] ?? b, rel, w);
     return seqs;
   });
   const index = liveIndex(s);
-  if (index) seqs.forEach((seq, i) => index.upsert(seq, rows[i].vector, rows[i].project));
+  if (index) seqs.forEach((seq, i) => {
+    index.upsert(seq, rows[i].vector, rows[i].project);
+  });
   return ids;
 }

@@ -186,12 +186,12 @@ describe("capture records the anchor of each segment", () => {
     const transcript = join(root, "..", `t-${Date.now()}.jsonl`);
     writeFileSync(
       transcript,
-      [
+      `${[
         JSON.stringify({ type: "user", sessionId: "s", cwd: sub, timestamp: "2026-01-15T10:00:00Z", message: { role: "user", content: "Why does the orders migration lock the table for four minutes?" } }),
         line([{ type: "text", text: "Looking at the database module and the backfill script now." }, tool("Read", { file_path: join(sub, "db.ts") }), tool("Edit", { file_path: "notes.md", old_string: "a", new_string: "b" })], "2026-01-15T10:01:00Z"),
         line([tool("Write", { file_path: join(root, "docs", "x.md"), content: "z" }), tool("MultiEdit", { file_path: join(sub, "db.ts"), edits: [] }), tool("NotebookEdit", { notebook_path: join(root, "nb.ipynb") })], "2026-01-15T10:02:00Z"),
         line([tool("Bash", { command: "cat src/secret.ts" }), tool("Read", { file_path: "/etc/hosts" })], "2026-01-15T10:03:00Z"),
-      ].join("\n") + "\n",
+      ].join("\n")}\n`,
     );
     const plan = planTranscript(transcript, "claude", null);
     expect(plan.segments.length).toBe(1);

@@ -128,7 +128,7 @@ describe("export and import", () => {
     }
 
     const old = join(tmpdir(), `memsvc-hist-old-${crypto.randomUUID()}.jsonl`);
-    writeFileSync(old, lines.filter((l) => l.kind !== "history").map((l) => JSON.stringify(l)).join("\n") + "\n");
+    writeFileSync(old, `${lines.filter((l) => l.kind !== "history").map((l) => JSON.stringify(l)).join("\n")}\n`);
     const fresh2 = makeServices();
     try {
       const r = await importAll(fresh2, old);
@@ -150,7 +150,7 @@ describe("export and import", () => {
       .split("\n")
       .map((l) => JSON.parse(l))
       .map((l) => (l.kind === "memory" && l.id === id ? { ...l, content: `Deploy token ${secret} in CI` } : l.kind === "history" && l.memory_id === id ? { ...l, content: `Old token ${secret}` } : l));
-    writeFileSync(file, edited.map((l) => JSON.stringify(l)).join("\n") + "\n");
+    writeFileSync(file, `${edited.map((l) => JSON.stringify(l)).join("\n")}\n`);
     const fresh = makeServices();
     try {
       await importAll(fresh, file);

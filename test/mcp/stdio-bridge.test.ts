@@ -100,7 +100,7 @@ describe("memsvc mcp (stdio bridge)", () => {
       { jsonrpc: "2.0", method: "notifications/initialized" },
       { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "memsvc_recent", arguments: {} } },
     ];
-    const p = Bun.spawn([BUN, join(ROOT, "src/main.ts"), "mcp"], { cwd: ROOT, env: childEnv(home), stdin: new Blob([lines.map((l) => JSON.stringify(l)).join("\n") + "\n"]), stdout: "pipe", stderr: "pipe" });
+    const p = Bun.spawn([BUN, join(ROOT, "src/main.ts"), "mcp"], { cwd: ROOT, env: childEnv(home), stdin: new Blob([`${lines.map((l) => JSON.stringify(l)).join("\n")}\n`]), stdout: "pipe", stderr: "pipe" });
     const [code, out] = await Promise.all([p.exited, new Response(p.stdout).text()]);
     expect(code).toBe(0);
     const replies = out.trim().split("\n").map((l) => JSON.parse(l));

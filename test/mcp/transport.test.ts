@@ -145,7 +145,7 @@ describe("memsvc server process", () => {
       server.proc.kill("SIGTERM");
       for (let r = await reader.read(); !r.done; r = await reader.read());
       expect(await server.proc.exited).toBe(0);
-      expect(server.stderr()).toMatch(/closed 1 MCP session\n[^]*stopped cleanly/);
+      expect(server.stderr()).toMatch(/closed 1 MCP session\n[\s\S]*stopped cleanly/);
     } finally {
       server.proc.kill();
     }

@@ -1,4 +1,4 @@
-export type { AuditEntry, AuditFilter, AuditStore } from "./store";
-export type { AuditLogOptions, AuditQuery } from "./audit";
+export type {   AuditStore } from "./store";
+;
 export { AuditLog, readAudit } from "./audit";
 export { auditLog, flushAudit } from "./server-log";

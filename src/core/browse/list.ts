@@ -14,7 +14,6 @@ import { counted } from "../text";
  */
 
 export type ListSort = "relevance" | "importance" | "newest";
-export type ListUsage = "never" | "shown" | "used";
 
 /** The storage filters plus the search query (ranked by search, then filtered by storage). */
 export interface ListFilters extends ListFilterSpec {

@@ -107,7 +107,9 @@ export async function planFragments(s: Services, kept: readonly Fragment[], proj
       rewrites.map((r) => r.content),
       "document",
     );
-    rewrites.forEach((r, k) => (r.plan.vector = merged[k]));
+    rewrites.forEach((r, k) => {
+      r.plan.vector = merged[k];
+    });
   }
   return plans;
 }
@@ -220,7 +222,7 @@ export async function writePlan(
 /** A short or full id the model named: one it was shown, else a unique prefix; null otherwise. */
 async function resolveExisting(s: Services, ref: string, shown: ReadonlyMap<string, string>): Promise<string | null> {
   const direct = shown.get(ref.slice(0, 8));
-  if (direct && direct.startsWith(ref)) return direct;
+  if (direct?.startsWith(ref)) return direct;
   const ids = await s.storage.distill.idsWithPrefix(ref, 2);
   return ids.length === 1 ? ids[0] : null;
 }

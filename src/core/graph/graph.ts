@@ -153,7 +153,7 @@ export async function path(s: Services, input: { id: unknown; target_id: unknown
   return { from, to, found: true, hops: links.length, path: ids.map((id) => found.get(id)!), links };
 }
 
-export { GRAPH_OPS, type GraphOp } from "./ops";
+export type {  GraphOp } from "./ops";
 import { GRAPH_OPS, type GraphOp } from "./ops";
 import type { GraphInput } from "./schema";
 

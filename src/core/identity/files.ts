@@ -1,4 +1,4 @@
-import { chmodSync, closeSync, existsSync, fsyncSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, realpathSync, statSync, unlinkSync } from "node:fs";
+import { type Stats, chmodSync, closeSync, existsSync, fsyncSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, realpathSync, statSync, unlinkSync } from "node:fs";
 import { isAbsolute, join, relative, sep } from "node:path";
 import { conflict } from "../../errors";
 import { ensurePrivateDir, PRIVATE_DIR_MODE } from "../../private-files";
@@ -98,7 +98,7 @@ export function readScope(root: string, dir: string, warn: Warn): Map<string, Se
       warn(`${path} links outside the identity folder; ignored`);
       continue;
     }
-    let st;
+    let st: Stats;
     try {
       st = statSync(path);
     } catch {

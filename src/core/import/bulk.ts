@@ -75,7 +75,9 @@ export async function importItems(s: Services, input: readonly ImportItem[], opt
   for (let start = 0; start < fresh.length; start += IMPORT_BATCH) {
     const batch = fresh.slice(start, start + IMPORT_BATCH);
     const r = await writeBatch(s, batch.map((i) => items[i]), th.distillMerge, th.link);
-    batch.forEach((i, k) => (finalId[i] = r.ids[k]));
+    batch.forEach((i, k) => {
+      finalId[i] = r.ids[k];
+    });
     outcome.added += r.inserted;
     outcome.merged += r.merged;
     progress(Math.min(start + IMPORT_BATCH, fresh.length), fresh.length, "importing");
@@ -227,7 +229,9 @@ async function writeBatch(s: Services, batch: ImportItem[], mergeAt: number, lin
   }
   if (rewrites.length) {
     const out = await s.embedder.embed(rewrites.map((r) => r.content!), "document");
-    rewrites.forEach((r, k) => (r.vector = out[k]));
+    rewrites.forEach((r, k) => {
+      r.vector = out[k];
+    });
   }
 
   const now = s.now();

@@ -1,3 +1,3 @@
 // What other parts of memsvc use from ingest/: explicit named exports only.
 export { ingestMemory, insertMemoryRows } from "./ingest";
-export type { IngestResult } from "./ingest";
+;

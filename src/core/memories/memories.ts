@@ -1,5 +1,5 @@
 import { reloadMarks } from "./feedback-marks";
-import { AppError, conflict, invalid, notFound } from "../../errors";
+import { conflict, invalid, notFound } from "../../errors";
 import { isoDate, isoTime } from "../dates";
 import { normalizeMemoryType, type MemoryType } from "./types";
 import type { Services } from "../services";
@@ -246,4 +246,4 @@ export async function rowsBySeq(s: Services, seqs: number[]): Promise<Map<number
   return out;
 }
 
-export { AppError };
+;

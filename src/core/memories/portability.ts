@@ -161,7 +161,9 @@ export async function importAll(s: Services, file: string, progress: (line: stri
   for (let start = 0; start < toEmbed.length; start += 64) {
     const batch = toEmbed.slice(start, start + 64);
     const out = await s.embedder.embed(batch.map((i) => memories[i].content), "document");
-    batch.forEach((i, j) => (vectors[i] = out[j]));
+    batch.forEach((i, j) => {
+      vectors[i] = out[j];
+    });
     progress(`embedding: ${Math.min(start + 64, toEmbed.length)}/${toEmbed.length}`);
   }
   // A version or anchor of a memory not in the export (hand-edited file) has nothing to belong to.
@@ -202,7 +204,9 @@ export async function importAll(s: Services, file: string, progress: (line: stri
       confirmed_at: r.confirmed_at ?? null,
     })),
   }, s.embedder.id);
-  memories.forEach((m, i) => s.index.upsert(seqs[i], vectors[i], m.project));
+  memories.forEach((m, i) => {
+    s.index.upsert(seqs[i], vectors[i], m.project);
+  });
   const identity = sectionStore(s, () => {});
   const byScope = new Map<string, [string, string][]>();
   for (const r of rest) {

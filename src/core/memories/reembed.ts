@@ -57,7 +57,9 @@ export async function runReembed(s: Services, signal?: AbortSignal): Promise<{ d
     }
     // Rows deleted meanwhile are skipped: their memory row is gone.
     const alive = new Set(await store.seqsBetween(rows[0].seq, last));
-    if (s.embedder === embedder) rows.forEach((r, i) => alive.has(r.seq) && s.index.upsert(r.seq, vectors[i], r.project));
+    if (s.embedder === embedder) rows.forEach((r, i) => {
+      alive.has(r.seq) && s.index.upsert(r.seq, vectors[i], r.project);
+    });
     done += rows.length;
     if (done - lastReport >= 500 || done >= total) {
       lastReport = done;

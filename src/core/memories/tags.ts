@@ -36,7 +36,9 @@ export function deriveTags(project: string | null, modelTags: readonly string[] 
     out.push({ tag, weight: Math.round(weight * 1000) / 1000 });
   };
   if (project) push(project, 1);
-  modelTags.forEach((t, i) => push(t, Math.max(0.2, 0.8 - i * 0.1)));
+  modelTags.forEach((t, i) => {
+    push(t, Math.max(0.2, 0.8 - i * 0.1));
+  });
   if (out.length === 0) push(DEFAULT_DOMAIN, 1);
   return out;
 }

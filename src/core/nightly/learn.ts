@@ -144,7 +144,9 @@ export async function learnStep(ctx: RunContext, llm: LlmClient | null): Promise
       });
     // On an engine that searches vectors in the database there is no in-memory index to update.
     const index = liveIndex(s);
-    if (index) inserted.forEach((r, i) => index.upsert(r.seq, vectors[i], project));
+    if (index) inserted.forEach((r, i) => {
+      index.upsert(r.seq, vectors[i], project);
+    });
     ctx.progress("learn", `${digest.read}/${counted(digest.considered, "memory", "memories")} read, ${counted(digest.written, "learning")} written, ${digest.model_calls}/${counted(max, "model call")}`, digest.read, digest.considered);
   }
 }

@@ -134,7 +134,9 @@ export async function scoreCandidates(
   for (const h of await s.storage.search.nearest(vector, RECALL_CANDIDATES, project)) note(h.seq).similarity = h.similarity;
   // "" is the index's group of project-less memories.
   if (project !== null) for (const h of await s.storage.search.nearest(vector, RECALL_GLOBAL_CANDIDATES, "")) note(h.seq).similarity = h.similarity;
-  if (lexical) (await lexical).forEach((seq, i) => (note(seq).bm25Rank = i));
+  if (lexical) (await lexical).forEach((seq, i) => {
+    note(seq).bm25Rank = i;
+  });
   if (found.size === 0) return [];
   const rows = await s.storage.recall.candidateRows([...found.keys()]);
   // Coverage is of the prompt's own weight: topic words can add to it, never dilute it.

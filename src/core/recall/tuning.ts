@@ -30,9 +30,6 @@ export const RECALL_SUPPRESS_TURNS = 30;
 /** Longest one-line gist of a memory in the block. */
 export const RECALL_GIST_CHARS = 110;
 
-/** A candidate must share at least this many distinct (stemmed) keywords with the prompt. */
-export const RECALL_MIN_OVERLAP = 2;
-
 /** Recall state of sessions idle this long is dropped (nightly, and whenever a new session starts). */
 export const RECALL_SESSION_TTL_DAYS = 14;
 

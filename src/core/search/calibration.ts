@@ -49,13 +49,6 @@ export function cosineAt(anchors: readonly number[], position: number): number {
   return anchors[i] + (position - i) * (anchors[i + 1] - anchors[i]);
 }
 
-/** The inverse of cosineAt (how calibration-tuning.ts's positions were derived). */
-export function positionOf(anchors: readonly number[], cosine: number): number {
-  let i = 0;
-  while (i < anchors.length - 2 && cosine > anchors[i + 1]) i++;
-  return i + (cosine - anchors[i]) / (anchors[i + 1] - anchors[i]);
-}
-
 export function thresholdsFrom(kind: "onnx" | "fallback", embedderId: string, stats: CalibrationStats | null): Thresholds {
   const anchors = stats ? anchorsOf(stats) : null;
   if (!anchors) return { ...THRESHOLD_DEFAULTS[kind], source: "default", embedderId };

@@ -41,7 +41,7 @@ export interface QueryTerms {
   pattern: RegExp | null;
 }
 
-const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+const escapeRegex = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
 export async function queryTerms(s: Services, query: string): Promise<QueryTerms> {
   const terms = [...new Set(keywords(query.slice(0, QUERY_MAX_CHARS)))].slice(0, QUERY_MAX_TERMS);
@@ -59,7 +59,7 @@ export async function queryTerms(s: Services, query: string): Promise<QueryTerms
   const stems = [...byStem.keys()];
   const weights = [...byStem.values()];
   const total = weights.reduce((a, b) => a + b, 0);
-  const pattern = stems.length ? new RegExp(`(?<![\\p{L}\\p{N}])(?:${stems.map(escape).join("|")})[\\p{L}\\p{N}]*`, "giu") : null;
+  const pattern = stems.length ? new RegExp(`(?<![\\p{L}\\p{N}])(?:${stems.map(escapeRegex).join("|")})[\\p{L}\\p{N}]*`, "giu") : null;
   return { stems, weights, total, pattern };
 }
 

@@ -132,7 +132,9 @@ export async function rank(
     s.storage.search.nearest(vector, SEARCH_CANDIDATES, project),
     loadThresholds(s),
   ]);
-  lexical.forEach((seq, i) => add(seq, 1 / (RRF_K + i + 1), "bm25"));
+  lexical.forEach((seq, i) => {
+    add(seq, 1 / (RRF_K + i + 1), "bm25");
+  });
   const floor = t.vectorMin;
   const weight = VECTOR_RRF_WEIGHT[s.embedder.kind];
   const cosine = new Map<number, number>();
@@ -258,9 +260,4 @@ export function nearestNow(s: Services, vector: Float32Array, k: number, project
 /** Best full-text matches of these words, synchronously (SQLite's FTS5). */
 export function fullTextNow(s: Services, terms: readonly string[], project: string | null, k: number, opts?: { every?: boolean }): number[] {
   return syncReads(s, "fullText").fullText(terms, project, k, opts);
-}
-
-/** Memories holding `term` up to `cap`, synchronously (SQLite's FTS5, cached). */
-export function documentFrequencyNow(s: Services, term: string, cap: number): number {
-  return syncReads(s, "documentFrequency").documentFrequency(term, cap);
 }

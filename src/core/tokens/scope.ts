@@ -31,7 +31,7 @@ export function scopedProject(p: Principal, requested: string | null | undefined
  */
 export async function checkMemoryInScope(s: Services, p: Principal, rawId: unknown): Promise<void> {
   if (p.projects === null) return;
-  let row;
+  let row: Awaited<ReturnType<typeof resolveMemory>>;
   try {
     row = await resolveMemory(s, rawId);
   } catch (e) {

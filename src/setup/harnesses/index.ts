@@ -19,10 +19,6 @@ import { HARNESS_IDS, type FileChange, type HarnessId, type HarnessInfo, type Wi
 
 const MODULES: Record<HarnessId, HarnessModule> = { "claude-code": claudeCode, codex, gemini, opencode };
 
-export function harnessModule(id: HarnessId): HarnessModule {
-  return MODULES[id];
-}
-
 /** Each harness, found when its home folder exists or its CLI is on PATH. */
 export function findHarnesses(env: NodeJS.ProcessEnv): HarnessInfo[] {
   return HARNESS_IDS.map((id) => {
@@ -95,8 +91,8 @@ export function checkWiring(id: HarnessId, opts: { env: NodeJS.ProcessEnv }): Wi
 }
 
 export { applyChanges };
-export { backupPathFor } from "./apply";
-export { manifestPath } from "./manifest";
+;
+;
 export { pluginSource } from "./opencode-plugin";
 export { parseOurNotify } from "./codex";
 export { HARNESS_IDS, WiringError, type FileChange, type HarnessId, type HarnessInfo, type WiringCheck } from "./types";

@@ -159,7 +159,7 @@ function removeProperty(text: string, path: JSONPath): string {
 export function appendJson(text: string, path: JSONPath, value: unknown): string {
   const root = parseTree(text, [], { allowTrailingComma: true });
   const array = root && findNodeAtLocation(root, path);
-  if (!array || array.type !== "array") throw new WiringError(`"${path.join(".")}" is not a list`);
+  if (array?.type !== "array") throw new WiringError(`"${path.join(".")}" is not a list`);
   const fmt = formattingOf(text);
   const items = array.children ?? [];
   if (items.length === 0) {

@@ -100,7 +100,7 @@ export const opencode: HarnessModule = {
   check(env) {
     const file = opencodeConfigFile(env);
     const plugin = readText(opencodePluginFile(env));
-    const hooks = plugin !== null && plugin.startsWith(PLUGIN_MARKER) ? "ok" : "missing";
+    const hooks = plugin?.startsWith(PLUGIN_MARKER) ? "ok" : "missing";
     try {
       const text = readText(file);
       readJsonc(text, file, { comments: true });

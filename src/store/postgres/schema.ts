@@ -348,4 +348,3 @@ export function pgTables(schemaName: string) {
 }
 
 export type PgTables = ReturnType<typeof pgTables>;
-export type PgMemoryRow = PgTables["memories"]["$inferSelect"];

@@ -112,7 +112,9 @@ export function sqliteMemories(h: SqliteHandle): Omit<MemoriesStore, keyof Memor
                 .map((r) => [r.id, r.seq]),
             );
             const seqs = rows.map((m) => seqOf.get(m.id)!);
-            rows.forEach((m, i) => insertVec.run(BigInt(seqs[i]), m.vector));
+            rows.forEach((m, i) => {
+              insertVec.run(BigInt(seqs[i]), m.vector);
+            });
             const tags = rows.flatMap((m) => m.tags.map((t) => [m.id, t.tag, t.weight]));
             if (tags.length) db.query<unknown, [string]>("INSERT INTO memory_tags(memory_id, tag, weight) SELECT value->>0, value->>1, value->>2 FROM json_each(?) ORDER BY key").run(JSON.stringify(tags));
             return seqs;

@@ -202,8 +202,3 @@ export function sqliteSearch(h: SqliteHandle): SearchStore {
     sync,
   };
 }
-
-/** The SQLite index's own state (change-log cursor, data_version), for tests and tools of this engine. */
-export function sqliteIndexState(h: { sqlite: Database }): IndexState | null {
-  return shared.get(h.sqlite)?.state ?? null;
-}

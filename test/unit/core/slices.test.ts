@@ -41,7 +41,9 @@ async function storeOf(texts: string[]): Promise<TestServices> {
   open.push(s);
   const vectors = await s.embedder.embed(texts, "document");
   const rows = await insertMemoryRows(s, texts.map((content) => ({ content, memoryType: "knowledge" as const, project: "p", sourceAgent: "test", createdAt: Date.now() })), vectors);
-  rows.forEach((r, i) => s.index.upsert(r.seq, vectors[i]!, "p"));
+  rows.forEach((r, i) => {
+    s.index.upsert(r.seq, vectors[i]!, "p");
+  });
   return s;
 }
 

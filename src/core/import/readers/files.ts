@@ -1,4 +1,4 @@
-import { lstatSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { type Dirent, type Stats, lstatSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative, sep } from "node:path";
 import type { ReadResult, SourceProblem } from "../types";
 
@@ -12,7 +12,7 @@ const SKIP_DIRS = new Set(["node_modules", ".git", ".hg", ".svn", ".trash", ".ob
 export function walk(root: string, want: (name: string) => boolean, opts: { maxDepth?: number; hidden?: (name: string) => boolean } = {}): string[] {
   const out: string[] = [];
   const visit = (dir: string, depth: number) => {
-    let entries;
+    let entries: Dirent[];
     try {
       entries = readdirSync(dir, { withFileTypes: true });
     } catch {
@@ -32,7 +32,7 @@ export function walk(root: string, want: (name: string) => boolean, opts: { maxD
 
 /** A path that exists and is a folder (or a file, with kind "file"); else a one-line reason. */
 export function checkPath(path: string, kind: "folder" | "file"): string | null {
-  let st;
+  let st: Stats;
   try {
     st = statSync(path);
   } catch {

@@ -133,23 +133,10 @@ export function encode(v: ArrayLike<number>, into: Uint8Array, at: number): numb
     for (let j = 0; j < 16; j++) {
       let lo = Math.floor(projected[g + j] * inv) + 8;
       let hi = Math.floor(projected[g + 16 + j] * inv) + 8;
-      lo = lo < 0 ? 0 : lo > 15 ? 15 : lo;
-      hi = hi < 0 ? 0 : hi > 15 ? 15 : hi;
+      lo = lo < 0 ? 0 : Math.min(lo , 15);
+      hi = hi < 0 ? 0 : Math.min(hi , 15);
       into[at + (g >> 1) + j] = lo | (hi << 4);
     }
   }
   return step;
-}
-
-/** The query for the code scan: the projected query as int8 in [-127, 127] at `into[0..CODE_DIMS)`; returns the sum of those integers. */
-export function encodeQuery(q: ArrayLike<number>, into: Int8Array): number {
-  const max = project(q, projected);
-  const inv = max > 0 ? 127 / max : 1;
-  let sum = 0;
-  for (let k = 0; k < CODE_DIMS; k++) {
-    const x = Math.round(projected[k] * inv);
-    into[k] = x;
-    sum += x;
-  }
-  return sum;
 }

@@ -2,18 +2,6 @@ import { DIMENSIONS } from "../../../embed/types";
 
 // Small pure helpers of the index: quantizing a vector, and the top-k heap and binary search of its search.
 
-/** The first index of ascending `list` whose value is at least `x` (list.length if none). */
-export function lowerBound(list: Int32Array, x: number): number {
-  let lo = 0;
-  let hi = list.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (list[mid] < x) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
-
 /** Writes `v` as integers in [-max, max] plus `offset` at `into[at..]`; returns the scale (float = int * scale). */
 export function quantize(v: Float32Array, into: Int8Array, at: number, maxInt: number, offset: number): number {
   let max = 0;

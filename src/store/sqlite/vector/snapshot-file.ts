@@ -1,4 +1,4 @@
-import { closeSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
+import { closeSync, fsyncSync, openSync, renameSync, writeSync } from "node:fs";
 import { open, rename, rm, type FileHandle } from "node:fs/promises";
 import { INDEX_FILE_READ_BYTES } from "./tuning";
 import { DIMENSIONS } from "../../../embed/types";
@@ -143,8 +143,4 @@ async function readFully(fh: FileHandle, into: Uint8Array, position: number): Pr
     if (bytesRead === 0) throw new Error("index file ended early");
     done += bytesRead;
   }
-}
-
-export function removeIndexFile(file: string): void {
-  rmSync(file, { force: true });
 }

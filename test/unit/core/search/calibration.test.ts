@@ -63,7 +63,9 @@ beforeAll(async () => {
     const texts = [...corpus(), RELEVANT];
     const vectors = await embedder.embed(texts, "document");
     const rows = await insertMemoryRows(s, texts.map((content) => ({ content, memoryType: "knowledge" as const, project: "p", sourceAgent: "test", createdAt: Date.now() })), vectors);
-    rows.forEach((r, i) => s.index.upsert(r.seq, vectors[i], "p"));
+    rows.forEach((r, i) => {
+      s.index.upsert(r.seq, vectors[i], "p");
+    });
     m.s = s;
   }
 }, 60_000);

@@ -59,7 +59,9 @@ sqliteOnly("group filter, remove, regroup and compaction keep results right", ()
   const r = rng(1);
   const index = new VectorIndex();
   const vs = Array.from({ length: 3000 }, () => unit(r));
-  vs.forEach((v, i) => index.upsert(i + 1, v, i < 1500 ? "a" : "b"));
+  vs.forEach((v, i) => {
+    index.upsert(i + 1, v, i < 1500 ? "a" : "b");
+  });
   expect(index.search(vs[10], 1, "a")[0].seq).toBe(11);
   expect(index.search(vs[10], 5, "b").every((h) => h.seq > 1500)).toBe(true);
   expect(index.search(vs[10], 5, "missing")).toEqual([]);
@@ -118,7 +120,9 @@ for (const relaxedSimd of [true, false]) sqliteOnly(`search finds the exact floa
     return normalize(v);
   };
   const vs = Array.from({ length: 6000 }, sparse);
-  vs.forEach((v, i) => index.upsert(i + 1, v, i % 3 ? "a" : "b"));
+  vs.forEach((v, i) => {
+    index.upsert(i + 1, v, i % 3 ? "a" : "b");
+  });
   let found = 0;
   for (let q = 0; q < 20; q++) {
     const query = sparse();
@@ -134,7 +138,9 @@ sqliteOnly("a small project is scanned row by row and still ranks exactly like t
   const r = rng(5);
   const index = new VectorIndex();
   const vs = Array.from({ length: 5000 }, () => unit(r));
-  vs.forEach((v, i) => index.upsert(i + 1, v, i % 50 === 0 ? "small" : "big"));
+  vs.forEach((v, i) => {
+    index.upsert(i + 1, v, i % 50 === 0 ? "small" : "big");
+  });
   const got = index.search(vs[100], 5, "small");
   expect(got[0].seq).toBe(101);
   expect(got.every((h) => (h.seq - 1) % 50 === 0)).toBe(true);
@@ -300,10 +306,14 @@ sqliteOnly("rows added while the index loads get their codes afterwards, the sam
   const r = rng(37);
   const vs = Array.from({ length: VECTOR_PREFILTER_ABOVE + 2000 }, () => unit(r));
   const direct = new VectorIndex();
-  vs.forEach((v, i) => direct.upsert(i + 1, v, i % 2 ? "a" : "b"));
+  vs.forEach((v, i) => {
+    direct.upsert(i + 1, v, i % 2 ? "a" : "b");
+  });
   const loaded = new VectorIndex();
   loaded.loading = true;
-  vs.forEach((v, i) => loaded.upsert(i + 1, v, i % 2 ? "a" : "b"));
+  vs.forEach((v, i) => {
+    loaded.upsert(i + 1, v, i % 2 ? "a" : "b");
+  });
   loaded.loading = false;
   const query = unit(r);
   // Not coded yet: the exact scan of every int8 row answers.
@@ -389,7 +399,9 @@ sqliteOnly("while codes are filled after a load, searches find the exact float t
   }
   const index = new VectorIndex();
   index.loading = true;
-  vs.forEach((v, i) => index.upsert(i + 1, v, i % 3 ? "a" : "b"));
+  vs.forEach((v, i) => {
+    index.upsert(i + 1, v, i % 3 ? "a" : "b");
+  });
   index.loading = false;
   // Two thirds coded (the codes no longer steer the search: it is exact either way).
   index.fillCodes(Math.floor((vs.length * 2) / 3));
@@ -407,7 +419,9 @@ sqliteOnly("while codes are filled after a load, searches find the exact float t
   for (const i of [n - 1, n - 500, Math.floor((n * 5) / 6)]) expect(index.search(vs[i], 1)[0].seq).toBe(i + 1);
   const fresh = new VectorIndex();
   fresh.loading = true;
-  vs.forEach((v, i) => fresh.upsert(i + 1, v, "a"));
+  vs.forEach((v, i) => {
+    fresh.upsert(i + 1, v, "a");
+  });
   fresh.loading = false;
   fresh.fillCodes(Math.floor(vs.length / 3));
   expect(fresh.search(vs[0], 10)).toEqual(index.search(vs[0], 10));

@@ -28,7 +28,9 @@ test("the int8 quantiser rounds exactly as Math.round, halves and signed zeros i
     vectors.push(r);
   }
   const index = new VectorIndex();
-  vectors.forEach((v, i) => index.upsert(i + 1, v, null));
+  vectors.forEach((v, i) => {
+    index.upsert(i + 1, v, null);
+  });
   const rows = index.snapshot().rows;
   vectors.forEach((v, k) => {
     let max = 0;
