@@ -294,10 +294,18 @@ function embedModel(modelDir: string, modelName: string): BunPlugin {
  */
 export async function buildAll(outDir: string, opts: Omit<BuildOptions, "outfile" | "platform"> & { platforms?: PlatformId[] }): Promise<BuildResult[]> {
   const ids = opts.platforms ?? (Object.keys(PLATFORMS) as PlatformId[]);
-  await Promise.all(ids.map((id) => PLATFORMS[id]).filter((p) => p.customSqlite).map((p) => buildSqlite(p)));
+  await Promise.all(
+    ids
+      .map((id) => PLATFORMS[id])
+      .filter((p) => p.customSqlite)
+      .map((p) => buildSqlite(p)),
+  );
   const results: BuildResult[] = [];
   for (const id of ids) results.push(await buildBinary({ ...opts, platform: id, outfile: join(outDir, PLATFORMS[id].binary) }));
-  await mergeSums(outDir, ids.map((id) => PLATFORMS[id].binary));
+  await mergeSums(
+    outDir,
+    ids.map((id) => PLATFORMS[id].binary),
+  );
   return results;
 }
 

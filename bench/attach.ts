@@ -19,14 +19,22 @@ import { timeConcurrentSearch, timeIngest, timeRecallIndex, timeRecent, timeRefe
 import { memoryOf, ROOT, type RunningServer } from "./lib/server";
 import { round } from "./lib/stats";
 
-const { values: args } = parseArgs({ options: { server: { type: "string", multiple: true }, sql: { type: "string", multiple: true }, queries: { type: "string" }, ingest: { type: "string" } } });
+const { values: args } = parseArgs({
+  options: { server: { type: "string", multiple: true }, sql: { type: "string", multiple: true }, queries: { type: "string" }, ingest: { type: "string" } },
+});
 const QUERIES = Number(args.queries ?? 60);
 const INGEST = Number(args.ingest ?? 50);
 const log = (line: string) => process.stderr.write(`[attach] ${line}\n`);
 
 const queryGen = new NoteGenerator(7);
 const queries = Array.from({ length: QUERIES }, () => queryGen.query());
-const result: Record<string, unknown> = { bench: "attach", date: new Date().toISOString(), queries: QUERIES, ingest: INGEST, load_average_at_start: loadavg().map((x) => round(x)) };
+const result: Record<string, unknown> = {
+  bench: "attach",
+  date: new Date().toISOString(),
+  queries: QUERIES,
+  ingest: INGEST,
+  load_average_at_start: loadavg().map((x) => round(x)),
+};
 
 for (const spec of args.server ?? []) {
   const m = /^(\w+)=(https?:\/\/[^@]+)@(\d+)$/.exec(spec);
@@ -53,7 +61,10 @@ for (const spec of args.sql ?? []) {
   if (!m) throw new Error(`--sql name=sqlite-file or name=postgres-url#schema, not ${spec}`);
   const [, name, where] = m;
   const figures = where.startsWith("postgres")
-    ? await timeReferenceQueries({ engine: "postgres", home: "", cmd: { kind: "source", argv: [] }, pg: { url: where.split("#")[0], schema: where.split("#")[1] } }, "")
+    ? await timeReferenceQueries(
+        { engine: "postgres", home: "", cmd: { kind: "source", argv: [] }, pg: { url: where.split("#")[0], schema: where.split("#")[1] } },
+        "",
+      )
     : await timeReferenceQueries({ engine: "sqlite", home: "", cmd: { kind: "source", argv: [] } }, where);
   result[`${name}_reference_sql_ms`] = figures;
   log(`${name} reference SQL: ${JSON.stringify(figures)}`);

@@ -24,7 +24,9 @@ import { FallbackEmbedder } from "../src/embed";
 import { NoteGenerator } from "./lib/corpus";
 import { round, summarize } from "./lib/stats";
 
-const { values: args } = parseArgs({ options: { home: { type: "string" }, queries: { type: "string" }, passes: { type: "string" }, merge: { type: "string" } } });
+const { values: args } = parseArgs({
+  options: { home: { type: "string" }, queries: { type: "string" }, passes: { type: "string" }, merge: { type: "string" } },
+});
 if (!args.home) throw new Error("--home <seeded home>");
 const gen = new NoteGenerator(7);
 const queries = Array.from({ length: Number(args.queries ?? 300) }, () => gen.query());
@@ -77,7 +79,13 @@ for (let p = 0; p < PASSES; p++) {
     whole.cpu.push((c.user + c.system) / 1000);
     whole.wall.push(performance.now() - t0);
   }
-  passes.push({ pass: p + 1, bm25_cpu_ms: summarize(bm25.cpu), bm25_wall_ms: summarize(bm25.wall), rank_cpu_ms: summarize(whole.cpu), rank_wall_ms: summarize(whole.wall) });
+  passes.push({
+    pass: p + 1,
+    bm25_cpu_ms: summarize(bm25.cpu),
+    bm25_wall_ms: summarize(bm25.wall),
+    rank_cpu_ms: summarize(whole.cpu),
+    rank_wall_ms: summarize(whole.wall),
+  });
 }
 out.passes = passes;
 out.fulltext_digest = digest.digest("hex").slice(0, 12);

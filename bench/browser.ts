@@ -28,7 +28,16 @@ const MEMORIES = Number(process.env.BENCH_MEMORIES ?? 100_000);
 const RUNS = Number(process.env.BENCH_RUNS ?? 8);
 const TARGET_MS = 300;
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
-const QUERIES = ["deploy latency regression", "redis timeout under load", "postgres migration", "kafka consumer lag", "auth token refresh", "cache eviction", "release rollback", "flaky test retry"];
+const QUERIES = [
+  "deploy latency regression",
+  "redis timeout under load",
+  "postgres migration",
+  "kafka consumer lag",
+  "auth token refresh",
+  "cache eviction",
+  "release rollback",
+  "flaky test retry",
+];
 const TYPES = ["decisions", "learnings", "experience", "knowledge"];
 
 const log = (line: string) => process.stderr.write(`[bench] ${line}\n`);
@@ -78,7 +87,11 @@ async function main(): Promise<void> {
     for (let i = 0; i < RUNS; i++) deep.push((await http(`limit=50&cursor=${cursor}`)).ms);
     result.http = { first_page_ms: summarize(first), page_201_ms: summarize(deep) };
 
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"] });
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"],
+    });
     const times: Record<string, number[]> = { first_page: [], search: [], filter: [], detail: [] };
     for (let run = 0; run < RUNS + 1; run++) {
       const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
@@ -91,7 +104,9 @@ async function main(): Promise<void> {
         result.first_page_breakdown_ms = await page.evaluate(() => ({
           html_response_end: Math.round((performance.getEntriesByType("navigation")[0] as PerformanceNavigationTiming).responseEnd),
           dom_content_loaded: Math.round((performance.getEntriesByType("navigation")[0] as PerformanceNavigationTiming).domContentLoadedEventEnd),
-          resources: performance.getEntriesByType("resource").map((r) => `${new URL(r.name).pathname.split("?")[0]} ${Math.round(r.startTime)}-${Math.round((r as PerformanceResourceTiming).responseEnd)}`),
+          resources: performance
+            .getEntriesByType("resource")
+            .map((r) => `${new URL(r.name).pathname.split("?")[0]} ${Math.round(r.startTime)}-${Math.round((r as PerformanceResourceTiming).responseEnd)}`),
         }));
       }
       if ((await page.locator("#list li[data-index]").count()) !== 50) throw new Error("the first page did not draw 50 rows");

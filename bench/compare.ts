@@ -37,7 +37,8 @@ const SIZES = (args.sizes ?? "10000").split(",").map(Number);
 const ROUNDS = Number(args.rounds ?? 3);
 const QUERIES = Number(process.env.BENCH_QUERIES ?? 300);
 const INGEST = Number(process.env.BENCH_INGEST ?? 300);
-if (SIZES.some((n) => !Number.isInteger(n) || n < 1) || !Number.isInteger(ROUNDS) || ROUNDS < 1) throw new Error("--sizes: positive integers; --rounds: a positive integer");
+if (SIZES.some((n) => !Number.isInteger(n) || n < 1) || !Number.isInteger(ROUNDS) || ROUNDS < 1)
+  throw new Error("--sizes: positive integers; --rounds: a positive integer");
 const log = (line: string) => process.stderr.write(`[compare] ${line}\n`);
 
 function git(...argv: string[]): string {
@@ -165,7 +166,8 @@ const METRICS = [
   "start_to_first_200_ms",
   "start_to_index_ready_ms",
 ] as const;
-const medians = (rounds: Round[]) => Object.fromEntries(METRICS.map((k) => [k, round(median(rounds.map((r) => r[k])))])) as Record<(typeof METRICS)[number], number>;
+const medians = (rounds: Round[]) =>
+  Object.fromEntries(METRICS.map((k) => [k, round(median(rounds.map((r) => r[k])))])) as Record<(typeof METRICS)[number], number>;
 
 async function main(): Promise<void> {
   const started = performance.now();

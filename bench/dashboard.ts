@@ -60,7 +60,17 @@ function seed(dbFile: string, now: number): Record<string, number> {
       const project = rnd() < 0.33 ? null : PROJECTS[Math.floor(rnd() * PROJECTS.length)];
       const shown = rnd() < 0.55 ? 1 + Math.floor(rnd() * 6) : 0;
       const used = shown && rnd() < 0.4 ? 1 + Math.floor(rnd() * 2) : 0;
-      insertMemory.run(id, `note ${i} about ${project ?? "nothing"} and ${TOPICS[i % TOPICS.length]}`, TYPES[Math.floor(rnd() ** 1.5 * 4)], project, at, at, at, shown, used);
+      insertMemory.run(
+        id,
+        `note ${i} about ${project ?? "nothing"} and ${TOPICS[i % TOPICS.length]}`,
+        TYPES[Math.floor(rnd() ** 1.5 * 4)],
+        project,
+        at,
+        at,
+        at,
+        shown,
+        used,
+      );
       if (project) tags += insertTag.run(id, project, 1).changes;
       const extra = (project ? 0 : 1) + Math.floor(rnd() * 4);
       for (let k = 0; k < extra; k++) tags += insertTag.run(id, TOPICS[Math.floor(rnd() * TOPICS.length)], 0.8 - k * 0.1).changes;
@@ -76,7 +86,20 @@ function seed(dbFile: string, now: number): Record<string, number> {
     }
     for (let d = 7; d >= 1; d--) {
       const day = new Date(now - d * DAY_MS).toISOString().slice(0, 10);
-      const digest = { day, status: "done", written: d, merged: 2, dropped: 1, decayed: 10, considered: 40, read: 40, model_calls: 2, max_model_calls: 50, skipped: [], errors: [] };
+      const digest = {
+        day,
+        status: "done",
+        written: d,
+        merged: 2,
+        dropped: 1,
+        decayed: 10,
+        considered: 40,
+        read: 40,
+        model_calls: 2,
+        max_model_calls: 50,
+        skipped: [],
+        errors: [],
+      };
       db.run("INSERT INTO nightly_runs(day, status, owner, started_at, heartbeat_at, finished_at, digest) VALUES (?, 'done', 'bench', ?, ?, ?, ?)", [
         day,
         now - d * DAY_MS,
@@ -133,7 +156,12 @@ async function inProcess(home: string): Promise<Record<string, unknown>> {
 async function main(): Promise<void> {
   const home = mkdtempSync(join(tmpdir(), "memsvc-bench-dash-"));
   writeFileSync(join(home, "config.json"), JSON.stringify({ displayName: "Bench", planLabel: "bench" }));
-  const result: Record<string, unknown> = { bench: "dashboard", version: VERSION, date: new Date().toISOString(), machine: { cpus: navigator.hardwareConcurrency, bun: Bun.version } };
+  const result: Record<string, unknown> = {
+    bench: "dashboard",
+    version: VERSION,
+    date: new Date().toISOString(),
+    machine: { cpus: navigator.hardwareConcurrency, bun: Bun.version },
+  };
   try {
     log(`seeding ${MEMORIES} memories and ${EVENTS} events`);
     result.seed = seed(pathsFor(home).db, Date.now());

@@ -37,7 +37,14 @@ const denoise = fixtures.map(({ file, format }) => {
   bodies.push(...out);
   const bytesIn = statSync(file).size;
   const bytesSent = out.reduce((n, b) => n + Buffer.byteLength(JSON.stringify(b)), 0);
-  return { fixture: file.slice(ROOT.length + 1), format, bytes_in: bytesIn, bytes_sent: bytesSent, reduction: Math.round((1 - bytesSent / bytesIn) * 1000) / 10, segments: out.length };
+  return {
+    fixture: file.slice(ROOT.length + 1),
+    format,
+    bytes_in: bytesIn,
+    bytes_sent: bytesSent,
+    reduction: Math.round((1 - bytesSent / bytesIn) * 1000) / 10,
+    segments: out.length,
+  };
 });
 const totalIn = denoise.reduce((n, d) => n + d.bytes_in, 0);
 const totalSent = denoise.reduce((n, d) => n + d.bytes_sent, 0);
@@ -46,8 +53,36 @@ const totalSent = denoise.reduce((n, d) => n + d.bytes_sent, 0);
 const fake = startFakeLlm();
 let call = 0;
 // Distinct facts (the lexical embedder would merge sentences that differ only in numbers).
-const NOUNS = ["invoice", "webhook", "scheduler", "cache", "gateway", "ledger", "exporter", "indexer", "mailer", "uploader", "resolver", "tracker", "renderer", "crawler", "notifier", "billing", "inventory", "checkout", "search", "auth"];
-const VERBS = ["retries failed jobs after", "rotates its credentials every", "flushes buffers each", "compacts storage nightly within", "pages the on-call team after", "caps concurrent workers at"];
+const NOUNS = [
+  "invoice",
+  "webhook",
+  "scheduler",
+  "cache",
+  "gateway",
+  "ledger",
+  "exporter",
+  "indexer",
+  "mailer",
+  "uploader",
+  "resolver",
+  "tracker",
+  "renderer",
+  "crawler",
+  "notifier",
+  "billing",
+  "inventory",
+  "checkout",
+  "search",
+  "auth",
+];
+const VERBS = [
+  "retries failed jobs after",
+  "rotates its credentials every",
+  "flushes buffers each",
+  "compacts storage nightly within",
+  "pages the on-call team after",
+  "caps concurrent workers at",
+];
 const UNITS = ["minutes", "hours", "requests", "megabytes", "seconds", "connections"];
 fake.fallback = () => {
   call++;
@@ -56,13 +91,21 @@ fake.fallback = () => {
     json: {
       memories: [0, 1, 2].map((k) => {
         const i = call * 3 + k;
-        return { content: `The ${NOUNS[i % 20]} ${NOUNS[(i * 7 + 3) % 20]} component ${VERBS[i % 6]} ${i} ${UNITS[(i * 5) % 6]} (${NOUNS[(i * 11 + 5) % 20]} team, ticket ${i * 37}).`, memory_type: "knowledge", tags: ["bench"] };
+        return {
+          content: `The ${NOUNS[i % 20]} ${NOUNS[(i * 7 + 3) % 20]} component ${VERBS[i % 6]} ${i} ${UNITS[(i * 5) % 6]} (${NOUNS[(i * 11 + 5) % 20]} team, ticket ${i * 37}).`,
+          memory_type: "knowledge",
+          tags: ["bench"],
+        };
       }),
     },
   };
 };
 const srv = await startServer({ config: { llm: { baseURL: fake.baseURL, model: "fake-bench", timeoutMs: 30_000 } } });
-for (let i = 0; i < 300; i++) await postJson(`${srv.url}/ingest`, { content: `Seed memory ${i}: the ${i % 7 === 0 ? "orders" : "billing"} service keeps setting ${i} at value ${i * 3}.`, project: i % 2 ? "shop-api" : "billing-worker" });
+for (let i = 0; i < 300; i++)
+  await postJson(`${srv.url}/ingest`, {
+    content: `Seed memory ${i}: the ${i % 7 === 0 ? "orders" : "billing"} service keeps setting ${i} at value ${i * 3}.`,
+    project: i % 2 ? "shop-api" : "billing-worker",
+  });
 
 async function searchLatencies(until: Promise<unknown>): Promise<number[]> {
   const out: number[] = [];
@@ -119,12 +162,25 @@ const sequential = await run(1);
 const parallel = await run(4);
 
 // A long transcript: chunked to the model's context and distilled chunk by chunk.
-const long = { messages: Array.from({ length: 200 }, (_, i) => ({ role: i % 2 ? "assistant" : "user", content: `Turn ${i}: ${"the orders export and the migration runner interact through table locks. ".repeat(7)}` })), session_id: "bench-long", segment_id: "0" };
+const long = {
+  messages: Array.from({ length: 200 }, (_, i) => ({
+    role: i % 2 ? "assistant" : "user",
+    content: `Turn ${i}: ${"the orders export and the migration runner interact through table locks. ".repeat(7)}`,
+  })),
+  session_id: "bench-long",
+  segment_id: "0",
+};
 const callsBefore = fake.requests.length;
 const tl = performance.now();
 const lr = await postJson(`${srv.url}/distill`, long);
 await lr.arrayBuffer();
-const longRun = { chars: long.messages.reduce((n, m) => n + m.content.length, 0), context_chars: 24_000, model_calls: fake.requests.length - callsBefore, seconds: Math.round((performance.now() - tl) / 10) / 100, status: lr.status };
+const longRun = {
+  chars: long.messages.reduce((n, m) => n + m.content.length, 0),
+  context_chars: 24_000,
+  model_calls: fake.requests.length - callsBefore,
+  seconds: Math.round((performance.now() - tl) / 10) / 100,
+  status: lr.status,
+};
 
 await srv.stop();
 await fake.stop();

@@ -122,7 +122,10 @@ async function inProcess(home: string): Promise<Record<string, unknown>> {
       }
       return summarize(samples);
     };
-    const ids = sqliteOf(s).sqlite.query<{ id: string }, []>("SELECT id FROM memories ORDER BY seq").all().map((r) => r.id);
+    const ids = sqliteOf(s)
+      .sqlite.query<{ id: string }, []>("SELECT id FROM memories ORDER BY seq")
+      .all()
+      .map((r) => r.id);
     const hub = (await hubs(s, { limit: 1 })).hubs[0].id;
     return {
       exportGraph_10000_ms: await time(() => exportGraph(s, { limit: 10_000 })),
@@ -139,7 +142,12 @@ async function inProcess(home: string): Promise<Record<string, unknown>> {
 async function main(): Promise<void> {
   const home = mkdtempSync(join(tmpdir(), "memsvc-bench-graph-"));
   writeFileSync(join(home, "config.json"), "{}");
-  const result: Record<string, unknown> = { bench: "graph", version: VERSION, date: new Date().toISOString(), machine: { cpus: navigator.hardwareConcurrency, bun: Bun.version } };
+  const result: Record<string, unknown> = {
+    bench: "graph",
+    version: VERSION,
+    date: new Date().toISOString(),
+    machine: { cpus: navigator.hardwareConcurrency, bun: Bun.version },
+  };
   try {
     log(`seeding ${MEMORIES} memories with ~${LINKS_PER} links each`);
     result.seed = seed(pathsFor(home).db, Date.now());

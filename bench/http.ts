@@ -71,7 +71,9 @@ import { freshBinaryCommand, memoryOf, ROOT, spawnServer, type ServerCommand } f
 import { median, round, summarize, timeMs, type Summary } from "./lib/stats";
 import { vectorFigures, type VectorFigures } from "./lib/vectors";
 
-const { values: args } = parseArgs({ options: { sizes: { type: "string" }, engine: { type: "string" }, sustained: { type: "string" }, only: { type: "string" } } });
+const { values: args } = parseArgs({
+  options: { sizes: { type: "string" }, engine: { type: "string" }, sustained: { type: "string" }, only: { type: "string" } },
+});
 const ENGINE_ARG = args.engine ?? "sqlite";
 if (!["sqlite", "postgres", "both"].includes(ENGINE_ARG)) throw new Error(`--engine must be sqlite, postgres or both, not ${ENGINE_ARG}`);
 const ENGINES: Engine[] = ENGINE_ARG === "both" ? ["sqlite", "postgres"] : [ENGINE_ARG as Engine];
@@ -81,7 +83,8 @@ const QUERIES = Number(process.env.BENCH_QUERIES ?? 300);
 const INGEST = Number(process.env.BENCH_INGEST ?? 2000);
 const SUSTAINED = Number(args.sustained ?? process.env.BENCH_SUSTAINED ?? 100_000);
 const SLICE = Number(process.env.BENCH_SLICE ?? 10_000);
-if (args.only !== undefined && args.only !== "sustained" && args.only !== "receipts") throw new Error(`--only takes "sustained" or "receipts", not ${args.only}`);
+if (args.only !== undefined && args.only !== "sustained" && args.only !== "receipts")
+  throw new Error(`--only takes "sustained" or "receipts", not ${args.only}`);
 if (args.only === "receipts" && !ENGINES.includes("sqlite")) throw new Error("--only receipts measures SQLite: leave out --engine postgres");
 if (args.only === "sustained" && !ENGINES.includes("sqlite")) throw new Error("--only sustained measures SQLite: leave out --engine postgres");
 /** Rows per `memsvc migrate` batch when seeding PostgreSQL (the command's maximum). */
@@ -181,7 +184,10 @@ async function measure(t: BenchTarget, seed: SeedResult | PgSeed, size: number, 
       // transactions hung it, measured); a real server has a backend per connection.
       log(`${t.engine}: ingesting ${notes.length} memories over HTTP`);
       const half = Math.floor(notes.length / 2);
-      figures.ingest = first && pg?.kind !== "pglite" ? [await ingestOverHttp(server.url, notes.slice(0, half), 1), await ingestOverHttp(server.url, notes.slice(half), 8)] : [await ingestOverHttp(server.url, notes, 1)];
+      figures.ingest =
+        first && pg?.kind !== "pglite"
+          ? [await ingestOverHttp(server.url, notes.slice(0, half), 1), await ingestOverHttp(server.url, notes.slice(half), 8)]
+          : [await ingestOverHttp(server.url, notes, 1)];
     }
     if (pg) figures.database_memory = pg.memoryMb();
     stopped = true;
@@ -278,7 +284,12 @@ function issue13Figures(f: SizeFigures): Record<string, unknown> {
   const sqlite = f.engine === "sqlite";
   return {
     vector_recall_at_10: f.vectors
-      ? { sparse: f.vectors.sparse.recall_at_10, dense: f.vectors.dense.recall_at_10, sparse_project: f.vectors.sparse.recall_at_10_project, dense_project: f.vectors.dense.recall_at_10_project }
+      ? {
+          sparse: f.vectors.sparse.recall_at_10,
+          dense: f.vectors.dense.recall_at_10,
+          sparse_project: f.vectors.sparse.recall_at_10_project,
+          dense_project: f.vectors.dense.recall_at_10_project,
+        }
       : f.pgvector
         ? { hnsw: f.pgvector.recall_at_10, hnsw_project: f.pgvector.recall_at_10_project }
         : null,
@@ -297,7 +308,10 @@ function issue13Figures(f: SizeFigures): Record<string, unknown> {
     search_p95_ms: { all: f.search.latency_ms.p95, without_project: f.search_unfiltered.latency_ms.p95, with_project: f.search_project.latency_ms.p95 },
     // The 20 untimed searches before "all": the first a server answers once its index is ready (start-up work runs beside them).
     first_searches_ms: f.search.warmup_latency_ms ? { p50: f.search.warmup_latency_ms.p50, max: f.search.warmup_latency_ms.max } : null,
-    search_server_cpu_ms_per_request: { without_project: f.search_unfiltered.server_cpu_ms_per_request, with_project: f.search_project.server_cpu_ms_per_request },
+    search_server_cpu_ms_per_request: {
+      without_project: f.search_unfiltered.server_cpu_ms_per_request,
+      with_project: f.search_project.server_cpu_ms_per_request,
+    },
     recent_p95_ms: { without_project: f.recent.latency_ms.p95, with_project: f.recent_project.latency_ms.p95 },
     recent_server_cpu_ms_per_request: { without_project: f.recent.server_cpu_ms_per_request, with_project: f.recent_project.server_cpu_ms_per_request },
     start_to_first_200_ms: { first_start: f.start_to_first_200_ms, restart: f.restart?.start_to_first_200_ms ?? null },
@@ -308,7 +322,12 @@ function issue13Figures(f: SizeFigures): Record<string, unknown> {
     start_server_cpu_ms: { first_start: f.start_cpu_ms, restart: f.restart?.start_cpu_ms ?? null },
     start_longest_wait_ms: { first_start: f.start_longest_wait_ms, restart: f.restart?.start_longest_wait_ms ?? null },
     ingest_per_s: f.ingest?.map((i) => ({ concurrency: i.concurrency, memories_per_s: i.memories_per_s })) ?? null,
-    rss_mb: { after_queries: f.memory.rss_mb, peak: f.memory.peak_rss_mb, restart: f.restart?.memory.rss_mb ?? null, ...(f.database_memory ? { database: f.database_memory.rss_mb } : {}) },
+    rss_mb: {
+      after_queries: f.memory.rss_mb,
+      peak: f.memory.peak_rss_mb,
+      restart: f.restart?.memory.rss_mb ?? null,
+      ...(f.database_memory ? { database: f.database_memory.rss_mb } : {}),
+    },
   };
 }
 
@@ -494,7 +513,11 @@ async function main(): Promise<void> {
     result.issue_13 = issue13Summary(sizes);
     if (result.ingest_sustained) {
       const sus = result.ingest_sustained as { memories: number; min_memories_per_s: number; overall_memories_per_s: number };
-      (result.issue_13 as Record<string, unknown>).ingest_sustained = { memories: sus.memories, min_slice_per_s: sus.min_memories_per_s, overall_per_s: sus.overall_memories_per_s };
+      (result.issue_13 as Record<string, unknown>).ingest_sustained = {
+        memories: sus.memories,
+        min_slice_per_s: sus.min_memories_per_s,
+        overall_per_s: sus.overall_memories_per_s,
+      };
     }
     if (ENGINES.includes("sqlite")) {
       log(`profiling rank() in-process at ${current} memories`);

@@ -70,7 +70,9 @@ try {
   const read = await timed("read", () => readSource("markdown", vault, { now: Date.now() }));
   const config = loadConfig({ MEMSVC_HOME: home, MEMSVC_OFFLINE: "1" });
   const embedder = new FallbackEmbedder();
-  const timedEmbedder = Object.create(embedder, { embed: { value: (texts: string[], kind: "document" | "query") => timed("embed", () => embedder.embed(texts, kind)) } });
+  const timedEmbedder = Object.create(embedder, {
+    embed: { value: (texts: string[], kind: "document" | "query") => timed("embed", () => embedder.embed(texts, kind)) },
+  });
   const s = benchServices(config, { embedder: timedEmbedder, log: silentLogger });
   await s.indexState.ready;
   if (args["cache-mb"]) s.sqlite!.sqlite.run(`PRAGMA cache_size = -${Number(args["cache-mb"]) * 1024}`);
@@ -78,27 +80,30 @@ try {
   const outer = timedStorage(storage, "out");
   const tx = (fn: (t: Storage) => Promise<unknown>) => {
     const t0 = cpuNow();
-    return storage.transaction(async (t) => {
-      const inner = cpuNow();
-      try {
-        return await fn(timedStorage(t, "tx"));
-      } finally {
-        add("tx.body", cpuNow() - inner);
-      }
-    }).finally(() => add("tx.total", cpuNow() - t0));
+    return storage
+      .transaction(async (t) => {
+        const inner = cpuNow();
+        try {
+          return await fn(timedStorage(t, "tx"));
+        } finally {
+          add("tx.body", cpuNow() - inner);
+        }
+      })
+      .finally(() => add("tx.total", cpuNow() - t0));
   };
   const view = Object.create(s, { storage: { value: Object.assign(Object.create(outer), { transaction: tx }) } });
   const index = s.index as unknown as Record<string, unknown>;
   for (const key of ["upsert", "upsertMany", "load", "rebuild"]) {
     const f = index[key];
-    if (typeof f === "function") index[key] = (...a: unknown[]) => {
-      const t = cpuNow();
-      try {
-        return (f as (...x: unknown[]) => unknown).apply(s.index, a);
-      } finally {
-        add(`index.${key}`, cpuNow() - t);
-      }
-    };
+    if (typeof f === "function")
+      index[key] = (...a: unknown[]) => {
+        const t = cpuNow();
+        try {
+          return (f as (...x: unknown[]) => unknown).apply(s.index, a);
+        } finally {
+          add(`index.${key}`, cpuNow() - t);
+        }
+      };
   }
   // Memory as the import goes (every ~10% of it): where the peak RSS comes from.
   const memory: Record<string, number>[] = [];
@@ -117,7 +122,9 @@ try {
   const wall = (performance.now() - wall0) / 1000;
   const items = read.items.length;
   const phases = Object.fromEntries(
-    [...times.entries()].sort((a, b) => b[1].ms - a[1].ms).map(([k, v]) => [k, { cpu_s: Math.round(v.ms / 100) / 10, ms_per_item: Math.round((v.ms / items) * 1000) / 1000, calls: v.calls }]),
+    [...times.entries()]
+      .sort((a, b) => b[1].ms - a[1].ms)
+      .map(([k, v]) => [k, { cpu_s: Math.round(v.ms / 100) / 10, ms_per_item: Math.round((v.ms / items) * 1000) / 1000, calls: v.calls }]),
   );
   await s.close();
   console.log(

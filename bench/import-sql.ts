@@ -73,7 +73,10 @@ function run(name: string, v: Variant): Record<string, unknown> {
     if (v.cacheKib) db.run(`PRAGMA cache_size = -${v.cacheKib}`);
     if (v.fts === false) db.run("DROP TRIGGER memories_fts_insert");
     if (v.noIndexes) {
-      for (const { name: ix } of db.query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'memories' AND sql IS NOT NULL").all()) db.run(`DROP INDEX ${ix}`);
+      for (const { name: ix } of db
+        .query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'memories' AND sql IS NOT NULL")
+        .all())
+        db.run(`DROP INDEX ${ix}`);
     }
     const trigger = db.query<{ sql: string }, []>("SELECT sql FROM sqlite_master WHERE name = 'memories_fts_insert'").get()?.sql;
     const insert = db.query<{ seq: number }, any[]>(
@@ -159,7 +162,13 @@ function run(name: string, v: Variant): Record<string, unknown> {
       db.run("COMMIT");
     }
     const cpu = cpuNow() - t0;
-    return { variant: name, ...v, batch, cpu_ms_per_row: Math.round((cpu / ROWS) * 1000) / 1000, wall_ms_per_row: Math.round(((performance.now() - w0) / ROWS) * 1000) / 1000 };
+    return {
+      variant: name,
+      ...v,
+      batch,
+      cpu_ms_per_row: Math.round((cpu / ROWS) * 1000) / 1000,
+      wall_ms_per_row: Math.round(((performance.now() - w0) / ROWS) * 1000) / 1000,
+    };
   } finally {
     store.close();
     rmSync(dir, { recursive: true, force: true });

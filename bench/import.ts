@@ -76,4 +76,15 @@ try {
 } finally {
   if (!args.keep) rmSync(vault, { recursive: true, force: true });
 }
-console.log(JSON.stringify({ bench: "import --from markdown", storage: "sqlite", vault: { notes: NOTES, short: gen.short, structured: gen.structured, generated_s: Math.round(gen.seconds * 10) / 10 }, runs }, null, 2));
+console.log(
+  JSON.stringify(
+    {
+      bench: "import --from markdown",
+      storage: "sqlite",
+      vault: { notes: NOTES, short: gen.short, structured: gen.structured, generated_s: Math.round(gen.seconds * 10) / 10 },
+      runs,
+    },
+    null,
+    2,
+  ),
+);

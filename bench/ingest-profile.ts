@@ -87,7 +87,8 @@ async function profileAt(home: string, gen: NoteGenerator): Promise<Record<strin
     }
   };
   const notes = Array.from({ length: WARM + COUNT }, () => gen.note());
-  for (const n of notes.slice(0, WARM)) await ingestMemory(s, { content: n.content, project: n.project, memory_type: n.memoryType, source_agent: "bench-agent" });
+  for (const n of notes.slice(0, WARM))
+    await ingestMemory(s, { content: n.content, project: n.project, memory_type: n.memoryType, source_agent: "bench-agent" });
   for (const k of Object.keys(times) as Phase[]) times[k] = 0;
   txTotal = 0;
   const cpu0 = process.cpuUsage();

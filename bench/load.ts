@@ -58,13 +58,19 @@ model.fallback = () => ({
 const home = mkdtempSync(join(tmpdir(), "memsvc-bench-load-"));
 log(`seeding ${MEMORIES} memories into ${home}`);
 const seeded = seedStore(join(home, "memsvc.db"), new NoteGenerator(SEED), MEMORIES);
-writeFileSync(join(home, "config.json"), JSON.stringify({ llm: { baseURL: model.baseURL, model: "fake-load", apiKey: "k", timeoutMs: 30_000 }, nightly: { enabled: false } }));
+writeFileSync(
+  join(home, "config.json"),
+  JSON.stringify({ llm: { baseURL: model.baseURL, model: "fake-load", apiKey: "k", timeoutMs: 30_000 }, nightly: { enabled: false } }),
+);
 const server = await spawnServer(home, serverCommand("source"));
 log(`server up in ${Math.round(server.startMs)} ms at ${server.url}; ${CLIENTS} clients (${DISTILLERS} distilling) for ${SECONDS} s`);
 
 type Op = "search" | "recall" | "distill";
 type Phase = "agents_only" | "with_distills";
-const samples: Record<Phase, Record<Op, number[]>> = { agents_only: { search: [], recall: [], distill: [] }, with_distills: { search: [], recall: [], distill: [] } };
+const samples: Record<Phase, Record<Op, number[]>> = {
+  agents_only: { search: [], recall: [], distill: [] },
+  with_distills: { search: [], recall: [], distill: [] },
+};
 const errors: Record<Op, string[]> = { search: [], recall: [], distill: [] };
 const acked: { session: string; ids: string[] }[] = [];
 
@@ -86,7 +92,8 @@ async function timed(phase: Phase, op: Op, send: () => Promise<Response>, ok: nu
   }
 }
 
-const post = (path: string, body: unknown) => () => fetch(`${server.url}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+const post = (path: string, body: unknown) => () =>
+  fetch(`${server.url}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
 
 /** An agent: a recall-index call per prompt, a search now and then, a pause between prompts. */
 async function agent(phase: Phase, c: number, until: number): Promise<void> {
@@ -94,7 +101,12 @@ async function agent(phase: Phase, c: number, until: number): Promise<void> {
   for (let turn = 0; performance.now() < until; turn++) {
     const q = gen.query();
     if (turn % 2 === 0) {
-      await timed(phase, "recall", post("/recall-index", { session_id: `load-${phase}-${c}`, prompt: q.query, ...(q.project ? { project: q.project } : {}) }), [200]);
+      await timed(
+        phase,
+        "recall",
+        post("/recall-index", { session_id: `load-${phase}-${c}`, prompt: q.query, ...(q.project ? { project: q.project } : {}) }),
+        [200],
+      );
     } else {
       const params = new URLSearchParams({ query: q.query });
       if (q.project) params.set("project", q.project);
@@ -110,7 +122,12 @@ async function distiller(c: number, until: number): Promise<void> {
   for (let n = 0; performance.now() < until; n++) {
     const session = `load-distill-${c}-${n}`;
     const text = Array.from({ length: 6 }, () => gen.note().content).join("\n");
-    const body = (await timed("with_distills", "distill", post("/distill", { text, session_id: session, project: gen.project(), source_agent: "bench-load" }), [201])) as { ids: string[] } | null;
+    const body = (await timed(
+      "with_distills",
+      "distill",
+      post("/distill", { text, session_id: session, project: gen.project(), source_agent: "bench-load" }),
+      [201],
+    )) as { ids: string[] } | null;
     if (body) acked.push({ session, ids: body.ids });
   }
 }
@@ -119,7 +136,10 @@ async function phase(name: Phase, seconds: number, distillers: number): Promise<
   const until = performance.now() + seconds * 1000;
   const cpu0 = cpuMsOf(server.pid);
   const t = performance.now();
-  await Promise.all([...Array.from({ length: distillers }, (_, c) => distiller(c, until)), ...Array.from({ length: CLIENTS - DISTILLERS }, (_, c) => agent(name, c, until))]);
+  await Promise.all([
+    ...Array.from({ length: distillers }, (_, c) => distiller(c, until)),
+    ...Array.from({ length: CLIENTS - DISTILLERS }, (_, c) => agent(name, c, until)),
+  ]);
   return { wall_s: round((performance.now() - t) / 1000), server_cpu_s: round((cpuMsOf(server.pid) - cpu0) / 1000), loadavg_1m: round(loadavg()[0]) };
 }
 
@@ -148,9 +168,23 @@ const requests = (p: Phase) => samples[p].search.length + samples[p].recall.leng
 const result = {
   bench: "load",
   at: new Date().toISOString(),
-  config: { seconds: SECONDS, clients: CLIENTS, distill_clients: DISTILLERS, agent_clients: CLIENTS - DISTILLERS, memories_seeded: seeded.total, model_delay_ms: DELAY, agent_think_ms: THINK, seed: SEED, server: "bun src/main.ts server on 127.0.0.1" },
+  config: {
+    seconds: SECONDS,
+    clients: CLIENTS,
+    distill_clients: DISTILLERS,
+    agent_clients: CLIENTS - DISTILLERS,
+    memories_seeded: seeded.total,
+    model_delay_ms: DELAY,
+    agent_think_ms: THINK,
+    seed: SEED,
+    server: "bun src/main.ts server on 127.0.0.1",
+  },
   machine: { cores: cpus().length, loadavg_1m_before: load0, note: "shared with other work: latencies include waiting for a core" },
-  agents_only: { ...baseline, server_cpu_ms_per_request: round((baseline.server_cpu_s * 1000) / Math.max(1, requests("agents_only"))), ops: figures("agents_only", baseline.wall_s) },
+  agents_only: {
+    ...baseline,
+    server_cpu_ms_per_request: round((baseline.server_cpu_s * 1000) / Math.max(1, requests("agents_only"))),
+    ops: figures("agents_only", baseline.wall_s),
+  },
   with_distills: {
     ...mixed,
     server_cpu_ms_per_request: round((mixed.server_cpu_s * 1000) / Math.max(1, requests("with_distills"))),
@@ -158,10 +192,20 @@ const result = {
     model_calls: model.requests.length,
     memories_acknowledged: acked.reduce((n, a) => n + a.ids.length, 0),
   },
-  errors: { total: totalErrors, search: errors.search.length, recall: errors.recall.length, distill: errors.distill.length, first: [...errors.search, ...errors.recall, ...errors.distill].slice(0, 5) },
+  errors: {
+    total: totalErrors,
+    search: errors.search.length,
+    recall: errors.recall.length,
+    distill: errors.distill.length,
+    first: [...errors.search, ...errors.recall, ...errors.distill].slice(0, 5),
+  },
   server: memory,
   writes: { distills_acknowledged: acked.length, lost_writes: lost.length, memories_after: check.memories, store_problems: check.problems },
-  target: { ...TARGET, recall_p95_ms_with_distills: recallP95, met: totalErrors === 0 && lost.length === 0 && check.problems.length === 0 && recallP95 < TARGET.recall_p95_ms },
+  target: {
+    ...TARGET,
+    recall_p95_ms_with_distills: recallP95,
+    met: totalErrors === 0 && lost.length === 0 && check.problems.length === 0 && recallP95 < TARGET.recall_p95_ms,
+  },
 };
 mkdirSync(join(ROOT, "bench/results"), { recursive: true });
 writeFileSync(join(ROOT, "bench/results", `load-${result.at.replace(/[:.]/g, "-")}.json`), JSON.stringify(result, null, 2));

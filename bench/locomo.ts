@@ -60,7 +60,13 @@ async function ingest(s: Services, memories: LocomoMemory[]): Promise<Map<string
     );
     await s.storage.transaction(async (tx) => {
       for (const [j, m] of batch.entries()) {
-        const item: NewMemory = { content: m.content, memoryType: "experience", project: m.project, sourceAgent: "locomo", createdAt: parseSessionDate(m.session_date) };
+        const item: NewMemory = {
+          content: m.content,
+          memoryType: "experience",
+          project: m.project,
+          sourceAgent: "locomo",
+          createdAt: parseSessionDate(m.session_date),
+        };
         const [row] = await insertMemoryRows(withStorage(s, tx), [item], [vectors[j]]);
         // Visible to the next turn's nearest-neighbour links, as after an /ingest commit.
         s.index.upsert(row.seq, vectors[j], m.project);
@@ -79,7 +85,12 @@ interface Retrievers {
 
 async function evaluate(s: Services & { sqlite: Store | null }, queries: LocomoQuery[], keyOf: Map<string, string>): Promise<Retrievers> {
   const out: Retrievers = { hybrid: new RecallScorer(), bm25: new RecallScorer(), vector: new RecallScorer() };
-  const keyBySeq = new Map(sqliteOf(s).sqlite.query<{ seq: number; id: string }, []>("SELECT seq, id FROM memories").all().map((r) => [r.seq, keyOf.get(r.id)!]));
+  const keyBySeq = new Map(
+    sqliteOf(s)
+      .sqlite.query<{ seq: number; id: string }, []>("SELECT seq, id FROM memories")
+      .all()
+      .map((r) => [r.seq, keyOf.get(r.id)!]),
+  );
   const bm25 = sqliteOf(s).sqlite.query<{ seq: number }, [string, string, number]>(
     "SELECT f.rowid AS seq FROM memories_fts f JOIN memories m ON m.seq = f.rowid WHERE memories_fts MATCH ? AND m.project = ? ORDER BY bm25(memories_fts) LIMIT ?",
   );
@@ -94,11 +105,17 @@ async function evaluate(s: Services & { sqlite: Store | null }, queries: LocomoQ
         );
     for (const [j, q] of batch.entries()) {
       const hits = (await rank(s, q.question.trim(), vectors[j], K, q.project)).results;
-      out.hybrid.add(q, hits.map((h) => keyOf.get(h.id)!));
+      out.hybrid.add(
+        q,
+        hits.map((h) => keyOf.get(h.id)!),
+      );
       // The floor: question words (stop words removed) OR-ed, FTS5 porter BM25, nothing else.
       const expr = ftsExpression(q.question);
       out.bm25.add(q, expr ? bm25.all(expr, q.project, K).map((r) => keyBySeq.get(r.seq)!) : []);
-      out.vector.add(q, (await s.storage.search.nearest(vectors[j], Math.max(K, SEARCH_CANDIDATES), q.project)).slice(0, K).map((h) => keyBySeq.get(h.seq)!));
+      out.vector.add(
+        q,
+        (await s.storage.search.nearest(vectors[j], Math.max(K, SEARCH_CANDIDATES), q.project)).slice(0, K).map((h) => keyBySeq.get(h.seq)!),
+      );
     }
   }
   return out;

@@ -139,7 +139,9 @@ async function runMutant(repo: string, m: Mutant & { rule: string }, timeoutS: n
 
 async function main() {
   const opts = parseArgs(process.argv.slice(2));
-  const mutants = RULES.flatMap((r) => r.mutants.map((m) => ({ ...m, rule: r.rule }))).filter((m) => !opts.only || m.id.includes(opts.only) || m.rule.includes(opts.only));
+  const mutants = RULES.flatMap((r) => r.mutants.map((m) => ({ ...m, rule: r.rule }))).filter(
+    (m) => !opts.only || m.id.includes(opts.only) || m.rule.includes(opts.only),
+  );
   const ids = new Set<string>();
   for (const m of mutants) {
     if (ids.has(m.id)) throw new Error(`duplicate mutant id ${m.id}`);
@@ -156,7 +158,9 @@ async function main() {
       const t0 = Date.now();
       const r = await runTests(copies[0], files, opts.timeoutS * 3);
       baseline = { ok: r.code === 0 && !r.timedOut, detail: r.code === 0 ? undefined : r.tail, ms: Date.now() - t0 };
-      process.stderr.write(`baseline (${files.length} test files): ${baseline.ok ? "pass" : `FAIL ${baseline.detail}`} in ${(baseline.ms / 1000).toFixed(0)} s\n`);
+      process.stderr.write(
+        `baseline (${files.length} test files): ${baseline.ok ? "pass" : `FAIL ${baseline.detail}`} in ${(baseline.ms / 1000).toFixed(0)} s\n`,
+      );
       if (!baseline.ok) {
         console.log(JSON.stringify({ baseline }, null, 2));
         process.exitCode = 1;

@@ -23,7 +23,10 @@ import { startServer } from "./lib/http-run";
 import type { PgCacheMeta } from "./lib/pg-cache";
 import { serverCommand } from "./lib/server";
 
-const { values: args, positionals } = parseArgs({ options: { queries: { type: "string" }, "min-ms": { type: "string" }, only: { type: "string" }, timing: { type: "boolean" } }, allowPositionals: true });
+const { values: args, positionals } = parseArgs({
+  options: { queries: { type: "string" }, "min-ms": { type: "string" }, only: { type: "string" }, timing: { type: "boolean" } },
+  allowPositionals: true,
+});
 const tar = positionals[0];
 if (!tar) throw new Error("usage: bun bench/pg-explain.ts <cache .tar> [--queries N] [--min-ms M] [--only search|recall|recent]");
 const meta = JSON.parse(readFileSync(tar.replace(/\.tar$/, ".json"), "utf8")) as PgCacheMeta;
@@ -51,7 +54,12 @@ await db.exec(`LOAD 'auto_explain';
 const front = new PgliteFront(db);
 const port = await front.listen("127.0.0.1");
 const url = `postgres://postgres:x@127.0.0.1:${port}/postgres`;
-const server = await startServer({ engine: "postgres", home: mkdtempSync(join(tmpdir(), "memsvc-explain-")), cmd: serverCommand("source"), pg: { url, schema: meta.schema } });
+const server = await startServer({
+  engine: "postgres",
+  home: mkdtempSync(join(tmpdir(), "memsvc-explain-")),
+  cmd: serverCommand("source"),
+  pg: { url, schema: meta.schema },
+});
 const gen = new NoteGenerator(7);
 const queries = Array.from({ length: QUERIES }, () => gen.query());
 const cpu = () => process.cpuUsage().user / 1000 + process.cpuUsage().system / 1000;
@@ -67,7 +75,10 @@ async function phase(name: string, requests: (() => Promise<Response>)[]): Promi
   }
   const wall = (performance.now() - t0) / requests.length;
   const dbCpu = (cpu() - c0) / requests.length;
-  const plans = logs.join("").split(/(?=LOG: {2}duration:)/).filter((l) => l.startsWith("LOG:  duration:"));
+  const plans = logs
+    .join("")
+    .split(/(?=LOG: {2}duration:)/)
+    .filter((l) => l.startsWith("LOG:  duration:"));
   const byStatement = new Map<string, { n: number; ms: number; worst: string; worstMs: number }>();
   for (const p of plans) {
     const ms = Number(/duration: ([\d.]+) ms/.exec(p)?.[1] ?? 0);
@@ -78,7 +89,9 @@ async function phase(name: string, requests: (() => Promise<Response>)[]): Promi
     if (ms > e.worstMs) Object.assign(e, { worst: p, worstMs: ms });
     byStatement.set(text, e);
   }
-  console.log(`\n=== ${name}: ${requests.length} requests, ${wall.toFixed(1)} ms wall and ${dbCpu.toFixed(1)} ms database-process CPU a request; statements over ${MIN_MS} ms:`);
+  console.log(
+    `\n=== ${name}: ${requests.length} requests, ${wall.toFixed(1)} ms wall and ${dbCpu.toFixed(1)} ms database-process CPU a request; statements over ${MIN_MS} ms:`,
+  );
   for (const [text, e] of [...byStatement].sort((a, b) => b[1].ms - a[1].ms).slice(0, 6)) {
     console.log(`--- ${e.n}x, ${(e.ms / requests.length).toFixed(1)} ms a request: ${text}`);
     console.log(e.worst.slice(0, 4000));
@@ -88,13 +101,28 @@ async function phase(name: string, requests: (() => Promise<Response>)[]): Promi
 const get = (path: string) => () => fetch(`${server.url}${path}`);
 try {
   const only = args.only;
-  if (!only || only === "search") await phase("/search", queries.map((q) => get(searchPath(q))));
+  if (!only || only === "search")
+    await phase(
+      "/search",
+      queries.map((q) => get(searchPath(q))),
+    );
   if (!only || only === "recall")
     await phase(
       "/recall-index",
-      queries.map((q, i) => () => fetch(`${server.url}/recall-index`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ prompt: q.query, session_id: `explain-${i}`, ...(q.project ? { project: q.project } : {}) }) })),
+      queries.map(
+        (q, i) => () =>
+          fetch(`${server.url}/recall-index`, {
+            method: "POST",
+            headers: { "content-type": "application/json" },
+            body: JSON.stringify({ prompt: q.query, session_id: `explain-${i}`, ...(q.project ? { project: q.project } : {}) }),
+          }),
+      ),
     );
-  if (!only || only === "recent") await phase("/recent", [...queries.slice(0, 10).map(() => get("/recent")), ...queries.slice(0, 10).map((q) => get(`/recent?project=${q.project ?? "atlas"}`))]);
+  if (!only || only === "recent")
+    await phase("/recent", [
+      ...queries.slice(0, 10).map(() => get("/recent")),
+      ...queries.slice(0, 10).map((q) => get(`/recent?project=${q.project ?? "atlas"}`)),
+    ]);
 } finally {
   await server.stop();
   await front.close();

@@ -11,7 +11,10 @@ import { parseArgs } from "node:util";
 import { hashEmbed } from "../src/embed/fallback";
 import { NoteGenerator } from "./lib/corpus";
 
-const { values: args, positionals } = parseArgs({ options: { queries: { type: "string" }, only: { type: "string" }, verbose: { type: "boolean" } }, allowPositionals: true });
+const { values: args, positionals } = parseArgs({
+  options: { queries: { type: "string" }, only: { type: "string" }, verbose: { type: "boolean" } },
+  allowPositionals: true,
+});
 const [url, schema] = positionals;
 if (!url || !schema) throw new Error("usage: bun bench/pg-plans.ts <postgres url> <schema> [--queries N] [--only ...]");
 const sql = new SQL({ url, prepare: false, max: 1 });
@@ -54,12 +57,20 @@ for (const q of queries) {
       WHERE v.seq <= coalesce((SELECT value::bigint FROM ${S}.meta WHERE key = 'reembed_cursor'), 9223372036854775807)
       ORDER BY v.embedding <=> $1::vector LIMIT $2`;
     await explain("nearest", base.replace("JOIN_", ""), [v, 60], ef(100));
-    if (q.project) await explain("nearest project", base.replace("JOIN_", `JOIN ${S}.memories m ON m.seq = v.seq AND m.project = $3`), [v, 60, q.project], ef(100));
+    if (q.project)
+      await explain("nearest project", base.replace("JOIN_", `JOIN ${S}.memories m ON m.seq = v.seq AND m.project = $3`), [v, 60, q.project], ef(100));
   }
   if (!only || only === "fulltext") {
-    const words = q.query.toLowerCase().split(/\W+/).filter((w) => w.length > 2);
+    const words = q.query
+      .toLowerCase()
+      .split(/\W+/)
+      .filter((w) => w.length > 2);
     const or = words.map((w) => `'${w}'`).join(" | ");
-    await explain("fulltext", `SELECT m.seq::float8 AS seq FROM ${S}.memories m, to_tsquery('english', $1) qm, to_tsquery('english', $2) qr WHERE m.fts @@ qm ORDER BY ts_rank_cd(m.fts, qr) DESC, m.seq DESC LIMIT $3`, [or, or, 60]);
+    await explain(
+      "fulltext",
+      `SELECT m.seq::float8 AS seq FROM ${S}.memories m, to_tsquery('english', $1) qm, to_tsquery('english', $2) qr WHERE m.fts @@ qm ORDER BY ts_rank_cd(m.fts, qr) DESC, m.seq DESC LIMIT $3`,
+      [or, or, 60],
+    );
   }
   if (!only || only === "link") {
     await explain(
@@ -73,12 +84,23 @@ for (const q of queries) {
 }
 if (!only || only === "recent") {
   for (const project of [null, "atlas", "billing"]) {
-    await explain(`recent scan ${project ? "project" : "all"}`, `SELECT m.seq FROM ${S}.memories m WHERE ($2::text IS NULL OR m.project = $2) ORDER BY (m.strength * power(0.5, greatest(0, $1::float8 - m.refreshed_at) / 2592000000.0) + ln(1 + m.link_count) + exp(-(greatest(0, $1::float8 - m.created_at)) / 604800000.0)) DESC, m.seq DESC LIMIT 12`, [now, project]);
-    for (const col of ["strength", "link_count", "created_at"]) await explain(`recent list ${col} ${project ? "project" : "all"}`, `SELECT seq::float8 AS seq, ${col}::float8 AS v FROM ${S}.memories ${project ? "WHERE project = $2" : ""} ORDER BY ${col} DESC LIMIT $1`, project ? [1000, project] : [1000]);
+    await explain(
+      `recent scan ${project ? "project" : "all"}`,
+      `SELECT m.seq FROM ${S}.memories m WHERE ($2::text IS NULL OR m.project = $2) ORDER BY (m.strength * power(0.5, greatest(0, $1::float8 - m.refreshed_at) / 2592000000.0) + ln(1 + m.link_count) + exp(-(greatest(0, $1::float8 - m.created_at)) / 604800000.0)) DESC, m.seq DESC LIMIT 12`,
+      [now, project],
+    );
+    for (const col of ["strength", "link_count", "created_at"])
+      await explain(
+        `recent list ${col} ${project ? "project" : "all"}`,
+        `SELECT seq::float8 AS seq, ${col}::float8 AS v FROM ${S}.memories ${project ? "WHERE project = $2" : ""} ORDER BY ${col} DESC LIMIT $1`,
+        project ? [1000, project] : [1000],
+      );
   }
 }
 for (const [name, e] of sums) {
-  console.log(`=== ${name}: ${e.n}x, ${(e.ms / e.n).toFixed(2)} ms a statement (plan + execution), ${(e.shared / e.n).toFixed(0)} shared hits + ${(e.read / e.n).toFixed(0)} reads a statement`);
+  console.log(
+    `=== ${name}: ${e.n}x, ${(e.ms / e.n).toFixed(2)} ms a statement (plan + execution), ${(e.shared / e.n).toFixed(0)} shared hits + ${(e.read / e.n).toFixed(0)} reads a statement`,
+  );
   if (args.verbose) console.log(e.worst);
 }
 await sql.close();

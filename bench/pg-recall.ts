@@ -20,7 +20,9 @@ import { ROOT } from "./lib/server";
 import { round, summarize } from "./lib/stats";
 import { rotation } from "./lib/vectors";
 
-const { values: args } = parseArgs({ options: { vectors: { type: "string" }, queries: { type: "string" }, ef: { type: "string" }, migration: { type: "string" } } });
+const { values: args } = parseArgs({
+  options: { vectors: { type: "string" }, queries: { type: "string" }, ef: { type: "string" }, migration: { type: "string" } },
+});
 const N = Number(args.vectors ?? 5000);
 const Q = Number(args.queries ?? 100);
 const EFS = (args.ef ?? "40,100,200").split(",").map(Number);
@@ -42,7 +44,10 @@ function exactTop(vectors: Float32Array[], groups: (string | null)[], q: Float32
     for (let j = 0; j < q.length; j++) d += vectors[i][j] * q[j];
     scored.push({ seq: i + 1, s: d });
   }
-  return scored.sort((a, b) => b.s - a.s).slice(0, k).map((x) => x.seq);
+  return scored
+    .sort((a, b) => b.s - a.s)
+    .slice(0, k)
+    .map((x) => x.seq);
 }
 
 async function run(dense: boolean, schema: string) {
@@ -65,14 +70,23 @@ async function run(dense: boolean, schema: string) {
     });
     await sql.begin(async (tx) => {
       for (const { note, v } of rows) {
-        const [r] = await tx.unsafe(`INSERT INTO ${schema}.memories(id, content, memory_type, project, created_at, updated_at, refreshed_at) VALUES ($1, $2, 'knowledge', $3, 0, 0, 0) RETURNING seq`, [crypto.randomUUID(), note.content, note.project]);
+        const [r] = await tx.unsafe(
+          `INSERT INTO ${schema}.memories(id, content, memory_type, project, created_at, updated_at, refreshed_at) VALUES ($1, $2, 'knowledge', $3, 0, 0, 0) RETURNING seq`,
+          [crypto.randomUUID(), note.content, note.project],
+        );
         await tx.unsafe(`INSERT INTO ${schema}.memory_vec(seq, embedding) VALUES ($1, $2::vector)`, [r.seq, `[${Array.from(v).join(",")}]`]);
       }
     });
   }
   const loadS = (performance.now() - t0) / 1000;
-  const queries = Array.from({ length: Q }, () => qgen.query()).map((q, i) => ({ qv: rotate(hashEmbed(q.query)), project: q.project ?? groups[(i * 7919) % N] }));
-  const truth = queries.map(({ qv, project }) => ({ all: new Set(exactTop(vectors, groups, qv, 10, null)), project: new Set(exactTop(vectors, groups, qv, 10, project)) }));
+  const queries = Array.from({ length: Q }, () => qgen.query()).map((q, i) => ({
+    qv: rotate(hashEmbed(q.query)),
+    project: q.project ?? groups[(i * 7919) % N],
+  }));
+  const truth = queries.map(({ qv, project }) => ({
+    all: new Set(exactTop(vectors, groups, qv, 10, null)),
+    project: new Set(exactTop(vectors, groups, qv, 10, project)),
+  }));
   const out: Record<string, unknown> = { vectors: N, queries: Q, insert_seconds: round(loadS, 1) };
   for (const ef of EFS) {
     const store = pgSearch({ sql, schema, inTransaction: false, ready: async () => {} } as unknown as PgHandle, { efSearch: ef });
@@ -90,12 +104,22 @@ async function run(dense: boolean, schema: string) {
       hit += got.filter((h) => truth[i].all.has(h.seq)).length / Math.max(1, truth[i].all.size);
       hitProject += gotProject.filter((h) => truth[i].project.has(h.seq)).length / Math.max(1, truth[i].project.size);
     }
-    out[`ef_search_${ef}`] = { recall_at_10: round(hit / Q, 3), recall_at_10_project: round(hitProject / Q, 3), search_ms: summarize(times), search_project_ms: summarize(projectTimes) };
+    out[`ef_search_${ef}`] = {
+      recall_at_10: round(hit / Q, 3),
+      recall_at_10_project: round(hitProject / Q, 3),
+      search_ms: summarize(times),
+      search_project_ms: summarize(projectTimes),
+    };
   }
   return out;
 }
 
-const result: Record<string, unknown> = { bench: "pg-recall", date: new Date().toISOString(), load_average_at_start: loadavg().map((x) => round(x)), database: String((await sql`SELECT version() AS v`)[0].v).split(" on ")[0] };
+const result: Record<string, unknown> = {
+  bench: "pg-recall",
+  date: new Date().toISOString(),
+  load_average_at_start: loadavg().map((x) => round(x)),
+  database: String((await sql`SELECT version() AS v`)[0].v).split(" on ")[0],
+};
 try {
   result.sparse = await run(false, "recall_sparse");
   result.dense = await run(true, "recall_dense");

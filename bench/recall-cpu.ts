@@ -78,7 +78,18 @@ try {
   }
   await s.close();
   const cpu = rounds.map((r) => r.cpu_us).sort((a, b) => a - b);
-  console.log(JSON.stringify({ root: ROOT, size: SIZE, iters: ITERS, mode: MODE, cpu_us_per_call_median: cpu[Math.floor(cpu.length / 2)], rounds, load_average: loadavg().map((x) => Math.round(x * 100) / 100), blocks }));
+  console.log(
+    JSON.stringify({
+      root: ROOT,
+      size: SIZE,
+      iters: ITERS,
+      mode: MODE,
+      cpu_us_per_call_median: cpu[Math.floor(cpu.length / 2)],
+      rounds,
+      load_average: loadavg().map((x) => Math.round(x * 100) / 100),
+      blocks,
+    }),
+  );
 } finally {
   rmSync(home, { recursive: true, force: true });
 }

@@ -49,7 +49,14 @@ try {
     for (let i = 0; i < REQUESTS; i++) blocks += await post(i);
     const cpu = (cpuMsOf(server.pid) - c0) / REQUESTS;
     console.log(
-      JSON.stringify({ root: ROOT, requests: REQUESTS, server_cpu_ms_per_request: Math.round(cpu * 1000) / 1000, wall_ms_per_request: Math.round(((performance.now() - t0) / REQUESTS) * 1000) / 1000, blocks, load_average: loadavg().map((x) => Math.round(x * 100) / 100) }),
+      JSON.stringify({
+        root: ROOT,
+        requests: REQUESTS,
+        server_cpu_ms_per_request: Math.round(cpu * 1000) / 1000,
+        wall_ms_per_request: Math.round(((performance.now() - t0) / REQUESTS) * 1000) / 1000,
+        blocks,
+        load_average: loadavg().map((x) => Math.round(x * 100) / 100),
+      }),
     );
   } finally {
     await server.stop();

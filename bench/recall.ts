@@ -80,7 +80,8 @@ async function latency(): Promise<Record<string, unknown>[]> {
       // measured BM25-only recall (and, before word weights counted the store, a block rate of 0).
       await s.indexState.ready;
       // Warm the page cache and the JIT, in throwaway sessions.
-      for (const [i, p] of prompts.slice(0, 40).entries()) await recallWithVector(s, { sessionId: `warm-${i}`, prompt: p.prompt, project: p.project }, p.vector);
+      for (const [i, p] of prompts.slice(0, 40).entries())
+        await recallWithVector(s, { sessionId: `warm-${i}`, prompt: p.prompt, project: p.project }, p.vector);
       const samples: number[] = [];
       let blocks = 0;
       let lines = 0;
@@ -93,7 +94,14 @@ async function latency(): Promise<Record<string, unknown>[]> {
         lines += r.shown.length;
       }
       const lat = summarize(samples);
-      results.push({ memories: size, prompts: prompts.length, latency_ms: lat, meets_p95_target: lat.p95 < TARGET.p95_ms, block_rate: round(blocks / prompts.length, 3), mean_lines: round(lines / prompts.length, 2) });
+      results.push({
+        memories: size,
+        prompts: prompts.length,
+        latency_ms: lat,
+        meets_p95_target: lat.p95 < TARGET.p95_ms,
+        block_rate: round(blocks / prompts.length, 3),
+        mean_lines: round(lines / prompts.length, 2),
+      });
       await s.close();
     }
   } finally {
@@ -140,11 +148,20 @@ async function relevance(embedder: Embedder): Promise<Record<string, unknown>> {
     const keyOf = new Map<string, string>();
     for (let i = 0; i < memories.length; i += 200) {
       const batch = memories.slice(i, i + 200);
-      const vectors = await embedder.embed(batch.map((m) => m.content), "document");
+      const vectors = await embedder.embed(
+        batch.map((m) => m.content),
+        "document",
+      );
       const rows = await s.storage.transaction((tx) =>
         insertMemoryRows(
           withStorage(s, tx),
-          batch.map((m) => ({ content: m.content, memoryType: "experience" as const, project: m.project, sourceAgent: "locomo", createdAt: Date.parse(m.session_date) })),
+          batch.map((m) => ({
+            content: m.content,
+            memoryType: "experience" as const,
+            project: m.project,
+            sourceAgent: "locomo",
+            createdAt: Date.parse(m.session_date),
+          })),
           vectors,
         ),
       );
@@ -199,7 +216,18 @@ async function relevance(embedder: Embedder): Promise<Record<string, unknown>> {
       by_budget: Object.fromEntries(
         BUDGETS.map((b) => {
           const f = budget[b];
-          return [b, { blocks: f.blocks, evidence_blocks: f.evidence, evidence_kept: round(f.evidence / Math.max(1, answerableEvidence), 3), lines_cut: f.cut_lines, mean_tokens: round(f.tokens / Math.max(1, f.blocks), 1), max_tokens: f.max_tokens, exceeded: f.exceeded }];
+          return [
+            b,
+            {
+              blocks: f.blocks,
+              evidence_blocks: f.evidence,
+              evidence_kept: round(f.evidence / Math.max(1, answerableEvidence), 3),
+              lines_cut: f.cut_lines,
+              mean_tokens: round(f.tokens / Math.max(1, f.blocks), 1),
+              max_tokens: f.max_tokens,
+              exceeded: f.exceeded,
+            },
+          ];
         }),
       ),
       note: "categories 1-4 with a block; evidence_kept: blocks still holding an evidence turn after the cut, of those before it; exceeded: blocks over their budget by the tokenizer's count (must be 0)",
@@ -254,10 +282,20 @@ async function relevance(embedder: Embedder): Promise<Record<string, unknown>> {
       related: {
         block_rate: round(sum((c) => c.block) / sum((c) => c.questions), 3),
         evidence_hit_rate: round(sum((c) => c.evidence) / sum((c) => c.questions), 3),
-        evidence_share_of_blocks: round(sum((c) => c.evidence) / Math.max(1, sum((c) => c.block)), 3),
+        evidence_share_of_blocks: round(
+          sum((c) => c.evidence) /
+            Math.max(
+              1,
+              sum((c) => c.block),
+            ),
+          3,
+        ),
         mean_lines: round(lines / queries.length, 2),
         by_category: Object.fromEntries(
-          Object.entries(byCategory).map(([cat, c]) => [cat, { questions: c.questions, block_rate: round(c.block / c.questions, 3), evidence_hit_rate: round(c.evidence / c.questions, 3) }]),
+          Object.entries(byCategory).map(([cat, c]) => [
+            cat,
+            { questions: c.questions, block_rate: round(c.block / c.questions, 3), evidence_hit_rate: round(c.evidence / c.questions, 3) },
+          ]),
         ),
         note: "categories 1-4 (5 is adversarial: its answer is not in the conversation; shown per category only)",
       },
@@ -277,7 +315,12 @@ async function relevance(embedder: Embedder): Promise<Record<string, unknown>> {
   }
 }
 
-const active = await loadEmbedder({ home: pathsFor(process.env.MEMSVC_HOME ?? join(process.env.HOME ?? ".", ".memsvc")).home, model: "Xenova/bge-small-en-v1.5", offline: true, log: (l) => log(l) });
+const active = await loadEmbedder({
+  home: pathsFor(process.env.MEMSVC_HOME ?? join(process.env.HOME ?? ".", ".memsvc")).home,
+  model: "Xenova/bge-small-en-v1.5",
+  offline: true,
+  log: (l) => log(l),
+});
 const result = {
   bench: "recall-index",
   date: new Date().toISOString(),

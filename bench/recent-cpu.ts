@@ -27,7 +27,10 @@ const walk: (db: Database, p: { now: number; project: string | null; limit: numb
 
 const db = new Database(args.db, { readonly: true });
 const now = Number(args.now ?? db.query<{ t: number }, []>("SELECT max(max(created_at, refreshed_at)) + 60000 AS t FROM memories").get()!.t);
-const projects = db.query<{ project: string }, []>("SELECT DISTINCT project FROM memories WHERE project IS NOT NULL ORDER BY project").all().map((r) => r.project);
+const projects = db
+  .query<{ project: string }, []>("SELECT DISTINCT project FROM memories WHERE project IS NOT NULL ORDER BY project")
+  .all()
+  .map((r) => r.project);
 
 const pct = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))];
 const round = (x: number) => Math.round(x * 100) / 100;
@@ -36,8 +39,16 @@ function run(label: string, projectOf: (i: number) => string | null) {
   // Exactness first, on every project the loop will ask for.
   for (let i = 0; i < Math.min(ITERS, projects.length + 1); i++) {
     const p = { now, project: projectOf(i), limit: LIMIT };
-    const got = walk(db, p).map((r) => r.id).join();
-    if (got !== scoreAll(db, p).map((r) => r.id).join()) throw new Error(`${label}: differs from scoreAll for ${JSON.stringify(p)}`);
+    const got = walk(db, p)
+      .map((r) => r.id)
+      .join();
+    if (
+      got !==
+      scoreAll(db, p)
+        .map((r) => r.id)
+        .join()
+    )
+      throw new Error(`${label}: differs from scoreAll for ${JSON.stringify(p)}`);
   }
   for (let i = 0; i < 20; i++) walk(db, { now, project: projectOf(i), limit: LIMIT });
   const wall: number[] = [];
@@ -51,10 +62,26 @@ function run(label: string, projectOf: (i: number) => string | null) {
     const c = process.cpuUsage(c0);
     cpu.push((c.user + c.system) / 1000);
   }
-  return { label, wall_ms: { p50: round(pct(wall, 0.5)), p95: round(pct(wall, 0.95)) }, cpu_ms: { p50: round(pct(cpu, 0.5)), p95: round(pct(cpu, 0.95)), mean: round(cpu.reduce((a, b) => a + b, 0) / cpu.length) } };
+  return {
+    label,
+    wall_ms: { p50: round(pct(wall, 0.5)), p95: round(pct(wall, 0.95)) },
+    cpu_ms: { p50: round(pct(cpu, 0.5)), p95: round(pct(cpu, 0.95)), mean: round(cpu.reduce((a, b) => a + b, 0) / cpu.length) },
+  };
 }
 
 const load_before = loadavg().map(round);
 const all = run("no project", () => null);
 const one = run("project", (i) => projects[i % projects.length]);
-console.log(JSON.stringify({ db: args.db, impl: args.impl ?? "this checkout", memories: db.query("SELECT count(*) AS n FROM memories").get(), now, limit: LIMIT, iters: ITERS, load_before, results: [all, one], load_after: loadavg().map(round) }));
+console.log(
+  JSON.stringify({
+    db: args.db,
+    impl: args.impl ?? "this checkout",
+    memories: db.query("SELECT count(*) AS n FROM memories").get(),
+    now,
+    limit: LIMIT,
+    iters: ITERS,
+    load_before,
+    results: [all, one],
+    load_after: loadavg().map(round),
+  }),
+);

@@ -76,12 +76,25 @@ async function changedLines(lines: { file: string; line: string }[]) {
     if (KNOWN_FIXTURE_SECRETS.some((s) => line.includes(s))) trueSecrets++;
     else changed.push({ file, redacted: r.text.slice(0, 160) });
   }
-  return { lines: lines.length, secrets_in_fixtures: trueSecrets, falsely_changed: changed.length, rate_percent: round((100 * changed.length) / lines.length, 3), examples: changed.slice(0, 10) };
+  return {
+    lines: lines.length,
+    secrets_in_fixtures: trueSecrets,
+    falsely_changed: changed.length,
+    rate_percent: round((100 * changed.length) / lines.length, 3),
+    examples: changed.slice(0, 10),
+  };
 }
 const sessions = await changedLines(ordinaryLines());
 const sourceLines: { file: string; line: string }[] = [];
 // The rule files are full of token prefixes, and the backtracking bait holds a PEM header on purpose.
-const SKIPPED = ["src/core/secrets/rules.ts", "src/core/secrets/command-line.ts", "src/core/secrets/prose.ts", "src/core/secrets/redact.ts", "bench/lib/adversarial.ts", "bench/redaction.ts"];
+const SKIPPED = [
+  "src/core/secrets/rules.ts",
+  "src/core/secrets/command-line.ts",
+  "src/core/secrets/prose.ts",
+  "src/core/secrets/redact.ts",
+  "bench/lib/adversarial.ts",
+  "bench/redaction.ts",
+];
 const skippedSeen = new Set<string>();
 for (const f of new Glob("{src,bench,types}/**/*.ts").scanSync(ROOT)) {
   const path = f.split(sep).join("/");
@@ -96,7 +109,10 @@ const unseen = SKIPPED.filter((p) => !skippedSeen.has(p));
 if (unseen.length) throw new Error(`bench/redaction.ts skips files that are not there: ${unseen.join(", ")}`);
 const source = await changedLines(sourceLines);
 const locomo = loadLocomo(locomoDir());
-const dialogue = "missing" in locomo ? { skipped: `no LoCoMo data at ${locomo.missing}` } : await changedLines(locomo.memories.map((m) => ({ file: m.project, line: m.content })));
+const dialogue =
+  "missing" in locomo
+    ? { skipped: `no LoCoMo data at ${locomo.missing}` }
+    : await changedLines(locomo.memories.map((m) => ({ file: m.project, line: m.content })));
 
 // 3. Speed on a large transcript.
 const targetChars = Number(values.mb) * 1_000_000;
@@ -112,7 +128,12 @@ const big = parts.join("\n");
 // Each implementation's samples; with --against the two run alternately, round by round, so load hits both alike.
 const impls: { name: "after" | "before"; redactSecrets: RedactFn; redactOwn: RedactOwnFn }[] = [{ name: "after", redactSecrets, redactOwn }];
 if (before) impls.push({ name: "before", redactSecrets: before.redactSecrets, redactOwn: before.redactOwn });
-const samples = Object.fromEntries(impls.map((i) => [i.name, { own: [] as number[], both: [] as number[], found: 0, perMemory: [] as number[], cpuUs: 0, adversarial: {} as Record<string, number> }]));
+const samples = Object.fromEntries(
+  impls.map((i) => [
+    i.name,
+    { own: [] as number[], both: [] as number[], found: 0, perMemory: [] as number[], cpuUs: 0, adversarial: {} as Record<string, number> },
+  ]),
+);
 for (let r = 0; r < 5; r++) {
   for (const impl of r % 2 ? [...impls].reverse() : impls) {
     const m = samples[impl.name];

@@ -14,7 +14,17 @@ import { distributionFigures, indexRss, type IndexCtor } from "./lib/vector-dist
 import { round } from "./lib/stats";
 import { VectorIndex } from "../src/store/sqlite/vector";
 
-const { values } = parseArgs({ options: { sizes: { type: "string" }, queries: { type: "string" }, distributions: { type: "string" }, "per-distribution": { type: "string" }, before: { type: "string" }, rss: { type: "string" }, "rss-child": { type: "string" } } });
+const { values } = parseArgs({
+  options: {
+    sizes: { type: "string" },
+    queries: { type: "string" },
+    distributions: { type: "string" },
+    "per-distribution": { type: "string" },
+    before: { type: "string" },
+    rss: { type: "string" },
+    "rss-child": { type: "string" },
+  },
+});
 if (values["rss-child"]) {
   // One index in this (fresh) process: "<size>:<before|after>".
   const [n, which] = values["rss-child"].split(":");

@@ -13,14 +13,33 @@ export const BEGIN = "<!-- BEGIN GENERATED: bun scripts/api-doc.ts (from GET /op
 export const END = "<!-- END GENERATED -->";
 export const API_DOC = join(import.meta.dir, "..", "docs", "api.md");
 
-type Schema = { type?: string; description?: string; minimum?: number; maximum?: number; enum?: unknown[]; anyOf?: Schema[]; properties?: Record<string, Schema>; required?: string[] };
+type Schema = {
+  type?: string;
+  description?: string;
+  minimum?: number;
+  maximum?: number;
+  enum?: unknown[];
+  anyOf?: Schema[];
+  properties?: Record<string, Schema>;
+  required?: string[];
+};
 type Param = { name: string; in: string; required?: boolean; schema?: Schema };
 type Operation = { parameters?: Param[]; requestBody?: { content?: Record<string, { schema?: Schema }> } };
 export type OpenApiDoc = { paths: Record<string, Record<string, Operation>> };
 
 /** The document as GET /openapi.json answers it (routes only: no request reaches a handler). */
 export async function openApiDocument(): Promise<OpenApiDoc> {
-  const s = { config: { llm: { provider: "openai" }, paths: { state: "/nonexistent" }, token: "doc", auth: { localhostBypass: false, localhostBypassFrom: "default", rateLimitPerMinute: 0 } }, storage: { engine: "sqlite" }, traffic: { note() {} }, log: (level: string, message: string, extra?: unknown) => console.error(level, message, extra) } as unknown as Services;
+  const s = {
+    config: {
+      llm: { provider: "openai" },
+      paths: { state: "/nonexistent" },
+      token: "doc",
+      auth: { localhostBypass: false, localhostBypassFrom: "default", rateLimitPerMinute: 0 },
+    },
+    storage: { engine: "sqlite" },
+    traffic: { note() {} },
+    log: (level: string, message: string, extra?: unknown) => console.error(level, message, extra),
+  } as unknown as Services;
   const res = await createApp(s).handle(new Request("http://localhost/openapi.json", { headers: { authorization: "Bearer doc" } }));
   if (res.status !== 200) throw new Error(`GET /openapi.json answered ${res.status}`);
   return (await res.json()) as OpenApiDoc;
@@ -38,7 +57,13 @@ function typeOf(s: Schema | undefined): string {
 
 function table(rows: [string, string, boolean, string][]): string[] {
   if (rows.length === 0) return [];
-  return ["| Name | In | Type | Required | Description |", "|---|---|---|---|---|", ...rows.map(([name, where, req, d]) => `| \`${name}\` | ${where} | ${cell(d.split("\u0000")[0])} | ${req ? "yes" : "no"} | ${cell(d.split("\u0000")[1] ?? "")} |`)];
+  return [
+    "| Name | In | Type | Required | Description |",
+    "|---|---|---|---|---|",
+    ...rows.map(
+      ([name, where, req, d]) => `| \`${name}\` | ${where} | ${cell(d.split("\u0000")[0])} | ${req ? "yes" : "no"} | ${cell(d.split("\u0000")[1] ?? "")} |`,
+    ),
+  ];
 }
 
 /** Markdown: one section per operation that declares input, in path order; the rest listed by name. */
@@ -48,9 +73,11 @@ export function renderReference(doc: OpenApiDoc): string {
   for (const path of Object.keys(doc.paths).sort()) {
     for (const [method, op] of Object.entries(doc.paths[path])) {
       const rows: [string, string, boolean, string][] = [];
-      for (const p of op.parameters ?? []) if (p.in !== "path" || path.includes("{")) rows.push([p.name, p.in, p.required === true, `${typeOf(p.schema)}\u0000${p.schema?.description ?? ""}`]);
+      for (const p of op.parameters ?? [])
+        if (p.in !== "path" || path.includes("{")) rows.push([p.name, p.in, p.required === true, `${typeOf(p.schema)}\u0000${p.schema?.description ?? ""}`]);
       const body = op.requestBody?.content?.["application/json"]?.schema;
-      for (const [name, s] of Object.entries(body?.properties ?? {})) rows.push([name, "body", body?.required?.includes(name) === true, `${typeOf(s)}\u0000${s.description ?? ""}`]);
+      for (const [name, s] of Object.entries(body?.properties ?? {}))
+        rows.push([name, "body", body?.required?.includes(name) === true, `${typeOf(s)}\u0000${s.description ?? ""}`]);
       const title = `${method.toUpperCase()} ${path}`;
       if (rows.length === 0) bare.push(`\`${title}\``);
       else out.push(`### \`${title}\``, "", ...table(rows), "");

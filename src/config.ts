@@ -187,7 +187,23 @@ export function pathsFor(home: string): Paths {
   };
 }
 
-type Kind = "string" | "boolean" | "port" | "posint" | "count" | "stringList" | "modes" | "object" | "url" | "storage" | "pgurl" | "identifier" | "llmProvider" | "absPath" | "budgets" | "promptMode";
+type Kind =
+  | "string"
+  | "boolean"
+  | "port"
+  | "posint"
+  | "count"
+  | "stringList"
+  | "modes"
+  | "object"
+  | "url"
+  | "storage"
+  | "pgurl"
+  | "identifier"
+  | "llmProvider"
+  | "absPath"
+  | "budgets"
+  | "promptMode";
 // Every key config.json may hold, with its shape; anything else is a typo and is refused.
 const SCHEMA: Record<string, Kind> = {
   token: "string",
@@ -217,7 +233,16 @@ const SCHEMA: Record<string, Kind> = {
   tls: "object",
 };
 const NESTED: Record<string, Record<string, Kind>> = {
-  llm: { provider: "llmProvider", baseURL: "url", apiKey: "string", model: "string", command: "absPath", dailyCap: "posint", timeoutMs: "posint", contextChars: "posint" },
+  llm: {
+    provider: "llmProvider",
+    baseURL: "url",
+    apiKey: "string",
+    model: "string",
+    command: "absPath",
+    dailyCap: "posint",
+    timeoutMs: "posint",
+    contextChars: "posint",
+  },
   embedder: { model: "string", hubUrl: "url" },
   nightly: { enabled: "boolean", schedule: "string", maxModelCalls: "posint" },
   distill: { keepEvidence: "boolean" },
@@ -248,10 +273,12 @@ function check(file: string, key: string, kind: Kind, value: unknown): void {
       if (typeof value !== "string" || !isPostgresUrl(value)) throw bad("must be a postgres:// or postgresql:// URL");
       return;
     case "identifier":
-      if (typeof value !== "string" || !SCHEMA_NAME.test(value)) throw bad("must be a plain schema name (lower-case letters, digits and _, not starting with a digit, at most 63)");
+      if (typeof value !== "string" || !SCHEMA_NAME.test(value))
+        throw bad("must be a plain schema name (lower-case letters, digits and _, not starting with a digit, at most 63)");
       return;
     case "llmProvider":
-      if (typeof value !== "string" || !(LLM_PROVIDERS as readonly string[]).includes(value)) throw bad(`must be one of ${LLM_PROVIDERS.map((p) => `"${p}"`).join(", ")}`);
+      if (typeof value !== "string" || !(LLM_PROVIDERS as readonly string[]).includes(value))
+        throw bad(`must be one of ${LLM_PROVIDERS.map((p) => `"${p}"`).join(", ")}`);
       return;
     case "absPath":
       if (typeof value !== "string" || !isAbsolute(value)) throw bad("must be an absolute path");
@@ -262,7 +289,8 @@ function check(file: string, key: string, kind: Kind, value: unknown): void {
     case "budgets":
       if (typeof value !== "object" || Array.isArray(value)) throw bad("must be an object mapping harness names to token budgets");
       for (const [harness, n] of Object.entries(value as object)) {
-        if (!/^[a-z0-9][a-z0-9_.-]*$/.test(harness) || harness.length > 64) throw new ConfigError(`${file}: key "${key}.${harness}" is not a harness name (lower-case letters, digits, - _ .)`);
+        if (!/^[a-z0-9][a-z0-9_.-]*$/.test(harness) || harness.length > 64)
+          throw new ConfigError(`${file}: key "${key}.${harness}" is not a harness name (lower-case letters, digits, - _ .)`);
         if (!Number.isInteger(n) || (n as number) <= 0) throw new ConfigError(`${file}: key "${key}.${harness}" must be a positive integer (tokens)`);
       }
       return;
@@ -282,7 +310,8 @@ function check(file: string, key: string, kind: Kind, value: unknown): void {
       if (typeof value !== "object" || Array.isArray(value)) throw bad('must be an object mapping agent ids to "global", "override" or "off"');
       for (const [agent, mode] of Object.entries(value as object)) {
         if (!/^[a-z0-9][a-z0-9_-]*$/.test(agent) || agent.length > 64) throw new ConfigError(`${file}: key "${key}.${agent}" is not a valid agent id`);
-        if (mode !== "global" && mode !== "override" && mode !== "off") throw new ConfigError(`${file}: key "${key}.${agent}" must be "global", "override" or "off"`);
+        if (mode !== "global" && mode !== "override" && mode !== "off")
+          throw new ConfigError(`${file}: key "${key}.${agent}" must be "global", "override" or "off"`);
       }
       return;
     case "object": {
@@ -333,7 +362,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: Override
   const port = flags.port ?? file.port ?? DEFAULT_PORT;
   const host = flags.host ?? str(file.host) ?? DEFAULT_HOST;
   const provider = llmProvider(file, envOr("MEMSVC_LLM_PROVIDER", null));
-  const server = resolveServerUrl(home, envOr("MEMSVC_URL", null), str(file.serverUrl), host, port, flags.port !== undefined || file.port !== undefined || flags.host !== undefined || str(file.host) !== null, typeof file.tls?.cert === "string");
+  const server = resolveServerUrl(
+    home,
+    envOr("MEMSVC_URL", null),
+    str(file.serverUrl),
+    host,
+    port,
+    flags.port !== undefined || file.port !== undefined || flags.host !== undefined || str(file.host) !== null,
+    typeof file.tls?.cert === "string",
+  );
   const config: Omit<Config, "auth" | "tls"> = {
     home,
     token: str(file.token),
@@ -391,7 +428,8 @@ function authConfig(json: Record<string, any>, env: NodeJS.ProcessEnv, storage: 
   const fromEnv = env.MEMSVC_LOCALHOST_BYPASS;
   if (fromEnv !== undefined && fromEnv !== "") {
     const on = ["1", "true", "on"].includes(fromEnv.toLowerCase());
-    if (!on && !["0", "false", "off"].includes(fromEnv.toLowerCase())) throw new ConfigError(`MEMSVC_LOCALHOST_BYPASS must be 1 or 0 (true/false), got "${fromEnv}"`);
+    if (!on && !["0", "false", "off"].includes(fromEnv.toLowerCase()))
+      throw new ConfigError(`MEMSVC_LOCALHOST_BYPASS must be 1 or 0 (true/false), got "${fromEnv}"`);
     return { localhostBypass: on, localhostBypassFrom: "MEMSVC_LOCALHOST_BYPASS", rateLimitPerMinute };
   }
   if (typeof json.auth?.localhostBypass === "boolean") return { localhostBypass: json.auth.localhostBypass, localhostBypassFrom: "config", rateLimitPerMinute };
@@ -436,22 +474,33 @@ export function redactDatabaseUrl(url: string): string {
 }
 
 /** storage, database_url, database_schema, database_pool: config.json <- env <- flags, checked together. */
-function storageConfig(file: string, json: Record<string, any>, env: NodeJS.ProcessEnv, flags: Overrides): { storage: StorageEngine; database: DatabaseConfig } {
+function storageConfig(
+  file: string,
+  json: Record<string, any>,
+  env: NodeJS.ProcessEnv,
+  flags: Overrides,
+): { storage: StorageEngine; database: DatabaseConfig } {
   const fromEnv = (name: string) => (env[name] !== undefined && env[name] !== "" ? env[name]! : undefined);
   const storage = fromEnv("MEMSVC_STORAGE") ?? json.storage ?? "sqlite";
   if (storage !== "sqlite" && storage !== "postgres") throw new ConfigError(`MEMSVC_STORAGE must be "sqlite" or "postgres", got "${storage}"`);
   const url: string | null = flags.databaseUrl ?? fromEnv("MEMSVC_DATABASE_URL") ?? json.database_url ?? null;
   if (url !== null && !isPostgresUrl(url)) {
-    const from = flags.databaseUrl !== undefined ? "--database-url" : fromEnv("MEMSVC_DATABASE_URL") !== undefined ? "MEMSVC_DATABASE_URL" : `${file}: key "database_url"`;
+    const from =
+      flags.databaseUrl !== undefined ? "--database-url" : fromEnv("MEMSVC_DATABASE_URL") !== undefined ? "MEMSVC_DATABASE_URL" : `${file}: key "database_url"`;
     throw new ConfigError(`${from} must be a postgres:// or postgresql:// URL`);
   }
   const schema: string = fromEnv("MEMSVC_DATABASE_SCHEMA") ?? json.database_schema ?? DEFAULT_DATABASE_SCHEMA;
-  if (!SCHEMA_NAME.test(schema)) throw new ConfigError(`MEMSVC_DATABASE_SCHEMA must be a plain schema name (lower-case letters, digits and _, not starting with a digit, at most 63), got "${schema}"`);
+  if (!SCHEMA_NAME.test(schema))
+    throw new ConfigError(
+      `MEMSVC_DATABASE_SCHEMA must be a plain schema name (lower-case letters, digits and _, not starting with a digit, at most 63), got "${schema}"`,
+    );
   const poolText = fromEnv("MEMSVC_DATABASE_POOL");
   if (poolText !== undefined && !/^[1-9]\d{0,3}$/.test(poolText)) throw new ConfigError(`MEMSVC_DATABASE_POOL must be a positive integer, got "${poolText}"`);
   const pool = poolText !== undefined ? Number(poolText) : (json.database_pool ?? DEFAULT_DATABASE_POOL);
   if (storage === "postgres" && url === null) {
-    throw new ConfigError(`storage is "postgres" but no database URL is set: set MEMSVC_DATABASE_URL, database_url in ${file}, or memsvc server --database-url`);
+    throw new ConfigError(
+      `storage is "postgres" but no database URL is set: set MEMSVC_DATABASE_URL, database_url in ${file}, or memsvc server --database-url`,
+    );
   }
   return { storage, database: { url, location: url === null ? null : redactDatabaseUrl(url), schema, pool } };
 }
@@ -462,7 +511,15 @@ function storageConfig(file: string, json: Record<string, any>, env: NodeJS.Proc
  * runtime file of a live local server (it knows the port actually bound,
  * whatever flag started it); `host`/`port` from config.json; the default.
  */
-export function resolveServerUrl(home: string, envUrl: string | null, configUrl: string | null, host: string, port: number, configured: boolean, tls = false): { url: string; from: ServerUrlSource } {
+export function resolveServerUrl(
+  home: string,
+  envUrl: string | null,
+  configUrl: string | null,
+  host: string,
+  port: number,
+  configured: boolean,
+  tls = false,
+): { url: string; from: ServerUrlSource } {
   if (envUrl) return { url: envUrl.replace(/\/+$/, ""), from: "MEMSVC_URL" };
   if (configUrl) return { url: configUrl.replace(/\/+$/, ""), from: "config serverUrl" };
   const live = liveServer(home);

@@ -56,7 +56,15 @@ export function readRuntimeFile(home: string): RuntimeInfo | null {
   if (!existsSync(file)) return null;
   try {
     const raw = JSON.parse(readFileSync(file, "utf8"));
-    if (!Number.isInteger(raw?.pid) || raw.pid <= 0 || !Number.isInteger(raw.port) || typeof raw.host !== "string" || typeof raw.url !== "string" || !/^https?:\/\//.test(raw.url)) return null;
+    if (
+      !Number.isInteger(raw?.pid) ||
+      raw.pid <= 0 ||
+      !Number.isInteger(raw.port) ||
+      typeof raw.host !== "string" ||
+      typeof raw.url !== "string" ||
+      !/^https?:\/\//.test(raw.url)
+    )
+      return null;
     return raw as RuntimeInfo;
   } catch {
     return null;

@@ -38,7 +38,11 @@ export function serverTls(config: Pick<Config, "tls" | "serverUrl">, url: string
 }
 
 /** fetch() to the server: `path` is appended to serverUrl, or a full URL (a live server.json's) is used as is. */
-export function serverFetch(config: Pick<Config, "token" | "tls" | "serverUrl">, path: string, init: RequestInit & { headers?: Record<string, string> } = {}): Promise<Response> {
+export function serverFetch(
+  config: Pick<Config, "token" | "tls" | "serverUrl">,
+  path: string,
+  init: RequestInit & { headers?: Record<string, string> } = {},
+): Promise<Response> {
   const url = /^https?:\/\//.test(path) ? path : `${config.serverUrl}${path}`;
   const tls = serverTls(config, url);
   return fetch(url, { ...init, headers: serverHeaders(config, init.headers), ...(tls ? { tls } : {}) } as RequestInit);

@@ -15,7 +15,9 @@ export class NotUtf8Error extends Error {
     readonly line: number,
     readonly byte: number,
   ) {
-    super(`${file}: not UTF-8 text (line ${line}: byte 0x${byte.toString(16).toUpperCase().padStart(2, "0")} at offset ${offset}; saved as Latin-1 or Windows-1252?): convert it to UTF-8`);
+    super(
+      `${file}: not UTF-8 text (line ${line}: byte 0x${byte.toString(16).toUpperCase().padStart(2, "0")} at offset ${offset}; saved as Latin-1 or Windows-1252?): convert it to UTF-8`,
+    );
     this.name = "NotUtf8Error";
   }
 }

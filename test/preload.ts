@@ -33,7 +33,9 @@ delete process.env.MEMSVC_DATABASE_POOL;
 if (process.env.MEMSVC_TEST_ENGINE === "postgres") {
   const { realServerUrl, sharedPgUrl } = await import("./helpers/pg-server");
   if (!realServerUrl && process.env.CI === "true") {
-    throw new Error("MEMSVC_TEST_ENGINE=postgres on CI needs MEMSVC_TEST_PG_URL (a real PostgreSQL 15 with pgvector: .ci/run starts one); PGlite is for local runs only");
+    throw new Error(
+      "MEMSVC_TEST_ENGINE=postgres on CI needs MEMSVC_TEST_PG_URL (a real PostgreSQL 15 with pgvector: .ci/run starts one); PGlite is for local runs only",
+    );
   }
   process.env.MEMSVC_TEST_DATABASE_URL = await sharedPgUrl();
 }

@@ -22,7 +22,7 @@ export function adversarialInputs(size: number): Record<string, string> {
     "pem without end": rep("-----BEGIN RSA PRIVATE KEY-----\n"),
     "base64 run": rep("aB3+"),
     "authorization spaces": `authorization:${rep(" ")}`,
-    "colons": rep("a:"),
+    colons: rep("a:"),
     "keyword then one huge value": `password ${rep("aB3cD")}`,
     // Passwords on command lines and in words (src/core/secrets/command-line.ts, prose.ts).
     "password words": rep("password "),
@@ -35,7 +35,7 @@ export function adversarialInputs(size: number): Record<string, string> {
     "double quotes": `mysql -p${rep('"')}`,
     "escaped quotes": `sshpass -p ${rep('\\"')}`,
     "ansi-c quotes": `sshpass -p ${rep("$'")}`,
-    "backslashes": `curl -u a:${rep("\\")}`,
+    backslashes: `curl -u a:${rep("\\")}`,
     "unclosed quote then words": `sshpass -p "${rep("aB3 ")}`,
     "curl user colons": `curl -u ${rep("a:")}`,
     "echo pipes": rep("echo a | "),

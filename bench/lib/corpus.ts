@@ -75,7 +75,10 @@ export class NoteGenerator {
   constructor(seed = 42) {
     this.r = prng(seed);
     this.servicesOf = new Map();
-    const all = SERVICE_STEMS.flatMap((stem, i) => [`${stem}-${SERVICE_KINDS[i % SERVICE_KINDS.length]}`, `${stem}-${SERVICE_KINDS[(i * 3 + 1) % SERVICE_KINDS.length]}`]);
+    const all = SERVICE_STEMS.flatMap((stem, i) => [
+      `${stem}-${SERVICE_KINDS[i % SERVICE_KINDS.length]}`,
+      `${stem}-${SERVICE_KINDS[(i * 3 + 1) % SERVICE_KINDS.length]}`,
+    ]);
     const owner = prng(seed ^ 0x5eed);
     for (const p of PROJECTS) {
       const own = new Set<string>();

@@ -100,7 +100,11 @@ export async function timeSearch(server: RunningServer, queries: Query[]): Promi
   const search = await timeGets(server.url, server.pid, queries.map(searchPath));
   const unfiltered = await timeGets(server.url, server.pid, queries.filter((q) => !q.project).map(searchPath), 0);
   const filtered = await timeGets(server.url, server.pid, queries.filter((q) => q.project).map(searchPath), 0);
-  return { search: { ...search, filtered_share: round(queries.filter((q) => q.project).length / queries.length) }, search_unfiltered: unfiltered, search_project: filtered };
+  return {
+    search: { ...search, filtered_share: round(queries.filter((q) => q.project).length / queries.length) },
+    search_unfiltered: unfiltered,
+    search_project: filtered,
+  };
 }
 
 /**
@@ -109,19 +113,35 @@ export async function timeSearch(server: RunningServer, queries: Query[]): Promi
  * `from` 100 times the next 100, once that code is warm.
  */
 export function timeRecallIndex(server: RunningServer, queries: Query[], from = 0): Promise<GetFigures> {
-  return timeRecall(server.url, server.pid, queries.slice(from, from + 100).map((q) => ({ prompt: q.query, project: q.project ?? null })));
+  return timeRecall(
+    server.url,
+    server.pid,
+    queries.slice(from, from + 100).map((q) => ({ prompt: q.query, project: q.project ?? null })),
+  );
 }
 
 export async function timeRecent(server: RunningServer, queries: Query[]): Promise<{ recent: GetFigures; recent_project: GetFigures }> {
   const projects = [...new Set(queries.map((q) => q.project).filter((p): p is string => !!p))];
-  const recent = await timeGets(server.url, server.pid, Array.from({ length: 100 }, () => "/recent"));
-  const recentProject = await timeGets(server.url, server.pid, Array.from({ length: 100 }, (_, i) => `/recent?project=${encodeURIComponent(projects[i % projects.length])}`));
+  const recent = await timeGets(
+    server.url,
+    server.pid,
+    Array.from({ length: 100 }, () => "/recent"),
+  );
+  const recentProject = await timeGets(
+    server.url,
+    server.pid,
+    Array.from({ length: 100 }, (_, i) => `/recent?project=${encodeURIComponent(projects[i % projects.length])}`),
+  );
   return { recent, recent_project: recentProject };
 }
 
 /** `count` new memories from `gen` over HTTP, one client. */
 export function timeIngest(server: RunningServer, gen: NoteGenerator, count: number, concurrency = 1): Promise<IngestFigures> {
-  return ingestOverHttp(server.url, Array.from({ length: count }, () => gen.note()), concurrency);
+  return ingestOverHttp(
+    server.url,
+    Array.from({ length: count }, () => gen.note()),
+    concurrency,
+  );
 }
 
 export interface ConcurrencyFigures {
@@ -156,7 +176,13 @@ export async function timeConcurrentSearch(server: RunningServer, queries: Query
   };
   await Promise.all(Array.from({ length: clients }, worker));
   const seconds = (performance.now() - started) / 1000;
-  return { clients, requests: paths.length, requests_per_s: Math.round(paths.length / seconds), latency_ms: summarize(samples), server_cpu_ms_per_request: round((cpuMsOf(server.pid) - cpu) / paths.length) };
+  return {
+    clients,
+    requests: paths.length,
+    requests_per_s: Math.round(paths.length / seconds),
+    latency_ms: summarize(samples),
+    server_cpu_ms_per_request: round((cpuMsOf(server.pid) - cpu) / paths.length),
+  };
 }
 
 /**

@@ -36,7 +36,12 @@ export async function timeGets(url: string, pid: number, paths: string[], warmup
     results += await get(p);
     samples.push(performance.now() - t);
   }
-  return { latency_ms: summarize(samples), server_cpu_ms_per_request: round((cpuMsOf(pid) - cpu) / paths.length), mean_results: round(results / paths.length, 1), ...(warm.length ? { warmup_latency_ms: summarize(warm) } : {}) };
+  return {
+    latency_ms: summarize(samples),
+    server_cpu_ms_per_request: round((cpuMsOf(pid) - cpu) / paths.length),
+    mean_results: round(results / paths.length, 1),
+    ...(warm.length ? { warmup_latency_ms: summarize(warm) } : {}),
+  };
 }
 
 export function searchPath(q: Query): string {
@@ -125,7 +130,15 @@ export interface IngestSlice {
  * `concurrency` clients, reported per `slice` memories: does the rate hold as
  * the store grows? `at` is how many memories the store held before.
  */
-export async function ingestSustained(url: string, pid: number, next: () => Note, total: number, slice: number, concurrency = 1, at = 0): Promise<IngestSlice[]> {
+export async function ingestSustained(
+  url: string,
+  pid: number,
+  next: () => Note,
+  total: number,
+  slice: number,
+  concurrency = 1,
+  at = 0,
+): Promise<IngestSlice[]> {
   const slices: IngestSlice[] = [];
   for (let done = 0; done < total; done += slice) {
     const n = Math.min(slice, total - done);

@@ -68,7 +68,13 @@ export async function seedPostgresByMigrate(t: BenchTarget, root: string, source
     await sql.unsafe(HNSW(schema));
     const hnswS = (performance.now() - t1) / 1000;
     const [{ n }] = await sql.unsafe(`SELECT count(*)::float8 AS n FROM ${schema}.memories`);
-    return { memories: Number(n), migrate_seconds: round(migrateS, 1), memories_per_s: Math.round(Number(n) / migrateS), hnsw_build_seconds: round(hnswS, 1), from_cache: false };
+    return {
+      memories: Number(n),
+      migrate_seconds: round(migrateS, 1),
+      memories_per_s: Math.round(Number(n) / migrateS),
+      hnsw_build_seconds: round(hnswS, 1),
+      from_cache: false,
+    };
   } finally {
     await sql.close();
   }
@@ -154,7 +160,14 @@ export async function pgVectorRecall(url: string, schema: string, queries: Query
         b += gotProject.filter((h) => t.inProject.has(h.seq)).length / Math.max(1, t.inProject.size);
       }
       const s1 = summarize(ms);
-      sweep.push({ ef_search: ef, recall_at_10: round(a / truths.length, 3), recall_at_10_project: round(b / truths.length, 3), hnsw_p50_ms: s1.p50, hnsw_p95_ms: s1.p95, hnsw_project_p95_ms: summarize(msProject).p95 });
+      sweep.push({
+        ef_search: ef,
+        recall_at_10: round(a / truths.length, 3),
+        recall_at_10_project: round(b / truths.length, 3),
+        hnsw_p50_ms: s1.p50,
+        hnsw_p95_ms: s1.p95,
+        hnsw_project_p95_ms: summarize(msProject).p95,
+      });
     }
     return {
       ef_sweep: sweep,

@@ -80,7 +80,12 @@ function digest(ids: string[]): IdDigest {
 export function sqliteIds(dbFile: string): IdDigest {
   const db = new Database(dbFile, { readonly: true });
   try {
-    return digest(db.query<{ id: string }, []>("SELECT id FROM memories").all().map((r) => r.id));
+    return digest(
+      db
+        .query<{ id: string }, []>("SELECT id FROM memories")
+        .all()
+        .map((r) => r.id),
+    );
   } finally {
     db.close();
   }

@@ -27,7 +27,20 @@ export interface BenchDatabase {
 }
 
 const SCRIPT = join(ROOT, "..", "shared", "scripts", "postgres-pgvector.sh");
-const SETTINGS = ["server_version", "shared_buffers", "work_mem", "maintenance_work_mem", "effective_cache_size", "max_connections", "max_parallel_workers_per_gather", "max_parallel_maintenance_workers", "random_page_cost", "jit", "synchronous_commit", "fsync"];
+const SETTINGS = [
+  "server_version",
+  "shared_buffers",
+  "work_mem",
+  "maintenance_work_mem",
+  "effective_cache_size",
+  "max_connections",
+  "max_parallel_workers_per_gather",
+  "max_parallel_maintenance_workers",
+  "random_page_cost",
+  "jit",
+  "synchronous_commit",
+  "fsync",
+];
 
 function rssOfTree(root: number): { rss_mb: number; processes: number } {
   let kb = 0;
@@ -50,7 +63,11 @@ function rssOfTree(root: number): { rss_mb: number; processes: number } {
 async function describeServer(url: string): Promise<{ pid: number; settings: Record<string, string> }> {
   const sql = new SQL({ url, max: 1, prepare: false });
   try {
-    const rows = (await sql.unsafe(`SELECT name, setting, unit FROM pg_settings WHERE name = ANY($1)`, [SETTINGS])) as { name: string; setting: string; unit: string | null }[];
+    const rows = (await sql.unsafe(`SELECT name, setting, unit FROM pg_settings WHERE name = ANY($1)`, [SETTINGS])) as {
+      name: string;
+      setting: string;
+      unit: string | null;
+    }[];
     const settings = Object.fromEntries(rows.map((r) => [r.name, r.unit ? `${r.setting} ${r.unit}` : r.setting]));
     const [{ v }] = await sql.unsafe("SELECT extversion AS v FROM pg_extension WHERE extname = 'vector'");
     settings.pgvector = v;
@@ -72,12 +89,20 @@ export async function startBenchDatabase(log: (line: string) => void): Promise<B
     const { startPglite } = await import("../../test/helpers/pglite");
     const { memoryOf } = await import("./server");
     const p = await startPglite();
-    return { url: p.url, pid: p.pid, kind: "pglite", describe: "PGlite (PostgreSQL in WebAssembly with pgvector, one process, one backend) over TCP, data in memory", memoryMb: () => ({ rss_mb: memoryOf(p.pid).rss_mb, processes: 1 }), stop: p.stop };
+    return {
+      url: p.url,
+      pid: p.pid,
+      kind: "pglite",
+      describe: "PGlite (PostgreSQL in WebAssembly with pgvector, one process, one backend) over TCP, data in memory",
+      memoryMb: () => ({ rss_mb: memoryOf(p.pid).rss_mb, processes: 1 }),
+      stop: p.stop,
+    };
   }
   let url = process.env.BENCH_PG_URL;
   let stop = () => {};
   if (!url) {
-    if (!existsSync(SCRIPT)) throw new Error(`--engine postgres needs a real PostgreSQL: set BENCH_PG_URL, or run where ${SCRIPT} can start one (BENCH_PG=pglite for PGlite)`);
+    if (!existsSync(SCRIPT))
+      throw new Error(`--engine postgres needs a real PostgreSQL: set BENCH_PG_URL, or run where ${SCRIPT} can start one (BENCH_PG=pglite for PGlite)`);
     const dir = mkdtempSync(join(tmpdir(), "memsvc-bench-pgdata-"));
     log(`starting PostgreSQL 15 + pgvector in ${dir} (${SCRIPT})`);
     const r = Bun.spawnSync(["bash", SCRIPT, "start", join(dir, "data")], { stdout: "pipe", stderr: "pipe" });

@@ -33,7 +33,9 @@ export async function profileRank(home: string, queries: Query[]): Promise<RankP
   await s.indexState.ready;
   const indexLoad = performance.now() - t0;
   const db = sqliteOf(s).sqlite;
-  const all = db.query<{ seq: number }, [string, number]>("SELECT rowid AS seq FROM memories_fts WHERE memories_fts MATCH ? ORDER BY bm25(memories_fts) LIMIT ?");
+  const all = db.query<{ seq: number }, [string, number]>(
+    "SELECT rowid AS seq FROM memories_fts WHERE memories_fts MATCH ? ORDER BY bm25(memories_fts) LIMIT ?",
+  );
   // The same statement as search-fts.ts's bm25Statements.
   const inProject = db.query<{ seq: number }, [string, string, number]>(
     `SELECT f.rowid AS seq FROM memories_fts f WHERE memories_fts MATCH ?1
@@ -66,7 +68,7 @@ export async function profileRank(home: string, queries: Query[]): Promise<RankP
     const vector = await lapAsync(out.embed, () => queryVector(s, q.query));
     lap(out.bm25, () => {
       const expr = used(q.query);
-      if (expr) (q.project ? inProject.all(expr, q.project, SEARCH_CANDIDATES) : all.all(expr, SEARCH_CANDIDATES));
+      if (expr) q.project ? inProject.all(expr, q.project, SEARCH_CANDIDATES) : all.all(expr, SEARCH_CANDIDATES);
     });
     lap(out.vector, () => sync.nearest(vector, SEARCH_CANDIDATES, q.project));
     await lapAsync(out.rank, () => rank(s, q.query, vector, DEFAULT_SEARCH_LIMIT, q.project));

@@ -23,7 +23,11 @@ const BATCH = 5000;
  */
 export function seedId(n: number): string {
   const r = prng(0x9e3779b9 ^ n);
-  const hex = (digits: number) => Math.floor(r() * 2 ** 32).toString(16).padStart(8, "0").slice(0, digits);
+  const hex = (digits: number) =>
+    Math.floor(r() * 2 ** 32)
+      .toString(16)
+      .padStart(8, "0")
+      .slice(0, digits);
   return `${hex(8)}-${hex(4)}-4${hex(3)}-a${hex(3)}-${n.toString(16).padStart(12, "0")}`;
 }
 
@@ -64,7 +68,19 @@ export function seedStore(dbFile: string, gen: NoteGenerator, count: number, now
         const createdAt = gen.createdAt(now);
         const used = gen.random() < 0.1 ? 1 + Math.floor(gen.random() * 5) : 0;
         const refreshedAt = used ? createdAt + Math.floor((now - createdAt) * gen.random()) : createdAt;
-        const { lastInsertRowid } = insertMemory.run(id, note.content, note.memoryType, note.project, "bench-agent", createdAt, createdAt, refreshedAt, 1 + used * 0.25, used * 3, used);
+        const { lastInsertRowid } = insertMemory.run(
+          id,
+          note.content,
+          note.memoryType,
+          note.project,
+          "bench-agent",
+          createdAt,
+          createdAt,
+          refreshedAt,
+          1 + used * 0.25,
+          used * 3,
+          used,
+        );
         insertVec.run(BigInt(lastInsertRowid), vector);
         insertTag.run(id, note.project, 1);
         const ids = recentIds.get(note.project) ?? [];

@@ -12,6 +12,6 @@ export function benchServices(config: Config, opts: ServiceOptions): Services & 
 
 /** The raw SQLite handle of a bench's services (benches seed and time SQLite). */
 export function sqliteOf(s: { sqlite: Store | null }): Store {
-  if (!s.sqlite) throw new Error("this bench needs storage \"sqlite\"");
+  if (!s.sqlite) throw new Error('this bench needs storage "sqlite"');
   return s.sqlite;
 }

@@ -30,7 +30,10 @@ export function summarize(samples: readonly number[], digits = 2): Summary {
 }
 
 export function median(samples: readonly number[]): number {
-  return percentile([...samples].sort((a, b) => a - b), 50);
+  return percentile(
+    [...samples].sort((a, b) => a - b),
+    50,
+  );
 }
 
 export function round(x: number, digits = 2): number {

@@ -19,7 +19,11 @@ export function generateVault(dir: string, notes: number): { short: number; stru
     const n = gen.note();
     const folder = join(dir, n.project);
     if (!made.has(folder)) mkdirSync(folder, { recursive: true }), made.add(folder);
-    const title = `${n.content.split(/\s+/).slice(0, 5).join(" ").replace(/[^\p{L}\p{N} -]/gu, "")} ${i}`;
+    const title = `${n.content
+      .split(/\s+/)
+      .slice(0, 5)
+      .join(" ")
+      .replace(/[^\p{L}\p{N} -]/gu, "")} ${i}`;
     const link = titles.length ? ` See [[${titles[Math.floor(gen.random() * titles.length)]}]].` : "";
     const created = new Date(gen.createdAt(Date.UTC(2026, 0, 1), 730)).toISOString().slice(0, 10);
     let body: string;
@@ -31,7 +35,10 @@ export function generateVault(dir: string, notes: number): { short: number; stru
       short++;
       body = `${n.content}${link}\n`;
     }
-    writeFileSync(join(folder, `${title}.md`), `---\ntitle: ${JSON.stringify(title)}\ntype: ${n.memoryType}\ntags: [${n.project}]\ncreated: ${created}\n---\n${body}`);
+    writeFileSync(
+      join(folder, `${title}.md`),
+      `---\ntitle: ${JSON.stringify(title)}\ntype: ${n.memoryType}\ntags: [${n.project}]\ncreated: ${created}\n---\n${body}`,
+    );
     titles.push(title);
   }
   return { short, structured, seconds: (performance.now() - started) / 1000 };

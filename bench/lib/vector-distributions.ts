@@ -68,7 +68,12 @@ export interface Figure {
 }
 
 /** Per distribution, unfiltered and within a project: each index's figures. */
-export function distributionFigures(n: number, perDistribution: number, dense: boolean, indexes: Record<string, IndexCtor>): Record<string, Record<string, Record<string, Figure>>> {
+export function distributionFigures(
+  n: number,
+  perDistribution: number,
+  dense: boolean,
+  indexes: Record<string, IndexCtor>,
+): Record<string, Record<string, Record<string, Figure>>> {
   const gen = new NoteGenerator(42);
   const rotate = dense ? rotation(99) : (v: Float32Array) => v;
   const built = Object.entries(indexes).map(([name, Ctor]) => ({ name, index: new Ctor() }));
@@ -128,7 +133,13 @@ export function distributionFigures(n: number, perDistribution: number, dense: b
       const figures: Record<string, Figure> = {};
       built.forEach((b, i) => {
         const s = summarize(times[i]);
-        figures[b.name] = { recall_at_10: round(hits[i] / queries.length, 3), queries_missing: missing[i], p50_ms: s.p50, p95_ms: s.p95, cpu_ms_per_search: round(cpu[i] / times[i].length, 3) };
+        figures[b.name] = {
+          recall_at_10: round(hits[i] / queries.length, 3),
+          queries_missing: missing[i],
+          p50_ms: s.p50,
+          p95_ms: s.p95,
+          cpu_ms_per_search: round(cpu[i] / times[i].length, 3),
+        };
         const w = work[i];
         if (w && w.searches > 0) {
           figures[b.name].scanned_per_search = Math.round(w.scanned / w.searches);

@@ -150,7 +150,9 @@ function withoutOurs(groups: Json[]): Json[] {
 }
 
 function desiredEntry(command: (event: HookEvent) => string, plan: HookPlan): Json {
-  return plan.name === undefined ? { type: "command", command: command(plan.event), timeout: plan.timeout } : { name: plan.name, type: "command", command: command(plan.event), timeout: plan.timeout };
+  return plan.name === undefined
+    ? { type: "command", command: command(plan.event), timeout: plan.timeout }
+    : { name: plan.name, type: "command", command: command(plan.event), timeout: plan.timeout };
 }
 
 /**
@@ -193,7 +195,10 @@ export function uninstallHooks(settings: Json, plans: readonly HookPlan[] = CLAU
 }
 
 /** Which memsvc hooks the settings hold, per harness event: the command, or null when missing. */
-export function installedHooks(settings: Json, plans: readonly HookPlan[] = CLAUDE_HOOKS): { harnessEvent: string; event: HookEvent; command: string | null }[] {
+export function installedHooks(
+  settings: Json,
+  plans: readonly HookPlan[] = CLAUDE_HOOKS,
+): { harnessEvent: string; event: HookEvent; command: string | null }[] {
   let hooks: Json | undefined;
   try {
     hooks = hooksObject(settings);
@@ -216,7 +221,8 @@ export function lineDiff(before: string, after: string, context = 2): string {
   const a = before === "" ? [] : before.split("\n");
   const b = after === "" ? [] : after.split("\n");
   const lcs: number[][] = Array.from({ length: a.length + 1 }, () => new Array<number>(b.length + 1).fill(0));
-  for (let i = a.length - 1; i >= 0; i--) for (let j = b.length - 1; j >= 0; j--) lcs[i]![j] = a[i] === b[j] ? lcs[i + 1]![j + 1]! + 1 : Math.max(lcs[i + 1]![j]!, lcs[i]![j + 1]!);
+  for (let i = a.length - 1; i >= 0; i--)
+    for (let j = b.length - 1; j >= 0; j--) lcs[i]![j] = a[i] === b[j] ? lcs[i + 1]![j + 1]! + 1 : Math.max(lcs[i + 1]![j]!, lcs[i]![j + 1]!);
   const ops: [" " | "-" | "+", string][] = [];
   let i = 0;
   let j = 0;

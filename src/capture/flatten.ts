@@ -48,7 +48,8 @@ export function flatten(dir: string, session: FlatSession): string {
           }
         })
     : [];
-  const line = (m: FlatMessage) => `${JSON.stringify({ key: m.key, timestamp: m.timestamp, session_id: session.sessionId, cwd: session.cwd, parts: m.parts })}\n`;
+  const line = (m: FlatMessage) =>
+    `${JSON.stringify({ key: m.key, timestamp: m.timestamp, session_id: session.sessionId, cwd: session.cwd, parts: m.parts })}\n`;
   const prefixKept = keys.length <= session.messages.length && keys.every((k, i) => session.messages[i].key === k);
   if (!prefixKept) {
     // Messages were removed or reordered (a /rewind, a deleted message): the shorter or changed file is read afresh.

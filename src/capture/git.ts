@@ -14,7 +14,12 @@ const GIT_TIMEOUT_MS = 10_000;
 /** stdout of a git command, or null when git is missing, fails or times out. */
 export function git(dir: string, args: string[], timeoutMs = GIT_TIMEOUT_MS): string | null {
   try {
-    const r = spawnSync("git", ["-C", dir, ...args], { encoding: "utf8", timeout: timeoutMs, maxBuffer: 64 * 1024 * 1024, env: { ...process.env, GIT_TERMINAL_PROMPT: "0", LC_ALL: "C" } });
+    const r = spawnSync("git", ["-C", dir, ...args], {
+      encoding: "utf8",
+      timeout: timeoutMs,
+      maxBuffer: 64 * 1024 * 1024,
+      env: { ...process.env, GIT_TERMINAL_PROMPT: "0", LC_ALL: "C" },
+    });
     return r.status === 0 && typeof r.stdout === "string" ? r.stdout : null;
   } catch {
     return null;
@@ -57,7 +62,10 @@ export function repoInfo(dir: string): RepoInfo | null {
   if (!dir || !existsSync(dir)) return null;
   const top = git(dir, ["rev-parse", "--show-toplevel"])?.trim();
   if (!top) return null;
-  const remotes = (git(top, ["remote"]) ?? "").split("\n").map((r) => r.trim()).filter(Boolean);
+  const remotes = (git(top, ["remote"]) ?? "")
+    .split("\n")
+    .map((r) => r.trim())
+    .filter(Boolean);
   const remote = remotes.includes("origin") ? "origin" : remotes[0];
   const url = remote ? git(top, ["remote", "get-url", remote])?.trim() : null;
   const branch = git(top, ["rev-parse", "--abbrev-ref", "HEAD"])?.trim() || null;

@@ -37,7 +37,11 @@ export interface Found {
   harness: Harness;
 }
 
-const byMtime = (files: string[]) => files.map((f) => ({ f, t: statSync(f).mtimeMs })).sort((a, b) => a.t - b.t).map((x) => x.f);
+const byMtime = (files: string[]) =>
+  files
+    .map((f) => ({ f, t: statSync(f).mtimeMs }))
+    .sort((a, b) => a.t - b.t)
+    .map((x) => x.f);
 
 /** Files ending in `suffix` down to `depth` folders below `dir`. */
 function walk(dir: string, depth: number, keep: (name: string) => boolean): string[] {

@@ -94,11 +94,22 @@ async function sessionStart(config: Config, input: HookInput, deadline: number, 
 
 async function userPrompt(config: Config, input: HookInput, deadline: number, harness: HookHarness): Promise<string> {
   if (!input.session_id || typeof input.prompt !== "string" || !input.prompt.trim()) return "";
-  const res = await call(config, "/recall-index", deadline, { session_id: input.session_id, prompt: input.prompt, project: projectOf(input), agent: IDENTITY_CLIENT[harness] });
+  const res = await call(config, "/recall-index", deadline, {
+    session_id: input.session_id,
+    prompt: input.prompt,
+    project: projectOf(input),
+    agent: IDENTITY_CLIENT[harness],
+  });
   if (typeof res?.block !== "string") return "";
   // What was injected, kept on this machine: capture later sees whether the agent relied on it (use.ts).
   try {
-    if (Array.isArray(res.shown)) recordInjection(config.home, input.session_id, res.shown.filter((x: unknown): x is string => typeof x === "string"), input.prompt);
+    if (Array.isArray(res.shown))
+      recordInjection(
+        config.home,
+        input.session_id,
+        res.shown.filter((x: unknown): x is string => typeof x === "string"),
+        input.prompt,
+      );
   } catch {
     /* use detection is a bonus: the block still goes to the agent */
   }

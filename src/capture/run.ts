@@ -64,7 +64,10 @@ export function findTranscripts(dir: string): string[] {
     }
   };
   visit(dir, 0);
-  return files.map((f) => ({ f, t: statSync(f).mtimeMs })).sort((a, b) => a.t - b.t).map((x) => x.f);
+  return files
+    .map((f) => ({ f, t: statSync(f).mtimeMs }))
+    .sort((a, b) => a.t - b.t)
+    .map((x) => x.f);
 }
 
 /** What one transcript has to send: resent pending segments first, then the new delta. */
@@ -113,13 +116,22 @@ const MAX_ANCHOR_PATHS = 200;
  */
 export function segmentAnchors(info: RepoInfo | null, cwd: string | null, seg: Segment): Record<string, unknown> | null {
   if (!info) return null;
-  const paths = [...new Set(seg.paths.map((p) => repoRelative(info.root, cwd, p)).filter((p): p is string => p !== null && p.length <= 500 && !p.split("/").includes("..")))].slice(0, MAX_ANCHOR_PATHS);
+  const paths = [
+    ...new Set(seg.paths.map((p) => repoRelative(info.root, cwd, p)).filter((p): p is string => p !== null && p.length <= 500 && !p.split("/").includes(".."))),
+  ].slice(0, MAX_ANCHOR_PATHS);
   const commit = commitAt(info, seg.endDate);
   if (paths.length === 0 || !commit) return null;
   return { repo: info.repo, branch: info.branch, commit, paths };
 }
 
-export function distillBody(config: Config, sessionId: string, project: string | null, seg: Segment, agent?: string, anchors: Record<string, unknown> | null = null): Record<string, unknown> {
+export function distillBody(
+  config: Config,
+  sessionId: string,
+  project: string | null,
+  seg: Segment,
+  agent?: string,
+  anchors: Record<string, unknown> | null = null,
+): Record<string, unknown> {
   const body: Record<string, unknown> = { messages: seg.messages, session_id: sessionId, segment_id: seg.id, source_agent: agent ?? config.sourceAgent };
   if (seg.date) body.session_date = seg.date;
   if (config.agentId) body.source_agent_id = config.agentId;
@@ -170,7 +182,8 @@ export async function capture(opts: CaptureOptions): Promise<CaptureResult> {
     if (stopAll) {
       // Not tried: it waits for the same reason as the session that stopped the run, if it has anything new.
       const st = readState(dir, file);
-      if (stoppedBy && ((st?.pending.length ?? 0) > 0 || (st?.offset ?? 0) < statSync(file).size)) waiting.push({ file, format: t.format ?? null, agent: t.agent ?? null, ...stoppedBy });
+      if (stoppedBy && ((st?.pending.length ?? 0) > 0 || (st?.offset ?? 0) < statSync(file).size))
+        waiting.push({ file, format: t.format ?? null, agent: t.agent ?? null, ...stoppedBy });
       continue;
     }
     const state = readState(dir, file);
@@ -187,7 +200,19 @@ export async function capture(opts: CaptureOptions): Promise<CaptureResult> {
       if (!(e instanceof NotUtf8Error)) throw e;
       // This file only: nothing of it is sent, its watermark stays, the other transcripts go on.
       const sessionId = state?.sessionId ?? basename(file).replace(/\.jsonl?$/, "");
-      reports.push({ file, sessionId, project: state?.project ?? null, status: "failed", segments: 0, sent: 0, memories: 0, dropped: 0, bytesIn: 0, bytesSent: 0, error: `${e.message}; skipped` });
+      reports.push({
+        file,
+        sessionId,
+        project: state?.project ?? null,
+        status: "failed",
+        segments: 0,
+        sent: 0,
+        memories: 0,
+        dropped: 0,
+        bytesIn: 0,
+        bytesSent: 0,
+        error: `${e.message}; skipped`,
+      });
       log(`${e.message}; skipped`);
       continue;
     }
@@ -207,7 +232,9 @@ export async function capture(opts: CaptureOptions): Promise<CaptureResult> {
     // Only when a segment named a file: a chat-only session costs no git call.
     const info = plan.segments.some((seg) => seg.paths.length > 0) && plan.cwd ? repoInfo(plan.cwd) : null;
     if (info && !opts.dryRun) rememberRepo(config.home, info.repo, info.root);
-    const bodies = plan.segments.map((seg) => JSON.stringify(distillBody(config, plan.sessionId, plan.project, seg, t.agent, segmentAnchors(info, plan.cwd, seg))));
+    const bodies = plan.segments.map((seg) =>
+      JSON.stringify(distillBody(config, plan.sessionId, plan.project, seg, t.agent, segmentAnchors(info, plan.cwd, seg))),
+    );
     if (opts.dryRun) {
       report.status = "dry run";
       report.bytesSent = bodies.reduce((n, b) => n + Buffer.byteLength(b), 0);

@@ -23,7 +23,8 @@ export const FILE_TOOLS = new Set(["Read", "Edit", "Write", "MultiEdit", "Notebo
 
 function filePaths(parts: readonly Part[]): string[] {
   const out = new Set<string>();
-  for (const p of parts) if (p.kind === "tool_use" && p.tool && FILE_TOOLS.has(p.tool) && p.text && !p.text.includes("\n") && p.text.length < 1000) out.add(p.text.trim());
+  for (const p of parts)
+    if (p.kind === "tool_use" && p.tool && FILE_TOOLS.has(p.tool) && p.text && !p.text.includes("\n") && p.text.length < 1000) out.add(p.text.trim());
   return [...out];
 }
 

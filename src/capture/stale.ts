@@ -65,12 +65,26 @@ export function checkAnchors(info: RepoInfo, anchors: readonly AnchorToCheck[], 
     // Per changed path: the commits since the anchor that touched it, with their dates.
     const touched = new Map<string, { sha: string; date: string }[]>();
     if (changed.size > 0) {
-      const log = git(info.root, ["log", "--no-renames", "--format=%x01%H%x09%cI", "--name-only", "-z", `${full}..${info.head}`, "--", ...[...changed].map(literal)], timeout()) ?? "";
+      const log =
+        git(
+          info.root,
+          ["log", "--no-renames", "--format=%x01%H%x09%cI", "--name-only", "-z", `${full}..${info.head}`, "--", ...[...changed].map(literal)],
+          timeout(),
+        ) ?? "";
       for (const entry of log.split("\x01").filter(Boolean)) {
         // "<sha>\t<date>\0\n<file>\0<file>\0" (anchored paths never hold a newline: they are refused).
         const nl = entry.indexOf("\n");
-        const [sha, date] = entry.slice(0, nl < 0 ? entry.length : nl).replace(/\0/g, "").split("\t");
-        const files = nl < 0 ? [] : entry.slice(nl + 1).split("\0").filter(Boolean);
+        const [sha, date] = entry
+          .slice(0, nl < 0 ? entry.length : nl)
+          .replace(/\0/g, "")
+          .split("\t");
+        const files =
+          nl < 0
+            ? []
+            : entry
+                .slice(nl + 1)
+                .split("\0")
+                .filter(Boolean);
         for (const f of files) touched.set(f, [...(touched.get(f) ?? []), { sha, date }]);
       }
     }

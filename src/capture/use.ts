@@ -57,7 +57,8 @@ export function readInjections(home: string, sessionId: string): Injection[] {
     if (!line.trim()) continue;
     try {
       const r = JSON.parse(line) as Injection;
-      if (r && r.session_id === sessionId && Array.isArray(r.ids) && typeof r.at === "number") out.push({ ...r, prompt_terms: Array.isArray(r.prompt_terms) ? r.prompt_terms : [] });
+      if (r && r.session_id === sessionId && Array.isArray(r.ids) && typeof r.at === "number")
+        out.push({ ...r, prompt_terms: Array.isArray(r.prompt_terms) ? r.prompt_terms : [] });
     } catch {
       /* a torn line: skipped */
     }
@@ -115,7 +116,11 @@ export function usedMemories(written: string, injected: readonly { id: string; c
     const strongHits = [...strong].filter((t) => said.has(t) || (t.length >= 6 && lower.includes(t))).length;
     const wordHits = [...words].filter((t) => said.has(t)).length;
     const total = strong.size + words.size;
-    if ((strongHits >= 1 && strongHits + wordHits >= USE_MIN_CUES) || (wordHits >= USE_MIN_WORD_CUES && total > 0 && (strongHits + wordHits) / total >= USE_WORD_CUE_SHARE)) used.push(m.id);
+    if (
+      (strongHits >= 1 && strongHits + wordHits >= USE_MIN_CUES) ||
+      (wordHits >= USE_MIN_WORD_CUES && total > 0 && (strongHits + wordHits) / total >= USE_WORD_CUE_SHARE)
+    )
+      used.push(m.id);
   }
   return used;
 }
@@ -129,7 +134,12 @@ const msOf = (ts: string | null) => (ts ? Date.parse(ts) : Number.NaN);
  * the latest stays until a later capture sees turns after it. Never throws:
  * use detection must not fail a capture.
  */
-export async function reportUses(config: Config, sessionId: string, lines: readonly Line[], log: (line: string) => void = () => {}): Promise<{ checked: number; used: number }> {
+export async function reportUses(
+  config: Config,
+  sessionId: string,
+  lines: readonly Line[],
+  log: (line: string) => void = () => {},
+): Promise<{ checked: number; used: number }> {
   try {
     const injections = readInjections(config.home, sessionId).sort((a, b) => a.at - b.at);
     if (injections.length === 0 || lines.length === 0) return { checked: 0, used: 0 };
@@ -137,7 +147,9 @@ export async function reportUses(config: Config, sessionId: string, lines: reado
     if (config.token) headers.authorization = `Bearer ${config.token}`;
     const contents = new Map<string, string>();
     for (const id of new Set(injections.flatMap((r) => r.ids))) {
-      const res = await fetch(`${config.serverUrl}/memories/detail?id=${encodeURIComponent(id)}`, { headers, signal: AbortSignal.timeout(10_000) }).catch(() => null);
+      const res = await fetch(`${config.serverUrl}/memories/detail?id=${encodeURIComponent(id)}`, { headers, signal: AbortSignal.timeout(10_000) }).catch(
+        () => null,
+      );
       const body = res?.ok ? ((await res.json().catch(() => null)) as { memory?: { content?: string } } | null) : null;
       if (typeof body?.memory?.content === "string") contents.set(id, body.memory.content);
     }
@@ -148,15 +160,26 @@ export async function reportUses(config: Config, sessionId: string, lines: reado
     for (const [i, rec] of injections.entries()) {
       const until = injections[i + 1]?.at ?? Number.POSITIVE_INFINITY;
       // Without timestamps (some harness formats) the whole delta is the window.
-      const window = dated ? lines.filter((l) => {
-        const t = msOf(l.timestamp);
-        return Number.isFinite(t) && t >= rec.at && t < until;
-      }) : lines;
+      const window = dated
+        ? lines.filter((l) => {
+            const t = msOf(l.timestamp);
+            return Number.isFinite(t) && t >= rec.at && t < until;
+          })
+        : lines;
       if (dated && !(lastAt >= rec.at)) continue;
       settled.push(rec);
-      const ids = usedMemories(agentText(window), rec.ids.filter((id) => contents.has(id)).map((id) => ({ id, content: contents.get(id)! })), new Set(rec.prompt_terms));
+      const ids = usedMemories(
+        agentText(window),
+        rec.ids.filter((id) => contents.has(id)).map((id) => ({ id, content: contents.get(id)! })),
+        new Set(rec.prompt_terms),
+      );
       if (ids.length === 0) continue;
-      const res = await fetch(`${config.serverUrl}/recall/used`, { method: "POST", headers, body: JSON.stringify({ session_id: sessionId, ids }), signal: AbortSignal.timeout(10_000) }).catch(() => null);
+      const res = await fetch(`${config.serverUrl}/recall/used`, {
+        method: "POST",
+        headers,
+        body: JSON.stringify({ session_id: sessionId, ids }),
+        signal: AbortSignal.timeout(10_000),
+      }).catch(() => null);
       if (!res?.ok) {
         // Kept for the next run.
         settled.pop();
@@ -164,7 +187,11 @@ export async function reportUses(config: Config, sessionId: string, lines: reado
       }
       used += ((await res.json().catch(() => null)) as { used?: string[] } | null)?.used?.length ?? 0;
     }
-    keepInjections(config.home, sessionId, injections.filter((r) => !settled.includes(r)));
+    keepInjections(
+      config.home,
+      sessionId,
+      injections.filter((r) => !settled.includes(r)),
+    );
     if (settled.length) log(`${sessionId}: use detection checked ${counted(settled.length, "recalled prompt")}, ${counted(used, "memory", "memories")} used`);
     return { checked: settled.length, used };
   } catch (e) {

@@ -70,17 +70,24 @@ export async function runCapture(argv: string[]): Promise<number> {
     console.log(CAPTURE_HELP);
     return 0;
   }
-  if (values.format !== undefined && !(FILE_FORMATS as readonly string[]).includes(values.format)) throw new UsageError(`--format must be one of ${FILE_FORMATS.join(", ")}, got "${values.format}"`);
-  if (values.harness !== undefined && !(HARNESSES as readonly string[]).includes(values.harness)) throw new UsageError(`--harness must be one of ${HARNESSES.join(", ")}, got "${values.harness}"`);
+  if (values.format !== undefined && !(FILE_FORMATS as readonly string[]).includes(values.format))
+    throw new UsageError(`--format must be one of ${FILE_FORMATS.join(", ")}, got "${values.format}"`);
+  if (values.harness !== undefined && !(HARNESSES as readonly string[]).includes(values.harness))
+    throw new UsageError(`--harness must be one of ${HARNESSES.join(", ")}, got "${values.harness}"`);
   if (values.dir !== undefined && values.file !== undefined) throw new UsageError("give --dir or --file, not both");
   if (values.harness !== undefined && values.file !== undefined) throw new UsageError("give --harness or --file, not both (--format names a file's harness)");
   if (values.format !== undefined && values.file === undefined) throw new UsageError("--format applies to --file only");
-  if (values.backlog && (values.file !== undefined || values.dir !== undefined || values.harness !== undefined)) throw new UsageError("--backlog takes no --file, --dir or --harness");
+  if (values.backlog && (values.file !== undefined || values.dir !== undefined || values.harness !== undefined))
+    throw new UsageError("--backlog takes no --file, --dir or --harness");
   const config = loadConfig();
   const state = stateDir(config.home);
   let transcripts: Transcript[];
   if (values.backlog) {
-    transcripts = readBacklog(config.home).sessions.map((w) => ({ path: w.file, format: (w.format ?? undefined) as Transcript["format"], agent: w.agent ?? undefined }));
+    transcripts = readBacklog(config.home).sessions.map((w) => ({
+      path: w.file,
+      format: (w.format ?? undefined) as Transcript["format"],
+      agent: w.agent ?? undefined,
+    }));
   } else if (values.file !== undefined) {
     if (!existsSync(values.file)) throw new UsageError(`no such file: ${values.file}`);
     try {
@@ -93,7 +100,9 @@ export async function runCapture(argv: string[]): Promise<number> {
   } else {
     const harnesses: Harness[] = values.harness ? [values.harness as Harness] : values.dir !== undefined ? ["claude"] : [...HARNESSES];
     if (values.dir !== undefined && !existsSync(values.dir)) throw new UsageError(`no such folder: ${values.dir}`);
-    transcripts = harnesses.flatMap((h) => discover(h, values.dir ?? defaultRoot(h), state).map((f) => ({ path: f.path, format: f.format, agent: sourceAgentFor(config, h) })));
+    transcripts = harnesses.flatMap((h) =>
+      discover(h, values.dir ?? defaultRoot(h), state).map((f) => ({ path: f.path, format: f.format, agent: sourceAgentFor(config, h) })),
+    );
   }
   const dryRun = values["dry-run"] === true;
   const release = dryRun ? () => {} : acquireLock(stateDir(config.home));
@@ -112,7 +121,12 @@ export async function runCapture(argv: string[]): Promise<number> {
           console.log(`${where}: not read: ${r.error}`);
           continue;
         }
-        const what = r.status === "dry run" ? `${counted(r.segments, "segment")} would be sent` : r.status === "failed" ? `sent ${r.sent}/${counted(r.segments, "segment")}, stopped: ${r.error}` : `sent ${counted(r.sent, "segment")}`;
+        const what =
+          r.status === "dry run"
+            ? `${counted(r.segments, "segment")} would be sent`
+            : r.status === "failed"
+              ? `sent ${r.sent}/${counted(r.segments, "segment")}, stopped: ${r.error}`
+              : `sent ${counted(r.sent, "segment")}`;
         console.log(`${where}: ${what}; ${counted(r.memories, "memory", "memories")}, ${r.dropped} dropped; ${r.bytesIn} bytes read, ${r.bytesSent} sent`);
       }
       if (result.reports.length === 0) console.log(`nothing new in ${counted(transcripts.length, "transcript")}`);

@@ -54,10 +54,21 @@ export async function checkServer(ctx: Ctx): Promise<Check> {
   const where = `${config.serverUrl} (address from ${config.serverUrlFrom})`;
   try {
     const { status, body } = await getJson(`${config.serverUrl}/health`, config);
-    if (status !== 200 || body?.status !== "ok") return { name: "server", outcome: "fail", detail: `${where} answered HTTP ${status}`, advice: "something else may be listening there: check MEMSVC_URL / serverUrl / port" };
+    if (status !== 200 || body?.status !== "ok")
+      return {
+        name: "server",
+        outcome: "fail",
+        detail: `${where} answered HTTP ${status}`,
+        advice: "something else may be listening there: check MEMSVC_URL / serverUrl / port",
+      };
     ctx.health = body;
     const versionNote = body.version === VERSION ? "" : ` (this CLI is ${VERSION})`;
-    return { name: "server", outcome: "ok", detail: `${where}: memsvc ${body.version}${versionNote}, ${body.memories} ${body.memories === 1 ? "memory" : "memories"}`, advice: "" };
+    return {
+      name: "server",
+      outcome: "ok",
+      detail: `${where}: memsvc ${body.version}${versionNote}, ${body.memories} ${body.memories === 1 ? "memory" : "memories"}`,
+      advice: "",
+    };
   } catch (e) {
     return {
       name: "server",
@@ -84,13 +95,25 @@ export async function checkEmbedder(ctx: Ctx): Promise<Check> {
   try {
     const started = performance.now();
     const { status, body } = await getJson(`${ctx.config.serverUrl}/search?query=${encodeURIComponent("memsvc doctor probe")}&limit=1`, ctx.config);
-    if (status !== 200) return { name: "embedder", outcome: "fail", detail: `${e?.description ?? "?"}: a search answered HTTP ${status}: ${body?.error?.message ?? ""}`.trim(), advice: status === 401 ? TOKEN_ADVICE : "see the server log" };
+    if (status !== 200)
+      return {
+        name: "embedder",
+        outcome: "fail",
+        detail: `${e?.description ?? "?"}: a search answered HTTP ${status}: ${body?.error?.message ?? ""}`.trim(),
+        advice: status === 401 ? TOKEN_ADVICE : "see the server log",
+      };
     answering = `answering (a search took ${Math.round(performance.now() - started)} ms)`;
   } catch (err) {
     return { name: "embedder", outcome: "fail", detail: `${e?.description ?? "?"}: a search failed: ${failure(err)}`, advice: "see the server log" };
   }
   const loading = e?.loading;
-  if (e?.kind === "onnx") return { name: "embedder", outcome: "ok", detail: `${e.description} [${e.id}], ${answering}${e.reembedding ? "; re-embedding stored memories" : ""}`, advice: "" };
+  if (e?.kind === "onnx")
+    return {
+      name: "embedder",
+      outcome: "ok",
+      detail: `${e.description} [${e.id}], ${answering}${e.reembedding ? "; re-embedding stored memories" : ""}`,
+      advice: "",
+    };
   const why =
     loading?.state === "downloading"
       ? `; ${loading.model} is downloading since ${loading.since} and takes over when ready`
@@ -119,8 +142,20 @@ export async function checkLlm(ctx: Ctx): Promise<Check> {
     };
   try {
     const { status, body } = await getJson(`${ctx.config.serverUrl}/health/llm`, ctx.config, LLM_TIMEOUT_MS);
-    if (status === 404) return { name: "language model", outcome: "warn", detail: `${ctx.health.llm} (this server cannot be asked whether it answers: older than this CLI)`, advice: "restart the server with this version" };
-    if (status !== 200) return { name: "language model", outcome: "fail", detail: `${ctx.health.llm}: the probe answered HTTP ${status}: ${body?.error?.message ?? ""}`.trim(), advice: status === 401 ? TOKEN_ADVICE : "see the server log" };
+    if (status === 404)
+      return {
+        name: "language model",
+        outcome: "warn",
+        detail: `${ctx.health.llm} (this server cannot be asked whether it answers: older than this CLI)`,
+        advice: "restart the server with this version",
+      };
+    if (status !== 200)
+      return {
+        name: "language model",
+        outcome: "fail",
+        detail: `${ctx.health.llm}: the probe answered HTTP ${status}: ${body?.error?.message ?? ""}`.trim(),
+        advice: status === 401 ? TOKEN_ADVICE : "see the server log",
+      };
     if (body.ok) return { name: "language model", outcome: "ok", detail: `${body.llm}, answering (${body.ms} ms)`, advice: "" };
     // The error already says what to do for a harness CLI (log in, install, the daily cap).
     const cli = /^(claude|codex|gemini)-cli /.test(String(body.llm));
@@ -158,7 +193,8 @@ export async function checkHooks(ctx: Ctx): Promise<Check> {
   const missing = hooks.filter((h) => h.command === null);
   // Someone without Claude Code has nothing to fix here; someone with it and no hooks does.
   const claudeHere = findHarnesses(ctx.env).some((h) => h.id === "claude-code" && h.found);
-  if (missing.length === hooks.length && !claudeHere) return { name: "claude code hooks", outcome: "skip", detail: "Claude Code is not on this machine (no ~/.claude, no claude on PATH)", advice: "" };
+  if (missing.length === hooks.length && !claudeHere)
+    return { name: "claude code hooks", outcome: "skip", detail: "Claude Code is not on this machine (no ~/.claude, no claude on PATH)", advice: "" };
   if (missing.length > 0)
     return {
       name: "claude code hooks",
@@ -197,8 +233,21 @@ export async function checkHooks(ctx: Ctx): Promise<Check> {
       problems.push(`they would call ${url}${home ? ` (home ${home})` : ""}, where no server answers: ${failure(e)}`);
     }
   }
-  if (problems.length > 0) return { name: "claude code hooks", outcome: "fail", detail: `installed in ${file}, but ${problems.join("; ")}`, advice: ctx.health ? "the hooks point at another home than this server: run `memsvc hooks install` with the server's MEMSVC_HOME" : "start the server (`memsvc server`)" };
-  return { name: "claude code hooks", outcome: "ok", detail: `${hooks.length}/${hooks.length} installed in ${file}; they reach ${[...new Set(reached)].join(", ")}`, advice: "" };
+  if (problems.length > 0)
+    return {
+      name: "claude code hooks",
+      outcome: "fail",
+      detail: `installed in ${file}, but ${problems.join("; ")}`,
+      advice: ctx.health
+        ? "the hooks point at another home than this server: run `memsvc hooks install` with the server's MEMSVC_HOME"
+        : "start the server (`memsvc server`)",
+    };
+  return {
+    name: "claude code hooks",
+    outcome: "ok",
+    detail: `${hooks.length}/${hooks.length} installed in ${file}; they reach ${[...new Set(reached)].join(", ")}`,
+    advice: "",
+  };
 }
 
 const NO_TOOLS = "the agent cannot call memsvc_get / memsvc_search (the recall blocks point at them)";
@@ -219,7 +268,12 @@ export function checkHarnesses(ctx: Ctx): Check[] {
       checks.push(
         w.hooks === "ok"
           ? { name: `${label} hooks`, outcome: "ok", detail: `${what} installed: ${w.detail}`, advice: "" }
-          : { name: `${label} hooks`, outcome: "warn", detail: `${what} ${w.hooks === "partial" ? "partly installed" : "not installed"}: ${w.detail}`, advice: fix },
+          : {
+              name: `${label} hooks`,
+              outcome: "warn",
+              detail: `${what} ${w.hooks === "partial" ? "partly installed" : "not installed"}: ${w.detail}`,
+              advice: fix,
+            },
       );
     }
     checks.push(
@@ -228,7 +282,10 @@ export function checkHarnesses(ctx: Ctx): Check[] {
         : {
             name: `${label} mcp`,
             outcome: "warn",
-            detail: w.hooks === "ok" ? `hooks are installed but the memsvc MCP server is not registered: ${NO_TOOLS}` : `memsvc MCP server not registered: ${w.detail}`,
+            detail:
+              w.hooks === "ok"
+                ? `hooks are installed but the memsvc MCP server is not registered: ${NO_TOOLS}`
+                : `memsvc MCP server not registered: ${w.detail}`,
             advice: fix,
           },
     );
@@ -261,7 +318,13 @@ export async function checkSse(ctx: Ctx): Promise<Check> {
   const abort = new AbortController();
   try {
     const res = await serverFetch(ctx.config, "/sse", { headers: { accept: "text/event-stream" }, signal: abort.signal });
-    if (res.status !== 200) return { name: "mcp /sse", outcome: "fail", detail: `GET /sse answered HTTP ${res.status}`, advice: res.status === 401 ? TOKEN_ADVICE : "see the server log" };
+    if (res.status !== 200)
+      return {
+        name: "mcp /sse",
+        outcome: "fail",
+        detail: `GET /sse answered HTTP ${res.status}`,
+        advice: res.status === 401 ? TOKEN_ADVICE : "see the server log",
+      };
     const text = await readUntil(res, /event: endpoint\s*\ndata: \S+/, REQUEST_TIMEOUT_MS);
     if (!text) return { name: "mcp /sse", outcome: "fail", detail: "GET /sse sent no endpoint event", advice: "see the server log" };
     return { name: "mcp /sse", outcome: "ok", detail: `${ctx.config.serverUrl}/sse opened a session (SSE transport)`, advice: "" };
@@ -275,7 +338,12 @@ export async function checkSse(ctx: Ctx): Promise<Check> {
 export async function checkMcp(ctx: Ctx): Promise<Check> {
   if (!ctx.health) return { name: "mcp /mcp", outcome: "skip", detail: "server not reachable", advice: "" };
   const url = `${ctx.config.serverUrl}/mcp`;
-  const initialize = { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "memsvc-doctor", version: VERSION } } };
+  const initialize = {
+    jsonrpc: "2.0",
+    id: 1,
+    method: "initialize",
+    params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "memsvc-doctor", version: VERSION } },
+  };
   try {
     const res = await serverFetch(ctx.config, url, {
       method: "POST",
@@ -283,11 +351,20 @@ export async function checkMcp(ctx: Ctx): Promise<Check> {
       body: JSON.stringify(initialize),
       signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
     });
-    if (res.status !== 200) return { name: "mcp /mcp", outcome: "fail", detail: `initialize answered HTTP ${res.status}`, advice: res.status === 401 ? TOKEN_ADVICE : "see the server log" };
+    if (res.status !== 200)
+      return {
+        name: "mcp /mcp",
+        outcome: "fail",
+        detail: `initialize answered HTTP ${res.status}`,
+        advice: res.status === 401 ? TOKEN_ADVICE : "see the server log",
+      };
     const session = res.headers.get("mcp-session-id");
     const text = await readUntil(res, /"serverInfo"\s*:\s*\{[^}]*"name"/, REQUEST_TIMEOUT_MS);
     // Doctor's session is closed at once rather than left for the session cap to evict.
-    if (session) await serverFetch(ctx.config, url, { method: "DELETE", headers: { "mcp-session-id": session }, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) }).catch(() => {});
+    if (session)
+      await serverFetch(ctx.config, url, { method: "DELETE", headers: { "mcp-session-id": session }, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) }).catch(
+        () => {},
+      );
     const name = text?.match(/"serverInfo"\s*:\s*\{[^}]*"name"\s*:\s*"([^"]+)"/)?.[1];
     if (!name) return { name: "mcp /mcp", outcome: "fail", detail: "initialize returned no serverInfo", advice: "see the server log" };
     return { name: "mcp /mcp", outcome: "ok", detail: `${url} answered initialize (${name}, Streamable HTTP)`, advice: "" };
@@ -311,7 +388,8 @@ export function checkBacklog(ctx: Ctx): Check {
 /** Whether something brings the server back after a reboot; without it the hooks go silent and memory stops. */
 export async function checkAutostart(ctx: Ctx): Promise<Check> {
   // A server elsewhere (MEMSVC_URL, serverUrl) is started by whoever runs that machine.
-  if (ctx.config.serverUrlFrom === "MEMSVC_URL" || ctx.config.serverUrlFrom === "config serverUrl") return { name: "autostart", outcome: "skip", detail: `the server is at ${ctx.config.serverUrl}, not on this machine`, advice: "" };
+  if (ctx.config.serverUrlFrom === "MEMSVC_URL" || ctx.config.serverUrlFrom === "config serverUrl")
+    return { name: "autostart", outcome: "skip", detail: `the server is at ${ctx.config.serverUrl}, not on this machine`, advice: "" };
   const r = await autostartCheck({ command: selfProgram(), home: ctx.config.home, env: ctx.env });
   return { name: "autostart", ...r };
 }
@@ -328,13 +406,28 @@ export function checkNetwork(ctx: Ctx): Check {
   const how = config.tls.cert ? "HTTPS (tls.cert)" : config.tls.proxy ? "HTTP behind a TLS proxy (tls.proxy)" : "plain HTTP";
   const detail = `bound to ${host}, ${how}; localhost bypass ${bypass ? "on" : "off"} (${config.auth.localhostBypassFrom === "default" ? "default" : config.auth.localhostBypassFrom})`;
   if (warnings.length === 0) return { name: "network", outcome: "ok", detail, advice: "" };
-  return { name: "network", outcome: "warn", detail: `${detail}: ${warnings.join("; ")}`, advice: config.tls.cert || config.tls.proxy ? "" : "set tls.cert and tls.key in config.json (see docs/security.md), or tls.proxy: true when a TLS-terminating proxy is in front" };
+  return {
+    name: "network",
+    outcome: "warn",
+    detail: `${detail}: ${warnings.join("; ")}`,
+    advice:
+      config.tls.cert || config.tls.proxy
+        ? ""
+        : "set tls.cert and tls.key in config.json (see docs/security.md), or tls.proxy: true when a TLS-terminating proxy is in front",
+  };
 }
 
 export async function runChecks(config: Config, env: NodeJS.ProcessEnv): Promise<Check[]> {
   const ctx: Ctx = { config, env, health: null };
   const server = await checkServer(ctx);
   // The rest only read the server; run them side by side.
-  const [embedder, llm, hooks, sse, mcp, autostart] = await Promise.all([checkEmbedder(ctx), checkLlm(ctx), checkHooks(ctx), checkSse(ctx), checkMcp(ctx), checkAutostart(ctx)]);
+  const [embedder, llm, hooks, sse, mcp, autostart] = await Promise.all([
+    checkEmbedder(ctx),
+    checkLlm(ctx),
+    checkHooks(ctx),
+    checkSse(ctx),
+    checkMcp(ctx),
+    checkAutostart(ctx),
+  ]);
   return [server, checkNetwork(ctx), embedder!, llm!, hooks!, ...checkHarnesses(ctx), sse!, mcp!, autostart!, checkBacklog(ctx)];
 }

@@ -53,6 +53,8 @@ export function printChecks(checks: Check[]): number {
     if (c.advice) console.log(`${" ".repeat(width + 8)}-> ${c.advice}`);
   }
   const warned = checks.filter((c) => c.outcome === "warn").length;
-  console.log(failed === 0 ? `\nall checks passed${warned ? ` (${warned} warning${warned > 1 ? "s" : ""})` : ""}` : `\n${failed} check${failed > 1 ? "s" : ""} failed`);
+  console.log(
+    failed === 0 ? `\nall checks passed${warned ? ` (${warned} warning${warned > 1 ? "s" : ""})` : ""}` : `\n${failed} check${failed > 1 ? "s" : ""} failed`,
+  );
   return failed;
 }

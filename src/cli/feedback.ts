@@ -28,7 +28,11 @@ it. Talks to the running server with the configured token; exits 1 when the
 server refuses (unknown id, no prompt for irrelevant) or does not answer.`;
 
 export async function runFeedback(argv: string[]): Promise<number> {
-  const { values, positionals } = parseFlags(argv, { note: { type: "string" }, receipt: { type: "string" }, prompt: { type: "string" }, json: { type: "boolean" } }, true);
+  const { values, positionals } = parseFlags(
+    argv,
+    { note: { type: "string" }, receipt: { type: "string" }, prompt: { type: "string" }, json: { type: "boolean" } },
+    true,
+  );
   if (values.help) {
     console.log(FEEDBACK_HELP);
     return 0;
@@ -36,13 +40,17 @@ export async function runFeedback(argv: string[]): Promise<number> {
   if (positionals.length !== 2) throw new UsageError("give a memory id and one of wrong, outdated, useful, irrelevant (or retire, unretire, review)");
   const [id, kind] = positionals;
   const isAction = ACTIONS.includes(kind);
-  if (!KINDS.includes(kind) && !isAction) throw new UsageError(`"${kind}" is not a kind: use wrong, outdated, useful or irrelevant (or retire, unretire, review)`);
-  if (isAction && (values.receipt !== undefined || values.prompt !== undefined)) throw new UsageError(`--receipt and --prompt apply to feedback kinds, not to ${kind}`);
+  if (!KINDS.includes(kind) && !isAction)
+    throw new UsageError(`"${kind}" is not a kind: use wrong, outdated, useful or irrelevant (or retire, unretire, review)`);
+  if (isAction && (values.receipt !== undefined || values.prompt !== undefined))
+    throw new UsageError(`--receipt and --prompt apply to feedback kinds, not to ${kind}`);
   const config = loadConfig();
   const headers: Record<string, string> = { "content-type": "application/json" };
   if (config.token) headers.authorization = `Bearer ${config.token}`;
   const path = isAction ? "/memory/review" : "/feedback";
-  const body = isAction ? { id, action: kind, note: values.note ?? null } : { id, kind, note: values.note ?? null, receipt: values.receipt ?? null, prompt: values.prompt ?? null };
+  const body = isAction
+    ? { id, action: kind, note: values.note ?? null }
+    : { id, kind, note: values.note ?? null, receipt: values.receipt ?? null, prompt: values.prompt ?? null };
   let res: Response;
   try {
     res = await fetch(`${config.serverUrl}${path}`, { method: "POST", headers, body: JSON.stringify(body), signal: AbortSignal.timeout(60_000) });

@@ -32,7 +32,12 @@ export async function runHistory(argv: string[]): Promise<number> {
     res =
       values.restore === undefined
         ? await serverFetch(config, `/memory/history?id=${encodeURIComponent(id)}`, { headers, signal: AbortSignal.timeout(10_000) })
-        : await serverFetch(config, "/memory/restore", { method: "POST", headers, body: JSON.stringify({ id, version: Number(values.restore) }), signal: AbortSignal.timeout(60_000) });
+        : await serverFetch(config, "/memory/restore", {
+            method: "POST",
+            headers,
+            body: JSON.stringify({ id, version: Number(values.restore) }),
+            signal: AbortSignal.timeout(60_000),
+          });
   } catch (e) {
     console.error(`memsvc history: no server answers at ${config.serverUrl} (${(e as Error).message}); start one with \`memsvc server\``);
     return 1;
@@ -51,10 +56,17 @@ export async function runHistory(argv: string[]): Promise<number> {
     return 0;
   }
   const versions = body.versions as Record<string, any>[];
-  const lines = [`memory ${body.short_id} (${body.id}), current (${body.current.memory_type}, project ${body.current.project ?? "-"}, updated ${body.current.updated_at}):`, indent(body.current.content)];
+  const lines = [
+    `memory ${body.short_id} (${body.id}), current (${body.current.memory_type}, project ${body.current.project ?? "-"}, updated ${body.current.updated_at}):`,
+    indent(body.current.content),
+  ];
   if (versions.length === 0) lines.push("", "no earlier versions");
   for (const v of versions) {
-    lines.push("", `version ${v.version}  replaced ${v.replaced_at} by ${v.reason}${v.source_id ? ` (from memory ${String(v.source_id).slice(0, 8)})` : ""}  ${v.memory_type}, project ${v.project ?? "-"}`, indent(v.content));
+    lines.push(
+      "",
+      `version ${v.version}  replaced ${v.replaced_at} by ${v.reason}${v.source_id ? ` (from memory ${String(v.source_id).slice(0, 8)})` : ""}  ${v.memory_type}, project ${v.project ?? "-"}`,
+      indent(v.content),
+    );
   }
   console.log(lines.join("\n"));
   return 0;

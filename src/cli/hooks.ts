@@ -3,7 +3,17 @@ import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import { lineDiff, SettingsShapeError, shellQuote } from "../capture/claude-settings";
 import { homeDir } from "../config";
-import { applyChanges, findHarnesses, HARNESS_IDS, planUnwiring, planWiring, readWiringManifest, WiringError, type FileChange, type HarnessId } from "../setup/harnesses";
+import {
+  applyChanges,
+  findHarnesses,
+  HARNESS_IDS,
+  planUnwiring,
+  planWiring,
+  readWiringManifest,
+  WiringError,
+  type FileChange,
+  type HarnessId,
+} from "../setup/harnesses";
 import { parseFlags, UsageError } from "./args";
 
 export const HOOKS_HELP = `memsvc hooks install [--harness <name>] [--dry-run] [--settings <file>]
@@ -74,7 +84,8 @@ export function readSettings(file: string): Record<string, any> {
   } catch (e) {
     throw new SettingsShapeError(`${file} is not valid JSON (${(e as Error).message}); fix it by hand first, nothing was changed`);
   }
-  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw new SettingsShapeError(`${file} does not hold a JSON object; nothing was changed`);
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed))
+    throw new SettingsShapeError(`${file} does not hold a JSON object; nothing was changed`);
   return parsed as Record<string, any>;
 }
 
@@ -103,7 +114,11 @@ export function localDiff(before: string, after: string, context = 2): string {
   let tail = 0;
   while (tail < a.length - head && tail < b.length - head && a[a.length - 1 - tail] === b[b.length - 1 - tail]) tail++;
   const from = Math.max(0, head - context);
-  const diff = lineDiff(a.slice(from, a.length - Math.max(0, tail - context)).join("\n"), b.slice(from, b.length - Math.max(0, tail - context)).join("\n"), context);
+  const diff = lineDiff(
+    a.slice(from, a.length - Math.max(0, tail - context)).join("\n"),
+    b.slice(from, b.length - Math.max(0, tail - context)).join("\n"),
+    context,
+  );
   return `${from > 0 ? "  ...\n" : ""}${diff}${tail > context ? "\n  ..." : ""}`;
 }
 
@@ -131,7 +146,8 @@ export async function runHooks(argv: string[]): Promise<number> {
     return 0;
   }
   const [action, ...extra] = positionals;
-  if (action !== "install" && action !== "uninstall") throw new UsageError(action === undefined ? "say install or uninstall" : `unknown action "${action}" (install or uninstall)`);
+  if (action !== "install" && action !== "uninstall")
+    throw new UsageError(action === undefined ? "say install or uninstall" : `unknown action "${action}" (install or uninstall)`);
   if (extra.length > 0) throw new UsageError(`unexpected argument "${extra[0]}"`);
   const settings = values.settings === undefined ? undefined : resolve(values.settings);
   let flag = parseHarnessFlag(values.harness);
@@ -147,14 +163,19 @@ export async function runHooks(argv: string[]): Promise<number> {
     // What this command always did: Claude Code's hooks, ready for when it is installed.
     ids = ["claude-code"];
     why = "";
-    console.log("no coding-agent harness found (no ~/.claude, ~/.codex, ~/.gemini or ~/.config/opencode, and no claude, codex, gemini or opencode on PATH): wiring Claude Code; name others with --harness");
+    console.log(
+      "no coding-agent harness found (no ~/.claude, ~/.codex, ~/.gemini or ~/.config/opencode, and no claude, codex, gemini or opencode on PATH): wiring Claude Code; name others with --harness",
+    );
   }
   if (why && flag === null) console.log(`found ${why}`);
   let failed = false;
   const plans: { id: HarnessId; changes: FileChange[] }[] = [];
   for (const id of ids) {
     try {
-      const changes = action === "install" ? planWiring(id, { command: selfArgv(), env: process.env, claudeSettings: settings }) : planUnwiring(id, { env: process.env, home, claudeSettings: settings });
+      const changes =
+        action === "install"
+          ? planWiring(id, { command: selfArgv(), env: process.env, claudeSettings: settings })
+          : planUnwiring(id, { env: process.env, home, claudeSettings: settings });
       plans.push({ id, changes });
     } catch (e) {
       if (!(e instanceof WiringError)) throw e;
@@ -165,7 +186,9 @@ export async function runHooks(argv: string[]): Promise<number> {
   let wrote = false;
   for (const { id, changes } of plans) {
     if (changes.length === 0) {
-      console.log(action === "install" ? `${id}: memsvc hooks are already installed; nothing changed` : `${id}: no memsvc hooks or MCP entry found; nothing changed`);
+      console.log(
+        action === "install" ? `${id}: memsvc hooks are already installed; nothing changed` : `${id}: no memsvc hooks or MCP entry found; nothing changed`,
+      );
       continue;
     }
     console.log(`${id}:\n${changes.map(describe).join("\n\n")}\n`);
@@ -181,6 +204,9 @@ export async function runHooks(argv: string[]): Promise<number> {
     }
   }
   if (dryRun) console.log("(dry run: nothing was written)");
-  if (wrote && action === "install") console.log(`next: start the server (\`memsvc server\`, home ${home}), then \`memsvc doctor\` checks the whole chain; restart running agents so they load the hooks and the MCP server`);
+  if (wrote && action === "install")
+    console.log(
+      `next: start the server (\`memsvc server\`, home ${home}), then \`memsvc doctor\` checks the whole chain; restart running agents so they load the hooks and the MCP server`,
+    );
   return failed ? 1 : 0;
 }

@@ -45,12 +45,21 @@ export async function runImportFrom(kind: ImportKind, rawPath: string | undefine
     return 0;
   }
   const log = stderrLogger("warn");
-  const embedder = await loadEmbedder({ home: config.home, model: config.embedder.model, offline: config.offline, hubUrl: config.embedder.hubUrl ?? undefined, log: (l) => log("info", l) });
+  const embedder = await loadEmbedder({
+    home: config.home,
+    model: config.embedder.model,
+    offline: config.offline,
+    hubUrl: config.embedder.hubUrl ?? undefined,
+    log: (l) => log("info", l),
+  });
   const s = createServices(config, openStorage(config), { embedder, log });
   const bar = progressLine();
   try {
     await s.indexState.ready;
-    const out = await importItems(s, read.items, { dryRun, progress: (done, total, label) => total > 0 && bar.update(done, total, `${label} ${done}/${total}`) });
+    const out = await importItems(s, read.items, {
+      dryRun,
+      progress: (done, total, label) => total > 0 && bar.update(done, total, `${label} ${done}/${total}`),
+    });
     if (!dryRun && out.candidates > 0) bar.done(`${out.added + out.merged} of ${read.items.length} items written`);
     report(out, read, from, config.home);
     return 0;
@@ -68,15 +77,21 @@ export async function runImportFrom(kind: ImportKind, rawPath: string | undefine
 function report(out: ImportOutcome, read: ReadResult, from: string, home: string): void {
   for (const p of out.problems) console.error(`memsvc import: ${p.source}: ${p.message}`);
   if (out.dryRun) {
-    console.log(`dry run: ${from}; ${out.candidates} new, ${out.skipped} already there (exact repeats); near-duplicates are merged when importing. Nothing was written.`);
+    console.log(
+      `dry run: ${from}; ${out.candidates} new, ${out.skipped} already there (exact repeats); near-duplicates are merged when importing. Nothing was written.`,
+    );
     if (out.sample.length) console.log("sample:");
     for (const m of out.sample) {
       const text = m.content.replace(/\s+/g, " ");
-      console.log(`  [${m.memory_type}] ${m.project ?? "(no project)"} · ${m.source_agent} · ${m.provenance}\n    ${text.length > 140 ? `${text.slice(0, 140)}…` : text}`);
+      console.log(
+        `  [${m.memory_type}] ${m.project ?? "(no project)"} · ${m.source_agent} · ${m.provenance}\n    ${text.length > 140 ? `${text.slice(0, 140)}…` : text}`,
+      );
     }
     return;
   }
   const unresolved = out.unresolved ? `, ${counted(out.unresolved, "named link")} to nothing imported or stored (left out)` : "";
-  console.log(`imported ${from} into ${home}: ${out.added} added, ${out.merged} merged, ${out.skipped} skipped (already there), ${counted(out.links, "link")}${unresolved}`);
+  console.log(
+    `imported ${from} into ${home}: ${out.added} added, ${out.merged} merged, ${out.skipped} skipped (already there), ${counted(out.links, "link")}${unresolved}`,
+  );
   void read;
 }

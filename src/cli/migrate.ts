@@ -62,14 +62,16 @@ export async function runMigrate(argv: string[]): Promise<number> {
       sourceId: `${hostname()}:${realpathSync(config.paths.db)}`,
       batch,
       signal: abort.signal,
-      progress: (p) => bar.update(p.memories, p.totalMemories, `${p.table}: ${p.memories}/${counted(p.totalMemories, "memory", "memories")}, ${counted(p.rows, "row")}`),
+      progress: (p) =>
+        bar.update(p.memories, p.totalMemories, `${p.table}: ${p.memories}/${counted(p.totalMemories, "memory", "memories")}, ${counted(p.rows, "row")}`),
     });
     const c = r.copied;
     const what = `${counted(c.memories, "memory", "memories")}, ${counted(c.links, "link")}, ${counted(c.history, "earlier version")}, ${counted(c.anchors, "anchor")}, ${counted(c.events, "adoption event")}, ${counted(c.segments, "segment")}`;
     if (r.status === "already-done") bar.done(`already migrated to ${target.location} (schema ${schema}): ${what}; nothing to do`);
     else bar.done(`migrated ${what} to ${target.location} (schema ${schema})${r.resumed ? ", resuming an interrupted run" : ""}`);
     const names = await copyIdentity(config.paths.identity, target);
-    if (names.length) console.log(`copied ${counted(names.length, "identity section")} into the database (${names.slice(0, 5).join(", ")}${names.length > 5 ? ", ..." : ""})`);
+    if (names.length)
+      console.log(`copied ${counted(names.length, "identity section")} into the database (${names.slice(0, 5).join(", ")}${names.length > 5 ? ", ..." : ""})`);
     return 0;
   } catch (e) {
     if (e instanceof AppError || (e as Error).name === "PgUnavailableError") {

@@ -121,7 +121,13 @@ export async function runNightlyCommand(argv: string[]): Promise<number> {
     const owed = values.day === undefined && values["dry-run"] !== true && services.llm ? (await owedDays(services)).filter((d) => d !== main) : [];
     let code = 0;
     for (const day of [...owed, main]) {
-      const outcome = await runNightly(services, { day, force: values.force === true && day === main, dryRun: values["dry-run"] === true, signal: abort.signal, progress });
+      const outcome = await runNightly(services, {
+        day,
+        force: values.force === true && day === main,
+        dryRun: values["dry-run"] === true,
+        signal: abort.signal,
+        progress,
+      });
       if (values.json && day === main) console.log(JSON.stringify(outcome.digest, null, 2));
       else if (values.json) process.stderr.write(`${outcome.message}\n`);
       else console.log(outcome.message);

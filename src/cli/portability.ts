@@ -78,7 +78,9 @@ export async function runExport(argv: string[]): Promise<number> {
     return withStorage("export", config, async (storage) => {
       const r = await exportMarkdown(storage, resolve(target));
       await cliAudit(storage, "memory.exported", r.folder, { format: "markdown", memories: r.memories });
-      console.log(`exported ${counted(r.memories, "memory", "memories")} (${counted(r.projects, "project folder")}, ${counted(r.links, "link")}) as Markdown to ${r.folder}`);
+      console.log(
+        `exported ${counted(r.memories, "memory", "memories")} (${counted(r.projects, "project folder")}, ${counted(r.links, "link")}) as Markdown to ${r.folder}`,
+      );
     });
   }
   if (positionals.length) throw new UsageError(`unexpected argument ${positionals[0]}: the JSONL file is given with --out`);
@@ -87,7 +89,9 @@ export async function runExport(argv: string[]): Promise<number> {
     const r = await exportAll(storage, config.paths.identity, file, { vectors: values.vectors === true });
     await cliAudit(storage, "memory.exported", r.file, { format: "jsonl", memories: r.memories });
     // stderr: the data is in the file, never on stdout, and `memsvc export > x` must not pass this line off as an export.
-    console.error(`exported ${counted(r.memories, "memory", "memories")}, ${counted(r.links, "link")}, ${counted(r.identity_sections, "identity section")}${r.vectors ? " with vectors" : ""} to ${r.file}`);
+    console.error(
+      `exported ${counted(r.memories, "memory", "memories")}, ${counted(r.links, "link")}, ${counted(r.identity_sections, "identity section")}${r.vectors ? " with vectors" : ""} to ${r.file}`,
+    );
   });
 }
 
@@ -102,12 +106,20 @@ export async function runImport(argv: string[]): Promise<number> {
   if (positionals.length !== 1) throw new UsageError("give exactly one export file");
   const config = loadConfig();
   const log = stderrLogger();
-  const embedder = await loadEmbedder({ home: config.home, model: config.embedder.model, offline: config.offline, hubUrl: config.embedder.hubUrl ?? undefined, log: (l) => log("info", l) });
+  const embedder = await loadEmbedder({
+    home: config.home,
+    model: config.embedder.model,
+    offline: config.offline,
+    hubUrl: config.embedder.hubUrl ?? undefined,
+    log: (l) => log("info", l),
+  });
   const s = createServices(config, openStorage(config), { embedder, log });
   try {
     const r = await importAll(s, resolve(positionals[0]), (line) => process.stderr.write(`\r${line}`));
     await cliAudit(s.storage, "memory.imported", resolve(positionals[0]), { memories: r.memories });
-    console.log(`imported ${counted(r.memories, "memory", "memories")} (${counted(r.reused_vectors, "vector")} reused, ${r.reembedded} re-embedded), ${counted(r.links, "link")}, ${counted(r.identity_sections, "identity section")} into ${config.home}`);
+    console.log(
+      `imported ${counted(r.memories, "memory", "memories")} (${counted(r.reused_vectors, "vector")} reused, ${r.reembedded} re-embedded), ${counted(r.links, "link")}, ${counted(r.identity_sections, "identity section")} into ${config.home}`,
+    );
     return 0;
   } catch (e) {
     if (e instanceof AppError) {

@@ -53,7 +53,12 @@ by \`memsvc service install\`) makes that case exit 0, so a service manager
 does not restart a refused server over and over.`;
 
 export async function runServer(argv: string[]): Promise<number> {
-  const { values } = parseFlags(argv, { port: { type: "string", short: "p" }, host: { type: "string" }, "database-url": { type: "string" }, service: { type: "boolean" } });
+  const { values } = parseFlags(argv, {
+    port: { type: "string", short: "p" },
+    host: { type: "string" },
+    "database-url": { type: "string" },
+    service: { type: "boolean" },
+  });
   if (values.help) {
     console.log(SERVER_HELP);
     return 0;
@@ -90,7 +95,13 @@ export async function runServer(argv: string[]): Promise<number> {
       return 1;
     }
   }
-  const embedderOptions = { home: config.home, model: config.embedder.model, offline: config.offline, hubUrl: config.embedder.hubUrl ?? undefined, log: (line: string) => log("info", line) };
+  const embedderOptions = {
+    home: config.home,
+    model: config.embedder.model,
+    offline: config.offline,
+    hubUrl: config.embedder.hubUrl ?? undefined,
+    log: (line: string) => log("info", line),
+  };
   const { embedder, needsDownload } = await startupEmbedder(embedderOptions);
   let services: ReturnType<typeof createServices>;
   try {
@@ -123,7 +134,10 @@ export async function runServer(argv: string[]): Promise<number> {
     return 1;
   }
   const bound = app.server!;
-  log("info", `memsvc ${VERSION} listening on ${tlsPair ? "https" : "http"}://${config.host.includes(":") ? `[${config.host}]` : config.host}:${bound.port} (home ${config.home}, ${services.storage.engine} ${services.storage.location}, embedder ${embedder.id}${tlsPair ? `, certificate ${tlsPair.summary}` : ""})`);
+  log(
+    "info",
+    `memsvc ${VERSION} listening on ${tlsPair ? "https" : "http"}://${config.host.includes(":") ? `[${config.host}]` : config.host}:${bound.port} (home ${config.home}, ${services.storage.engine} ${services.storage.location}, embedder ${embedder.id}${tlsPair ? `, certificate ${tlsPair.summary}` : ""})`,
+  );
   for (const line of networkWarnings(config)) log("warn", line);
   let stopping = false;
   // Bun.serve's reload() ignores tls (oven-sh/bun#43815): a renewed certificate re-opens the port
@@ -149,24 +163,42 @@ export async function runServer(argv: string[]): Promise<number> {
         )
       : () => {};
   try {
-    writeRuntimeFile(config.home, { pid: process.pid, host: config.host, port: bound.port!, version: VERSION, started_at: new Date().toISOString(), ...(tlsPair ? { tls: true } : {}), ...(values.service ? { service: true } : {}) });
+    writeRuntimeFile(config.home, {
+      pid: process.pid,
+      host: config.host,
+      port: bound.port!,
+      version: VERSION,
+      started_at: new Date().toISOString(),
+      ...(tlsPair ? { tls: true } : {}),
+      ...(values.service ? { service: true } : {}),
+    });
   } catch (e) {
     log("warn", `could not write ${runtimeFile(config.home)} (${(e as Error).message}); clients need MEMSVC_URL or serverUrl to find this server`);
   }
   const abort = new AbortController();
   const reembed = new ReembedQueue(services, abort.signal);
   void reembed.schedule();
-  if (needsDownload) void downloadModel(services, embedderOptions, reembed, abort.signal).catch((e) => log("error", `embedder: background model load failed: ${(e as Error).message}`));
+  if (needsDownload)
+    void downloadModel(services, embedderOptions, reembed, abort.signal).catch((e) =>
+      log("error", `embedder: background model load failed: ${(e as Error).message}`),
+    );
   const nightly = startNightlySchedule(services, { delayMs: NIGHTLY_SCHEDULE_DELAY_MS });
   // The tokenizer's vocabulary takes ~1 s of this thread to load: at the first lull in traffic, not on a prompt's path.
-  void lull(services.traffic).then(() => warmTokenizer()).then(
-    () => log("debug", "recall: tokenizer loaded"),
-    (e) => log("warn", `recall: tokenizer not loaded (${(e as Error).message}); budgets count UTF-8 bytes, an upper bound`),
-  );
+  void lull(services.traffic)
+    .then(() => warmTokenizer())
+    .then(
+      () => log("debug", "recall: tokenizer loaded"),
+      (e) => log("warn", `recall: tokenizer not loaded (${(e as Error).message}); budgets count UTF-8 bytes, an upper bound`),
+    );
   // Tracked: shutdown aborts it and waits for the count under way, not for the rest.
   void services
     .track(warmVectorScan(services, abort.signal).then(async (scans) => ({ scans, ...(await warmWordCounts(services, abort.signal)) })))
-    .then((w) => log("debug", `search: warmed up with ${counted(w.scans, "vector search", "vector searches")}; counted ${counted(w.words, "common word")} of ${counted(w.sampled, "sampled memory", "sampled memories")} in ${w.ms} ms`))
+    .then((w) =>
+      log(
+        "debug",
+        `search: warmed up with ${counted(w.scans, "vector search", "vector searches")}; counted ${counted(w.words, "common word")} of ${counted(w.sampled, "sampled memory", "sampled memories")} in ${w.ms} ms`,
+      ),
+    )
     .catch((e) => log("warn", `search: warm-up stopped: ${(e as Error).message}`));
 
   const shutdown = async (signal: string) => {
@@ -198,4 +230,3 @@ export async function runServer(argv: string[]): Promise<number> {
 }
 
 export { isLoopbackBind } from "../net-address";
-

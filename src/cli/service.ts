@@ -41,7 +41,8 @@ export async function runService(argv: string[]): Promise<number> {
     return 0;
   }
   const [action, ...extra] = positionals;
-  if (action !== "install" && action !== "uninstall" && action !== "status") throw new UsageError(action === undefined ? "say install, uninstall or status" : `unknown action "${action}" (install, uninstall or status)`);
+  if (action !== "install" && action !== "uninstall" && action !== "status")
+    throw new UsageError(action === undefined ? "say install, uninstall or status" : `unknown action "${action}" (install, uninstall or status)`);
   if (extra.length > 0) throw new UsageError(`unexpected argument "${extra[0]}"`);
   const dryRun = values["dry-run"] === true;
   if (dryRun && action === "status") throw new UsageError("--dry-run goes with install or uninstall");

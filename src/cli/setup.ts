@@ -138,7 +138,9 @@ async function stepHome(ctx: Ctx, port: number | undefined): Promise<void> {
     ctx.say(`${paths.config} exists; kept as it is`);
     return;
   }
-  const what = exists ? `set port ${port} in ${paths.config}` : `create ${ctx.home} and ${paths.config} with a new bearer token (mode 0600)${port !== undefined ? `, port ${port}` : ""}`;
+  const what = exists
+    ? `set port ${port} in ${paths.config}`
+    : `create ${ctx.home} and ${paths.config} with a new bearer token (mode 0600)${port !== undefined ? `, port ${port}` : ""}`;
   if (ctx.dryRun) return ctx.say(`would ${what}`);
   if (!(await ctx.ask.confirm(`${what}?`, true))) return ctx.say("skipped");
   ensureHome(false, ctx.env);
@@ -165,7 +167,9 @@ async function stepModel(ctx: Ctx, choice: string | undefined, model: string | u
     if (configured) {
       const failed = await liveTest(current.llm, ctx.home);
       if (!failed) {
-        ctx.say(`already configured and answering (${current.llm.provider ?? current.llm.baseURL} ${current.llm.model ?? ""}); nothing to change`.replace(/ \)/, ")"));
+        ctx.say(
+          `already configured and answering (${current.llm.provider ?? current.llm.baseURL} ${current.llm.model ?? ""}); nothing to change`.replace(/ \)/, ")"),
+        );
         return false;
       }
       ctx.say(`the configured model does not answer: ${failed}; looking for another`);
@@ -181,7 +185,9 @@ async function stepModel(ctx: Ctx, choice: string | undefined, model: string | u
     }
     if (!pick && clis.length > 0) {
       for (const c of clis) {
-        ctx.say(`found ${c.label}: it can distil through your subscription (opt-in; each captured session costs a few calls, at most ${c.llm.dailyCap ?? "the daily cap of"} a day)`);
+        ctx.say(
+          `found ${c.label}: it can distil through your subscription (opt-in; each captured session costs a few calls, at most ${c.llm.dailyCap ?? "the daily cap of"} a day)`,
+        );
         if (ctx.dryRun || !(await ctx.ask.confirm(`use ${c.label} as the language model?`, false))) {
           ctx.say(`not used; to choose it later: memsvc setup --llm ${c.id}`);
           continue;
@@ -210,7 +216,8 @@ async function stepModel(ctx: Ctx, choice: string | undefined, model: string | u
       return false;
     }
   }
-  if (pick.keyFrom && pick.keyFrom !== "--api-key") ctx.say(`the key from $${pick.keyFrom} goes into ${paths.config} (0600): the server started at login does not see your shell's environment`);
+  if (pick.keyFrom && pick.keyFrom !== "--api-key")
+    ctx.say(`the key from $${pick.keyFrom} goes into ${paths.config} (0600): the server started at login does not see your shell's environment`);
   return writeLlm(ctx, current, pick.llm, `use ${pick.label}`);
 }
 
@@ -306,7 +313,11 @@ async function startWithoutService(ctx: Ctx): Promise<boolean> {
  * started stopped. The home, its memories and config.json stay.
  */
 async function undoSetup(ctx: Ctx): Promise<number> {
-  const ids = new Set<HarnessId>(findHarnesses(ctx.env).filter((h) => h.found).map((h) => h.id));
+  const ids = new Set<HarnessId>(
+    findHarnesses(ctx.env)
+      .filter((h) => h.found)
+      .map((h) => h.id),
+  );
   for (const rec of Object.values(readWiringManifest(ctx.home).files)) ids.add(rec.harness);
   let failed = 0;
   for (const id of ids) {

@@ -39,9 +39,16 @@ export async function runStale(argv: string[]): Promise<number> {
   if (values.json) console.log(JSON.stringify({ reports }, null, 2));
   else {
     for (const r of reports) {
-      console.log(`${r.repo}${r.root ? ` (${r.root})` : " (folder gone)"}: ${counted(r.anchors, "anchored memory", "anchored memories")}, ${r.marked} marked possibly stale, ${counted(r.cleared, "mark")} cleared${r.unchecked ? `, ${r.unchecked} not checked` : ""}`);
+      console.log(
+        `${r.repo}${r.root ? ` (${r.root})` : " (folder gone)"}: ${counted(r.anchors, "anchored memory", "anchored memories")}, ${r.marked} marked possibly stale, ${counted(r.cleared, "mark")} cleared${r.unchecked ? `, ${r.unchecked} not checked` : ""}`,
+      );
       for (const m of r.marks) {
-        const what = m.reason === "changed" ? `${m.changed_paths.join(", ")} changed in ${counted(m.commits, "commit")}` : m.reason === "missing" ? `${m.missing_paths.join(", ")} missing` : m.reason;
+        const what =
+          m.reason === "changed"
+            ? `${m.changed_paths.join(", ")} changed in ${counted(m.commits, "commit")}`
+            : m.reason === "missing"
+              ? `${m.missing_paths.join(", ")} missing`
+              : m.reason;
         console.log(`  ${m.id.slice(0, 8)}: ${what}`);
       }
     }

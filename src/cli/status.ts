@@ -28,7 +28,9 @@ export async function runStatus(argv: string[]): Promise<number> {
     if (!res.ok) throw new Error(`HTTP ${res.status}`);
     health = (await res.json()) as Record<string, any>;
   } catch (e) {
-    console.error(`memsvc status: no server answers at ${config.serverUrl} (${(e as Error).message}; address from ${config.serverUrlFrom}); start one with \`memsvc server\``);
+    console.error(
+      `memsvc status: no server answers at ${config.serverUrl} (${(e as Error).message}; address from ${config.serverUrlFrom}); start one with \`memsvc server\``,
+    );
     return 1;
   }
   const backlog = backlogSummary(readBacklog(config.home));

@@ -24,13 +24,14 @@ export const AUDIT_HELP = `memsvc audit [--actor <name>] [--action <action or pr
 The audit log, newest first: who (token name), what, when and from where.
 Reads the database directly (as an admin does through GET /audit).`;
 
-const cliActor = () => `cli:${(() => {
-  try {
-    return userInfo().username;
-  } catch {
-    return "unknown";
-  }
-})()}`;
+const cliActor = () =>
+  `cli:${(() => {
+    try {
+      return userInfo().username;
+    } catch {
+      return "unknown";
+    }
+  })()}`;
 
 async function withDb(command: string, fn: (storage: Storage) => Promise<number>): Promise<number> {
   const storage = await openConfigured(loadConfig());
@@ -54,17 +55,36 @@ export async function runToken(argv: string[]): Promise<number> {
     return sub === undefined ? 2 : 0;
   }
   if (sub === "create") {
-    const { values, positionals } = parseFlags(rest, { name: { type: "string" }, role: { type: "string" }, projects: { type: "string" }, expires: { type: "string" } }, true);
+    const { values, positionals } = parseFlags(
+      rest,
+      { name: { type: "string" }, role: { type: "string" }, projects: { type: "string" }, expires: { type: "string" } },
+      true,
+    );
     if (values.help) return (console.log(TOKEN_HELP), 0);
     if (positionals.length) throw new UsageError(`unexpected argument ${positionals[0]}`);
     if (!values.name) throw new UsageError("give the token's name: --name <name>");
     return withDb("token", async (storage) => {
       const now = Date.now();
-      const { token, row } = await createToken(storage.tokens, { name: values.name!, role: values.role, projects: values.projects, expires: values.expires }, now);
-      await storage.audit.append([{ at: now, actor: cliActor(), action: "token.created", target: row.name, detail: JSON.stringify({ role: row.role, projects: row.projects }), peer: "cli" }]);
+      const { token, row } = await createToken(
+        storage.tokens,
+        { name: values.name!, role: values.role, projects: values.projects, expires: values.expires },
+        now,
+      );
+      await storage.audit.append([
+        {
+          at: now,
+          actor: cliActor(),
+          action: "token.created",
+          target: row.name,
+          detail: JSON.stringify({ role: row.role, projects: row.projects }),
+          peer: "cli",
+        },
+      ]);
       // The token alone on stdout (scripts capture it); the rest on stderr.
       console.log(token);
-      console.error(`token ${row.name} (${row.role}${row.projects ? `, projects ${row.projects.join(", ")}` : ""}${row.expiresAt ? `, expires ${new Date(row.expiresAt).toISOString()}` : ""}) created; it is shown only now: only its hash is stored`);
+      console.error(
+        `token ${row.name} (${row.role}${row.projects ? `, projects ${row.projects.join(", ")}` : ""}${row.expiresAt ? `, expires ${new Date(row.expiresAt).toISOString()}` : ""}) created; it is shown only now: only its hash is stored`,
+      );
       return 0;
     });
   }
@@ -75,7 +95,11 @@ export async function runToken(argv: string[]): Promise<number> {
       const views = (await storage.tokens.list()).map((r) => tokenView(r, Date.now()));
       if (values.json) console.log(JSON.stringify(views, null, 2));
       else if (views.length === 0) console.log("no tokens in the database");
-      else for (const v of views) console.log(`${v.name}  ${v.role}  ${v.state}  projects ${v.projects?.join(",") ?? "all"}  created ${v.created_at}  last used ${v.last_used_at ?? "never"}  expires ${v.expires_at ?? "never"}`);
+      else
+        for (const v of views)
+          console.log(
+            `${v.name}  ${v.role}  ${v.state}  projects ${v.projects?.join(",") ?? "all"}  created ${v.created_at}  last used ${v.last_used_at ?? "never"}  expires ${v.expires_at ?? "never"}`,
+          );
       return 0;
     });
   }
@@ -95,13 +119,22 @@ export async function runToken(argv: string[]): Promise<number> {
 }
 
 export async function runAudit(argv: string[]): Promise<number> {
-  const { values } = parseFlags(argv, { actor: { type: "string" }, action: { type: "string" }, since: { type: "string" }, until: { type: "string" }, limit: { type: "string" }, before: { type: "string" }, json: { type: "boolean" } });
+  const { values } = parseFlags(argv, {
+    actor: { type: "string" },
+    action: { type: "string" },
+    since: { type: "string" },
+    until: { type: "string" },
+    limit: { type: "string" },
+    before: { type: "string" },
+    json: { type: "boolean" },
+  });
   if (values.help) return (console.log(AUDIT_HELP), 0);
   return withDb("audit", async (storage) => {
     const page = await readAudit(storage.audit, values);
     if (values.json) console.log(JSON.stringify(page, null, 2));
     else {
-      for (const e of page.entries) console.log(`${e.at}  ${e.actor}  ${e.action}${e.target ? `  ${e.target}` : ""}${e.peer ? `  from ${e.peer}` : ""}${e.detail ? `  ${e.detail}` : ""}`);
+      for (const e of page.entries)
+        console.log(`${e.at}  ${e.actor}  ${e.action}${e.target ? `  ${e.target}` : ""}${e.peer ? `  from ${e.peer}` : ""}${e.detail ? `  ${e.detail}` : ""}`);
       if (page.next_before !== null) console.error(`more: memsvc audit --before ${page.next_before}`);
     }
     return 0;

@@ -23,7 +23,13 @@ token. Exits 1 when no server answers or it refuses.`;
 export async function runWhy(argv: string[]): Promise<number> {
   const { values, positionals } = parseFlags(
     argv,
-    { session: { type: "string", short: "s" }, last: { type: "string", short: "n" }, memory: { type: "string" }, search: { type: "boolean" }, json: { type: "boolean" } },
+    {
+      session: { type: "string", short: "s" },
+      last: { type: "string", short: "n" },
+      memory: { type: "string" },
+      search: { type: "boolean" },
+      json: { type: "boolean" },
+    },
     true,
   );
   if (values.help) {

@@ -9,7 +9,8 @@ import type { ErrorOption } from "./validate";
 
 export const ID_HELP = "Memory id: the first 8 characters (as shown in results) or the full UUID.";
 
-export const text = (description: string, options: { maxLength?: number; error?: ErrorOption; missing?: string } = {}) => Type.String({ description, ...options });
+export const text = (description: string, options: { maxLength?: number; error?: ErrorOption; missing?: string } = {}) =>
+  Type.String({ description, ...options });
 
 /** An optional body field where JSON null means "absent" (as every body field has always accepted). */
 export const nullable = <T extends TSchema>(schema: T) => Type.Optional(Type.Union([schema, Type.Null()], { description: schema.description }));

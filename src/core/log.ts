@@ -1,6 +1,6 @@
 export type Level = "debug" | "info" | "warn" | "error";
 
-export type Logger = (level: Level, message: string, fields?: Record<string, unknown>) => void
+export type Logger = (level: Level, message: string, fields?: Record<string, unknown>) => void;
 
 /** One line per event on stderr; tests pass their own collector. */
 export function stderrLogger(minLevel: Level = "info"): Logger {

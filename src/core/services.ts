@@ -161,7 +161,12 @@ export function createServices(config: Config, storage: Storage, opts: ServiceOp
       await storage.close();
     },
   };
-  state_ = { root: services, thresholds: null, thresholdsLoading: null, domainIndex: null, distillLocks: new Map(),
+  state_ = {
+    root: services,
+    thresholds: null,
+    thresholdsLoading: null,
+    domainIndex: null,
+    distillLocks: new Map(),
     nightlyOwner: `${hostname()}:${process.pid}:${crypto.randomUUID().slice(0, 8)}`,
     feedbackMarks: null,
     receiptWriter: null,
@@ -175,7 +180,12 @@ export function createServices(config: Config, storage: Storage, opts: ServiceOp
 
   /** A fresh index for the active embedder, loaded (or loading) by the engine; the embedder's thresholds read meanwhile. */
   function attachIndex(): void {
-    state = storage.search.vectorIndex.start({ embedderId: embedder.id, log: opts.log, backgroundAbove: opts.indexBackgroundAbove, quiet: () => lull(services.traffic) });
+    state = storage.search.vectorIndex.start({
+      embedderId: embedder.id,
+      log: opts.log,
+      backgroundAbove: opts.indexBackgroundAbove,
+      quiet: () => lull(services.traffic),
+    });
     void loadThresholds(services);
   }
 }
@@ -185,7 +195,10 @@ function recoverIdentityFiles(s: Services): void {
   try {
     const r = recoverIdentity(s.config.paths.identity, (m) => s.log("warn", m));
     if (r.rolledForward + r.rolledBack + r.removed > 0) {
-      s.log("info", `identity: finished ${r.rolledForward} and undid ${counted(r.rolledBack, "interrupted write")}; removed ${counted(r.removed, "temp file")}`);
+      s.log(
+        "info",
+        `identity: finished ${r.rolledForward} and undid ${counted(r.rolledBack, "interrupted write")}; removed ${counted(r.removed, "temp file")}`,
+      );
     }
   } catch (e) {
     s.log("error", `identity: recovery of interrupted writes failed: ${(e as Error).message}`);

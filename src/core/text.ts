@@ -6,12 +6,13 @@
 // Question and glue words carry no topic; keeping them in an OR query only
 // drags in unrelated rows.
 export const STOP_WORDS = new Set(
-  ("a an and are as at be been but by can could did do does doing for from had has have how i if in into is it its " +
+  (
+    "a an and are as at be been but by can could did do does doing for from had has have how i if in into is it its " +
     "me my of on or our she he her his him so that the their them then there these they this to was we were what when " +
     "where which who whom why will with would you your yours about after again all also am any because before being " +
     "both each few further here just more most no nor not now only other over own same should some such than too under " +
-    "until up very while s t don didn doesn isn wasn weren won let lets ok okay yes")
-    .split(" "),
+    "until up very while s t don didn doesn isn wasn weren won let lets ok okay yes"
+  ).split(" "),
 );
 
 /** Lower-cased words (letters and digits of any script), in order. */

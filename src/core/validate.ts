@@ -66,9 +66,17 @@ const fieldOf = (e: ValueError) =>
     .replace(/^\//, "")
     .split("/")
     .map((seg, i) => (/^\d+$/.test(seg) ? `[${seg}]` : i === 0 ? seg : `.${seg}`))
-    .join("") || ((e.schema as { title?: string }).title ?? "");
+    .join("") ||
+  ((e.schema as { title?: string }).title ?? "");
 
-const NAMES: Record<string, string> = { string: "a string", number: "a number", integer: "a number", boolean: "true or false", object: "an object", array: "an array" };
+const NAMES: Record<string, string> = {
+  string: "a string",
+  number: "a number",
+  integer: "a number",
+  boolean: "true or false",
+  object: "an object",
+  array: "an array",
+};
 
 const got = (value: unknown) => (Array.isArray(value) ? "an array" : value === null ? "null" : typeof value === "string" ? "a string" : typeof value);
 
@@ -80,7 +88,11 @@ export function inputErrorMessage(errors: readonly ValueError[], root: unknown):
   const field = fieldOf(e);
   const raw = (e.schema as MessageOptions).error;
   const option = typeof raw === "string" ? raw.replaceAll("{field}", field) : raw;
-  if (field === "" && (e.type === ValueErrorType.Object || e.type === ValueErrorType.ObjectRequiredProperty) && (root === undefined || root === null || root === "")) {
+  if (
+    field === "" &&
+    (e.type === ValueErrorType.Object || e.type === ValueErrorType.ObjectRequiredProperty) &&
+    (root === undefined || root === null || root === "")
+  ) {
     return "a JSON object body is required (Content-Type: application/json)";
   }
   if (field === "" && e.type === ValueErrorType.Object) return `the body must be a JSON object, got ${got(root)}`;

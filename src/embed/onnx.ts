@@ -124,9 +124,7 @@ function maxTokensOf(extractor: FeatureExtractionPipeline): number {
   const fromTokenizer = extractor.tokenizer.model_max_length;
   const fromConfig = (extractor.model.config as { max_position_embeddings?: number }).max_position_embeddings;
   // Some exported tokenizers carry a placeholder of 1e30 instead of the real limit.
-  const limits = [fromTokenizer, fromConfig].filter(
-    (n): n is number => typeof n === "number" && Number.isFinite(n) && n > 0 && n < 1e6,
-  );
+  const limits = [fromTokenizer, fromConfig].filter((n): n is number => typeof n === "number" && Number.isFinite(n) && n > 0 && n < 1e6);
   return limits.length > 0 ? Math.min(...limits) : DEFAULT_MAX_TOKENS;
 }
 
@@ -137,7 +135,10 @@ function withTrailingSlash(url: string): string {
 /** Bounds the wait for response headers only; a slow but moving download may take as long as it needs. */
 async function fetchWithTimeout(input: string | URL | Request, init?: RequestInit): Promise<Response> {
   const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(new Error(`no answer from ${String(input)} within ${HUB_RESPONSE_TIMEOUT_MS / 1000} s`)), HUB_RESPONSE_TIMEOUT_MS);
+  const timer = setTimeout(
+    () => controller.abort(new Error(`no answer from ${String(input)} within ${HUB_RESPONSE_TIMEOUT_MS / 1000} s`)),
+    HUB_RESPONSE_TIMEOUT_MS,
+  );
   try {
     return await fetch(input, { ...init, signal: controller.signal });
   } finally {

@@ -37,7 +37,12 @@ export type OverLimit = (token: string | null, peer: string | null) => Response 
  * requests against their peer's; the bypass is not limited. Returns the
  * principal, or the response refusing.
  */
-export async function authenticateRequest(s: Services, request: Request, peer: string | null, overLimit: OverLimit = () => null): Promise<Principal | Response> {
+export async function authenticateRequest(
+  s: Services,
+  request: Request,
+  peer: string | null,
+  overLimit: OverLimit = () => null,
+): Promise<Principal | Response> {
   peers.set(request, peer);
   const presented = bearerOf(request);
   let principal: Principal | null = null;
@@ -47,7 +52,15 @@ export async function authenticateRequest(s: Services, request: Request, peer: s
     else {
       const a = await authenticate(s.storage.tokens, presented, s.now());
       if (a.ok) principal = a.principal;
-      else refusal = { reason: a.reason, name: a.name, message: a.reason === "unknown" ? "wrong bearer token" : `token ${a.name} ${a.reason === "revoked" ? "was revoked" : "has expired"}; ask an admin for a new one` };
+      else
+        refusal = {
+          reason: a.reason,
+          name: a.name,
+          message:
+            a.reason === "unknown"
+              ? "wrong bearer token"
+              : `token ${a.name} ${a.reason === "revoked" ? "was revoked" : "has expired"}; ask an admin for a new one`,
+        };
     }
     if (principal) {
       const limited = overLimit(presented, peer);

@@ -32,7 +32,20 @@ export { MAX_BODY_BYTES } from "./limits";
 /** Paths anyone may GET: health and page shells, which hold no data. */
 export function isPublicPath(method: string, path: string): boolean {
   if (method !== "GET" && method !== "HEAD") return false;
-  return path === "/" || path === "/health" || path === "/memories" || path === "/sessions" || path === "/favicon.svg" || path === "/favicon.ico" || path === "/viz" || path.startsWith("/viz/vendor/") || path === "/identity/ui" || path === "/dashboard" || path.startsWith("/dashboard/vendor/") || path.startsWith("/assets/");
+  return (
+    path === "/" ||
+    path === "/health" ||
+    path === "/memories" ||
+    path === "/sessions" ||
+    path === "/favicon.svg" ||
+    path === "/favicon.ico" ||
+    path === "/viz" ||
+    path.startsWith("/viz/vendor/") ||
+    path === "/identity/ui" ||
+    path === "/dashboard" ||
+    path.startsWith("/dashboard/vendor/") ||
+    path.startsWith("/assets/")
+  );
 }
 
 /** The request path, even when request.url cannot be parsed (errors are reported for any request). */
@@ -41,7 +54,12 @@ function pathOf(request: Request): string {
 }
 
 const OPENAPI_INFO = {
-  info: { title: "memsvc", version: VERSION, description: "Long-term memory service for software agents. Every endpoint except GET /health needs Authorization: Bearer <token> from non-loopback callers." },
+  info: {
+    title: "memsvc",
+    version: VERSION,
+    description:
+      "Long-term memory service for software agents. Every endpoint except GET /health needs Authorization: Bearer <token> from non-loopback callers.",
+  },
   components: { securitySchemes: { bearer: { type: "http" as const, scheme: "bearer" } } },
   security: [{ bearer: [] }],
 };
@@ -63,12 +81,18 @@ export function createApp(s: Services, extra: RouteGroup[] = [], opts: AppOption
   const overLimit = (token: string | null, peer: string | null): Response | null => {
     const d = limiter.take(rateKeyOf({ token, peer }));
     if (d.ok) return null;
-    return errorResponse("rate_limited", `too many requests: at most ${perMinute} a minute per ${token === null ? "address for refused requests" : "token"}; retry in ${d.retryAfterSeconds} s`, { retry_after: d.retryAfterSeconds }, { "retry-after": String(d.retryAfterSeconds) });
+    return errorResponse(
+      "rate_limited",
+      `too many requests: at most ${perMinute} a minute per ${token === null ? "address for refused requests" : "token"}; retry in ${d.retryAfterSeconds} s`,
+      { retry_after: d.retryAfterSeconds },
+      { "retry-after": String(d.retryAfterSeconds) },
+    );
   };
   let app = new Elysia()
     .onRequest(async ({ request, server }) => {
       // Bun builds request.url from the Host header; one like "localhost:8787.evil.com" makes it unparseable.
-      if (!URL.canParse(request.url)) return errorResponse("invalid", `malformed Host header ${JSON.stringify(request.headers.get("host")?.slice(0, 100) ?? "")}`);
+      if (!URL.canParse(request.url))
+        return errorResponse("invalid", `malformed Host header ${JSON.stringify(request.headers.get("host")?.slice(0, 100) ?? "")}`);
       const url = new URL(request.url);
       const length = Number(request.headers.get("content-length") ?? 0);
       if (length > MAX_BODY_BYTES) return errorResponse("too_large", bodyTooLargeMessage(length));

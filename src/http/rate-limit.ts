@@ -9,7 +9,8 @@ import { createHash } from "node:crypto";
  */
 export type RateKeyOf = (who: { token: string | null; peer: string | null }) => string;
 
-export const rateKeyOf: RateKeyOf = ({ token, peer }) => (token !== null ? `token:${createHash("sha256").update(token).digest("hex").slice(0, 32)}` : `peer:${peer ?? "in-process"}`);
+export const rateKeyOf: RateKeyOf = ({ token, peer }) =>
+  token !== null ? `token:${createHash("sha256").update(token).digest("hex").slice(0, 32)}` : `peer:${peer ?? "in-process"}`;
 
 /** Distinct keys kept at once: a flood from many addresses cannot grow the table without bound. */
 const MAX_KEYS = 10_000;

@@ -6,7 +6,18 @@ type Bag = Record<string, unknown>;
 const bag = (v: unknown): Bag | null => (v && typeof v === "object" && !Array.isArray(v) ? (v as Bag) : null);
 
 /** Routes a project-scoped token may use as they are: team-wide identity (writes need admin anyway), the API document, the MCP transports (each tool checks). */
-const OPEN_TO_SCOPED = new Set(["GET /identity", "GET /context", "GET /openapi.json", "GET /openapi", "GET /mcp", "POST /mcp", "DELETE /mcp", "GET /sse", "POST /messages", "GET /health/llm"]);
+const OPEN_TO_SCOPED = new Set([
+  "GET /identity",
+  "GET /context",
+  "GET /openapi.json",
+  "GET /openapi",
+  "GET /mcp",
+  "POST /mcp",
+  "DELETE /mcp",
+  "GET /sse",
+  "POST /messages",
+  "GET /health/llm",
+]);
 
 /**
  * Narrows a project-scoped token's request to its projects before the

@@ -51,7 +51,14 @@ const SETTLE_MS = 300;
  * again; a half-written or broken pair is reported through `onError` (once per
  * distinct problem) and the pair in use stays. Returns the function that stops watching.
  */
-export function watchTlsPair(certPath: string, keyPath: string, current: TlsPair, onPair: (pair: TlsPair) => void, onError: (message: string) => void, pollMs = TLS_POLL_MS): () => void {
+export function watchTlsPair(
+  certPath: string,
+  keyPath: string,
+  current: TlsPair,
+  onPair: (pair: TlsPair) => void,
+  onError: (message: string) => void,
+  pollMs = TLS_POLL_MS,
+): () => void {
   let inUse = current;
   let lastError = "";
   let timer: ReturnType<typeof setTimeout> | null = null;

@@ -31,9 +31,7 @@ export function cliLabel(provider: HarnessCliProvider, model: string | null): st
 
 /** The messages as one text for stdin: these CLIs take a prompt, not a chat. */
 export function renderPrompt(messages: readonly ChatMessage[]): string {
-  return messages
-    .map((m) => (m.role === "assistant" ? `Your earlier answer:\n${m.content}` : m.content))
-    .join("\n\n---\n\n");
+  return messages.map((m) => (m.role === "assistant" ? `Your earlier answer:\n${m.content}` : m.content)).join("\n\n---\n\n");
 }
 
 export function createCliClient(llm: Config["llm"], provider: HarnessCliProvider, stateDir: string): LlmClient {
@@ -89,7 +87,8 @@ async function answerOf(spec: CliSpec, who: string, run: CliRun, workDir: string
     throw unavailable(`${who} could not be started: ${run.spawnError.message}`);
   }
   if (run.aborted) throw unavailable(`the call to ${who} was cancelled; its process was stopped`);
-  if (run.timedOut) throw unavailable(`${who} did not answer within ${Math.max(1, Math.round(timeoutMs / 1000))} s (llm.timeoutMs = ${timeoutMs}); its process was stopped`);
+  if (run.timedOut)
+    throw unavailable(`${who} did not answer within ${Math.max(1, Math.round(timeoutMs / 1000))} s (llm.timeoutMs = ${timeoutMs}); its process was stopped`);
   if (run.overflow) throw unavailable(`${who} printed more than ${MAX_STDOUT_BYTES / 1024 / 1024} MiB; its process was stopped`);
   const reported = spec.reportedError(run);
   if (LOGGED_OUT.test(reported ?? "") || (run.code !== 0 && LOGGED_OUT.test(run.stderr))) {
@@ -110,7 +109,11 @@ async function answerOf(spec: CliSpec, who: string, run: CliRun, workDir: string
 
 function lastLine(text: string): string {
   // eslint-disable-next-line no-control-regex
-  const lines = text.replace(/\x1b\[[0-9;]*[A-Za-z]/g, "").split("\n").map((l) => l.trim()).filter(Boolean);
+  const lines = text
+    .replace(/\x1b\[[0-9;]*[A-Za-z]/g, "")
+    .split("\n")
+    .map((l) => l.trim())
+    .filter(Boolean);
   return lines.at(-1) ?? "";
 }
 

@@ -20,7 +20,18 @@ export const codexCli: CliSpec = {
   name: "Codex CLI",
   mode: "Codex CLI headless, subscription",
   loginHint: "run `codex login` in a terminal",
-  args: (model, workDir) => ["exec", "--json", "--skip-git-repo-check", "--sandbox", "read-only", "--ephemeral", "-o", join(workDir, LAST_MESSAGE), ...(model ? ["-m", model] : []), "-"],
+  args: (model, workDir) => [
+    "exec",
+    "--json",
+    "--skip-git-repo-check",
+    "--sandbox",
+    "read-only",
+    "--ephemeral",
+    "-o",
+    join(workDir, LAST_MESSAGE),
+    ...(model ? ["-m", model] : []),
+    "-",
+  ],
   reportedError(run) {
     let reason: string | null = null;
     for (const e of events(run)) {

@@ -60,7 +60,10 @@ export function createLlmClient(llm: Config["llm"], stateDir: string): LlmClient
       if (typeof reply !== "string" || reply.trim() === "") throw unavailable(`the language model at ${llm.baseURL} returned an empty reply`);
       const parsed = extractJson(reply);
       // The snippet goes into an error message and the log: a secret the model echoed must not.
-      if (parsed === null) throw unavailable(`the language model at ${llm.baseURL} answered something that is not JSON: "${(await redactSecrets(reply.slice(0, 120))).text.replace(/\s+/g, " ")}"`);
+      if (parsed === null)
+        throw unavailable(
+          `the language model at ${llm.baseURL} answered something that is not JSON: "${(await redactSecrets(reply.slice(0, 120))).text.replace(/\s+/g, " ")}"`,
+        );
       return parsed;
     },
   };

@@ -50,7 +50,9 @@ export async function reserveCall(stateDir: string, cap: number, who: string, no
   try {
     const current = readCallCount(stateDir, now());
     if (current.calls >= cap) {
-      throw unavailable(`daily cap of ${cap} calls to ${who} reached (${current.day}); raise llm.dailyCap in config.json to allow more, or capture resumes tomorrow`);
+      throw unavailable(
+        `daily cap of ${cap} calls to ${who} reached (${current.day}); raise llm.dailyCap in config.json to allow more, or capture resumes tomorrow`,
+      );
     }
     const next = { day: current.day, calls: current.calls + 1 };
     const file = join(stateDir, CALLS_FILE);
@@ -81,7 +83,8 @@ async function acquire(lock: string): Promise<() => void> {
       rmSync(lock, { force: true });
       continue;
     }
-    if (Date.now() > deadline) throw unavailable(`the language model call counter is locked by process ${owner ?? "?"} (${lock}); remove the file if no memsvc process is running`);
+    if (Date.now() > deadline)
+      throw unavailable(`the language model call counter is locked by process ${owner ?? "?"} (${lock}); remove the file if no memsvc process is running`);
     await Bun.sleep(2 + Math.random() * 8);
   }
 }

@@ -19,8 +19,13 @@ export interface Caller {
  */
 export function checkSessionUse(opener: Caller, caller: Caller, sessionId: string): void {
   // A session acts with its opener's rights: another member's token may not drive it.
-  if (caller.viaToken && opener.viaToken && caller.principal.name !== opener.principal.name) throw new AppError("forbidden", `MCP session ${sessionId} belongs to token ${opener.principal.name}; open a session of your own`);
+  if (caller.viaToken && opener.viaToken && caller.principal.name !== opener.principal.name)
+    throw new AppError("forbidden", `MCP session ${sessionId} belongs to token ${opener.principal.name}; open a session of your own`);
   if (caller.viaToken) return;
   if (!caller.loopback) throw new AppError("unauthorized", "missing bearer token (Authorization: Bearer <token>; `memsvc status` prints it)");
-  if (opener.viaToken) throw new AppError("forbidden", `MCP session ${sessionId} was opened with the bearer token; send the same Authorization header with every request of the session`);
+  if (opener.viaToken)
+    throw new AppError(
+      "forbidden",
+      `MCP session ${sessionId} was opened with the bearer token; send the same Authorization header with every request of the session`,
+    );
 }

@@ -40,7 +40,8 @@ function facts(m: MemoryView, extra: string[]): string {
 export function searchText(r: SearchResult, project: string | null, minScore?: number | null): string {
   const scope = project ? ` in project ${project}` : "";
   const floor = typeof minScore === "number" ? ` scoring at least ${minScore}` : "";
-  if (r.count === 0) return `No memories found for "${r.query}"${scope}${floor}. Try other words${floor ? ", a lower min_score" : ""}, drop the project filter, or use memsvc_recent.`;
+  if (r.count === 0)
+    return `No memories found for "${r.query}"${scope}${floor}. Try other words${floor ? ", a lower min_score" : ""}, drop the project filter, or use memsvc_recent.`;
   const lines = [`${r.count} memor${r.count === 1 ? "y" : "ies"} for "${r.query}"${scope}, best first:`, ""];
   r.results.forEach((m, i) => {
     lines.push(`${i + 1}. [${m.short_id}] ${facts(m, [`score ${m.score}`, `strength ${m.effective_strength}`, links(m.connections)])}`);
@@ -69,7 +70,9 @@ export function recentText(r: { count: number; results: RecentHit[] }, project: 
 /** memsvc_get: provenance header, the full content, then the citation to use. */
 export function memoryText(r: { memory: MemoryView; citation: string }): string {
   const m = r.memory;
-  const agent = [m.source_agent, m.source_agent_id ? `agent id ${m.source_agent_id}` : null, m.source_domain ? `domain ${m.source_domain}` : null].filter(Boolean);
+  const agent = [m.source_agent, m.source_agent_id ? `agent id ${m.source_agent_id}` : null, m.source_domain ? `domain ${m.source_domain}` : null].filter(
+    Boolean,
+  );
   return [
     `Memory ${m.short_id}`,
     `- id: ${m.id}`,
@@ -90,7 +93,8 @@ export function memoryText(r: { memory: MemoryView; citation: string }): string 
 const ANCHOR_PATHS_SHOWN = 20;
 
 function anchorLines(a: AnchorView): string[] {
-  const paths = a.paths.slice(0, ANCHOR_PATHS_SHOWN).join(", ") + (a.paths.length > ANCHOR_PATHS_SHOWN ? ` and ${a.paths.length - ANCHOR_PATHS_SHOWN} more` : "");
+  const paths =
+    a.paths.slice(0, ANCHOR_PATHS_SHOWN).join(", ") + (a.paths.length > ANCHOR_PATHS_SHOWN ? ` and ${a.paths.length - ANCHOR_PATHS_SHOWN} more` : "");
   const lines = [`- anchored to: ${a.repo}${a.branch ? ` (${a.branch})` : ""} at ${a.commit.slice(0, 12)}: ${paths}`];
   if (a.stale) {
     const st = a.stale;
@@ -103,7 +107,8 @@ function anchorLines(a: AnchorView): string[] {
 
 export function learningsText(list: readonly LearningView[], days: number, project: string | null): string {
   const scope = project ? ` for project ${project} (and global ones)` : "";
-  if (list.length === 0) return `No learnings from the last ${days} day${days === 1 ? "" : "s"}${scope}. Try a larger days value, or memsvc_search for older experience.`;
+  if (list.length === 0)
+    return `No learnings from the last ${days} day${days === 1 ? "" : "s"}${scope}. Try a larger days value, or memsvc_search for older experience.`;
   const lines = [`${list.length} learning${list.length === 1 ? "" : "s"} from the last ${days} day${days === 1 ? "" : "s"}${scope}, strongest first:`, ""];
   list.forEach((l, i) => {
     const extra = [`strength ${l.effective_strength}`];
@@ -136,12 +141,19 @@ export function updateText(r: UpdateResult): string {
 
 export function historyText(h: HistoryView): string {
   if (h.versions.length === 0) return `Memory ${h.short_id} has no earlier versions: its content was never replaced.`;
-  const lines = [`Memory ${h.short_id} (${h.id}): ${h.versions.length} earlier version${h.versions.length === 1 ? "" : "s"}, newest first. Current content:`, indent(`   ${clip(h.current.content, CHANGE_CHARS, h.short_id)}`), ""];
+  const lines = [
+    `Memory ${h.short_id} (${h.id}): ${h.versions.length} earlier version${h.versions.length === 1 ? "" : "s"}, newest first. Current content:`,
+    indent(`   ${clip(h.current.content, CHANGE_CHARS, h.short_id)}`),
+    "",
+  ];
   for (const v of h.versions) {
     const from = v.source_id ? ` (folded in from memory ${v.source_id.slice(0, 8)})` : "";
     const t = v.content.trim();
     const body = t.length > CHANGE_CHARS ? `${t.slice(0, CHANGE_CHARS)}… (cut; GET /memory/history returns all ${t.length} characters)` : t;
-    lines.push(`version ${v.version} · replaced ${v.replaced_at} by ${v.reason}${from} · ${v.memory_type} · project ${v.project ?? "(none)"}`, indent(`   ${body}`));
+    lines.push(
+      `version ${v.version} · replaced ${v.replaced_at} by ${v.reason}${from} · ${v.memory_type} · project ${v.project ?? "(none)"}`,
+      indent(`   ${body}`),
+    );
   }
   lines.push("", `Restore one with memsvc_history {"id": "${h.short_id}", "restore": <version>}.`);
   return lines.join("\n");

@@ -5,8 +5,7 @@ import { StreamableSessions } from "./streamable";
 import { register, registered, type McpSessions } from "./registry";
 
 export type { Caller } from "./caller";
-;
-export { SseSessions,  } from "./sse";
+export { SseSessions } from "./sse";
 export { StreamableSessions } from "./streamable";
 export { TOOL_NAMES } from "./tools";
 

@@ -35,7 +35,12 @@ export class SseTransport implements Transport {
       cancel: () => this.finish(),
     });
     this.response = new Response(stream, {
-      headers: { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache, no-transform", connection: "keep-alive", "x-accel-buffering": "no" },
+      headers: {
+        "content-type": "text/event-stream; charset=utf-8",
+        "cache-control": "no-cache, no-transform",
+        connection: "keep-alive",
+        "x-accel-buffering": "no",
+      },
     });
   }
 

@@ -3,7 +3,15 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import { CallToolRequestSchema, ListToolsRequestSchema, McpError, type CallToolResult, type Implementation, type JSONRPCMessage, type Tool } from "@modelcontextprotocol/sdk/types.js";
+import {
+  CallToolRequestSchema,
+  ListToolsRequestSchema,
+  McpError,
+  type CallToolResult,
+  type Implementation,
+  type JSONRPCMessage,
+  type Tool,
+} from "@modelcontextprotocol/sdk/types.js";
 import type { Config } from "../config";
 import { serverHeaders, serverTls } from "../server-client";
 import { memoryInstructions } from "../core/identity";
@@ -77,7 +85,10 @@ export async function runBridge(opts: BridgeOptions): Promise<void> {
       const client = new Client(clientInfo);
       // An https server with a self-signed certificate: the SDK's fetch gets the CA the config names.
       const tls = serverTls(config);
-      const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers }, ...(tls ? { fetch: (u: string | URL, init?: RequestInit) => fetch(u, { ...init, tls } as RequestInit) } : {}) });
+      const transport = new StreamableHTTPClientTransport(new URL(url), {
+        requestInit: { headers },
+        ...(tls ? { fetch: (u: string | URL, init?: RequestInit) => fetch(u, { ...init, tls } as RequestInit) } : {}),
+      });
       try {
         await client.connect(transport, { timeout: MCP_BRIDGE_CONNECT_MS });
       } catch (e) {
@@ -85,7 +96,8 @@ export async function runBridge(opts: BridgeOptions): Promise<void> {
         throw new Error(notRunningText(config, (e as Error).message));
       }
       const version = client.getServerVersion()?.version;
-      if (version && version !== VERSION) log(`the server at ${config.serverUrl} runs memsvc ${version}, this command is ${VERSION}; tools come from the server`);
+      if (version && version !== VERSION)
+        log(`the server at ${config.serverUrl} runs memsvc ${version}, this command is ${VERSION}; tools come from the server`);
       return (upstream = { client, url });
     })().finally(() => (connecting = null));
     return connecting;

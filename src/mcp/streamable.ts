@@ -52,7 +52,10 @@ export class StreamableSessions {
         this.drop(id, session);
         session = undefined;
       }
-      if (!session) throw notFound(`no open MCP session ${id.slice(0, 64)}; it ended, expired after ${this.idleMs / 60_000} idle minutes, or never existed: send initialize again without Mcp-Session-Id`);
+      if (!session)
+        throw notFound(
+          `no open MCP session ${id.slice(0, 64)}; it ended, expired after ${this.idleMs / 60_000} idle minutes, or never existed: send initialize again without Mcp-Session-Id`,
+        );
       checkSessionUse(session.opener, caller, id);
       session.usedAt = this.s.now();
       this.sessions.delete(id);

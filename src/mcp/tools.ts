@@ -74,8 +74,15 @@ interface ToolDef {
  */
 export function registerTools(server: Server, s: Services, who: Principal = BYPASS_PRINCIPAL): void {
   const tools = new Map<string, ToolDef>();
-  const audit = (action: string, target: string, detail: string | null = null) => auditLog(s).record({ actor: who.name, action, target, detail: detail ?? JSON.stringify({ via: "mcp" }), peer: null });
-  const tool = <T extends TObject>(name: (typeof TOOL_NAMES)[number], description: string, schema: T, readOnly: boolean, run: (args: Static<T>) => Promise<string> | string) => {
+  const audit = (action: string, target: string, detail: string | null = null) =>
+    auditLog(s).record({ actor: who.name, action, target, detail: detail ?? JSON.stringify({ via: "mcp" }), peer: null });
+  const tool = <T extends TObject>(
+    name: (typeof TOOL_NAMES)[number],
+    description: string,
+    schema: T,
+    readOnly: boolean,
+    run: (args: Static<T>) => Promise<string> | string,
+  ) => {
     tools.set(name, { description, schema, readOnly, run: run as ToolDef["run"] });
   };
   server.setRequestHandler(ListToolsRequestSchema, () => ({
@@ -111,7 +118,11 @@ export function registerTools(server: Server, s: Services, who: Principal = BYPA
     true,
     async (a) => {
       const project = scopedProject(who, a.project) ?? undefined;
-      return searchText(await searchWithReceipt(s, { query: a.query, limit: a.limit, project, min_score: a.min_score }, { via: "mcp", agent: clientName(server) ?? null }), parseProject(project), a.min_score);
+      return searchText(
+        await searchWithReceipt(s, { query: a.query, limit: a.limit, project, min_score: a.min_score }, { via: "mcp", agent: clientName(server) ?? null }),
+        parseProject(project),
+        a.min_score,
+      );
     },
   );
 
@@ -140,7 +151,11 @@ export function registerTools(server: Server, s: Services, who: Principal = BYPA
     IngestTool,
     false,
     async (a) => {
-      const r = await ingestMemory(s, { content: a.content, project: scopedProject(who, a.project), memory_type: a.memory_type, source_agent: clientName(server) }, { createdBy: who.via === "token" ? who.name : null });
+      const r = await ingestMemory(
+        s,
+        { content: a.content, project: scopedProject(who, a.project), memory_type: a.memory_type, source_agent: clientName(server) },
+        { createdBy: who.via === "token" ? who.name : null },
+      );
       if (r.id !== null) audit("memory.created", r.id);
       return r.id === null ? `Not stored: this session already has ${counted(r.existing_count, "memory", "memories")}.` : `${r.message}\nid: ${r.id}`;
     },
@@ -180,9 +195,16 @@ export function registerTools(server: Server, s: Services, who: Principal = BYPA
       refuseScoped(who, "memsvc_graph");
       const op = a.operation as keyof typeof GRAPH_PARAMS; // the schema's pattern admits only these
       const misplaced = (["id", "target_id", "limit", "domain"] as const).filter((k) => a[k] !== undefined && !GRAPH_PARAMS[op].includes(k));
-      if (misplaced.length) throw invalid(`${misplaced.join(", ")} do${misplaced.length === 1 ? "es" : ""} not apply to operation "${op}"; it takes ${GRAPH_PARAMS[op].join(", ") || "no other parameter"}`);
-      if ((op === "neighbors" || op === "path") && a.id === undefined) throw invalid(`operation "${op}" needs id: ${op === "path" ? "the memory the path starts from" : "the memory whose links to list"} (8-character prefix or full UUID)`);
-      if (op === "path" && a.target_id === undefined) throw invalid('operation "path" needs target_id: the memory the path ends at (8-character prefix or full UUID)');
+      if (misplaced.length)
+        throw invalid(
+          `${misplaced.join(", ")} do${misplaced.length === 1 ? "es" : ""} not apply to operation "${op}"; it takes ${GRAPH_PARAMS[op].join(", ") || "no other parameter"}`,
+        );
+      if ((op === "neighbors" || op === "path") && a.id === undefined)
+        throw invalid(
+          `operation "${op}" needs id: ${op === "path" ? "the memory the path starts from" : "the memory whose links to list"} (8-character prefix or full UUID)`,
+        );
+      if (op === "path" && a.target_id === undefined)
+        throw invalid('operation "path" needs target_id: the memory the path ends at (8-character prefix or full UUID)');
       if (op === "neighbors") return neighborsText(await neighbors(s, { id: a.id, limit: a.limit ?? GRAPH_DEFAULT_LIMIT }));
       if (op === "hubs") return hubsText(await hubs(s, { limit: a.limit ?? GRAPH_DEFAULT_LIMIT, domain: a.domain }));
       return pathText(await path(s, { id: a.id, target_id: a.target_id }));
@@ -268,6 +290,9 @@ async function guard(s: Services, name: string, run: () => Promise<string> | str
     }
     const ref = crypto.randomUUID().slice(0, 8);
     s.log("error", `tool ${name} failed (reference ${ref})`, { error: String((e as Error)?.stack ?? e) });
-    return { isError: true, content: [{ type: "text", text: `internal error in ${name} (reference ${ref}); the server log has details. Other tools still work.` }] };
+    return {
+      isError: true,
+      content: [{ type: "text", text: `internal error in ${name} (reference ${ref}); the server log has details. Other tools still work.` }],
+    };
   }
 }

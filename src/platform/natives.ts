@@ -130,7 +130,9 @@ export function sqliteVecLibrary(): string {
   try {
     return Bun.resolveSync(spec, import.meta.dir);
   } catch {
-    throw new Error(`sqlite-vec's library for ${row.id} (${spec}) is not installed; run \`npm install\` on this machine (npm installs only the running platform's package)`);
+    throw new Error(
+      `sqlite-vec's library for ${row.id} (${spec}) is not installed; run \`npm install\` on this machine (npm installs only the running platform's package)`,
+    );
   }
 }
 
@@ -150,7 +152,9 @@ export function prepareSqlite(): void {
     ? materialize(embeddedNatives.sqlite, row.customSqlite.file)
     : (process.env.MEMSVC_SQLITE_LIB ?? join(SOURCE_SQLITE_DIR, row.id, row.customSqlite.file));
   if (!existsSync(path)) {
-    throw new Error(`macOS's own SQLite cannot load sqlite-vec and ${path} does not exist: run \`bun build.ts --sqlite\` once (or set MEMSVC_SQLITE_LIB to a SQLite library built with extension loading)`);
+    throw new Error(
+      `macOS's own SQLite cannot load sqlite-vec and ${path} does not exist: run \`bun build.ts --sqlite\` once (or set MEMSVC_SQLITE_LIB to a SQLite library built with extension loading)`,
+    );
   }
   Database.setCustomSQLite(path);
 }

@@ -60,7 +60,12 @@ function answers(url: string, home: string): Promise<boolean> {
  * child exits first or nothing answers in time (the child is left running then:
  * it may only be slow).
  */
-export async function startDetached(opts: { command: string[]; home: string; env: NodeJS.ProcessEnv; timeoutMs?: number }): Promise<{ pid: number; url: string }> {
+export async function startDetached(opts: {
+  command: string[];
+  home: string;
+  env: NodeJS.ProcessEnv;
+  timeoutMs?: number;
+}): Promise<{ pid: number; url: string }> {
   const home = resolve(opts.home);
   const log = prepareLog(home);
   const fd = openSync(log, "a", PRIVATE_FILE_MODE);
@@ -94,7 +99,9 @@ export async function startDetached(opts: { command: string[]; home: string; env
     if (exited !== null && !live) throw new Error(`the server exited (status ${exited}) before it answered; last lines of ${log}:\n${lastLines(log)}`);
     await Bun.sleep(100);
   }
-  throw new Error(`the server (pid ${child.pid}) did not answer within ${Math.round((opts.timeoutMs ?? DETACHED_START_TIMEOUT_MS) / 1000)} s; it may still be starting. Last lines of ${log}:\n${lastLines(log)}`);
+  throw new Error(
+    `the server (pid ${child.pid}) did not answer within ${Math.round((opts.timeoutMs ?? DETACHED_START_TIMEOUT_MS) / 1000)} s; it may still be starting. Last lines of ${log}:\n${lastLines(log)}`,
+  );
 }
 
 /** Gone, or a zombie nobody reaped yet (a detached server's parent has exited; a container's init may not reap). */

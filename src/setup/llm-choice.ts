@@ -10,7 +10,10 @@ export class LlmChoiceError extends Error {}
  * be running; a key must be in the environment or given with --api-key).
  * null for "none": setup then removes the model (recall-only operation).
  */
-export async function resolveChoice(choice: string, opts: { model?: string; apiKey?: string; env: NodeJS.ProcessEnv; cliCandidates: LlmCandidate[] }): Promise<LlmCandidate | null> {
+export async function resolveChoice(
+  choice: string,
+  opts: { model?: string; apiKey?: string; env: NodeJS.ProcessEnv; cliCandidates: LlmCandidate[] },
+): Promise<LlmCandidate | null> {
   const { env, model, apiKey } = opts;
   if (choice === "none") return null;
   if (/^https?:\/\//.test(choice)) {
@@ -21,7 +24,12 @@ export async function resolveChoice(choice: string, opts: { model?: string; apiK
   }
   if (choice === "ollama" || choice === "lmstudio") {
     const found = choice === "ollama" ? await probeOllama(env, model) : await probeLmStudio(env, model);
-    if (!found) throw new LlmChoiceError(choice === "ollama" ? "no Ollama answers at its address (OLLAMA_HOST or 127.0.0.1:11434), or it has no chat model installed (`ollama pull qwen2.5`)" : "no LM Studio server answers at 127.0.0.1:1234 with a chat model loaded (start its local server)");
+    if (!found)
+      throw new LlmChoiceError(
+        choice === "ollama"
+          ? "no Ollama answers at its address (OLLAMA_HOST or 127.0.0.1:11434), or it has no chat model installed (`ollama pull qwen2.5`)"
+          : "no LM Studio server answers at 127.0.0.1:1234 with a chat model loaded (start its local server)",
+      );
     return found;
   }
   const provider = KEY_PROVIDERS.find((p) => p.id === choice);

@@ -24,7 +24,14 @@ export const KEY_PROVIDERS: readonly { id: string; name: string; keyVar: string;
   { id: "openai", name: "OpenAI", keyVar: "OPENAI_API_KEY", baseURL: "https://api.openai.com/v1", model: "gpt-4o-mini" },
   // Anthropic's OpenAI SDK compatibility endpoint (docs.anthropic.com, "OpenAI SDK compatibility").
   { id: "anthropic", name: "Anthropic", keyVar: "ANTHROPIC_API_KEY", baseURL: "https://api.anthropic.com/v1/", model: "claude-haiku-4-5" },
-  { id: "gemini", name: "Google Gemini API", keyVar: "GEMINI_API_KEY", altKeyVar: "GOOGLE_API_KEY", baseURL: "https://generativelanguage.googleapis.com/v1beta/openai/", model: "gemini-2.5-flash" },
+  {
+    id: "gemini",
+    name: "Google Gemini API",
+    keyVar: "GEMINI_API_KEY",
+    altKeyVar: "GOOGLE_API_KEY",
+    baseURL: "https://generativelanguage.googleapis.com/v1beta/openai/",
+    model: "gemini-2.5-flash",
+  },
   { id: "openrouter", name: "OpenRouter", keyVar: "OPENROUTER_API_KEY", baseURL: "https://openrouter.ai/api/v1", model: "openai/gpt-4o-mini" },
   { id: "groq", name: "Groq", keyVar: "GROQ_API_KEY", baseURL: "https://api.groq.com/openai/v1", model: "llama-3.3-70b-versatile" },
   { id: "mistral", name: "Mistral", keyVar: "MISTRAL_API_KEY", baseURL: "https://api.mistral.ai/v1", model: "mistral-small-latest" },
@@ -100,7 +107,12 @@ export function keyCandidate(p: (typeof KEY_PROVIDERS)[number], env: NodeJS.Proc
   if (!keyVar) return null;
   const baseURL = p.id === "openai" && env.OPENAI_BASE_URL ? env.OPENAI_BASE_URL.replace(/\/+$/, "") : p.baseURL;
   const chosen = model ?? (p.id === "openai" && env.OPENAI_MODEL ? env.OPENAI_MODEL : p.model);
-  return { id: p.id, label: `${p.name} (${keyVar}${baseURL !== p.baseURL ? `, ${baseURL}` : ""}), model ${chosen}`, llm: { baseURL, apiKey: env[keyVar]!, model: chosen }, keyFrom: keyVar };
+  return {
+    id: p.id,
+    label: `${p.name} (${keyVar}${baseURL !== p.baseURL ? `, ${baseURL}` : ""}), model ${chosen}`,
+    llm: { baseURL, apiKey: env[keyVar]!, model: chosen },
+    keyFrom: keyVar,
+  };
 }
 
 /** Every candidate found, best first (local servers, then keys). Probes run side by side. */
@@ -116,7 +128,17 @@ export async function findLlms(env: NodeJS.ProcessEnv): Promise<LlmCandidate[]> 
  */
 export async function liveTest(llm: LlmSettings, home: string): Promise<string | null> {
   // The stored settings' own timeout is for long distills; a test call gets its own bound.
-  const settings = { provider: "openai", baseURL: null, apiKey: null, model: null, command: null, dailyCap: DEFAULT_LLM_DAILY_CAP, contextChars: 24_000, ...llm, timeoutMs: LIVE_TEST_TIMEOUT_MS } as unknown as Config["llm"];
+  const settings = {
+    provider: "openai",
+    baseURL: null,
+    apiKey: null,
+    model: null,
+    command: null,
+    dailyCap: DEFAULT_LLM_DAILY_CAP,
+    contextChars: 24_000,
+    ...llm,
+    timeoutMs: LIVE_TEST_TIMEOUT_MS,
+  } as unknown as Config["llm"];
   const client = createLlmClient(settings, pathsFor(home).state);
   if (!client) return "incomplete settings (a base URL and a model are needed)";
   try {

@@ -13,7 +13,13 @@ export function runManager(argv: string[], env: NodeJS.ProcessEnv): CommandResul
   const program = name ? Bun.which(name, { PATH: path }) : null;
   if (!program) return { code: 127, output: `${name} not found on PATH` };
   try {
-    const r = Bun.spawnSync([program, ...args], { env: env as Record<string, string>, stdin: "ignore", stdout: "pipe", stderr: "pipe", timeout: COMMAND_TIMEOUT_MS });
+    const r = Bun.spawnSync([program, ...args], {
+      env: env as Record<string, string>,
+      stdin: "ignore",
+      stdout: "pipe",
+      stderr: "pipe",
+      timeout: COMMAND_TIMEOUT_MS,
+    });
     const output = `${r.stdout.toString()}${r.stderr.toString()}`.trim();
     if (r.exitCode === null) return { code: 124, output: `${name} did not finish within ${COMMAND_TIMEOUT_MS / 1000} s` };
     return { code: r.exitCode, output };
@@ -24,6 +30,9 @@ export function runManager(argv: string[], env: NodeJS.ProcessEnv): CommandResul
 
 /** The last line of a command's output, for one-line messages. */
 export function lastLine(output: string): string {
-  const lines = output.split("\n").map((l) => l.trim()).filter(Boolean);
+  const lines = output
+    .split("\n")
+    .map((l) => l.trim())
+    .filter(Boolean);
   return lines.at(-1) ?? "(no output)";
 }

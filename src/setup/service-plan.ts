@@ -100,7 +100,13 @@ export function fullPlan(opts: ServiceOptions): FullPlan {
   const reason = probe(first, platform, opts.env);
   const detail = reason === null ? first : platformPlan(ctx, platform, false);
   return {
-    plan: { manager: detail.manager, file: detail.file, content: detail.content, available: reason === null, commands: reason === null ? argvOf(detail.commands) : [] },
+    plan: {
+      manager: detail.manager,
+      file: detail.file,
+      content: detail.content,
+      available: reason === null,
+      commands: reason === null ? argvOf(detail.commands) : [],
+    },
     detail,
     ctx,
     platform,

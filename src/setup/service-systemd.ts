@@ -83,7 +83,11 @@ export function systemdPlan(ctx: ServiceContext): PlatformPlan {
     probe: ["systemctl", "--user", "show-environment"],
     commands: [{ argv: ["systemctl", "--user", "daemon-reload"] }, { argv: ["systemctl", "--user", "enable", "--now", SYSTEMD_UNIT] }],
     // Re-reading a changed unit does not restart the server it runs: restart does (and starts a stopped one).
-    reloadCommands: [{ argv: ["systemctl", "--user", "daemon-reload"] }, { argv: ["systemctl", "--user", "enable", SYSTEMD_UNIT] }, { argv: ["systemctl", "--user", "restart", SYSTEMD_UNIT] }],
+    reloadCommands: [
+      { argv: ["systemctl", "--user", "daemon-reload"] },
+      { argv: ["systemctl", "--user", "enable", SYSTEMD_UNIT] },
+      { argv: ["systemctl", "--user", "restart", SYSTEMD_UNIT] },
+    ],
     removeCommands: [{ argv: ["systemctl", "--user", "disable", "--now", SYSTEMD_UNIT], optional: true }],
     afterRemoveCommands: [{ argv: ["systemctl", "--user", "daemon-reload"], optional: true }],
     statusCommand: ["systemctl", "--user", "is-active", SYSTEMD_UNIT],

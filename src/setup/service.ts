@@ -9,7 +9,7 @@ import type { PlatformPlan, Step } from "./service-context";
 import { fullPlan, platformPlan, SECRET_VARS, type FullPlan, type ServiceOptions } from "./service-plan";
 import { windowsCommandLine } from "./service-windows";
 
-export { planService, type ServiceOptions,  } from "./service-plan";
+export { planService, type ServiceOptions } from "./service-plan";
 export { startDetached } from "./detached";
 
 /** After the manager accepted the service, how long install waits to name the server it started. */
@@ -107,7 +107,10 @@ export async function installService(opts: Opts): Promise<InstallResult> {
     log(same ? `${detail.file} is already up to date` : `would ${existing === null ? "write" : "replace"} ${detail.file} (mode ${detail.mode.toString(8)}):`);
     if (!same) log(detail.content.trimEnd());
     if (reason === null) for (const step of existing === null ? detail.commands : detail.reloadCommands) log(`would run: ${show(step.argv, platform)}`);
-    else log(`${detail.manager} is not usable here (${reason}): would ${live ? `leave the running server alone (${describeServer(live)})` : "start the server detached"}`);
+    else
+      log(
+        `${detail.manager} is not usable here (${reason}): would ${live ? `leave the running server alone (${describeServer(live)})` : "start the server detached"}`,
+      );
     return { ...base, managed: plan.available, started: "no", message: "dry run: nothing was written or run" };
   }
 
@@ -122,16 +125,28 @@ export async function installService(opts: Opts): Promise<InstallResult> {
   if (reason === null) {
     if (same && runManager(detail.statusCommand, opts.env).code === 0) {
       const note = live ? `; server ${describeServer(live)}` : "";
-      return { ...base, managed: true, started: "already-running", message: `memsvc's ${detail.manager} service is already installed (${detail.file}) and active${note}; nothing changed` };
+      return {
+        ...base,
+        managed: true,
+        started: "already-running",
+        message: `memsvc's ${detail.manager} service is already installed (${detail.file}) and active${note}; nothing changed`,
+      };
     }
     const restarted = live?.service ? live.pid : null;
     failure = runSteps(existing === null ? detail.commands : detail.reloadCommands, opts.env, log, platform);
     if (failure === null) {
       if (live && !live.service) {
-        return { ...base, managed: true, started: "already-running", message: `installed the ${detail.manager} service (${detail.file}); a server for ${ctx.home} already runs (${describeServer(live)}), started by hand: the service takes over once it stops (at the next login at the latest)` };
+        return {
+          ...base,
+          managed: true,
+          started: "already-running",
+          message: `installed the ${detail.manager} service (${detail.file}); a server for ${ctx.home} already runs (${describeServer(live)}), started by hand: the service takes over once it stops (at the next login at the latest)`,
+        };
       }
       const up = await waitForServer(ctx.home, restarted, SERVICE_ANSWER_WAIT_MS);
-      const state = up ? `it answers at ${up.url} (pid ${up.pid})` : `no server answered within ${SERVICE_ANSWER_WAIT_MS / 1000} s yet: \`memsvc service status\` shows it, ${detail.logHint} says why`;
+      const state = up
+        ? `it answers at ${up.url} (pid ${up.pid})`
+        : `no server answered within ${SERVICE_ANSWER_WAIT_MS / 1000} s yet: \`memsvc service status\` shows it, ${detail.logHint} says why`;
       return { ...base, managed: true, started: "service", message: `installed the ${detail.manager} service (${detail.file}) and started it; ${state}` };
     }
   }
@@ -152,10 +167,19 @@ async function unmanaged(full: FullPlan, command: string[], why: string, live: R
   }
   const base = { file: detail.file, manager: detail.manager, managed: false };
   const head = `${detail.manager} is not usable here (${why}): ${same ? `${detail.file} was already there` : `wrote ${detail.file} anyway`}; it takes effect where ${detail.manager} runs`;
-  if (live) return { ...base, started: "already-running", message: `${head}. A server for ${ctx.home} already runs (${describeServer(live)}); not starting another${same ? "; nothing changed" : ""}` };
+  if (live)
+    return {
+      ...base,
+      started: "already-running",
+      message: `${head}. A server for ${ctx.home} already runs (${describeServer(live)}); not starting another${same ? "; nothing changed" : ""}`,
+    };
   try {
     const s = await startDetached({ command, home: ctx.home, env: ctx.env });
-    return { ...base, started: "detached", message: `${head}. Started the server detached: ${s.url} (pid ${s.pid}), log ${ctx.logFile}; it will not come back after a reboot by itself` };
+    return {
+      ...base,
+      started: "detached",
+      message: `${head}. Started the server detached: ${s.url} (pid ${s.pid}), log ${ctx.logFile}; it will not come back after a reboot by itself`,
+    };
   } catch (e) {
     return { ...base, started: "no", message: `${head}. Starting the server detached failed: ${(e as Error).message}` };
   }
@@ -180,7 +204,8 @@ export async function uninstallService(opts: Opts): Promise<{ removed: string | 
   const live = liveServer(ctx.home);
   const ours = live && (live.service || live.pid === detachedPid(ctx.home)) ? live : null;
   if (opts.dryRun) {
-    if (reason === null && present.length > 0) for (const s of [...detail.removeCommands, ...detail.afterRemoveCommands]) log(`would run: ${show(s.argv, platform)}`);
+    if (reason === null && present.length > 0)
+      for (const s of [...detail.removeCommands, ...detail.afterRemoveCommands]) log(`would run: ${show(s.argv, platform)}`);
     for (const f of present) log(`would remove ${f}`);
     if (ours) log(`would stop the server it started (${describeServer(ours)})`);
     return { removed: null, message: present.length || ours ? "dry run: nothing was removed or stopped" : "no memsvc service is installed; nothing to do" };
@@ -222,10 +247,15 @@ export async function serviceStatus(opts: ServiceOptions): Promise<ServiceStatus
   const running = live !== null && (await answers(live, ctx.home));
   const lines = [`${installed ? "installed" : "not installed"}: ${file}`];
   if (reason !== null) lines.push(`${detail.manager}: not usable here (${reason})`);
-  else if (installed) lines.push(`${detail.manager}: ${runManager(detail.statusCommand, opts.env).code === 0 ? "active" : "not active"} (\`${detail.statusCommand.join(" ")}\`)`);
+  else if (installed)
+    lines.push(`${detail.manager}: ${runManager(detail.statusCommand, opts.env).code === 0 ? "active" : "not active"} (\`${detail.statusCommand.join(" ")}\`)`);
   else lines.push(`${detail.manager}: available`);
   if (live) {
-    const by = live.service ? "started by the service" : live.pid === detachedPid(ctx.home) ? "started detached by `memsvc service install`" : "started by hand";
+    const by = live.service
+      ? "started by the service"
+      : live.pid === detachedPid(ctx.home)
+        ? "started detached by `memsvc service install`"
+        : "started by hand";
     lines.push(`server: ${running ? "answers at" : "does not answer at"} ${live.url} (pid ${live.pid}, ${by})`);
   } else lines.push(`server: none running for ${ctx.home}`);
   // Without the manager, the server install started writes to the home's log.
@@ -241,8 +271,23 @@ export async function autostartCheck(opts: ServiceOptions): Promise<{ outcome: "
   } catch (e) {
     return { outcome: "warn", detail: `cannot tell: ${(e as Error).message}`, advice: "start `memsvc server` yourself after each reboot" };
   }
-  if (!s.installed) return { outcome: "warn", detail: "nothing starts memsvc after a reboot or logout: the hooks then find no server and memory stops", advice: "run `memsvc service install`" };
-  if (!s.managerAvailable) return { outcome: "warn", detail: `${s.file} is written, but ${s.manager} is not usable here, so nothing starts memsvc after a reboot`, advice: "start `memsvc server` after each reboot, or run `memsvc service install` where the service manager runs" };
-  if (!s.running) return { outcome: "warn", detail: `${s.manager} has memsvc installed (${s.file}) but no server answers`, advice: "`memsvc service status` says more; `memsvc service install` starts it again" };
+  if (!s.installed)
+    return {
+      outcome: "warn",
+      detail: "nothing starts memsvc after a reboot or logout: the hooks then find no server and memory stops",
+      advice: "run `memsvc service install`",
+    };
+  if (!s.managerAvailable)
+    return {
+      outcome: "warn",
+      detail: `${s.file} is written, but ${s.manager} is not usable here, so nothing starts memsvc after a reboot`,
+      advice: "start `memsvc server` after each reboot, or run `memsvc service install` where the service manager runs",
+    };
+  if (!s.running)
+    return {
+      outcome: "warn",
+      detail: `${s.manager} has memsvc installed (${s.file}) but no server answers`,
+      advice: "`memsvc service status` says more; `memsvc service install` starts it again",
+    };
   return { outcome: "ok", detail: `${s.manager} starts memsvc at login (${s.file})`, advice: "" };
 }

@@ -14,14 +14,22 @@ import { sqliteFailureReason } from "./sqlite/failures";
  */
 export type StorageReason = "disk_full" | "read_only" | "cannot_open" | "io_error" | "unreachable";
 
-const FS: Record<string, StorageReason> = { ENOSPC: "disk_full", EDQUOT: "disk_full", EROFS: "read_only", EACCES: "read_only", EPERM: "read_only", EIO: "io_error" };
+const FS: Record<string, StorageReason> = {
+  ENOSPC: "disk_full",
+  EDQUOT: "disk_full",
+  EROFS: "read_only",
+  EACCES: "read_only",
+  EPERM: "read_only",
+  EIO: "io_error",
+};
 
 const HELP: Record<StorageReason, string> = {
   disk_full: "the disk holding the service home is full: free some space; writes resume at once",
   read_only: "the service home is read-only or not writable by this process: make it writable; writes resume at once",
   cannot_open: "the database file cannot be opened (a missing folder, no permission, or a read-only disk): check the service home",
   io_error: "the disk holding the service home reported an I/O error: check the disk and the server log",
-  unreachable: "the PostgreSQL database cannot be reached or refused the connection: check that it runs and accepts connections (database_url, database_pool); requests succeed again once it answers",
+  unreachable:
+    "the PostgreSQL database cannot be reached or refused the connection: check that it runs and accepts connections (database_url, database_pool); requests succeed again once it answers",
 };
 
 /**

@@ -53,7 +53,11 @@ test("the lone binary runs init, server and status, and serves ingest → search
   expect(status.stdout).toContain(token);
 
   const url = server.url;
-  const ingest = await fetch(`${url}/ingest`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ content: "The binary stores memories in SQLite with sqlite-vec", project: "bin" }) });
+  const ingest = await fetch(`${url}/ingest`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ content: "The binary stores memories in SQLite with sqlite-vec", project: "bin" }),
+  });
   expect(ingest.status).toBe(201);
   const { id } = (await ingest.json()) as { id: string };
   const search = (await (await fetch(`${url}/search?query=sqlite-vec%20memories&project=bin`)).json()) as any;
@@ -61,11 +65,19 @@ test("the lone binary runs init, server and status, and serves ingest → search
   expect(search.results[0].matched_by).toContain("vector");
   const got = (await (await fetch(`${url}/memory?id=${id.slice(0, 8)}`)).json()) as any;
   expect(got.citation).toContain(id.slice(0, 8));
-  const patch = await fetch(`${url}/memory`, { method: "PATCH", headers: { "content-type": "application/json" }, body: JSON.stringify({ id, content: "The binary keeps vectors in vec0" }) });
+  const patch = await fetch(`${url}/memory`, {
+    method: "PATCH",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ id, content: "The binary keeps vectors in vec0" }),
+  });
   expect(((await patch.json()) as any).changes.content.after).toBe("The binary keeps vectors in vec0");
   // Both rule sets work inside the compiled binary: ours (the .netrc line) and secretlint's preset (a Shopify partner token).
   const partner = `shppa_${"Xy9".repeat(11)}`;
-  const secretIngest = await fetch(`${url}/ingest`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ content: `Deploys use machine h login u password p4ss-w0rd and ${partner}`, project: "bin" }) });
+  const secretIngest = await fetch(`${url}/ingest`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ content: `Deploys use machine h login u password p4ss-w0rd and ${partner}`, project: "bin" }),
+  });
   const secretId = ((await secretIngest.json()) as { id: string }).id;
   const stored = ((await (await fetch(`${url}/memory?id=${secretId}`)).json()) as any).memory.content as string;
   expect(stored).toBe("Deploys use machine h login u password [REDACTED:netrc-password] and [REDACTED:shopify-key]");
@@ -73,13 +85,19 @@ test("the lone binary runs init, server and status, and serves ingest → search
   expect((await fetch(`${url}/memory?id=${id}`)).status).toBe(404);
 
   // The memory browser and its shared files are embedded: no node_modules beside the binary.
-  for (const [path, needle] of [["/memories", "Memories · memsvc"], ["/assets/vendor/marked.js", "marked"], ["/assets/vendor/purify.js", "DOMPurify"], ["/favicon.svg", "<svg"], ["/assets/memories/app.js", "__memories"]]) {
+  for (const [path, needle] of [
+    ["/memories", "Memories · memsvc"],
+    ["/assets/vendor/marked.js", "marked"],
+    ["/assets/vendor/purify.js", "DOMPurify"],
+    ["/favicon.svg", "<svg"],
+    ["/assets/memories/app.js", "__memories"],
+  ]) {
     const res = await fetch(`${url}${path}`);
     expect({ path, status: res.status }).toEqual({ path, status: 200 });
     expect(await res.text()).toContain(needle);
   }
   // One memory is left: the redaction check above.
-  expect((await (await fetch(`${url}/memories/list?limit=5`)).json() as any).total).toBe(1);
+  expect(((await (await fetch(`${url}/memories/list?limit=5`)).json()) as any).total).toBe(1);
   // The binary carries both engines: the memory is in the test engine's store (on PostgreSQL its schema, and no SQLite file in the home).
   expect(await homeRows(home, "SELECT id FROM memories")).toEqual([{ id: secretId }]);
   expect(existsSync(join(home, "memsvc.db"))).toBe(!onPostgres);
@@ -111,7 +129,11 @@ test("the lone binary runs the ONNX embedder from the onnxruntime it carries (bi
   expect(health.embedder.kind).toBe("onnx");
   expect(readdirSync(join(home, ".cache", JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")).version)).sort()).toEqual(
     // SQLite's natives are written out only when a SQLite store opens: not on PostgreSQL.
-    [...host.onnxruntime!.libraries, host.onnxruntime!.binding, ...(onPostgres ? [] : [host.sqliteVec.file, ...(host.customSqlite ? [host.customSqlite.file] : [])])].sort(),
+    [
+      ...host.onnxruntime!.libraries,
+      host.onnxruntime!.binding,
+      ...(onPostgres ? [] : [host.sqliteVec.file, ...(host.customSqlite ? [host.customSqlite.file] : [])]),
+    ].sort(),
   );
   server.proc.kill("SIGTERM");
   expect(await server.proc.exited).toBe(0);

@@ -23,7 +23,10 @@ beforeAll(async () => {
   clientHome = mkdtempSync(join(tmpdir(), "memsvc-client-"));
   writeFileSync(join(clientHome, "config.json"), JSON.stringify({})); // no sourceAgent: the harness names itself
   userHome = mkdtempSync(join(tmpdir(), "memsvc-user-"));
-  cpSync(join(FIX, "claude-code/orders-migration.jsonl"), join(userHome, ".claude/projects/-home-dana-src-shop-api/5f2c8a1e-7b3d-4c19-a0e4-9d61b2f38c57.jsonl"));
+  cpSync(
+    join(FIX, "claude-code/orders-migration.jsonl"),
+    join(userHome, ".claude/projects/-home-dana-src-shop-api/5f2c8a1e-7b3d-4c19-a0e4-9d61b2f38c57.jsonl"),
+  );
   cpSync(join(FIX, "codex", CODEX_NAME), join(userHome, ".codex/sessions/2026/03/02", CODEX_NAME));
   cpSync(join(FIX, "gemini/tmp"), join(userHome, ".gemini/tmp"), { recursive: true });
   cpSync(join(FIX, "opencode/storage"), join(userHome, ".local/share/opencode/storage"), { recursive: true });
@@ -36,18 +39,33 @@ afterAll(async () => {
 async function capture(...args: string[]) {
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith("MEMSVC_") && k !== "CODEX_HOME" && k !== "XDG_DATA_HOME") env[k] = v;
-  const p = Bun.spawn([process.execPath, join(ROOT, "src/main.ts"), "capture", ...args], { cwd: ROOT, env: { ...env, HOME: userHome, MEMSVC_HOME: clientHome, MEMSVC_URL: srv.url }, stdout: "pipe", stderr: "pipe" });
+  const p = Bun.spawn([process.execPath, join(ROOT, "src/main.ts"), "capture", ...args], {
+    cwd: ROOT,
+    env: { ...env, HOME: userHome, MEMSVC_HOME: clientHome, MEMSVC_URL: srv.url },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
   const [code, out, err] = await Promise.all([p.exited, new Response(p.stdout).text(), new Response(p.stderr).text()]);
   return { code, out, err };
 }
 
-const rows = () => dbRows<{ source_agent: string; source_session: string; project: string; content: string }>(srv.services, "SELECT source_agent, source_session, project, content FROM memories ORDER BY seq");
+const rows = () =>
+  dbRows<{ source_agent: string; source_session: string; project: string; content: string }>(
+    srv.services,
+    "SELECT source_agent, source_session, project, content FROM memories ORDER BY seq",
+  );
 
 test("capture finds every harness by default; --harness selects one; watermarks hold per session", async () => {
   // One memory per request, named after the session the prompt came from.
   fake.fallback = (req) => {
     const raw = req.raw;
-    const which = raw.includes("ledger") ? "codex ledger cap" : raw.includes("warehouse") ? "gemini export index" : raw.includes("checkout") ? "opencode checkout wait" : "claude orders migration";
+    const which = raw.includes("ledger")
+      ? "codex ledger cap"
+      : raw.includes("warehouse")
+        ? "gemini export index"
+        : raw.includes("checkout")
+          ? "opencode checkout wait"
+          : "claude orders migration";
     return memoriesReply({ content: `Lesson from the ${which} session, request ${fake.requests.length}.`, memory_type: "learnings" });
   };
   const first = await capture();
@@ -62,7 +80,8 @@ test("capture finds every harness by default; --harness selects one; watermarks 
   expect(sent).toBe(4);
   // Denoised and redacted on the way: no AGENTS.md boilerplate, no planted secrets reach the model.
   const all = fake.requests.map((r) => r.raw).join("\n");
-  for (const gone of ["AGENTS.md instructions", "sk_live_51HxQz8Kp2mN4vR7tY9wB3cD5eF6gH8jK0lM2nP4qS6uV8xZ", "Xk9#mQ2vL7pR", "Called the Read tool"]) expect(all).not.toContain(gone);
+  for (const gone of ["AGENTS.md instructions", "sk_live_51HxQz8Kp2mN4vR7tY9wB3cD5eF6gH8jK0lM2nP4qS6uV8xZ", "Xk9#mQ2vL7pR", "Called the Read tool"])
+    expect(all).not.toContain(gone);
 
   // Nothing new anywhere: no request.
   expect((await capture()).code).toBe(0);
@@ -70,10 +89,18 @@ test("capture finds every harness by default; --harness selects one; watermarks 
 
   // Both sessions go on; only Gemini is asked for.
   const codexFile = join(userHome, ".codex/sessions/2026/03/02", CODEX_NAME);
-  appendFileSync(codexFile, `${JSON.stringify({ timestamp: "2026-03-02T10:00:00.000Z", type: "response_item", payload: { type: "message", role: "user", content: [{ type: "input_text", text: "Also add a ledger test for exactly 10k EUR." }] } })}\n`);
+  appendFileSync(
+    codexFile,
+    `${JSON.stringify({ timestamp: "2026-03-02T10:00:00.000Z", type: "response_item", payload: { type: "message", role: "user", content: [{ type: "input_text", text: "Also add a ledger test for exactly 10k EUR." }] } })}\n`,
+  );
   const geminiFile = join(userHome, ".gemini/tmp/billing-api/chats/session-2026-03-03T10-02-7c1e9a4b.json");
   const doc = JSON.parse(readFileSync(geminiFile, "utf8"));
-  doc.messages.push({ id: "c0a1b2c3-0008", timestamp: "2026-03-03T10:08:00.000Z", type: "user", content: "Ship the warehouse export change behind the EXPORT_PAGED flag." });
+  doc.messages.push({
+    id: "c0a1b2c3-0008",
+    timestamp: "2026-03-03T10:08:00.000Z",
+    type: "user",
+    content: "Ship the warehouse export change behind the EXPORT_PAGED flag.",
+  });
   writeFileSync(geminiFile, JSON.stringify(doc, null, 2));
   const only = await capture("--harness", "gemini");
   expect(only.code).toBe(0);
@@ -106,19 +133,40 @@ test("Codex notify and Gemini CLI's SessionEnd hook start a background capture o
   cpSync(join(FIX, "gemini/tmp/billing-api/chats/session-2026-03-03T10-02-7c1e9a4b.json"), geminiChat);
   // A fresh server: the sessions above are not in it yet.
   const own = await startServer({ config: { llm: { baseURL: fake.baseURL, model: "fake-distiller", timeoutMs: 5000 } } });
-  fake.fallback = (req) => memoriesReply({ content: `Background capture lesson ${req.raw.includes("ledger") ? "codex" : "gemini"} ${crypto.randomUUID()}.`, memory_type: "learnings" });
+  fake.fallback = (req) =>
+    memoriesReply({
+      content: `Background capture lesson ${req.raw.includes("ledger") ? "codex" : "gemini"} ${crypto.randomUUID()}.`,
+      memory_type: "learnings",
+    });
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith("MEMSVC_") && k !== "CODEX_HOME" && k !== "XDG_DATA_HOME") env[k] = v;
   Object.assign(env, { HOME: user, MEMSVC_HOME: home, MEMSVC_URL: own.url });
   // Sorted here: PostgreSQL's ORDER BY follows the database's collation, SQLite's compares bytes.
-  const agents = async () => (await dbRows<{ source_agent: string }>(own.services, "SELECT DISTINCT source_agent FROM memories")).map((r) => r.source_agent).sort();
+  const agents = async () =>
+    (await dbRows<{ source_agent: string }>(own.services, "SELECT DISTINCT source_agent FROM memories")).map((r) => r.source_agent).sort();
   const until = async (want: string[]) => {
     const end = Date.now() + 30_000;
     while (Date.now() < end && JSON.stringify(await agents()) !== JSON.stringify(want)) await Bun.sleep(100);
     return agents();
   };
   try {
-    const notify = Bun.spawn([process.execPath, join(ROOT, "src/main.ts"), "hook", "codex-notify", JSON.stringify({ type: "agent-turn-complete", "thread-id": "0197a1c2-5d4e-7f00-9b1a-3c2d4e5f6a7b", "turn-id": "1", cwd: "/home/dana/src/billing-api", "input-messages": ["fix it"], "last-assistant-message": "done" })], { cwd: ROOT, env, stdout: "pipe", stderr: "pipe" });
+    const notify = Bun.spawn(
+      [
+        process.execPath,
+        join(ROOT, "src/main.ts"),
+        "hook",
+        "codex-notify",
+        JSON.stringify({
+          type: "agent-turn-complete",
+          "thread-id": "0197a1c2-5d4e-7f00-9b1a-3c2d4e5f6a7b",
+          "turn-id": "1",
+          cwd: "/home/dana/src/billing-api",
+          "input-messages": ["fix it"],
+          "last-assistant-message": "done",
+        }),
+      ],
+      { cwd: ROOT, env, stdout: "pipe", stderr: "pipe" },
+    );
     expect(await notify.exited).toBe(0);
     expect(await new Response(notify.stdout).text()).toBe("");
     expect(await until(["codex-cli"])).toEqual(["codex-cli"]);
@@ -126,7 +174,16 @@ test("Codex notify and Gemini CLI's SessionEnd hook start a background capture o
     const end = Bun.spawn([process.execPath, join(ROOT, "src/main.ts"), "hook", "session-end"], {
       cwd: ROOT,
       env,
-      stdin: new Blob([JSON.stringify({ session_id: "7c1e9a4b-2f3d-4e5a-9b8c-1d2e3f4a5b6c", transcript_path: geminiChat, cwd: "/home/dana/src/billing-api", hook_event_name: "SessionEnd", timestamp: "2026-03-03T10:09:00.000Z", reason: "exit" })]),
+      stdin: new Blob([
+        JSON.stringify({
+          session_id: "7c1e9a4b-2f3d-4e5a-9b8c-1d2e3f4a5b6c",
+          transcript_path: geminiChat,
+          cwd: "/home/dana/src/billing-api",
+          hook_event_name: "SessionEnd",
+          timestamp: "2026-03-03T10:09:00.000Z",
+          reason: "exit",
+        }),
+      ]),
       stdout: "pipe",
       stderr: "pipe",
     });

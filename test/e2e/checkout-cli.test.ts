@@ -49,36 +49,44 @@ test.skipIf(skip)("the children's PATH really has no Bun", () => {
   expect(Bun.which("node", { PATH: PATH_WITHOUT_BUN })).not.toBeNull();
 });
 
-test.skipIf(skip)("npx memsvc --version in the checkout prints the version, with Bun only in node_modules", async () => {
-  const r = await run([npx!, "memsvc", "--version"], npmEnv(), ROOT, 60_000);
-  expect(r.stdout.trim()).toBe(VERSION);
-  expect(r.code).toBe(0);
-}, 60_000);
+test.skipIf(skip)(
+  "npx memsvc --version in the checkout prints the version, with Bun only in node_modules",
+  async () => {
+    const r = await run([npx!, "memsvc", "--version"], npmEnv(), ROOT, 60_000);
+    expect(r.stdout.trim()).toBe(VERSION);
+    expect(r.code).toBe(0);
+  },
+  60_000,
+);
 
-test.skipIf(skip)("npm link makes a global memsvc that runs without Bun on PATH, passes exit codes through and stops its server on SIGTERM", async () => {
-  const prefix = tempDir("memsvc-npm-prefix-");
-  const link = await run([npm!, "link"], npmEnv({ npm_config_prefix: prefix }), ROOT, 60_000);
-  expect(link.code).toBe(0);
-  const memsvc = join(prefix, "bin", "memsvc");
-  expect(readlinkSync(memsvc)).toEndWith(join("memsvc", "bin", "memsvc.js"));
+test.skipIf(skip)(
+  "npm link makes a global memsvc that runs without Bun on PATH, passes exit codes through and stops its server on SIGTERM",
+  async () => {
+    const prefix = tempDir("memsvc-npm-prefix-");
+    const link = await run([npm!, "link"], npmEnv({ npm_config_prefix: prefix }), ROOT, 60_000);
+    expect(link.code).toBe(0);
+    const memsvc = join(prefix, "bin", "memsvc");
+    expect(readlinkSync(memsvc)).toEndWith(join("memsvc", "bin", "memsvc.js"));
 
-  const env = { PATH: `${join(prefix, "bin")}${delimiter}${PATH_WITHOUT_BUN}`, HOME: tempDir("memsvc-home-") };
-  const cwd = tempDir("memsvc-elsewhere-");
-  const version = await run(["memsvc", "--version"], env, cwd);
-  expect(version.stderr).toBe("");
-  expect(version.stdout.trim()).toBe(VERSION);
-  const unknown = await run(["memsvc", "frobnicate"], env, cwd);
-  expect(unknown.code).toBe(2);
-  expect(unknown.stderr).toContain('unknown command "frobnicate"');
+    const env = { PATH: `${join(prefix, "bin")}${delimiter}${PATH_WITHOUT_BUN}`, HOME: tempDir("memsvc-home-") };
+    const cwd = tempDir("memsvc-elsewhere-");
+    const version = await run(["memsvc", "--version"], env, cwd);
+    expect(version.stderr).toBe("");
+    expect(version.stdout.trim()).toBe(VERSION);
+    const unknown = await run(["memsvc", "frobnicate"], env, cwd);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('unknown command "frobnicate"');
 
-  // A service manager stops the command it started, the launcher: the server behind it must stop cleanly too.
-  const home = tempHome();
-  const serverEnv = { ...childEnv(home), PATH: env.PATH };
-  expect((await run([memsvc, "init"], serverEnv, cwd)).code).toBe(0);
-  const port = await freePort();
-  const server = await startProcess([memsvc, "server", "--port", String(port)], serverEnv, port, cwd);
-  server.proc.kill("SIGTERM");
-  expect(await server.proc.exited).toBe(0);
-  expect(server.stderr()).toContain("stopped cleanly");
-  await expect(fetch(`${server.url}/health`)).rejects.toThrow();
-}, 90_000);
+    // A service manager stops the command it started, the launcher: the server behind it must stop cleanly too.
+    const home = tempHome();
+    const serverEnv = { ...childEnv(home), PATH: env.PATH };
+    expect((await run([memsvc, "init"], serverEnv, cwd)).code).toBe(0);
+    const port = await freePort();
+    const server = await startProcess([memsvc, "server", "--port", String(port)], serverEnv, port, cwd);
+    server.proc.kill("SIGTERM");
+    expect(await server.proc.exited).toBe(0);
+    expect(server.stderr()).toContain("stopped cleanly");
+    await expect(fetch(`${server.url}/health`)).rejects.toThrow();
+  },
+  90_000,
+);

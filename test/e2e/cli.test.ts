@@ -120,11 +120,19 @@ describe("status and server", () => {
   test("a non-loopback bind warns at start: exposed, remote callers need the token, no TLS", async () => {
     const port = await freePort();
     server = await startProcess([BUN, ...MAIN, "server", "--port", String(port), "--host", "0.0.0.0"], childEnv(tempHome()), port);
-    const warned = () => server!.stderr().split("\n").find((l) => / warn +bound to 0\.0\.0\.0/.test(l));
+    const warned = () =>
+      server!
+        .stderr()
+        .split("\n")
+        .find((l) => / warn +bound to 0\.0\.0\.0/.test(l));
     for (let i = 0; i < 100 && !warned(); i++) await Bun.sleep(20);
     expect(warned()).toMatch(/exposed to the network/);
     expect(warned()).toMatch(/need the bearer token/);
-    const clear = () => server!.stderr().split("\n").find((l) => / warn +no TLS:/.test(l));
+    const clear = () =>
+      server!
+        .stderr()
+        .split("\n")
+        .find((l) => / warn +no TLS:/.test(l));
     for (let i = 0; i < 100 && !clear(); i++) await Bun.sleep(20);
     expect(clear()).toMatch(/in clear.*tls\.cert and tls\.key.*tls\.proxy: true/);
   });
@@ -142,7 +150,10 @@ describe("status and server", () => {
       setTimeout(() => sock.destroy(), 5000);
     });
     expect(answer).toStartWith("HTTP/1.1 413");
-    expect(JSON.parse(answer.slice(answer.indexOf("\r\n\r\n") + 4)).error).toEqual({ code: "too_large", message: "request body is 31457280 bytes; the limit is 26214400 (25 MB)" });
+    expect(JSON.parse(answer.slice(answer.indexOf("\r\n\r\n") + 4)).error).toEqual({
+      code: "too_large",
+      message: "request body is 31457280 bytes; the limit is 26214400 (25 MB)",
+    });
   });
 
   test("SIGTERM during a burst of writes: acknowledged writes are kept and the store closes cleanly", async () => {
@@ -154,7 +165,11 @@ describe("status and server", () => {
     const acknowledged = new Promise<void>((r) => (firstAck = r));
     const burst = Array.from({ length: 60 }, async (_, i) => {
       try {
-        const r = await fetch(`${server!.url}/ingest`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ content: `burst memory ${i} about topic ${i % 7}` }) });
+        const r = await fetch(`${server!.url}/ingest`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ content: `burst memory ${i} about topic ${i % 7}` }),
+        });
         if (r.status === 201) {
           acked.push(((await r.json()) as { id: string }).id);
           firstAck();
@@ -190,8 +205,18 @@ describe("history", () => {
     const token = await adminToken(home);
     // The CLI sends the token: the same server answers a remote-style client with it.
     const auth = { "content-type": "application/json", authorization: `Bearer ${token}` };
-    const { id } = (await (await fetch(`${server.url}/ingest`, { method: "POST", headers: auth, body: JSON.stringify({ content: "Releases are tagged from main.", project: "cli" }) })).json()) as { id: string };
-    await fetch(`${server.url}/memory`, { method: "PATCH", headers: auth, body: JSON.stringify({ id, content: "Releases are tagged from the release branch." }) });
+    const { id } = (await (
+      await fetch(`${server.url}/ingest`, {
+        method: "POST",
+        headers: auth,
+        body: JSON.stringify({ content: "Releases are tagged from main.", project: "cli" }),
+      })
+    ).json()) as { id: string };
+    await fetch(`${server.url}/memory`, {
+      method: "PATCH",
+      headers: auth,
+      body: JSON.stringify({ id, content: "Releases are tagged from the release branch." }),
+    });
 
     const list = await memsvc(["history", id.slice(0, 8)], env);
     expect(list.code).toBe(0);
@@ -225,10 +250,15 @@ describe("nightly", () => {
       const s = makeServices({ config: { llm: { baseURL: llm.baseURL, model: "fake-model", timeoutMs: 20_000 } } });
       const home = s.config.home;
       const day = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
-      expect((await ingestMemory(s, { content: "The deploy failed because the migration locked the orders table.", project: "shop", session_date: day })).id).not.toBeNull();
+      expect(
+        (await ingestMemory(s, { content: "The deploy failed because the migration locked the orders table.", project: "shop", session_date: day })).id,
+      ).not.toBeNull();
       await s.close();
       // The model answers slowly, so the first run still holds the day's lease when the second asks for it.
-      llm.fallback = () => ({ json: { learnings: [{ content: "Run migrations with a lock timeout: the orders table locked and the deploy failed.", sources: [1] }] }, delayMs: 4000 });
+      llm.fallback = () => ({
+        json: { learnings: [{ content: "Run migrations with a lock timeout: the orders table locked and the deploy failed.", sources: [1] }] },
+        delayMs: 4000,
+      });
       const env = childEnv(home);
       const [a, b] = await Promise.all([memsvc(["nightly", "--day", day], env), memsvc(["nightly", "--day", day], env)]);
       const runs = [a, b].sort((x, y) => x.code - y.code);

@@ -55,7 +55,11 @@ describe("client commands find a server on a non-default port without MEMSVC_URL
     expect(status.code).toBe(0);
     expect(status.stdout).toContain(`http://127.0.0.1:${port} (ok; address from server.json)`);
 
-    const put = await fetch(`http://127.0.0.1:${port}/identity`, { method: "PUT", headers: { "content-type": "application/json" }, body: JSON.stringify({ sections: { about: "Dana prefers small pull requests." } }) });
+    const put = await fetch(`http://127.0.0.1:${port}/identity`, {
+      method: "PUT",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ sections: { about: "Dana prefers small pull requests." } }),
+    });
     expect(put.status).toBe(200);
     const hook = await memsvc(["hook", "session-start"], env, JSON.stringify({ session_id: "s-1", cwd: "/home/dana/src/shop-api" }));
     expect(hook.code).toBe(0);

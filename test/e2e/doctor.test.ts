@@ -72,7 +72,9 @@ describe("memsvc doctor", () => {
     expect(fake.requests.length).toBe(before + 1);
     // The tests run without the model, so the embedder is the offline fallback: a warning, not a failure.
     expect(line(r.stdout, "embedder")).toMatch(/^warn\s+embedder\s+offline fallback.*answering/);
-    expect(line(r.stdout, "claude code hooks")).toMatch(new RegExp(`^ok\\s+claude code hooks\\s+4/4 installed in .*settings\\.json; they reach http://127\\.0\\.0\\.1:${port}`));
+    expect(line(r.stdout, "claude code hooks")).toMatch(
+      new RegExp(`^ok\\s+claude code hooks\\s+4/4 installed in .*settings\\.json; they reach http://127\\.0\\.0\\.1:${port}`),
+    );
     expect(line(r.stdout, "claude code mcp")).toMatch(/^ok\s+claude code mcp\s+memsvc MCP server registered/);
     expect(line(r.stdout, "mcp /sse")).toMatch(/^ok/);
     expect(line(r.stdout, "mcp /mcp")).toMatch(/^ok\s+mcp \/mcp\s+.*answered initialize \(memsvc/);
@@ -83,7 +85,18 @@ describe("memsvc doctor", () => {
     const report = JSON.parse(json.stdout);
     expect(report.ok).toBe(true);
     // "claude code mcp": since harness wiring, install registers memsvc's MCP server too and doctor checks it for every harness found; "capture backlog" came with the backlog (8cdab0d) without this list being updated.
-    expect(report.checks.map((c: any) => c.name)).toEqual(["server", "network", "embedder", "language model", "claude code hooks", "claude code mcp", "mcp /sse", "mcp /mcp", "autostart", "capture backlog"]);
+    expect(report.checks.map((c: any) => c.name)).toEqual([
+      "server",
+      "network",
+      "embedder",
+      "language model",
+      "claude code hooks",
+      "claude code mcp",
+      "mcp /sse",
+      "mcp /mcp",
+      "autostart",
+      "capture backlog",
+    ]);
   });
 
   test("hooks missing and a language model that is down: exit 1, each says what to do", async () => {
@@ -110,7 +123,9 @@ describe("memsvc doctor", () => {
     await serve(u.memsvcHome);
     const r = await doctor(u.env);
     expect(r.code).toBe(1);
-    expect(line(r.stdout, "claude code hooks")).toMatch(/^FAIL\s+claude code hooks\s+installed in .*, but they would call http:\/\/127\.0\.0\.1:\d+ \(home .*other-home\), where no server answers/);
+    expect(line(r.stdout, "claude code hooks")).toMatch(
+      /^FAIL\s+claude code hooks\s+installed in .*, but they would call http:\/\/127\.0\.0\.1:\d+ \(home .*other-home\), where no server answers/,
+    );
   });
 });
 

@@ -120,7 +120,9 @@ describe("kill -9 during multi-section identity PUTs", () => {
     }
     expect(torn).toBe(0);
     // The kills must really have landed inside writes, or this test proves nothing.
-    console.log(JSON.stringify({ rounds: ROUNDS, puts: gen, interrupted_mid_write: interrupted, rolled_forward: rolledForward, uncommitted_discarded: discarded, torn }));
+    console.log(
+      JSON.stringify({ rounds: ROUNDS, puts: gen, interrupted_mid_write: interrupted, rolled_forward: rolledForward, uncommitted_discarded: discarded, torn }),
+    );
     expect(interrupted).toBeGreaterThan(0);
   }, 300_000);
 });

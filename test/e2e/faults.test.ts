@@ -47,13 +47,18 @@ async function stop(s: Running): Promise<void> {
   expect(await s.proc.exited).toBe(0);
 }
 
-const post = (s: Running, path: string, body: unknown) => fetch(`${s.url}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+const post = (s: Running, path: string, body: unknown) =>
+  fetch(`${s.url}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
 
 /** Three clearly different memories per session, so none merges with another. */
 function sessionMemories(n: number): string[] {
   const r = rng(n + 1);
-  const word = () => Array.from({ length: r.int(2, 4) }, () => r.pick(["ka", "lo", "mi", "ren", "sta", "vo", "tur", "qui", "bex", "dor", "fen", "gal"])).join("");
-  return [0, 1, 2].map((k) => `Session ${n} decision ${k}: pin the ${word()} ${word()} driver to version ${r.int(1, 99)} because the ${word()} ${word()} crashed under ${word()} load.`);
+  const word = () =>
+    Array.from({ length: r.int(2, 4) }, () => r.pick(["ka", "lo", "mi", "ren", "sta", "vo", "tur", "qui", "bex", "dor", "fen", "gal"])).join("");
+  return [0, 1, 2].map(
+    (k) =>
+      `Session ${n} decision ${k}: pin the ${word()} ${word()} driver to version ${r.int(1, 99)} because the ${word()} ${word()} crashed under ${word()} load.`,
+  );
 }
 
 describe("kill -9 during a burst of ingests and distills", () => {
@@ -75,7 +80,10 @@ describe("kill -9 during a burst of ingests and distills", () => {
     const ingest = async (i: number) => {
       ingested++;
       try {
-        const res = await post(server, "/ingest", { content: `Burst ingest ${i}: the staging ${r.int(0, 1e6)} cluster restarts at ${i % 24}:00. ${"Its log says the warm-up finished. ".repeat(r.int(1, 200))}`, project: `ingest-${i % 5}` });
+        const res = await post(server, "/ingest", {
+          content: `Burst ingest ${i}: the staging ${r.int(0, 1e6)} cluster restarts at ${i % 24}:00. ${"Its log says the warm-up finished. ".repeat(r.int(1, 200))}`,
+          project: `ingest-${i % 5}`,
+        });
         if (res.status === 201) ackedIngests.push(((await res.json()) as { id: string }).id);
       } catch {
         /* cut off by the kill: not acknowledged */
@@ -86,7 +94,11 @@ describe("kill -9 during a burst of ingests and distills", () => {
       sessions.push(session);
       inFlight++;
       try {
-        const res = await post(server, "/distill", { text: `Working session SESSION-${n}: we compared three driver versions on the staging cluster and chose one after the load test.`, session_id: session, project: `p-${n}` });
+        const res = await post(server, "/distill", {
+          text: `Working session SESSION-${n}: we compared three driver versions on the staging cluster and chose one after the load test.`,
+          session_id: session,
+          project: `p-${n}`,
+        });
         if (res.status === 201) ackedDistills.set(session, ((await res.json()) as { ids: string[] }).ids);
       } catch {
         /* cut off by the kill */
@@ -142,7 +154,15 @@ describe("kill -9 during a burst of ingests and distills", () => {
     for (const session of unacked) expect([0, 3]).toContain(check.perSession.get(session) ?? 0);
     console.log(
       JSON.stringify({
-        kill9: { ingests_sent: ingested, ingests_acked: ackedIngests.length, distills_acked: ackedDistills.size, distills_in_flight_at_kill: killedWith, distills_unacked: unacked.length, unacked_but_committed: unacked.filter((s) => check.perSession.has(s)).length, memories_after_restart: check.memories },
+        kill9: {
+          ingests_sent: ingested,
+          ingests_acked: ackedIngests.length,
+          distills_acked: ackedDistills.size,
+          distills_in_flight_at_kill: killedWith,
+          distills_unacked: unacked.length,
+          unacked_but_committed: unacked.filter((s) => check.perSession.has(s)).length,
+          memories_after_restart: check.memories,
+        },
       }),
     );
   }, 60_000);
@@ -159,7 +179,10 @@ describe("the model hangs, stalls or dies mid-distill", () => {
       {
         session: "second-chunk",
         replies: [memoriesReply(...sessionMemories(900)), { hang: true }],
-        text: Array.from({ length: 60 }, (_, i) => `Step ${i}: we traced request ${i} through the gateway, the queue and the worker, and noted its latency.`).join("\n"),
+        text: Array.from(
+          { length: 60 },
+          (_, i) => `Step ${i}: we traced request ${i} through the gateway, the queue and the worker, and noted its latency.`,
+        ).join("\n"),
       },
     ];
     for (const c of cases) {

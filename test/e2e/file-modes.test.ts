@@ -51,13 +51,25 @@ describe("files memsvc writes are private whatever the umask", () => {
     const home = join(tempHome(), "fresh-home");
     const { url } = await startServer(home);
     expect(mode(home)).toBe("700");
-    const res = await fetch(`${url}/ingest`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ content: "the build uses bun 1.4", type: "fact" }) });
+    const res = await fetch(`${url}/ingest`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ content: "the build uses bun 1.4", type: "fact" }),
+    });
     expect(res.status).toBe(201);
     for (const f of ["memsvc.db", "memsvc.db-wal", "memsvc.db-shm"]) expect([f, mode(join(home, f))]).toEqual([f, "600"]);
 
-    const put = await fetch(`${url}/identity?agent=reviewer`, { method: "PUT", headers: { "content-type": "application/json" }, body: JSON.stringify({ sections: { style: "terse" } }) });
+    const put = await fetch(`${url}/identity?agent=reviewer`, {
+      method: "PUT",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ sections: { style: "terse" } }),
+    });
     expect(put.status).toBe(200);
-    const global = await fetch(`${url}/identity`, { method: "PUT", headers: { "content-type": "application/json" }, body: JSON.stringify({ sections: { about: "a developer" } }) });
+    const global = await fetch(`${url}/identity`, {
+      method: "PUT",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ sections: { about: "a developer" } }),
+    });
     expect(global.status).toBe(200);
     expect(mode(join(home, "identity", "about.md"))).toBe("600");
     expect(mode(join(home, "identity", "agents"))).toBe("700");
@@ -70,8 +82,16 @@ describe("files memsvc writes are private whatever the umask", () => {
     const home = join(tempHome(), "home");
     const env = childEnv(home);
     await startServer(home);
-    await fetch(`${server!.url}/ingest`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ content: "deploys go through the staging host first", type: "fact" }) });
-    await fetch(`${server!.url}/identity`, { method: "PUT", headers: { "content-type": "application/json" }, body: JSON.stringify({ sections: { about: "a developer" } }) });
+    await fetch(`${server!.url}/ingest`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ content: "deploys go through the staging host first", type: "fact" }),
+    });
+    await fetch(`${server!.url}/identity`, {
+      method: "PUT",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ sections: { about: "a developer" } }),
+    });
     await stopServer();
 
     const outDir = tempHome();

@@ -90,7 +90,11 @@ describe("memsvc hooks install / uninstall", () => {
     server = await startProcess([BUN, MAIN, "server", "--port", String(port)], childEnv(u.memsvcHome), port);
     // Clients send the home's config token: on PostgreSQL it must be a database token (issue 36).
     await adminToken(u.memsvcHome);
-    const put = await fetch(`${server.url}/identity`, { method: "PUT", headers: { "content-type": "application/json" }, body: JSON.stringify({ sections: { about: "Dana reviews every migration twice." } }) });
+    const put = await fetch(`${server.url}/identity`, {
+      method: "PUT",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ sections: { about: "Dana reviews every migration twice." } }),
+    });
     expect(put.status).toBe(200);
 
     const command: string = JSON.parse(readFileSync(u.file, "utf8")).hooks.SessionStart[0].hooks[0].command;
@@ -112,7 +116,18 @@ describe("memsvc hooks install / uninstall", () => {
     expect(again.stdout).toContain("no memsvc hooks");
 
     // What the README used to tell users to paste, next to the user's own prompt hook.
-    const pasted = { hooks: { UserPromptSubmit: [{ hooks: [{ type: "command", command: "~/bin/lint-prompt" }, { type: "command", command: "memsvc hook user-prompt", timeout: 2 }] }] } };
+    const pasted = {
+      hooks: {
+        UserPromptSubmit: [
+          {
+            hooks: [
+              { type: "command", command: "~/bin/lint-prompt" },
+              { type: "command", command: "memsvc hook user-prompt", timeout: 2 },
+            ],
+          },
+        ],
+      },
+    };
     const v = userWith(pasted);
     expect((await hooks(["install"], v.env)).code).toBe(0);
     const merged = JSON.parse(readFileSync(v.file, "utf8"));
@@ -167,7 +182,10 @@ describe("memsvc hooks install / uninstall across harnesses", () => {
     chmodSync(join(home, "bin/notify.sh"), 0o755);
     put(".claude/settings.json", readFileSync(join(fixtures, "claude-code/config/settings.json"), "utf8"));
     put(".claude.json", readFileSync(join(fixtures, "claude-code/config/claude.json"), "utf8"));
-    put(".codex/config.toml", readFileSync(join(fixtures, "codex/config/config.toml"), "utf8").replace('"/home/dana/bin/codex-notify.sh"', JSON.stringify(join(home, "bin/notify.sh"))));
+    put(
+      ".codex/config.toml",
+      readFileSync(join(fixtures, "codex/config/config.toml"), "utf8").replace('"/home/dana/bin/codex-notify.sh"', JSON.stringify(join(home, "bin/notify.sh"))),
+    );
     put(".gemini/settings.json", readFileSync(join(fixtures, "gemini/config/settings.json"), "utf8"));
     put(".config/opencode/opencode.jsonc", readFileSync(join(fixtures, "opencode/config/opencode.jsonc"), "utf8"));
     const memsvcHome = join(home, "memsvc-home");
@@ -217,9 +235,19 @@ describe("memsvc hooks install / uninstall across harnesses", () => {
     server = await startProcess([BUN, MAIN, "server", "--port", String(port)], childEnv(u.memsvcHome), port);
     // Clients send the home's config token: on PostgreSQL it must be a database token (issue 36).
     await adminToken(u.memsvcHome);
-    const put = await fetch(`${server.url}/identity`, { method: "PUT", headers: { "content-type": "application/json" }, body: JSON.stringify({ sections: { about: "Dana reviews every migration twice." } }) });
+    const put = await fetch(`${server.url}/identity`, {
+      method: "PUT",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ sections: { about: "Dana reviews every migration twice." } }),
+    });
     expect(put.status).toBe(200);
-    const hook = (event: string) => Bun.spawn([BUN, MAIN, "hook", event, "--harness", "gemini"], { cwd: ROOT, env: u.env, stdin: new Blob([JSON.stringify({ session_id: "g1", cwd: "/work/shop", hook_event_name: "SessionStart", source: "startup" })]), stdout: "pipe" });
+    const hook = (event: string) =>
+      Bun.spawn([BUN, MAIN, "hook", event, "--harness", "gemini"], {
+        cwd: ROOT,
+        env: u.env,
+        stdin: new Blob([JSON.stringify({ session_id: "g1", cwd: "/work/shop", hook_event_name: "SessionStart", source: "startup" })]),
+        stdout: "pipe",
+      });
     const start = hook("session-start");
     const [code, out] = await Promise.all([start.exited, new Response(start.stdout).text()]);
     expect(code).toBe(0);

@@ -59,7 +59,8 @@ async function sectionBody(rel: string): Promise<string | undefined> {
 async function snapshot(): Promise<Record<string, string>> {
   const out: Record<string, string> = {};
   if (onPostgres) {
-    for (const agent of [null, ...(await sections().agentScopes())]) for (const [name, f] of await sections().readScope(agent)) out[agent ? `agents/${agent}/${name}.md` : `${name}.md`] = f.body;
+    for (const agent of [null, ...(await sections().agentScopes())])
+      for (const [name, f] of await sections().readScope(agent)) out[agent ? `agents/${agent}/${name}.md` : `${name}.md`] = f.body;
     return out;
   }
   const dir = ID();
@@ -220,7 +221,11 @@ describe("identity editor in Chromium", () => {
     expect(puts).toEqual([]);
     // and the server refuses it even if asked directly
     const status = await page.evaluate(async () => {
-      const r = await (window as any).memsvc.api("/identity", { method: "PUT", headers: { "content-type": "application/json" }, body: JSON.stringify({ sections: { memory: "x" } }) });
+      const r = await (window as any).memsvc.api("/identity", {
+        method: "PUT",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ sections: { memory: "x" } }),
+      });
       return r.status;
     });
     expect(status).toBe(400);
@@ -252,10 +257,12 @@ describe("identity editor in Chromium", () => {
     expect(await sectionBody("soul.md")).toBe("soul");
 
     await page.fill("#editor", "edited again");
-    const unload = new Promise<string>((resolve) => page.once("dialog", (d) => {
-      resolve(d.type());
-      void d.accept();
-    }));
+    const unload = new Promise<string>((resolve) =>
+      page.once("dialog", (d) => {
+        resolve(d.type());
+        void d.accept();
+      }),
+    );
     await page.close({ runBeforeUnload: true });
     expect(await unload).toBe("beforeunload");
   });
@@ -302,7 +309,10 @@ describe("identity editor in Chromium", () => {
 
   test.skipIf(!hasChromium)("the preview renders Markdown but never the page's own HTML or script links", async () => {
     const page = await openEditor({
-      files: { "soul.md": '<img src=x onerror="window.__xss=1"> <script>window.__xss=2</script>\n\n[bad](javascript:window.__xss=3) [good](https://example.org/a?b=1&c=2)\n\n- item `<b>code</b>`' },
+      files: {
+        "soul.md":
+          '<img src=x onerror="window.__xss=1"> <script>window.__xss=2</script>\n\n[bad](javascript:window.__xss=3) [good](https://example.org/a?b=1&c=2)\n\n- item `<b>code</b>`',
+      },
     });
     await selected(page, "soul");
     const preview = page.locator("#preview");
@@ -315,9 +325,19 @@ describe("identity editor in Chromium", () => {
 
     // Rendered by marked + DOMPurify (shared with the memory browser), no longer by hand.
     const html = await page.evaluate(() =>
-      (window as any).memsvcIdentity.renderMarkdown("## Title\n\n1. one\n2. two\n\n> quoted *soft*\n\n```\n<tag> & **not bold**\n```\n\n---\nsnake_case_name and __bold__"),
+      (window as any).memsvcIdentity.renderMarkdown(
+        "## Title\n\n1. one\n2. two\n\n> quoted *soft*\n\n```\n<tag> & **not bold**\n```\n\n---\nsnake_case_name and __bold__",
+      ),
     );
-    for (const part of ["<h2>Title</h2>", "<li>one</li>", "<blockquote>", "<em>soft</em>", "<pre><code>&lt;tag&gt; &amp; **not bold**\n</code></pre>", "<hr>", "snake_case_name and <strong>bold</strong>"]) {
+    for (const part of [
+      "<h2>Title</h2>",
+      "<li>one</li>",
+      "<blockquote>",
+      "<em>soft</em>",
+      "<pre><code>&lt;tag&gt; &amp; **not bold**\n</code></pre>",
+      "<hr>",
+      "snake_case_name and <strong>bold</strong>",
+    ]) {
       expect(html).toContain(part);
     }
   });
@@ -331,7 +351,10 @@ describe("identity editor in Chromium", () => {
     expect(await preview.locator("table td").first().textContent()).toBe("bun");
     expect(await preview.textContent()).not.toContain("|---|");
     expect(await preview.locator("input[type=checkbox]").count()).toBe(2);
-    for (const [name, viewport] of [["laptop", { width: 1440, height: 900 }], ["phone", { width: 390, height: 844 }]] as const) {
+    for (const [name, viewport] of [
+      ["laptop", { width: 1440, height: 900 }],
+      ["phone", { width: 390, height: 844 }],
+    ] as const) {
       await page.setViewportSize(viewport);
       expect(await page.title()).toBe("Identity · memsvc");
       for (const where of ["top", "middle"]) {
@@ -353,7 +376,10 @@ describe("identity editor in Chromium", () => {
     await selected(page, "soul");
     const [bg, fg] = await page.evaluate(() => {
       const lum = (c: string) => {
-        const [r, g, b] = (c.match(/\d+/g) ?? []).map(Number).map((v) => v / 255).map((v) => (v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4));
+        const [r, g, b] = (c.match(/\d+/g) ?? [])
+          .map(Number)
+          .map((v) => v / 255)
+          .map((v) => (v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4));
         return 0.2126 * r + 0.7152 * g + 0.0722 * b;
       };
       const style = getComputedStyle(document.body);

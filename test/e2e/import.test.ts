@@ -28,7 +28,9 @@ test("tried as a new user: a claude-mem database and a Claude Code home import i
   const mem = await run([BUN, "src/main.ts", "import", "--from", "claude-mem", db], childEnv(home));
   expect(mem.code).toBe(0);
   expect(mem.stderr).toContain("1 row with no text was left out");
-  expect(mem.stdout).toContain(`imported 4 items from 1 source into ${home}: 4 added, 0 merged, 0 skipped (already there), 2 links, 1 named link to nothing imported or stored (left out)`);
+  expect(mem.stdout).toContain(
+    `imported 4 items from 1 source into ${home}: 4 added, 0 merged, 0 skipped (already there), 2 links, 1 named link to nothing imported or stored (left out)`,
+  );
   const cc = await run([BUN, "src/main.ts", "import", "--from", "claude-code", claude], childEnv(home));
   expect(cc.code).toBe(0);
   expect(cc.stdout).toMatch(/imported 1\d items from 7 sources into .*: 1\d added, 0 merged, 0 skipped/);
@@ -38,10 +40,14 @@ test("tried as a new user: a claude-mem database and a Claude Code home import i
 
   const port = await freePort();
   server = await startProcess([BUN, "src/main.ts", "server", "--port", String(port)], childEnv(home), port);
-  const search = async (q: string) => (await (await fetch(`${server!.url}/search?query=${encodeURIComponent(q)}`)).json()) as { results: { id: string; content: string }[] };
+  const search = async (q: string) =>
+    (await (await fetch(`${server!.url}/search?query=${encodeURIComponent(q)}`)).json()) as { results: { id: string; content: string }[] };
   const stripe = (await search("stripe webhook signing secret")).results[0];
   expect(stripe.content).toContain("Stripe webhooks are verified with the signing secret");
-  const detail = (await (await fetch(`${server!.url}/memories/detail?id=${stripe.id}`)).json()) as { memory: Record<string, unknown>; links: { relationship: string; preview: string }[] };
+  const detail = (await (await fetch(`${server!.url}/memories/detail?id=${stripe.id}`)).json()) as {
+    memory: Record<string, unknown>;
+    links: { relationship: string; preview: string }[];
+  };
   expect(detail.memory.source_agent).toBe("claude-mem");
   expect(detail.memory.source_session).toBe(`${db}#observations/1`);
   expect(detail.memory.project).toBe("shop");
@@ -59,13 +65,18 @@ test("import --from: refused files are one line each and nothing of them lands; 
   const home = tempHome();
   const bad = await run([BUN, "src/main.ts", "import", "--from", "mem0", join(FIX, "mem0", "bad-entry.json")], childEnv(home));
   expect(bad.code).toBe(1);
-  expect(bad.stderr.trim().split("\n")).toEqual([`memsvc import: ${join(FIX, "mem0", "bad-entry.json")}: entry 2 has no "memory" text`, `memsvc import: nothing imported from ${join(FIX, "mem0", "bad-entry.json")}`]);
+  expect(bad.stderr.trim().split("\n")).toEqual([
+    `memsvc import: ${join(FIX, "mem0", "bad-entry.json")}: entry 2 has no "memory" text`,
+    `memsvc import: nothing imported from ${join(FIX, "mem0", "bad-entry.json")}`,
+  ]);
   const mixed = await run([BUN, "src/main.ts", "import", "--from", "markdown", join(FIX, "markdown", "broken")], childEnv(home));
   expect(mixed.code).toBe(0);
   expect(mixed.stderr).toContain("bad-front-matter.md: front matter is not valid YAML");
   expect(mixed.stderr).toContain("binary.md: not a text file (binary content)");
   expect(mixed.stdout).toContain("1 added");
-  expect((await homeRows(home, "SELECT content FROM memories")).map((r) => r.content)).toEqual(["good\n\nThe deploy script tags each release with the short commit hash and the date."]);
+  expect((await homeRows(home, "SELECT content FROM memories")).map((r) => r.content)).toEqual([
+    "good\n\nThe deploy script tags each release with the short commit hash and the date.",
+  ]);
   const kind = await run([BUN, "src/main.ts", "import", "--from", "evernote", "x"], childEnv(home));
   expect(kind.code).not.toBe(0);
   expect(kind.stderr).toContain("--from must be one of claude-mem, claude-code, agents-md, mem0, markdown, memsvc");

@@ -18,7 +18,11 @@ describe.skipIf(!onPostgres)("two memsvc servers over one PostgreSQL database (P
       const env = childEnv(home, { MEMSVC_STORAGE: "postgres", MEMSVC_DATABASE_URL: testDatabaseUrl(), MEMSVC_DATABASE_SCHEMA: schema });
       const run = await startProcess([BUN, "src/main.ts", "server", "--port", String(port)], env, port, undefined, 60_000);
       // Each server's member has a token of their own in the shared database (config tokens authenticate nothing on PostgreSQL).
-      const token = await createDatabaseToken(home, { name: `member-${i}`, role: "writer", env: { MEMSVC_STORAGE: "postgres", MEMSVC_DATABASE_URL: testDatabaseUrl(), MEMSVC_DATABASE_SCHEMA: schema } });
+      const token = await createDatabaseToken(home, {
+        name: `member-${i}`,
+        role: "writer",
+        env: { MEMSVC_STORAGE: "postgres", MEMSVC_DATABASE_URL: testDatabaseUrl(), MEMSVC_DATABASE_SCHEMA: schema },
+      });
       useTokenInConfig(home, token);
       servers.push({ run, token });
     }
@@ -42,12 +46,19 @@ describe.skipIf(!onPostgres)("two memsvc servers over one PostgreSQL database (P
     const id: string = made.body.id;
     const got = await call(1, "GET", `/memory?id=${id.slice(0, 8)}`);
     expect(got.status).toBe(200);
-    expect(got.body.memory).toMatchObject({ id, content: "The payments API rate-limits at 50 requests per second per key.", project: "payments", used_count: 1 });
+    expect(got.body.memory).toMatchObject({
+      id,
+      content: "The payments API rate-limits at 50 requests per second per key.",
+      project: "payments",
+      used_count: 1,
+    });
     const patched = await call(1, "PATCH", "/memory", { id, content: "The payments API rate-limits at 80 requests per second per key." });
     expect(patched.status).toBe(200);
     const again = await call(0, "GET", `/memory?id=${id}`);
     expect(again.body.memory).toMatchObject({ content: "The payments API rate-limits at 80 requests per second per key.", used_count: 2 });
-    expect((await call(0, "GET", `/memory/history?id=${id}`)).body.versions.map((v: any) => v.content)).toEqual(["The payments API rate-limits at 50 requests per second per key."]);
+    expect((await call(0, "GET", `/memory/history?id=${id}`)).body.versions.map((v: any) => v.content)).toEqual([
+      "The payments API rate-limits at 50 requests per second per key.",
+    ]);
     expect((await call(0, "DELETE", `/memory?id=${id}`)).status).toBe(200);
     expect((await call(1, "GET", `/memory?id=${id}`)).status).toBe(404);
     expect((await call(0, "GET", `/memory?id=${id}`)).status).toBe(404);
@@ -55,7 +66,10 @@ describe.skipIf(!onPostgres)("two memsvc servers over one PostgreSQL database (P
 
   test("recall-index suppression is shared: what server A showed a session, server B does not show again; a reset through B shows it through A", async () => {
     const prompt = "which port does the staging postgres database listen on?";
-    const made = await call(0, "POST", "/ingest", { content: "The staging Postgres database listens on port 5433 behind pgbouncer; connect with psql -p 5433.", project: "infra" });
+    const made = await call(0, "POST", "/ingest", {
+      content: "The staging Postgres database listens on port 5433 behind pgbouncer; connect with psql -p 5433.",
+      project: "infra",
+    });
     expect(made.status).toBe(201);
     const id: string = made.body.id;
     const session = `multi-${process.pid}`;

@@ -34,110 +34,113 @@ const lines = (file: string) =>
     .filter(Boolean)
     .sort();
 
-test(
-  "a 4k-memory store migrates to PostgreSQL losslessly; killed mid-way it resumes from the target's cursor and ends identical; a re-run is a no-op",
-  async () => {
-    const home = tempHome();
-    const corpus = join(home, "corpus.jsonl");
-    const counts = writeCorpus(corpus, N);
-    // The laptop side is SQLite whichever engine the suite runs on.
-    const env = childEnv(home, { MEMSVC_STORAGE: "sqlite" });
-    const im = await run([BUN, "src/main.ts", "import", corpus], env, ROOT, 300_000);
-    expect(im.code).toBe(0);
-    expect(im.stdout).toContain(`imported ${N} memories (${N} vectors reused`);
-    mkdirSync(join(home, "identity", "agents", "bot-1"), { recursive: true });
-    writeFileSync(join(home, "identity", "persona.md"), "# Persona\nCareful.");
-    writeFileSync(join(home, "identity", "agents", "bot-1", "style.md"), "Terse.");
-    const url = pg.url;
-    const schema = "migrate_e2e";
-    const args = [BUN, "src/main.ts", "migrate", "--to", url, "--schema", schema, "--batch", "100"];
+test("a 4k-memory store migrates to PostgreSQL losslessly; killed mid-way it resumes from the target's cursor and ends identical; a re-run is a no-op", async () => {
+  const home = tempHome();
+  const corpus = join(home, "corpus.jsonl");
+  const counts = writeCorpus(corpus, N);
+  // The laptop side is SQLite whichever engine the suite runs on.
+  const env = childEnv(home, { MEMSVC_STORAGE: "sqlite" });
+  const im = await run([BUN, "src/main.ts", "import", corpus], env, ROOT, 300_000);
+  expect(im.code).toBe(0);
+  expect(im.stdout).toContain(`imported ${N} memories (${N} vectors reused`);
+  mkdirSync(join(home, "identity", "agents", "bot-1"), { recursive: true });
+  writeFileSync(join(home, "identity", "persona.md"), "# Persona\nCareful.");
+  writeFileSync(join(home, "identity", "agents", "bot-1", "style.md"), "Terse.");
+  const url = pg.url;
+  const schema = "migrate_e2e";
+  const args = [BUN, "src/main.ts", "migrate", "--to", url, "--schema", schema, "--batch", "100"];
 
-    // First run: killed (SIGKILL, no chance to clean up) once a third of the memories are in.
-    const first = spawn(args, { env, cwd: ROOT, stdout: "pipe", stderr: "pipe" });
-    let err = "";
-    const decoder = new TextDecoder();
-    const reader = first.stderr.getReader();
-    for (;;) {
-      const next = await reader.read();
-      if (next.done) break;
-      err += decoder.decode(next.value);
-      if (/^3\d% memories/m.test(err)) {
-        first.kill("SIGKILL");
-        break;
-      }
+  // First run: killed (SIGKILL, no chance to clean up) once a third of the memories are in.
+  const first = spawn(args, { env, cwd: ROOT, stdout: "pipe", stderr: "pipe" });
+  let err = "";
+  const decoder = new TextDecoder();
+  const reader = first.stderr.getReader();
+  for (;;) {
+    const next = await reader.read();
+    if (next.done) break;
+    err += decoder.decode(next.value);
+    if (/^3\d% memories/m.test(err)) {
+      first.kill("SIGKILL");
+      break;
     }
-    await first.exited;
-    expect(first.signalCode).toBe("SIGKILL");
-    // Not a TTY: plain progress lines, one per 10% step.
-    expect(err).toMatch(new RegExp(`^0% memories: 0/${N} memories`, "m"));
-    expect(err).not.toContain("\r");
+  }
+  await first.exited;
+  expect(first.signalCode).toBe("SIGKILL");
+  // Not a TTY: plain progress lines, one per 10% step.
+  expect(err).toMatch(new RegExp(`^0% memories: 0/${N} memories`, "m"));
+  expect(err).not.toContain("\r");
 
-    const h: PgHandle = openPostgres({ url, schema, pool: 2 });
-    const target = pgStorage(h);
-    try {
-      await h.ready();
-      const partial = await target.memories.countMemories();
-      expect(partial).toBeGreaterThan(0);
-      expect(partial).toBeLessThan(N);
-      const cursor = JSON.parse((await target.memories.migrateCursor())!);
-      expect(cursor).toMatchObject({ table: "memories", complete: false });
-      // The cursor and the rows were committed together: it points at the last copied seq.
-      expect(cursor.after).toBe(partial);
+  const h: PgHandle = openPostgres({ url, schema, pool: 2 });
+  const target = pgStorage(h);
+  try {
+    await h.ready();
+    const partial = await target.memories.countMemories();
+    expect(partial).toBeGreaterThan(0);
+    expect(partial).toBeLessThan(N);
+    const cursor = JSON.parse((await target.memories.migrateCursor())!);
+    expect(cursor).toMatchObject({ table: "memories", complete: false });
+    // The cursor and the rows were committed together: it points at the last copied seq.
+    expect(cursor.after).toBe(partial);
 
-      const second = await run(args, env, ROOT, 600_000);
-      expect(second.stderr + second.stdout).toContain("resuming an interrupted run");
-      expect(second.code).toBe(0);
-      expect(second.stdout + second.stderr).toContain(`migrated ${N} memories, ${counts.links} links, ${counts.history} earlier versions, ${counts.anchors} anchors`);
-      // The password never shows; identity files go into the database, where servers on PostgreSQL read them.
-      expect(second.stdout + second.stderr).not.toContain(TEST_DB_PASSWORD);
-      expect(second.stdout).toContain("copied 2 identity sections into the database (persona, agents/bot-1/style)");
+    const second = await run(args, env, ROOT, 600_000);
+    expect(second.stderr + second.stdout).toContain("resuming an interrupted run");
+    expect(second.code).toBe(0);
+    expect(second.stdout + second.stderr).toContain(
+      `migrated ${N} memories, ${counts.links} links, ${counts.history} earlier versions, ${counts.anchors} anchors`,
+    );
+    // The password never shows; identity files go into the database, where servers on PostgreSQL read them.
+    expect(second.stdout + second.stderr).not.toContain(TEST_DB_PASSWORD);
+    expect(second.stdout).toContain("copied 2 identity sections into the database (persona, agents/bot-1/style)");
 
-      const third = await run(args, env, ROOT, 120_000);
-      expect(third.code).toBe(0);
-      expect(third.stdout + third.stderr).toContain("nothing to do");
-      expect(await target.memories.countMemories()).toBe(N);
+    const third = await run(args, env, ROOT, 120_000);
+    expect(third.code).toBe(0);
+    expect(third.stdout + third.stderr).toContain("nothing to do");
+    expect(await target.memories.countMemories()).toBe(N);
 
-      // Export from both engines: equal, vectors included (float4 values survive the text round trip).
-      const fromSqlite = join(home, "sqlite.jsonl");
-      const ex = await run([BUN, "src/main.ts", "export", "--vectors", "--out", fromSqlite], env, ROOT, 300_000);
-      expect(ex.code).toBe(0);
-      const fromPg = join(home, "pg.jsonl");
-      const pgEnv = { ...env, MEMSVC_STORAGE: "postgres", MEMSVC_DATABASE_URL: url, MEMSVC_DATABASE_SCHEMA: schema };
-      const exPg = await run([BUN, "src/main.ts", "export", "--vectors", "--out", fromPg], pgEnv, ROOT, 300_000);
-      expect(exPg.code).toBe(0);
-      expect(exPg.stderr).toContain(`exported ${N} memories`);
-      const a = lines(fromSqlite);
-      const b = lines(fromPg);
-      expect(b.length).toBe(a.length);
-      expect(b).toEqual(a);
-      // seq survives (ordering and the vector keys depend on it), and new memories continue after it.
-      const seqs = await h.sql.unsafe(`SELECT min(seq)::int AS lo, max(seq)::int AS hi, count(*)::int AS n FROM ${schema}.memories`);
-      expect(seqs[0]).toEqual({ lo: 1, hi: N, n: N });
-      // The secondary indexes, dropped for the bulk copy, were built once at its end (also after the
-      // kill and resume): the same set a fresh schema has, and none left to build.
-      const indexes = async (sch: string) =>
-        ((await h.sql.unsafe(`SELECT indexname AS n, replace(indexdef, $1, 'S') AS d FROM pg_indexes WHERE schemaname = $1 ORDER BY indexname`, [sch])) as { n: string; d: string }[]).map((r) => r.d.replace(` ${sch}.`, " S."));
-      const fresh = openPostgres({ url, schema: `${schema}_fresh`, pool: 1 });
-      await fresh.ready();
-      await fresh.close();
-      const copied = await indexes(schema);
-      expect(copied).toEqual(await indexes(`${schema}_fresh`));
-      expect(copied.some((d) => d.includes("USING hnsw (embedding vector_cosine_ops)"))).toBe(true);
-      expect(await h.sql.unsafe(`SELECT key FROM ${schema}.meta WHERE key = 'migrate_indexes'`)).toHaveLength(0);
-      const next = await h.sql.unsafe(`SELECT nextval(pg_get_serial_sequence('${schema}.memories', 'seq'))::int AS v`);
-      expect(next[0].v).toBe(N + 1);
-      // The copy ends with VACUUM (ANALYZE) (PGlite has no autovacuum: nothing else would have run it):
-      // planner statistics for the copied rows, and pages marked all-visible.
-      const [stats] = await h.sql.unsafe(`SELECT count(*)::int AS n FROM pg_stats WHERE schemaname = $1 AND tablename = 'memories'`, [schema]);
-      expect(stats.n).toBeGreaterThan(0);
-      const [vis] = await h.sql.unsafe(`SELECT relallvisible::int AS v, relpages::int AS p FROM pg_class WHERE oid = '${schema}.memories'::regclass`);
-      expect(vis.v).toBeGreaterThan(0);
-    } finally {
-      await h.close();
-    }
-  },
-  900_000,
-);
+    // Export from both engines: equal, vectors included (float4 values survive the text round trip).
+    const fromSqlite = join(home, "sqlite.jsonl");
+    const ex = await run([BUN, "src/main.ts", "export", "--vectors", "--out", fromSqlite], env, ROOT, 300_000);
+    expect(ex.code).toBe(0);
+    const fromPg = join(home, "pg.jsonl");
+    const pgEnv = { ...env, MEMSVC_STORAGE: "postgres", MEMSVC_DATABASE_URL: url, MEMSVC_DATABASE_SCHEMA: schema };
+    const exPg = await run([BUN, "src/main.ts", "export", "--vectors", "--out", fromPg], pgEnv, ROOT, 300_000);
+    expect(exPg.code).toBe(0);
+    expect(exPg.stderr).toContain(`exported ${N} memories`);
+    const a = lines(fromSqlite);
+    const b = lines(fromPg);
+    expect(b.length).toBe(a.length);
+    expect(b).toEqual(a);
+    // seq survives (ordering and the vector keys depend on it), and new memories continue after it.
+    const seqs = await h.sql.unsafe(`SELECT min(seq)::int AS lo, max(seq)::int AS hi, count(*)::int AS n FROM ${schema}.memories`);
+    expect(seqs[0]).toEqual({ lo: 1, hi: N, n: N });
+    // The secondary indexes, dropped for the bulk copy, were built once at its end (also after the
+    // kill and resume): the same set a fresh schema has, and none left to build.
+    const indexes = async (sch: string) =>
+      (
+        (await h.sql.unsafe(`SELECT indexname AS n, replace(indexdef, $1, 'S') AS d FROM pg_indexes WHERE schemaname = $1 ORDER BY indexname`, [sch])) as {
+          n: string;
+          d: string;
+        }[]
+      ).map((r) => r.d.replace(` ${sch}.`, " S."));
+    const fresh = openPostgres({ url, schema: `${schema}_fresh`, pool: 1 });
+    await fresh.ready();
+    await fresh.close();
+    const copied = await indexes(schema);
+    expect(copied).toEqual(await indexes(`${schema}_fresh`));
+    expect(copied.some((d) => d.includes("USING hnsw (embedding vector_cosine_ops)"))).toBe(true);
+    expect(await h.sql.unsafe(`SELECT key FROM ${schema}.meta WHERE key = 'migrate_indexes'`)).toHaveLength(0);
+    const next = await h.sql.unsafe(`SELECT nextval(pg_get_serial_sequence('${schema}.memories', 'seq'))::int AS v`);
+    expect(next[0].v).toBe(N + 1);
+    // The copy ends with VACUUM (ANALYZE) (PGlite has no autovacuum: nothing else would have run it):
+    // planner statistics for the copied rows, and pages marked all-visible.
+    const [stats] = await h.sql.unsafe(`SELECT count(*)::int AS n FROM pg_stats WHERE schemaname = $1 AND tablename = 'memories'`, [schema]);
+    expect(stats.n).toBeGreaterThan(0);
+    const [vis] = await h.sql.unsafe(`SELECT relallvisible::int AS v, relpages::int AS p FROM pg_class WHERE oid = '${schema}.memories'::regclass`);
+    expect(vis.v).toBeGreaterThan(0);
+  } finally {
+    await h.close();
+  }
+}, 900_000);
 
 test("on PostgreSQL, backup is a logical export that memsvc import restores into an empty schema; import refuses a schema with memories", async () => {
   const home = tempHome();
@@ -165,7 +168,12 @@ test("on PostgreSQL, backup is a logical export that memsvc import restores into
   expect((await run([BUN, "src/main.ts", "export", "--vectors", "--out", b], pgEnv("bk_b"), ROOT, 120_000)).code).toBe(0);
   expect(lines(b)).toEqual(lines(a));
   // An unreachable database: one clear line, no file left behind, no password.
-  const down = await run([BUN, "src/main.ts", "backup", "--out", join(home, "never.jsonl")], childEnv(home, { MEMSVC_STORAGE: "postgres", MEMSVC_DATABASE_URL: "postgres://u:secret-pw@127.0.0.1:1/db" }), ROOT, 60_000);
+  const down = await run(
+    [BUN, "src/main.ts", "backup", "--out", join(home, "never.jsonl")],
+    childEnv(home, { MEMSVC_STORAGE: "postgres", MEMSVC_DATABASE_URL: "postgres://u:secret-pw@127.0.0.1:1/db" }),
+    ROOT,
+    60_000,
+  );
   expect(down.code).toBe(1);
   expect(down.stderr).toMatch(/memsvc backup: cannot reach PostgreSQL/);
   expect(down.stderr).not.toContain("secret-pw");

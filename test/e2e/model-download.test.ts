@@ -35,7 +35,8 @@ async function until<T>(what: string, probe: () => Promise<T | null | undefined 
 }
 
 const health = async (url: string) => (await fetch(`${url}/health`)).json() as Promise<any>;
-const ingest = (url: string, content: string) => fetch(`${url}/ingest`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ content, type: "fact" }) });
+const ingest = (url: string, content: string) =>
+  fetch(`${url}/ingest`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ content, type: "fact" }) });
 
 /** Online (MEMSVC_OFFLINE off), with the hub at `hubUrl` and the tiny test model as the configured model. */
 function onlineHome(hubUrl: string): { home: string; env: Record<string, string> } {
@@ -100,7 +101,11 @@ describe("start-up never waits on a model download", () => {
       const before = await health(server.url);
       expect(before.embedder.kind).toBe("fallback");
       expect(before.embedder.loading?.state).toBe("downloading");
-      for (const text of ["deploys go through the staging host first", "the billing service retries webhooks three times", "release notes live in docs/releases"]) {
+      for (const text of [
+        "deploys go through the staging host first",
+        "the billing service retries webhooks three times",
+        "release notes live in docs/releases",
+      ]) {
         expect((await ingest(server.url, text)).status).toBe(201);
       }
       await until("the model request to reach the hub", async () => requested.length > 0);

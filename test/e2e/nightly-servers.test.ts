@@ -40,10 +40,16 @@ test("two servers schedule the same night: one runs it; killed mid-run, the othe
   const view = makeServices({ config });
   open.push(view);
   for (const p of ["a", "b", "c"]) {
-    await ingestMemory(view, { content: `Project ${p}: the release failed because the changelog step ran before the version bump.`, project: `proj-${p}`, session_date: yesterday });
+    await ingestMemory(view, {
+      content: `Project ${p}: the release failed because the changelog step ran before the version bump.`,
+      project: `proj-${p}`,
+      session_date: yesterday,
+    });
   }
   const home = view.config.home;
-  const lesson = (project: string) => ({ json: { learnings: [{ content: `In ${project}, bump the version before generating the changelog, or the release fails.`, sources: [1] }] } });
+  const lesson = (project: string) => ({
+    json: { learnings: [{ content: `In ${project}, bump the version before generating the changelog, or the release fails.`, sources: [1] }] },
+  });
   fake.fallback = (req) => lesson(/Project: (proj-\w)/.exec(req.body.messages[1].content)![1]);
   // Whoever owns the night first asks about proj-a and never hears back: it is killed while waiting.
   fake.script({ wait: new Promise(() => {}), then: lesson("proj-a") });

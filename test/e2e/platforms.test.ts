@@ -115,34 +115,37 @@ describe.each(IDS)("%s binary", (id) => {
     }
   });
 
-  test.skipIf(engineIndependent)(row.customSqlite ? "embeds an extension-capable SQLite with FTS5 for its CPU" : "uses Bun's own SQLite (none embedded)", () => {
-    const bin = binary(id);
-    const sqlite = natives[id].sqlite;
-    if (!row.customSqlite) {
-      expect(sqlite).toBeNull();
-      return;
-    }
-    const at = embeddedAt(bin, sqlite!);
-    expect(at).toBeGreaterThan(0);
-    // Zig's linker signs arm64 output ad hoc.
-    expect(exeFormat(bin, at)).toMatchObject(library(id));
-    const text = readFileSync(sqlite!).toString("latin1");
-    // sqlite3_compileoption_get's table is stored as plain strings.
-    expect(text).toContain("ENABLE_FTS5");
-    expect(text).toContain("THREADSAFE=1");
-    expect(text).not.toContain("OMIT_LOAD_EXTENSION");
-    expect(text).toContain("sqlite3_load_extension");
-    expect(text).toContain("sqlite3_enable_load_extension");
+  test.skipIf(engineIndependent)(
+    row.customSqlite ? "embeds an extension-capable SQLite with FTS5 for its CPU" : "uses Bun's own SQLite (none embedded)",
+    () => {
+      const bin = binary(id);
+      const sqlite = natives[id].sqlite;
+      if (!row.customSqlite) {
+        expect(sqlite).toBeNull();
+        return;
+      }
+      const at = embeddedAt(bin, sqlite!);
+      expect(at).toBeGreaterThan(0);
+      // Zig's linker signs arm64 output ad hoc.
+      expect(exeFormat(bin, at)).toMatchObject(library(id));
+      const text = readFileSync(sqlite!).toString("latin1");
+      // sqlite3_compileoption_get's table is stored as plain strings.
+      expect(text).toContain("ENABLE_FTS5");
+      expect(text).toContain("THREADSAFE=1");
+      expect(text).not.toContain("OMIT_LOAD_EXTENSION");
+      expect(text).toContain("sqlite3_load_extension");
+      expect(text).toContain("sqlite3_enable_load_extension");
 
-    // bun:sqlite on macOS finds SQLite's functions by name (dlsym) in whatever library it is given;
-    // each name its runtime asks for must be exported by ours. The library's own bytes are blanked
-    // first, so the names come from the rest of the binary (Bun itself).
-    const exported = new Set([...text.matchAll(/(?<=[^\x20-\x7e]_)(sqlite3_[a-z0-9_]+)(?=\0)/g)].map((m) => m[1]));
-    const rest = Buffer.concat([bin.subarray(0, at), bin.subarray(at + readFileSync(sqlite!).length)]).toString("latin1");
-    const wanted = new Set([...rest.matchAll(/(?<=[^\x20-\x7e])(sqlite3_[a-z0-9_]+)(?=\0)/g)].map((m) => m[1]!));
-    // sqlite-vec's entry point and SQLite's default entry-point name are not functions bun:sqlite looks up.
-    for (const name of ["sqlite3_vec_init", "sqlite3_extension_init"]) wanted.delete(name);
-    expect(wanted.size).toBeGreaterThan(80);
-    expect([...wanted].filter((name) => !exported.has(name))).toEqual([]);
-  });
+      // bun:sqlite on macOS finds SQLite's functions by name (dlsym) in whatever library it is given;
+      // each name its runtime asks for must be exported by ours. The library's own bytes are blanked
+      // first, so the names come from the rest of the binary (Bun itself).
+      const exported = new Set([...text.matchAll(/(?<=[^\x20-\x7e]_)(sqlite3_[a-z0-9_]+)(?=\0)/g)].map((m) => m[1]));
+      const rest = Buffer.concat([bin.subarray(0, at), bin.subarray(at + readFileSync(sqlite!).length)]).toString("latin1");
+      const wanted = new Set([...rest.matchAll(/(?<=[^\x20-\x7e])(sqlite3_[a-z0-9_]+)(?=\0)/g)].map((m) => m[1]!));
+      // sqlite-vec's entry point and SQLite's default entry-point name are not functions bun:sqlite looks up.
+      for (const name of ["sqlite3_vec_init", "sqlite3_extension_init"]) wanted.delete(name);
+      expect(wanted.size).toBeGreaterThan(80);
+      expect([...wanted].filter((name) => !exported.has(name))).toEqual([]);
+    },
+  );
 });

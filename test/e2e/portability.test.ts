@@ -20,7 +20,13 @@ async function seedHome(): Promise<string> {
   const s = makeServices();
   const ids: string[] = [];
   for (let i = 0; i < 25; i++) {
-    const r = await ingestMemory(s, { content: `portable memory ${i}: the ${["api", "db", "ui"][i % 3]} layer rule ${i}`, project: i % 2 ? "alpha" : "beta", memory_type: ["fact", "decision", "episode", "lesson"][i % 4], source_agent: "seed-box", session_date: `2026-0${1 + (i % 9)}-1${i % 10}` });
+    const r = await ingestMemory(s, {
+      content: `portable memory ${i}: the ${["api", "db", "ui"][i % 3]} layer rule ${i}`,
+      project: i % 2 ? "alpha" : "beta",
+      memory_type: ["fact", "decision", "episode", "lesson"][i % 4],
+      source_agent: "seed-box",
+      session_date: `2026-0${1 + (i % 9)}-1${i % 10}`,
+    });
     ids.push(r.id!);
   }
   await addLink(s, ids[0], ids[5], "depends_on", 0.7);
@@ -39,14 +45,18 @@ async function seedHome(): Promise<string> {
 async function dump(home: string) {
   const q = (text: string) => homeRows(home, text);
   return {
-    memories: await q("SELECT id, content, memory_type, project, source_agent, source_agent_id, source_domain, source_session, privacy, created_at, updated_at, refreshed_at, strength, shown_count, used_count, last_shown_at, last_used_at, link_count FROM memories ORDER BY id"),
+    memories: await q(
+      "SELECT id, content, memory_type, project, source_agent, source_agent_id, source_domain, source_session, privacy, created_at, updated_at, refreshed_at, strength, shown_count, used_count, last_shown_at, last_used_at, link_count FROM memories ORDER BY id",
+    ),
     links: await q("SELECT from_id, to_id, relationship, weight, created_at FROM links ORDER BY from_id, to_id, relationship"),
     tags: await q("SELECT memory_id, tag, weight FROM memory_tags ORDER BY memory_id, tag"),
     segments: await q("SELECT * FROM segments"),
     events: await q("SELECT memory_id, kind, at FROM memory_events ORDER BY id"),
     vectors: onPostgres
       ? (await q("SELECT m.id, v.embedding::text AS e FROM memory_vec v JOIN memories m ON m.seq = v.seq ORDER BY m.id")).map((r) => r.e)
-      : (await q("SELECT m.id, v.embedding e FROM memory_vec v JOIN memories m ON m.seq = v.rowid ORDER BY m.id")).map((r) => Buffer.from(r.e).toString("base64")),
+      : (await q("SELECT m.id, v.embedding e FROM memory_vec v JOIN memories m ON m.seq = v.rowid ORDER BY m.id")).map((r) =>
+          Buffer.from(r.e).toString("base64"),
+        ),
     fts: (await q(onPostgres ? "SELECT count(*) AS n FROM memories WHERE fts IS NOT NULL" : "SELECT count(*) n FROM memories_fts"))[0],
   };
 }
@@ -105,7 +115,11 @@ test("export without --out writes ./memsvc-export-<date>.jsonl and says where on
   expect(ex.stdout).toBe("");
   const file = join(cwd, `memsvc-export-${new Date().toISOString().slice(0, 10)}.jsonl`);
   expect(ex.stderr).toBe(`exported 1 memory, 0 links, 0 identity sections to ${file}\n`);
-  expect(readFileSync(file, "utf8").split("\n").filter((l) => l.includes('"kind":"memory"'))).toHaveLength(1);
+  expect(
+    readFileSync(file, "utf8")
+      .split("\n")
+      .filter((l) => l.includes('"kind":"memory"')),
+  ).toHaveLength(1);
 }, 30_000);
 
 test("a corrupt export line imports nothing", async () => {
@@ -136,7 +150,11 @@ test("backup takes a consistent copy while the server is writing", async () => {
   const writing = new Promise<void>((r) => (started = r));
   const writes = (async () => {
     for (let i = 0; !backupDone || ackedAfterBackup < 3; i++) {
-      const r = await fetch(`${server!.url}/ingest`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ content: `written during backup ${i}` }) });
+      const r = await fetch(`${server!.url}/ingest`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ content: `written during backup ${i}` }),
+      });
       expect(r.status).toBe(201);
       acked++;
       if (backupDone) ackedAfterBackup++;

@@ -39,55 +39,59 @@ afterAll(() => {
   if (bin) rmSync(join(bin, ".."), { recursive: true, force: true });
 });
 
-test.skipIf(missing !== null)("linux-arm64 binary under qemu: init, server, ingest, search, recall-index, status", async () => {
-  const home = tempHome();
-  const port = await freePort();
-  const env = childEnv(home, { MEMSVC_URL: `http://127.0.0.1:${port}` });
-  const cwd = join(bin, "..");
-  const slow = 120_000;
+test.skipIf(missing !== null)(
+  "linux-arm64 binary under qemu: init, server, ingest, search, recall-index, status",
+  async () => {
+    const home = tempHome();
+    const port = await freePort();
+    const env = childEnv(home, { MEMSVC_URL: `http://127.0.0.1:${port}` });
+    const cwd = join(bin, "..");
+    const slow = 120_000;
 
-  expect((await run(underQemu([bin, "--version"]), env, cwd, slow)).stdout.trim()).toBe(VERSION);
-  const init = await run(underQemu([bin, "init"]), env, cwd, slow);
-  expect(init.code).toBe(0);
-  const token = JSON.parse(readFileSync(join(home, "config.json"), "utf8")).token as string;
+    expect((await run(underQemu([bin, "--version"]), env, cwd, slow)).stdout.trim()).toBe(VERSION);
+    const init = await run(underQemu([bin, "init"]), env, cwd, slow);
+    expect(init.code).toBe(0);
+    const token = JSON.parse(readFileSync(join(home, "config.json"), "utf8")).token as string;
 
-  server = await startTimed(underQemu([bin, "server", "--port", String(port)]), env, port, cwd);
-  console.log(`linux-arm64 under qemu: start to first /health 200 in ${Math.round(server.startMs)} ms`);
+    server = await startTimed(underQemu([bin, "server", "--port", String(port)]), env, port, cwd);
+    console.log(`linux-arm64 under qemu: start to first /health 200 in ${Math.round(server.startMs)} ms`);
 
-  // The sqlite-vec it loaded is the arm64 one it carries, written out to the cache folder.
-  const cached = join(home, ".cache", VERSION, "vec0.so");
-  expect(readdirSync(join(home, ".cache", VERSION))).toContain("vec0.so");
-  expect(exeFormat(readFileSync(cached))).toMatchObject({ format: "elf", arch: "arm64", kind: "library" });
+    // The sqlite-vec it loaded is the arm64 one it carries, written out to the cache folder.
+    const cached = join(home, ".cache", VERSION, "vec0.so");
+    expect(readdirSync(join(home, ".cache", VERSION))).toContain("vec0.so");
+    expect(exeFormat(readFileSync(cached))).toMatchObject({ format: "elf", arch: "arm64", kind: "library" });
 
-  const url = server.url;
-  expect(((await (await fetch(`${url}/health`)).json()) as any).embedder.kind).toBe("fallback");
-  const ingest = await fetch(`${url}/ingest`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ content: "The arm64 build keeps its vectors in sqlite-vec under emulation", project: "arm" }),
-  });
-  expect(ingest.status).toBe(201);
-  const { id } = (await ingest.json()) as { id: string };
+    const url = server.url;
+    expect(((await (await fetch(`${url}/health`)).json()) as any).embedder.kind).toBe("fallback");
+    const ingest = await fetch(`${url}/ingest`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ content: "The arm64 build keeps its vectors in sqlite-vec under emulation", project: "arm" }),
+    });
+    expect(ingest.status).toBe(201);
+    const { id } = (await ingest.json()) as { id: string };
 
-  const search = (await (await fetch(`${url}/search?query=sqlite-vec%20vectors%20arm64&project=arm`)).json()) as any;
-  expect(search.results[0].id).toBe(id);
-  expect(search.results[0].matched_by).toContain("vector");
+    const search = (await (await fetch(`${url}/search?query=sqlite-vec%20vectors%20arm64&project=arm`)).json()) as any;
+    expect(search.results[0].id).toBe(id);
+    expect(search.results[0].matched_by).toContain("vector");
 
-  const recall = await fetch(`${url}/recall-index`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ session_id: "qemu-1", prompt: "where does the arm64 build keep its sqlite-vec vectors?", project: "arm" }),
-  });
-  expect(recall.status).toBe(200);
-  const index = (await recall.json()) as { block: string | null; shown: string[] };
-  expect(index.shown).toEqual([id]);
-  expect(index.block).toContain(id.slice(0, 8));
+    const recall = await fetch(`${url}/recall-index`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ session_id: "qemu-1", prompt: "where does the arm64 build keep its sqlite-vec vectors?", project: "arm" }),
+    });
+    expect(recall.status).toBe(200);
+    const index = (await recall.json()) as { block: string | null; shown: string[] };
+    expect(index.shown).toEqual([id]);
+    expect(index.block).toContain(id.slice(0, 8));
 
-  const status = await run(underQemu([bin, "status"]), env, cwd, slow);
-  expect(status.code).toBe(0);
-  expect(status.stdout).toContain(token);
+    const status = await run(underQemu([bin, "status"]), env, cwd, slow);
+    expect(status.code).toBe(0);
+    expect(status.stdout).toContain(token);
 
-  server.proc.kill("SIGTERM");
-  expect(await server.proc.exited).toBe(0);
-  server = null;
-}, 600_000);
+    server.proc.kill("SIGTERM");
+    expect(await server.proc.exited).toBe(0);
+    server = null;
+  },
+  600_000,
+);

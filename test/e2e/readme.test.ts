@@ -19,7 +19,9 @@ import { freePort, ROOT } from "../helpers/process";
  *   the commands is replaced by it.
  * The answers to setup's questions are piped, a "y" per question.
  */
-const NOT_HERE: { pattern: RegExp; why: string }[] = [{ pattern: /^curl -fsSL https:\/\/github\.com\/.*\| sh$/, why: "downloads the latest release from GitHub: no internet on this machine" }];
+const NOT_HERE: { pattern: RegExp; why: string }[] = [
+  { pattern: /^curl -fsSL https:\/\/github\.com\/.*\| sh$/, why: "downloads the latest release from GitHub: no internet on this machine" },
+];
 
 const README = readFileSync(join(ROOT, "README.md"), "utf8");
 

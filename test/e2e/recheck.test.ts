@@ -28,7 +28,8 @@ const iso = (ms: number) => new Date(ms).toISOString();
 const CONFIRM = "The orders backfill in src/orders.ts copies rows in batches of 500 to keep lock times short.";
 const REWRITE = "Stripe webhooks are verified in src/webhooks.ts with a five minute signature tolerance.";
 const RETIRE = "The legacy CSV exporter in src/export.ts streams invoices to the accounting share nightly.";
-const REWRITTEN = "Stripe webhooks are verified in src/webhooks.ts; the signature tolerance changed after the session that set it to five minutes, so read it there.";
+const REWRITTEN =
+  "Stripe webhooks are verified in src/webhooks.ts; the signature tolerance changed after the session that set it to five minutes, so read it there.";
 // A session line no memory states: it must not be stored anywhere (raw session content is discarded).
 const CHATTER = "by the way the espresso machine on floor three is descaled on fridays";
 
@@ -46,7 +47,8 @@ function git(at: number, ...args: string[]): string {
   return r.stdout.trim();
 }
 
-const cli = (args: string[], home: string, cwd = ROOT) => run([BUN, join(ROOT, "src", "main.ts"), ...args], childEnv(home, { MEMSVC_URL: srv.url }), cwd, 60_000);
+const cli = (args: string[], home: string, cwd = ROOT) =>
+  run([BUN, join(ROOT, "src", "main.ts"), ...args], childEnv(home, { MEMSVC_URL: srv.url }), cwd, 60_000);
 
 beforeAll(async () => {
   if (!hasGit) return;
@@ -92,14 +94,24 @@ describe.skipIf(!hasGit)("the nightly re-check on a real repository", () => {
     const cwd = join(repo, "src");
     const at = (h: number) => iso(NOW - 60 * HOUR + h * 60_000);
     const tool = (name: string, input: unknown) => ({ type: "tool_use", id: `${name}-${Math.random()}`, name, input });
-    const user = (text: string, t: string) => JSON.stringify({ type: "user", sessionId: "recheck-e2e", cwd, timestamp: t, message: { role: "user", content: text } });
-    const assistant = (content: unknown[], t: string) => JSON.stringify({ type: "assistant", sessionId: "recheck-e2e", cwd, timestamp: t, message: { role: "assistant", content } });
+    const user = (text: string, t: string) =>
+      JSON.stringify({ type: "user", sessionId: "recheck-e2e", cwd, timestamp: t, message: { role: "user", content: text } });
+    const assistant = (content: unknown[], t: string) =>
+      JSON.stringify({ type: "assistant", sessionId: "recheck-e2e", cwd, timestamp: t, message: { role: "assistant", content } });
     const transcript = join(mkdtempSync(join(tmpdir(), "memsvc-recheck-t-")), "recheck-e2e.jsonl");
     writeFileSync(
       transcript,
       `${[
         user("How does the orders backfill avoid long locks, and where are Stripe webhooks verified?", at(0)),
-        assistant([{ type: "text", text: "Reading the backfill, the webhook handler and the exporter." }, tool("Read", { file_path: join(cwd, "orders.ts") }), tool("Read", { file_path: join(cwd, "webhooks.ts") }), tool("Read", { file_path: join(cwd, "export.ts") })], at(1)),
+        assistant(
+          [
+            { type: "text", text: "Reading the backfill, the webhook handler and the exporter." },
+            tool("Read", { file_path: join(cwd, "orders.ts") }),
+            tool("Read", { file_path: join(cwd, "webhooks.ts") }),
+            tool("Read", { file_path: join(cwd, "export.ts") }),
+          ],
+          at(1),
+        ),
         assistant([{ type: "text", text: "the backfill copies rows in batches of 500 so the lock stays short" }], at(2)),
         assistant([{ type: "text", text: "Stripe webhooks are verified in webhooks.ts with a signature tolerance of five minutes" }], at(3)),
         user(CHATTER, at(4)),
@@ -119,11 +131,14 @@ describe.skipIf(!hasGit)("the nightly re-check on a real repository", () => {
     expect(m.anchors[0]).toMatchObject({ repo: "example.com/acme/shop", paths: ["src/orders.ts", "src/webhooks.ts", "src/export.ts"] });
     expect(m.evidence).toBeUndefined();
     // The model's quote, found in the segment: that line only.
-    expect((await getJson(`/memory?id=${ids.confirm}&evidence=true`)).memory.evidence).toEqual([{ repo: "example.com/acme/shop", evidence: "assistant: the backfill copies rows in batches of 500 so the lock stays short" }]);
+    expect((await getJson(`/memory?id=${ids.confirm}&evidence=true`)).memory.evidence).toEqual([
+      { repo: "example.com/acme/shop", evidence: "assistant: the backfill copies rows in batches of 500 so the lock stays short" },
+    ]);
     // No quote: the lines sharing the memory's words.
     const ev = (await getJson(`/memory?id=${ids.rewrite}&evidence=true`)).memory.evidence[0].evidence as string;
     expect(ev).toContain("Stripe webhooks are verified in webhooks.ts");
-    const stored = JSON.stringify(await dbRows(srv.services, "SELECT * FROM memory_anchors")) + JSON.stringify(await dbRows(srv.services, "SELECT * FROM memories"));
+    const stored =
+      JSON.stringify(await dbRows(srv.services, "SELECT * FROM memory_anchors")) + JSON.stringify(await dbRows(srv.services, "SELECT * FROM memories"));
     expect(stored).not.toContain("espresso");
   });
 
@@ -133,7 +148,11 @@ describe.skipIf(!hasGit)("the nightly re-check on a real repository", () => {
     const r = await cli(["stale", "--json"], clientHome, repo);
     expect(r.code).toBe(0);
     expect(JSON.parse(r.stdout).reports[0]).toMatchObject({ anchors: 3, marked: 3 });
-    const rec = await postJson(`${srv.url}/recall-index`, { session_id: "recheck-before", prompt: "How are Stripe webhooks verified and what is the signature tolerance?", project: null }, auth);
+    const rec = await postJson(
+      `${srv.url}/recall-index`,
+      { session_id: "recheck-before", prompt: "How are Stripe webhooks verified and what is the signature tolerance?", project: null },
+      auth,
+    );
     const block = ((await rec.json()) as any).block as string;
     const line = block.split("\n").find((l) => l.includes(ids.rewrite.slice(0, 8)));
     expect(line).toContain("may be outdated: src/webhooks.ts changed in 1 commit since");

@@ -41,25 +41,65 @@ const line = (type: "user" | "assistant", content: unknown, at: string, n: numbe
     timestamp: at,
   });
 const TRANSCRIPT = [
-  line("user", `The staging root password is ${SECRETS.prose} - restore last night's orders dump on the deploy box and check the row counts.`, "2026-03-20T10:00:00.000Z", 1),
+  line(
+    "user",
+    `The staging root password is ${SECRETS.prose} - restore last night's orders dump on the deploy box and check the row counts.`,
+    "2026-03-20T10:00:00.000Z",
+    1,
+  ),
   line(
     "assistant",
-    [{ type: "tool_use", id: "toolu_01", name: "Bash", input: { command: `sshpass -p '${SECRETS.sshpass}' ssh deploy@10.0.0.5 "mysql -u root -p${SECRETS.mysql} shop < /tmp/orders.sql"`, description: "Restore the orders dump" } }],
+    [
+      {
+        type: "tool_use",
+        id: "toolu_01",
+        name: "Bash",
+        input: {
+          command: `sshpass -p '${SECRETS.sshpass}' ssh deploy@10.0.0.5 "mysql -u root -p${SECRETS.mysql} shop < /tmp/orders.sql"`,
+          description: "Restore the orders dump",
+        },
+      },
+    ],
     "2026-03-20T10:00:05.000Z",
     2,
   ),
-  line("user", [{ tool_use_id: "toolu_01", type: "tool_result", content: "mysql: [Warning] Using a password on the command line interface can be insecure.\nrestored 48211 orders" }], "2026-03-20T10:00:40.000Z", 3),
-  line("assistant", [{ type: "text", text: `Restored 48211 orders on the staging deploy box with the root password ${SECRETS.prose} you gave; the row counts match production.` }], "2026-03-20T10:00:45.000Z", 4),
+  line(
+    "user",
+    [
+      {
+        tool_use_id: "toolu_01",
+        type: "tool_result",
+        content: "mysql: [Warning] Using a password on the command line interface can be insecure.\nrestored 48211 orders",
+      },
+    ],
+    "2026-03-20T10:00:40.000Z",
+    3,
+  ),
+  line(
+    "assistant",
+    [
+      {
+        type: "text",
+        text: `Restored 48211 orders on the staging deploy box with the root password ${SECRETS.prose} you gave; the row counts match production.`,
+      },
+    ],
+    "2026-03-20T10:00:45.000Z",
+    4,
+  ),
 ].join("\n");
 
 /** A model that echoes what it was shown as memories, and adds the raw secrets it "remembers". */
 function echoModel(req: RecordedRequest) {
   const user = String(req.body?.messages?.find((m: { role: string }) => m.role === "user")?.content ?? "");
-  const shown = user.split("\n").filter((l) => /password|passphrase|sshpass|mysql|docker|restore/i.test(l)).slice(0, 8);
-  return memoriesReply(
-    ...shown.map((l) => ({ content: `The staging restore session noted: ${l}`, memory_type: "knowledge", tags: ["staging"] })),
-    { content: `Staging restore: the root password is ${SECRETS.prose} and the dump is copied with sshpass -p '${SECRETS.sshpass}' to the deploy box.`, memory_type: "knowledge", tags: ["staging"] },
-  );
+  const shown = user
+    .split("\n")
+    .filter((l) => /password|passphrase|sshpass|mysql|docker|restore/i.test(l))
+    .slice(0, 8);
+  return memoriesReply(...shown.map((l) => ({ content: `The staging restore session noted: ${l}`, memory_type: "knowledge", tags: ["staging"] })), {
+    content: `Staging restore: the root password is ${SECRETS.prose} and the dump is copied with sshpass -p '${SECRETS.sshpass}' to the deploy box.`,
+    memory_type: "knowledge",
+    tags: ["staging"],
+  });
 }
 
 let bin: string;
@@ -81,7 +121,10 @@ beforeAll(async () => {
   writeFileSync(join(serverHome, "config.json"), JSON.stringify({ ...config, llm: { baseURL: fake.baseURL, model: "fake-distiller", timeoutMs: 30_000 } }));
   server = await startProcess([bin, "server", "--port", String(port)], env, port, join(bin, ".."), 60_000);
   clientHome = mkdtempSync(join(tmpdir(), "memsvc-client-"));
-  writeFileSync(join(clientHome, "config.json"), JSON.stringify({ agentId: "3d5e7f90-1a2b-4c3d-8e9f-0a1b2c3d4e5f", sourceAgent: "dana-laptop", sourceDomain: "backend" }));
+  writeFileSync(
+    join(clientHome, "config.json"),
+    JSON.stringify({ agentId: "3d5e7f90-1a2b-4c3d-8e9f-0a1b2c3d4e5f", sourceAgent: "dana-laptop", sourceDomain: "backend" }),
+  );
   work = mkdtempSync(join(tmpdir(), "memsvc-transcripts-"));
 }, 240_000);
 
@@ -90,12 +133,20 @@ afterAll(async () => {
   await fake?.stop();
 });
 
-const post = (path: string, body: unknown) => fetch(`${server!.url}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+const post = (path: string, body: unknown) =>
+  fetch(`${server!.url}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
 
 /** Everything the server's store holds, as text: the SQLite file and its WAL byte for byte, or every row of its PostgreSQL schema. */
 async function storeText(): Promise<string> {
-  if (onSqlite) return ["", "-wal"].map((x) => join(serverHome, `memsvc.db${x}`)).filter(existsSync).map((f) => readFileSync(f).toString("latin1")).join("");
-  const tables = await homeRows<{ t: string }>(serverHome, "SELECT table_name AS t FROM information_schema.tables WHERE table_schema = ?", [schemaForHome(serverHome)]);
+  if (onSqlite)
+    return ["", "-wal"]
+      .map((x) => join(serverHome, `memsvc.db${x}`))
+      .filter(existsSync)
+      .map((f) => readFileSync(f).toString("latin1"))
+      .join("");
+  const tables = await homeRows<{ t: string }>(serverHome, "SELECT table_name AS t FROM information_schema.tables WHERE table_schema = ?", [
+    schemaForHome(serverHome),
+  ]);
   const parts: string[] = [];
   for (const { t } of tables) parts.push(JSON.stringify(await homeRows(serverHome, `SELECT * FROM ${t}`)));
   return parts.join("\n");
@@ -130,7 +181,10 @@ test("a command-line and a prose password go through capture, /distill and /inge
     session_id: "secrets-e2e-distill",
     segment_id: "1",
     messages: [
-      { role: "user", content: `Log in to the staging registry first: docker login -u ci -p "${SECRETS.distillCli}" registry.acme.dev, then restore the orders dump.` },
+      {
+        role: "user",
+        content: `Log in to the staging registry first: docker login -u ci -p "${SECRETS.distillCli}" registry.acme.dev, then restore the orders dump.`,
+      },
       { role: "assistant", content: `Done. For the record, the vault passphrase is ${SECRETS.distillProse} and the staging restore finished.` },
     ],
   });
@@ -154,7 +208,7 @@ test("a command-line and a prose password go through capture, /distill and /inge
   const sent = fake.requests.map((r) => r.raw).join("\n");
   expect(sent).toContain("sshpass -p [REDACTED:cli-password] ssh deploy@10.0.0.5");
   expect(sent).toContain("The staging root password is [REDACTED:password]");
-  expect(sent).toContain('docker login -u ci -p [REDACTED:cli-password] registry.acme.dev');
+  expect(sent).toContain("docker login -u ci -p [REDACTED:cli-password] registry.acme.dev");
   expectNoSecret("the model's requests", sent);
 
   // The store: the memories the echoing model made (with the secrets it added) were stored redacted.
@@ -167,7 +221,12 @@ test("a command-line and a prose password go through capture, /distill and /inge
   const search = await (await fetch(`${server!.url}/search?query=${encodeURIComponent("staging restore root password sshpass deploy box")}`)).text();
   expect(search).toContain("[REDACTED:");
   expectNoSecret("search results", search);
-  const recall = (await (await post("/recall-index", { session_id: "secrets-e2e-recall", prompt: "how do I restore the staging orders dump on the deploy box with the root password?" })).json()) as { block: string | null };
+  const recall = (await (
+    await post("/recall-index", {
+      session_id: "secrets-e2e-recall",
+      prompt: "how do I restore the staging orders dump on the deploy box with the root password?",
+    })
+  ).json()) as { block: string | null };
   expect(recall.block).toContain("[REDACTED:");
   expectNoSecret("the recall block", recall.block ?? "");
 

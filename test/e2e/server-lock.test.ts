@@ -12,7 +12,13 @@ afterAll(() => {
 });
 
 function startServer(home: string, extra: string[] = []) {
-  const proc = spawn([BUN, "src/main.ts", "server", "--port", "0", ...extra], { env: childEnv(home), cwd: ROOT, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+  const proc = spawn([BUN, "src/main.ts", "server", "--port", "0", ...extra], {
+    env: childEnv(home),
+    cwd: ROOT,
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
+  });
   started.push(proc);
   const stderr = new Response(proc.stderr).text();
   return { proc, stderr };
@@ -24,7 +30,10 @@ async function answering(home: string, pid: number | null, timeoutMs = 20_000): 
   while (Date.now() < until) {
     const info = readRuntimeFile(home);
     if (info && (pid === null || info.pid === pid)) {
-      const ok = await fetch(`${info.url}/health`).then((r) => r.ok, () => false);
+      const ok = await fetch(`${info.url}/health`).then(
+        (r) => r.ok,
+        () => false,
+      );
       if (ok) return info.url;
     }
     await Bun.sleep(50);

@@ -60,7 +60,10 @@ async function setup(opts: { fail: boolean }) {
 }
 
 async function health(url: string): Promise<number> {
-  return fetch(`${url}/health`).then((r) => r.status, () => 0);
+  return fetch(`${url}/health`).then(
+    (r) => r.status,
+    () => 0,
+  );
 }
 
 describe("memsvc service with a working systemd", () => {

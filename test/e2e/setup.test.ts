@@ -61,7 +61,13 @@ function freshMachine(extra: Record<string, string> = {}): Machine {
 }
 
 async function memsvc(m: Machine, args: string[], stdin?: string, timeoutMs = 120_000) {
-  const p = Bun.spawn([bin, ...args], { env: m.env, cwd: m.home, stdin: stdin === undefined ? "ignore" : new TextEncoder().encode(stdin), stdout: "pipe", stderr: "pipe" });
+  const p = Bun.spawn([bin, ...args], {
+    env: m.env,
+    cwd: m.home,
+    stdin: stdin === undefined ? "ignore" : new TextEncoder().encode(stdin),
+    stdout: "pipe",
+    stderr: "pipe",
+  });
   const timer = setTimeout(() => p.kill("SIGKILL"), timeoutMs);
   const [stdout, stderr, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
   clearTimeout(timer);
@@ -87,7 +93,11 @@ async function endSession(m: Machine): Promise<string> {
   mkdirSync(dir, { recursive: true });
   const transcript = join(dir, `${SESSION}.jsonl`);
   copyFileSync(FIXTURE, transcript);
-  const r = await memsvc(m, ["hook", "session-end"], JSON.stringify({ session_id: SESSION, transcript_path: transcript, cwd: "/home/dana/src/shop-api", hook_event_name: "SessionEnd", reason: "exit" }));
+  const r = await memsvc(
+    m,
+    ["hook", "session-end"],
+    JSON.stringify({ session_id: SESSION, transcript_path: transcript, cwd: "/home/dana/src/shop-api", hook_event_name: "SessionEnd", reason: "exit" }),
+  );
   expect(r.code).toBe(0);
   return transcript;
 }
@@ -145,7 +155,16 @@ describe("memsvc setup on a fresh machine (compiled binary)", () => {
     await endSession(m);
     const memories = await waitForMemories(url);
     expect(memories.map((x) => x.content).join("\n")).toContain("nightly export cron");
-    const recall = await memsvc(m, ["hook", "user-prompt"], JSON.stringify({ session_id: "next-session", prompt: "why does the staging deploy hang on the orders migration?", cwd: "/home/dana/src/shop-api", hook_event_name: "UserPromptSubmit" }));
+    const recall = await memsvc(
+      m,
+      ["hook", "user-prompt"],
+      JSON.stringify({
+        session_id: "next-session",
+        prompt: "why does the staging deploy hang on the orders migration?",
+        cwd: "/home/dana/src/shop-api",
+        hook_event_name: "UserPromptSubmit",
+      }),
+    );
     expect(recall.code).toBe(0);
     expect(recall.stdout).toContain("Memory recall");
     expect(recall.stdout).toMatch(/export cron|orders table/);
@@ -162,7 +181,8 @@ describe("memsvc setup on a fresh machine (compiled binary)", () => {
     const pid = JSON.parse(readFileSync(join(m.memsvcHome, "server.json"), "utf8")).pid as number;
     const undo = await memsvc(m, ["setup", "--uninstall", "--yes"]);
     expect(undo.code, undo.all).toBe(0);
-    for (const f of [".claude/settings.json", ".claude.json", ".codex/config.toml", ".gemini/settings.json", ".config/systemd/user/memsvc.service"]) expect(existsSync(join(m.home, f)), f).toBe(false);
+    for (const f of [".claude/settings.json", ".claude.json", ".codex/config.toml", ".gemini/settings.json", ".config/systemd/user/memsvc.service"])
+      expect(existsSync(join(m.home, f)), f).toBe(false);
     const deadline = Date.now() + 20_000;
     while (Date.now() < deadline && isAlive(pid)) await Bun.sleep(100);
     expect(isAlive(pid)).toBe(false);

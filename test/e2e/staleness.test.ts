@@ -29,7 +29,10 @@ const auth = { authorization: `Bearer ${TEST_TOKEN}` };
 const getJson = async (path: string) => (await (await fetch(`${srv.url}${path}`, { headers: auth })).json()) as any;
 
 function git(...args: string[]): string {
-  const r = spawnSync("git", ["-C", repo, ...args], { encoding: "utf8", env: { ...process.env, GIT_AUTHOR_DATE: dateOf(step), GIT_COMMITTER_DATE: dateOf(step) } });
+  const r = spawnSync("git", ["-C", repo, ...args], {
+    encoding: "utf8",
+    env: { ...process.env, GIT_AUTHOR_DATE: dateOf(step), GIT_COMMITTER_DATE: dateOf(step) },
+  });
   if (r.status !== 0) throw new Error(`git ${args.join(" ")}: ${r.stderr}`);
   return r.stdout.trim();
 }
@@ -110,7 +113,8 @@ beforeAll(async () => {
     // Memories are anchored at commits 0, 6 and 12: made before the later commits exist, as in life.
     if (k === 7 || k === 13) await anchorMemories(k - 1);
     if (k === 13) commitChanges(k, [[src(29), null]]);
-    else if (k === 17) commitChanges(k, [[src(7), snapshots[0].get(src(7))!]]); // changed by commit 1, restored
+    else if (k === 17)
+      commitChanges(k, [[src(7), snapshots[0].get(src(7))!]]); // changed by commit 1, restored
     else {
       const p = src((k * 7) % FILES);
       const changes: [string, string | null][] = [[p, `${snapshots[k - 1].get(p)}// change ${k}\n`]];
@@ -129,7 +133,11 @@ async function anchorMemories(at: number) {
     if (i % 10 === 9) paths.push(src(7));
     const content = `Memory ${i}: the ${WORDS[i % 10]}${WORDS[Math.floor(i / 10)]} handler lives in ${paths[0]} and keeps its counters per tenant.`;
     const m: Planned = { i, at: anchorAt, paths, content };
-    const r = await postJson(`${srv.url}/ingest`, { content, project: "shop", anchors: { repo: "example.com/acme/shop", branch: "main", commit: shas[anchorAt], paths } }, auth);
+    const r = await postJson(
+      `${srv.url}/ingest`,
+      { content, project: "shop", anchors: { repo: "example.com/acme/shop", branch: "main", commit: shas[anchorAt], paths } },
+      auth,
+    );
     expect(r.status).toBe(201);
     m.id = ((await r.json()) as any).id;
     planned.push(m);
@@ -146,7 +154,14 @@ describe.skipIf(!hasGit)("staleness on a real repository", () => {
   test("50 anchored memories, 20 commits: exactly the memories whose files changed are marked, with their files and commit counts", async () => {
     expect(planned.length).toBe(MEMORIES);
     // One more memory, anchored at a commit this repository never had (a rewritten history).
-    const orphan = await postJson(`${srv.url}/ingest`, { content: "The orphan handler was tuned on a branch that was force-pushed away.", anchors: { repo: "example.com/acme/shop", commit: "d".repeat(40), paths: [src(0)] } }, auth);
+    const orphan = await postJson(
+      `${srv.url}/ingest`,
+      {
+        content: "The orphan handler was tuned on a branch that was force-pushed away.",
+        anchors: { repo: "example.com/acme/shop", commit: "d".repeat(40), paths: [src(0)] },
+      },
+      auth,
+    );
     const orphanId = ((await orphan.json()) as any).id;
 
     const r = await stale(join(repo, "src"));
@@ -187,14 +202,20 @@ describe.skipIf(!hasGit)("staleness on a real repository", () => {
     expect(hit.stale).toMatchObject({ reason: "changed", changed_paths: expected(m)!.changed_paths });
     const fresh = s.results.find((h: any) => h.id !== m.id && !h.stale);
     expect(fresh).toBeDefined();
-    const rec = await postJson(`${srv.url}/recall-index`, { session_id: "stale-e2e", prompt: `Where does the ${words} handler keep its counters per tenant?`, project: "shop" }, auth);
+    const rec = await postJson(
+      `${srv.url}/recall-index`,
+      { session_id: "stale-e2e", prompt: `Where does the ${words} handler keep its counters per tenant?`, project: "shop" },
+      auth,
+    );
     const block = ((await rec.json()) as any).block as string | null;
     expect(block).not.toBeNull();
     const line = block!.split("\n").find((l) => l.includes(m.id!.slice(0, 8)));
     expect(line).toBeDefined();
     const e = expected(m)!;
     expect(line!.split("(may be outdated")[0]).toContain(words);
-    expect(line).toContain(`(may be outdated: ${e.changed_paths.slice(0, 2).join(", ")}${e.changed_paths.length > 2 ? ` and ${e.changed_paths.length - 2} more` : ""} changed in ${e.commits} commit${e.commits === 1 ? "" : "s"} since)`);
+    expect(line).toContain(
+      `(may be outdated: ${e.changed_paths.slice(0, 2).join(", ")}${e.changed_paths.length > 2 ? ` and ${e.changed_paths.length - 2} more` : ""} changed in ${e.commits} commit${e.commits === 1 ? "" : "s"} since)`,
+    );
   });
 
   test("a stale memory ranks below an equally relevant fresh one (STALE_RANK_FACTOR)", async () => {
@@ -205,7 +226,11 @@ describe.skipIf(!hasGit)("staleness on a real repository", () => {
     const before = (await getJson(`/search?query=quillfeather%20cache`)).results.map((h: any) => h.id);
     // Mark whichever ranks first: it must then rank second.
     const top = before[0];
-    const res = await postJson(`${srv.url}/memory/stale`, { repo: anchors.repo, marks: [{ id: top, reason: "changed", changed_paths: ["src/cache.ts"], commits: 1 }] }, auth);
+    const res = await postJson(
+      `${srv.url}/memory/stale`,
+      { repo: anchors.repo, marks: [{ id: top, reason: "changed", changed_paths: ["src/cache.ts"], commits: 1 }] },
+      auth,
+    );
     expect(((await res.json()) as any).marked).toBe(1);
     const after = (await getJson(`/search?query=quillfeather%20cache`)).results;
     expect(after.map((h: any) => h.id)).toEqual([...before].reverse());
@@ -227,7 +252,15 @@ describe.skipIf(!hasGit)("staleness on a real repository", () => {
     writeFileSync(join(r2, "a.ts"), "two\n");
     g("commit", "-qam", "two");
     const repoName = r2.split("/").pop()!;
-    const id = ((await (await postJson(`${srv.url}/ingest`, { content: "The hooked module reads a.ts at start.", anchors: { repo: repoName, commit: anchored, paths: ["a.ts"] } }, auth)).json()) as any).id;
+    const id = (
+      (await (
+        await postJson(
+          `${srv.url}/ingest`,
+          { content: "The hooked module reads a.ts at start.", anchors: { repo: repoName, commit: anchored, paths: ["a.ts"] } },
+          auth,
+        )
+      ).json()) as any
+    ).id;
     const hookHome = tempHome();
     const p = Bun.spawn([BUN, join(ROOT, "src", "main.ts"), "hook", "session-start"], {
       cwd: ROOT,

@@ -25,7 +25,8 @@ let clientHome: string;
 let work: string;
 const ids: Record<string, string> = {};
 
-const post = (path: string, body: unknown) => fetch(`${server!.url}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+const post = (path: string, body: unknown) =>
+  fetch(`${server!.url}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
 const get = async (path: string) => (await fetch(`${server!.url}${path}`)).json();
 const clientEnv = () => childEnv(clientHome, { MEMSVC_URL: server!.url, HOME: clientHome });
 
@@ -34,7 +35,9 @@ async function hookPrompt(session: string, prompt: string, harness?: "gemini"): 
   const p = Bun.spawn([bin, "hook", "user-prompt", ...(harness ? ["--harness", harness] : [])], {
     env: clientEnv(),
     cwd: work,
-    stdin: new Blob([JSON.stringify({ session_id: session, transcript_path: "", cwd: "/home/dana/src/shop-api", prompt, hook_event_name: "UserPromptSubmit" })]),
+    stdin: new Blob([
+      JSON.stringify({ session_id: session, transcript_path: "", cwd: "/home/dana/src/shop-api", prompt, hook_event_name: "UserPromptSubmit" }),
+    ]),
     stdout: "pipe",
     stderr: "pipe",
   });
@@ -69,7 +72,11 @@ beforeAll(async () => {
   const config = JSON.parse(readFileSync(join(serverHome, "config.json"), "utf8"));
   writeFileSync(
     join(serverHome, "config.json"),
-    JSON.stringify({ ...config, llm: { baseURL: fake.baseURL, model: "fake-distiller", timeoutMs: 30_000 }, recall: { maxTokensByHarness: { "gemini-cli": 110 } } }),
+    JSON.stringify({
+      ...config,
+      llm: { baseURL: fake.baseURL, model: "fake-distiller", timeoutMs: 30_000 },
+      recall: { maxTokensByHarness: { "gemini-cli": 110 } },
+    }),
   );
   server = await startProcess([bin, "server", "--port", String(port)], env, port, join(bin, ".."), 60_000);
   clientHome = mkdtempSync(join(tmpdir(), "memsvc-steer-client-"));
@@ -104,9 +111,26 @@ test("receipts, use detection, feedback, restore and a harness budget through th
     transcript,
     `${[
       line("user", PROMPT, t(0), 1),
-      line("assistant", [{ type: "tool_use", id: "toolu_01", name: "Bash", input: { command: "psql -h staging-db -p 5433 -U app -c 'show pool_mode' # via pgbouncer", description: "Check the staging database" } }], t(50), 2),
+      line(
+        "assistant",
+        [
+          {
+            type: "tool_use",
+            id: "toolu_01",
+            name: "Bash",
+            input: { command: "psql -h staging-db -p 5433 -U app -c 'show pool_mode' # via pgbouncer", description: "Check the staging database" },
+          },
+        ],
+        t(50),
+        2,
+      ),
       line("user", [{ tool_use_id: "toolu_01", type: "tool_result", content: "pool_mode: transaction" }], t(100), 3),
-      line("assistant", [{ type: "text", text: "Staging answers on 5433 through pgbouncer. I could not find how production is released here; ask the team." }], t(150), 4),
+      line(
+        "assistant",
+        [{ type: "text", text: "Staging answers on 5433 through pgbouncer. I could not find how production is released here; ask the team." }],
+        t(150),
+        4,
+      ),
     ].join("\n")}\n`,
   );
   const captured = await run([bin, "capture", "--file", transcript], clientEnv(), work, 120_000);
@@ -162,7 +186,10 @@ test("receipts, use detection, feedback, restore and a harness budget through th
   const patched = await fetch(`${server!.url}/memory`, {
     method: "PATCH",
     headers: { "content-type": "application/json" },
-    body: JSON.stringify({ id: ids.deploy, content: "Production deploys are approved in Argo CD by two reviewers; the production workflow only builds images." }),
+    body: JSON.stringify({
+      id: ids.deploy,
+      content: "Production deploys are approved in Argo CD by two reviewers; the production workflow only builds images.",
+    }),
   });
   expect(patched.status).toBe(200);
   // (A prompt about deploys alone: the postgres memory, demoted for the two-part prompt, no longer opens its block.)
@@ -175,5 +202,4 @@ test("receipts, use detection, feedback, restore and a harness budget through th
   const back = await hookPrompt(`${SESSION}-6`, DEPLOYS);
   expect(back).toContain(ids.deploy.slice(0, 8));
   expect(back).toContain("deploy.yml");
-
 }, 240_000);

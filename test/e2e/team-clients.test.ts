@@ -64,7 +64,9 @@ async function hookPrompt(prompt: string): Promise<string> {
   const p = Bun.spawn([BUN, join(ROOT, "src/main.ts"), "hook", "user-prompt"], {
     env: clientEnv(),
     cwd: ROOT,
-    stdin: new Blob([JSON.stringify({ session_id: `s-${Math.random()}`, transcript_path: "", cwd: "/home/dana/src/shop-api", prompt, hook_event_name: "UserPromptSubmit" })]),
+    stdin: new Blob([
+      JSON.stringify({ session_id: `s-${Math.random()}`, transcript_path: "", cwd: "/home/dana/src/shop-api", prompt, hook_event_name: "UserPromptSubmit" }),
+    ]),
     stdout: "pipe",
     stderr: "pipe",
   });
@@ -77,17 +79,21 @@ const CONTENT = "The shop-api orders service retries failed payment webhooks 5 t
 const PROMPT = "how often does the orders service retry failed payment webhooks?";
 
 describe("hooks, capture and memsvc mcp authenticate with the member's token (bypass off)", () => {
-  test.skipIf(!onPostgres)("PostgreSQL: the server's own config token authenticates nothing, from localhost too", async () => {
-    const configToken = JSON.parse(readFileSync(join(serverHome, "config.json"), "utf8")).token as string;
-    setClientToken(configToken);
-    const r = await fetch(`${server.url}/recent`, { headers: { authorization: `Bearer ${configToken}` } });
-    expect(r.status).toBe(401);
-    const c = await bridge();
-    const found = await c.callTool({ name: "memsvc_search", arguments: { query: "webhooks" } });
-    expect(found.isError).toBe(true);
-    expect(textOf(found)).toMatch(/401|wrong bearer token/);
-    expect(await hookPrompt(PROMPT)).toBe("");
-  }, 60_000);
+  test.skipIf(!onPostgres)(
+    "PostgreSQL: the server's own config token authenticates nothing, from localhost too",
+    async () => {
+      const configToken = JSON.parse(readFileSync(join(serverHome, "config.json"), "utf8")).token as string;
+      setClientToken(configToken);
+      const r = await fetch(`${server.url}/recent`, { headers: { authorization: `Bearer ${configToken}` } });
+      expect(r.status).toBe(401);
+      const c = await bridge();
+      const found = await c.callTool({ name: "memsvc_search", arguments: { query: "webhooks" } });
+      expect(found.isError).toBe(true);
+      expect(textOf(found)).toMatch(/401|wrong bearer token/);
+      expect(await hookPrompt(PROMPT)).toBe("");
+    },
+    60_000,
+  );
 
   test("a writer's token: the bridge ingests and searches as that member, the hook recalls, capture distils", async () => {
     setClientToken(await createDatabaseToken(serverHome, { name: "dana", role: "writer" }));

@@ -20,7 +20,29 @@ if (!openssl) throw new Error("openssl is needed for the TLS test (Debian: apt-g
 function makeCert(dir: string, name: string): { cert: string; key: string } {
   const cert = join(dir, `${name}.crt`);
   const key = join(dir, `${name}.key`);
-  const r = Bun.spawnSync([openssl!, "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", key, "-out", cert, "-days", "2", "-subj", `/CN=memsvc-test-${name}`, "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"], { stderr: "pipe" });
+  const r = Bun.spawnSync(
+    [
+      openssl!,
+      "req",
+      "-x509",
+      "-newkey",
+      "ec",
+      "-pkeyopt",
+      "ec_paramgen_curve:prime256v1",
+      "-nodes",
+      "-keyout",
+      key,
+      "-out",
+      cert,
+      "-days",
+      "2",
+      "-subj",
+      `/CN=memsvc-test-${name}`,
+      "-addext",
+      "subjectAltName=DNS:localhost,IP:127.0.0.1",
+    ],
+    { stderr: "pipe" },
+  );
   if (r.exitCode !== 0) throw new Error(`openssl failed: ${r.stderr.toString()}`);
   chmodSync(key, 0o600);
   return { cert, key };
@@ -37,7 +59,8 @@ let second: { cert: string; key: string };
 
 const pem = (f: string) => readFileSync(f, "utf8");
 /** fetch trusting exactly `caFile` (a self-signed certificate is its own CA). */
-const get = (path: string, caFile: string, headers: Record<string, string> = {}) => fetch(`https://127.0.0.1:${port}${path}`, { headers, tls: { ca: pem(caFile) } } as RequestInit);
+const get = (path: string, caFile: string, headers: Record<string, string> = {}) =>
+  fetch(`https://127.0.0.1:${port}${path}`, { headers, tls: { ca: pem(caFile) } } as RequestInit);
 
 beforeAll(async () => {
   home = tempHome();
@@ -53,7 +76,13 @@ beforeAll(async () => {
   // On PostgreSQL only database tokens authenticate: an admin token of the home's database, also its config token.
   token = await adminToken(home);
   port = await freePort();
-  proc = spawn([BUN, join(ROOT, "src/main.ts"), "server", "--port", String(port)], { env: childEnv(home, { MEMSVC_LOCALHOST_BYPASS: "" }), cwd: ROOT, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+  proc = spawn([BUN, join(ROOT, "src/main.ts"), "server", "--port", String(port)], {
+    env: childEnv(home, { MEMSVC_LOCALHOST_BYPASS: "" }),
+    cwd: ROOT,
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
+  });
   void (async () => {
     const reader = proc.stderr.getReader();
     const dec = new TextDecoder();
@@ -122,7 +151,10 @@ describe("native TLS", () => {
     const deadline = Date.now() + 20_000;
     let served = false;
     while (!served && Date.now() < deadline) {
-      served = await get("/health", second.cert).then((r) => r.ok, () => false);
+      served = await get("/health", second.cert).then(
+        (r) => r.ok,
+        () => false,
+      );
       if (!served) await Bun.sleep(200);
     }
     expect(served).toBe(true);

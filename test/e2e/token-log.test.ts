@@ -13,11 +13,16 @@ afterEach(() => {
 test("the server process never logs a token: not the real one, not a wrong one, not ?token= on pages or the API (debug logging on)", async () => {
   const home = tempHome();
   const port = await freePort();
-  server = await startProcess([BUN, join(ROOT, "src/main.ts"), "server", "--port", String(port), "--host", "0.0.0.0"], childEnv(home, { MEMSVC_LOG: "debug" }), port);
+  server = await startProcess(
+    [BUN, join(ROOT, "src/main.ts"), "server", "--port", String(port), "--host", "0.0.0.0"],
+    childEnv(home, { MEMSVC_LOG: "debug" }),
+    port,
+  );
   // The token that authenticates: config.json's on SQLite, an admin token of the database on PostgreSQL.
   const token = await adminToken(home);
   const wrong = "wrong-token-e2e-7d1c0b9a4f";
-  const remote = (path: string, headers: Record<string, string> = {}, method = "GET", body?: string) => requestFrom("127.0.0.2", `${server!.url}${path}`, { method, headers, body });
+  const remote = (path: string, headers: Record<string, string> = {}, method = "GET", body?: string) =>
+    requestFrom("127.0.0.2", `${server!.url}${path}`, { method, headers, body });
   const json = { "content-type": "application/json" };
   for (const auth of [`Bearer ${wrong}`, `Bearer ${token}x`, `Basic ${btoa(`user:${token}`)}`, token]) {
     expect((await remote("/recent", { authorization: auth })).status).toBe(401);

@@ -29,7 +29,11 @@ test("a server under ingest keeps /health up while its worker checkpoints; SIGTE
   const ingest = async (client: number) => {
     for (let i = 0; i < perClient; i++) {
       const content = `Client ${client} note ${i}: ${Array.from({ length: 60 }, (_, k) => `word${(i * 7 + k * 13 + client) % 997}`).join(" ")}`;
-      const res = await fetch(`${url}/ingest`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ content, project: `p${i % 4}` }) });
+      const res = await fetch(`${url}/ingest`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ content, project: `p${i % 4}` }),
+      });
       expect(res.status).toBe(201);
     }
   };

@@ -87,11 +87,26 @@ export function buildClaudeMemDb(file: string, opts: { legacy?: boolean } = {}):
   for (const o of CLAUDE_MEM_OBSERVATIONS) {
     db.run(
       `INSERT INTO observations (${sessionCol}, project, type, title, subtitle, narrative, facts, concepts, content_hash, created_at, created_at_epoch) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      [o.session, o.project, o.type, o.title, o.subtitle, o.narrative, JSON.stringify(o.facts), JSON.stringify(o.concepts), o.title, new Date(o.at).toISOString(), o.at],
+      [
+        o.session,
+        o.project,
+        o.type,
+        o.title,
+        o.subtitle,
+        o.narrative,
+        JSON.stringify(o.facts),
+        JSON.stringify(o.concepts),
+        o.title,
+        new Date(o.at).toISOString(),
+        o.at,
+      ],
     );
   }
   // A row with no text at all: left out with one line, the rest imported.
-  db.run(`INSERT INTO observations (${sessionCol}, project, type, content_hash, created_at, created_at_epoch) VALUES ('mem-s2', 'infra', 'change', 'empty', '2025-06-10T22:06:00Z', ?)`, [Date.UTC(2025, 5, 10, 22, 6)]);
+  db.run(
+    `INSERT INTO observations (${sessionCol}, project, type, content_hash, created_at, created_at_epoch) VALUES ('mem-s2', 'infra', 'change', 'empty', '2025-06-10T22:06:00Z', ?)`,
+    [Date.UTC(2025, 5, 10, 22, 6)],
+  );
   db.run(
     `INSERT INTO session_summaries (${sessionCol}, project, request, investigated, learned, completed, next_steps, created_at, created_at_epoch) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     [

@@ -54,7 +54,11 @@ const WORDS = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", 
 
 async function show(s: Services, id: string, when: number): Promise<void> {
   // What the recall index does for one memory in one index (src/core/recall/recall.ts markShown), in SQL both engines speak.
-  await dbRows(s, "UPDATE memories SET shown_count = shown_count + 1, last_shown_at = ?, refreshed_at = CASE WHEN refreshed_at > ? THEN refreshed_at ELSE ? END WHERE id = ?", [when, when, when, id]);
+  await dbRows(
+    s,
+    "UPDATE memories SET shown_count = shown_count + 1, last_shown_at = ?, refreshed_at = CASE WHEN refreshed_at > ? THEN refreshed_at ELSE ? END WHERE id = ?",
+    [when, when, when, id],
+  );
   await dbRows(s, "INSERT INTO memory_events(memory_id, kind, at) VALUES (?, 'shown', ?)", [id, when]);
 }
 

@@ -31,7 +31,9 @@ export function distillHarness(opts: { timeoutMs?: number } = {}): DistillHarnes
   } as DistillHarness;
   beforeAll(async () => {
     h.fake = startFakeLlm();
-    h.srv = await startServer({ config: { llm: { baseURL: h.fake.baseURL, model: "fake-distiller", timeoutMs: opts.timeoutMs ?? DISTILL_TIMEOUT_MS, contextChars: 8000 } } });
+    h.srv = await startServer({
+      config: { llm: { baseURL: h.fake.baseURL, model: "fake-distiller", timeoutMs: opts.timeoutMs ?? DISTILL_TIMEOUT_MS, contextChars: 8000 } },
+    });
   });
   afterAll(async () => {
     await h.srv.stop();

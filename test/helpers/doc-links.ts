@@ -31,7 +31,11 @@ export function slug(heading: string): string {
     .replace(/`/g, "")
     .replace(/!?\[([^\]]*)\]\([^)]*\)/g, "$1")
     .replace(/\*\*?|__/g, "");
-  return text.trim().toLowerCase().replace(/[^\p{L}\p{M}\p{N}\p{Pc} -]/gu, "").replace(/ /g, "-");
+  return text
+    .trim()
+    .toLowerCase()
+    .replace(/[^\p{L}\p{M}\p{N}\p{Pc} -]/gu, "")
+    .replace(/ /g, "-");
 }
 
 /** Every anchor a file's headings make, numbered as GitHub numbers repeats (`x`, `x-1`, ...). */
@@ -79,10 +83,19 @@ export function brokenLinks(root: string, files: string[]): BrokenLink[] {
       const [pathPart, hash] = target.split("#", 2) as [string, string | undefined];
       const dest = pathPart ? resolve(dirname(file), decodeURIComponent(pathPart)) : file;
       const fail = (reason: string) => broken.push({ file: name, line, target, reason });
-      if (relative(root, dest).startsWith("..")) { fail("leads outside the repository"); continue; }
-      if (!existsSync(dest)) { fail("no such file"); continue; }
+      if (relative(root, dest).startsWith("..")) {
+        fail("leads outside the repository");
+        continue;
+      }
+      if (!existsSync(dest)) {
+        fail("no such file");
+        continue;
+      }
       if (hash === undefined) continue;
-      if (statSync(dest).isDirectory() || !dest.endsWith(".md")) { fail("an anchor into something that is not Markdown"); continue; }
+      if (statSync(dest).isDirectory() || !dest.endsWith(".md")) {
+        fail("an anchor into something that is not Markdown");
+        continue;
+      }
       if (!anchorsOf(dest).has(decodeURIComponent(hash))) fail(`no heading with anchor #${hash} in ${relative(root, dest)}`);
     }
   }

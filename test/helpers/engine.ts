@@ -20,7 +20,10 @@ export const onSqlite = !onPostgres;
 /** The database URL test/preload.ts made (postgres runs only). */
 export function testDatabaseUrl(): string {
   const url = process.env.MEMSVC_TEST_DATABASE_URL;
-  if (!url) throw new Error("MEMSVC_TEST_ENGINE=postgres but no MEMSVC_TEST_DATABASE_URL: test/preload.ts makes the database and sets it (is bunfig.toml's preload in effect?)");
+  if (!url)
+    throw new Error(
+      "MEMSVC_TEST_ENGINE=postgres but no MEMSVC_TEST_DATABASE_URL: test/preload.ts makes the database and sets it (is bunfig.toml's preload in effect?)",
+    );
   return url;
 }
 
@@ -101,7 +104,10 @@ const BOOL = 16;
  * as SQLite returns them.
  */
 export async function dbRows<T = Record<string, any>>(s: Services, text: string, params: unknown[] = []): Promise<T[]> {
-  if (s.config.storage === "sqlite") return sqliteStoreOf(s).sqlite.query(text).all(...(params as any[])) as T[];
+  if (s.config.storage === "sqlite")
+    return sqliteStoreOf(s)
+      .sqlite.query(text)
+      .all(...(params as any[])) as T[];
   await s.storage.ready();
   return pgRows<T>(s.config.database.url!, s.config.database.schema, text, params);
 }

@@ -22,7 +22,11 @@ export function exeFormat(buf: Buffer, at = 0): ExeFormat | null {
     if (buf[at + 4] !== 2 || buf[at + 5] !== 1) return null; // 64-bit little-endian only
     const type = buf.readUInt16LE(at + 16);
     // Position-independent executables are ET_DYN like libraries; an interpreter (PT_INTERP) tells them apart.
-    return { format: "elf", arch: ELF_MACHINE[buf.readUInt16LE(at + 18)] ?? "other", kind: type === 2 || (type === 3 && hasInterp(buf, at)) ? "executable" : type === 3 ? "library" : "other" };
+    return {
+      format: "elf",
+      arch: ELF_MACHINE[buf.readUInt16LE(at + 18)] ?? "other",
+      kind: type === 2 || (type === 3 && hasInterp(buf, at)) ? "executable" : type === 3 ? "library" : "other",
+    };
   }
   if (buf.readUInt32LE(at) === 0xfeedfacf) {
     const fileType = buf.readUInt32LE(at + 12);
@@ -32,7 +36,12 @@ export function exeFormat(buf: Buffer, at = 0): ExeFormat | null {
       if (buf.readUInt32LE(off) === LC_CODE_SIGNATURE) signed = true;
       off += buf.readUInt32LE(off + 4);
     }
-    return { format: "macho", arch: MACHO_CPU[buf.readUInt32LE(at + 4)] ?? "other", kind: fileType === 2 ? "executable" : fileType === 6 ? "library" : "other", signed };
+    return {
+      format: "macho",
+      arch: MACHO_CPU[buf.readUInt32LE(at + 4)] ?? "other",
+      kind: fileType === 2 ? "executable" : fileType === 6 ? "library" : "other",
+      signed,
+    };
   }
   if (buf.readUInt16BE(at) === 0x4d5a) {
     const pe = at + buf.readUInt32LE(at + 0x3c);

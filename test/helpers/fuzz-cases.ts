@@ -49,7 +49,10 @@ export function bodyEndpoints(memoryId: () => string): BodyEndpoint[] {
       name: "POST /distill",
       method: "POST",
       path: "/distill",
-      valid: (r) => ({ text: `We decided to pin the harbour crane firmware to v${r.int(1, 99)} after the tide-table outage.`, session_id: `fuzz-${r.int(0, 1e9)}` }),
+      valid: (r) => ({
+        text: `We decided to pin the harbour crane firmware to v${r.int(1, 99)} after the tide-table outage.`,
+        session_id: `fuzz-${r.int(0, 1e9)}`,
+      }),
       strings: ["text", "session_id", "segment_id", "session_date", "source_agent", "source_agent_id", "source_domain", "project"],
       strictStrings: ["session_date"],
       required: ["text"],
@@ -77,7 +80,13 @@ export function bodyEndpoints(memoryId: () => string): BodyEndpoint[] {
   ];
 }
 
-const reqOf = (e: { name: string; method: string; path: string }, label: string, body: string | Uint8Array<ArrayBuffer>, expect: FuzzCase["expect"], headers: Record<string, string> = JSON_CT): FuzzCase => ({
+const reqOf = (
+  e: { name: string; method: string; path: string },
+  label: string,
+  body: string | Uint8Array<ArrayBuffer>,
+  expect: FuzzCase["expect"],
+  headers: Record<string, string> = JSON_CT,
+): FuzzCase => ({
   endpoint: e.name,
   label,
   method: e.method,
@@ -98,9 +107,14 @@ export function envelopeCases(e: { name: string; method: string; path: string },
     out.push(reqOf(e, `content-type ${ct} (JSON inside)`, json, "reject", { "content-type": ct }));
   }
   out.push(reqOf(e, "no content-type", new TextEncoder().encode(json), "reject", {}));
-  const form = Object.entries(valid).map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(typeof v === "string" ? v : JSON.stringify(v))}`).join("&");
+  const form = Object.entries(valid)
+    .map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(typeof v === "string" ? v : JSON.stringify(v))}`)
+    .join("&");
   out.push(reqOf(e, "form-encoded fields", form, "reject", { "content-type": "application/x-www-form-urlencoded" }));
-  for (const bytes of INVALID_UTF8) out.push(reqOf(e, `invalid UTF-8 outside strings ${bytes}`, new Uint8Array([...new TextEncoder().encode(json.slice(0, -1)), 0x2c, ...bytes, 0x7d]), "reject"));
+  for (const bytes of INVALID_UTF8)
+    out.push(
+      reqOf(e, `invalid UTF-8 outside strings ${bytes}`, new Uint8Array([...new TextEncoder().encode(json.slice(0, -1)), 0x2c, ...bytes, 0x7d]), "reject"),
+    );
   return out;
 }
 
@@ -117,10 +131,12 @@ export function fieldCases(e: BodyEndpoint, r: Rng): FuzzCase[] {
     // Object.prototype's member names, for every seed: a lookup table must not find them (regression: memory_type "__proto__" was a 500).
     for (const v of PROTO_KEYS) out.push(reqOf(e, `${f} = ${JSON.stringify(v)}`, set(f, v), e.strictStrings?.includes(f) ? "reject" : "any"));
     // A blank optional string counts as absent.
-    for (const v of r.some(NASTY_STRINGS, 8)) out.push(reqOf(e, `${f} = ${JSON.stringify(v.slice(0, 30))}`, set(f, v), e.strictStrings?.includes(f) && v.trim() !== "" ? "reject" : "any"));
+    for (const v of r.some(NASTY_STRINGS, 8))
+      out.push(reqOf(e, `${f} = ${JSON.stringify(v.slice(0, 30))}`, set(f, v), e.strictStrings?.includes(f) && v.trim() !== "" ? "reject" : "any"));
   }
   for (const f of e.booleans ?? []) for (const v of NOT_BOOLEANS) out.push(reqOf(e, `${f} = ${JSON.stringify(v)}`, set(f, v), "reject"));
-  for (const f of e.ignored ?? []) for (const v of r.some([...NOT_STRINGS, ...NASTY_STRINGS], 4)) out.push(reqOf(e, `ignored ${f} = ${JSON.stringify(v).slice(0, 30)}`, set(f, v), "any"));
+  for (const f of e.ignored ?? [])
+    for (const v of r.some([...NOT_STRINGS, ...NASTY_STRINGS], 4)) out.push(reqOf(e, `ignored ${f} = ${JSON.stringify(v).slice(0, 30)}`, set(f, v), "any"));
   for (const f of e.required) {
     const b = base();
     delete b[f];
@@ -128,7 +144,9 @@ export function fieldCases(e: BodyEndpoint, r: Rng): FuzzCase[] {
     out.push(reqOf(e, `${f} = ""`, set(f, ""), "reject"));
     out.push(reqOf(e, `${f} = "   "`, set(f, "  \t\n "), "reject"));
   }
-  out.push(reqOf(e, "extra fields", JSON.stringify({ ...base(), extra: 1, __proto__: { polluted: true }, constructor: { prototype: { polluted: true } } }), "any"));
+  out.push(
+    reqOf(e, "extra fields", JSON.stringify({ ...base(), extra: 1, __proto__: { polluted: true }, constructor: { prototype: { polluted: true } } }), "any"),
+  );
   out.push(reqOf(e, "only unknown fields", JSON.stringify({ unknown: "x", other: [1, 2] }), "reject"));
   return out;
 }
@@ -137,7 +155,22 @@ export function fieldCases(e: BodyEndpoint, r: Rng): FuzzCase[] {
 export function structuredCases(r: Rng): FuzzCase[] {
   const distill = { name: "POST /distill", method: "POST", path: "/distill" };
   const out: FuzzCase[] = [];
-  const badMessages: unknown[] = ["text", 1, {}, [1], ["x"], [null], [{}], [{ role: "user" }], [{ content: "x" }], [{ role: 1, content: "x" }], [{ role: "user", content: 5 }], [{ role: "user", content: ["x"] }], [[{ role: "user", content: "x" }]], [{ role: "user", content: "" }]];
+  const badMessages: unknown[] = [
+    "text",
+    1,
+    {},
+    [1],
+    ["x"],
+    [null],
+    [{}],
+    [{ role: "user" }],
+    [{ content: "x" }],
+    [{ role: 1, content: "x" }],
+    [{ role: "user", content: 5 }],
+    [{ role: "user", content: ["x"] }],
+    [[{ role: "user", content: "x" }]],
+    [{ role: "user", content: "" }],
+  ];
   for (const m of badMessages) out.push(reqOf(distill, `messages = ${JSON.stringify(m)}`, JSON.stringify({ messages: m }), "reject"));
   out.push(reqOf(distill, "neither text nor messages", JSON.stringify({ session_id: "fuzz-none" }), "reject"));
   out.push(reqOf(distill, "segment_id without session_id", JSON.stringify({ text: "We chose the blue crane.", segment_id: "1" }), "reject"));
@@ -145,21 +178,44 @@ export function structuredCases(r: Rng): FuzzCase[] {
 
   for (const path of ["/identity", "/context"]) {
     const e = { name: `PUT ${path}`, method: "PUT", path };
-    const put = (sections: unknown, label: string, query = "", expect: FuzzCase["expect"] = "reject") => out.push({ ...reqOf(e, label, JSON.stringify({ sections }), expect), path: path + query });
+    const put = (sections: unknown, label: string, query = "", expect: FuzzCase["expect"] = "reject") =>
+      out.push({ ...reqOf(e, label, JSON.stringify({ sections }), expect), path: path + query });
     for (const v of [null, "soul", 1, [], [["soul", "x"]], true]) put(v, `sections = ${JSON.stringify(v)}`);
-    const badNames = [...TRAVERSAL, "", "Soul", "SOUL", "with space", "-lead", "_lead", "x".repeat(65), "memory", "naïve", "a/b", "a\\b", "a.md", "\u0000", "a\u0000b"];
+    const badNames = [
+      ...TRAVERSAL,
+      "",
+      "Soul",
+      "SOUL",
+      "with space",
+      "-lead",
+      "_lead",
+      "x".repeat(65),
+      "memory",
+      "naïve",
+      "a/b",
+      "a\\b",
+      "a.md",
+      "\u0000",
+      "a\u0000b",
+    ];
     for (const name of badNames) put({ [name]: "body" }, `section name ${JSON.stringify(name.slice(0, 30))}`);
     put({ fine: "ok", "../escape": "x" }, "one bad name among good ones (nothing written)");
     for (const v of r.some(NOT_STRINGS, 6)) put({ fuzzsec: v }, `section body ${JSON.stringify(v)}`);
     put({ fuzzsec: hugeString(r, 1, 2) }, "section body huge");
-    out.push({ ...reqOf(e, "section body invalid UTF-8", "", "reject"), body: new Uint8Array([...new TextEncoder().encode('{"sections":{"fuzzsec":"a'), 0xff, 0xfe, ...new TextEncoder().encode('"}}')]), path });
+    out.push({
+      ...reqOf(e, "section body invalid UTF-8", "", "reject"),
+      body: new Uint8Array([...new TextEncoder().encode('{"sections":{"fuzzsec":"a'), 0xff, 0xfe, ...new TextEncoder().encode('"}}')]),
+      path,
+    });
     out.push({ ...reqOf(e, "unknown top-level field", JSON.stringify({ sections: { fuzzsec: "x" }, agent: "bob" }), "reject"), path });
-    for (const a of [...TRAVERSAL.slice(0, 10), "Bob", "x".repeat(65), ""]) put({ fuzzsec: "x" }, `agent ${JSON.stringify(a.slice(0, 20))}`, `?agent=${encodeURIComponent(a)}`);
+    for (const a of [...TRAVERSAL.slice(0, 10), "Bob", "x".repeat(65), ""])
+      put({ fuzzsec: "x" }, `agent ${JSON.stringify(a.slice(0, 20))}`, `?agent=${encodeURIComponent(a)}`);
     for (const v of r.some(NASTY_STRINGS, 6)) put({ fuzzsec: v }, `section body ${JSON.stringify(v.slice(0, 20))}`, "", "any");
   }
 
   const del = { name: "DELETE /memory", method: "DELETE", path: "/memory" };
-  for (const v of [...NOT_STRINGS.slice(0, 5), ...TRAVERSAL.slice(0, 8), "", "zzzzzzzz", "0000000"]) out.push(reqOf(del, `body id ${JSON.stringify(v).slice(0, 30)}`, JSON.stringify({ id: v }), "reject"));
+  for (const v of [...NOT_STRINGS.slice(0, 5), ...TRAVERSAL.slice(0, 8), "", "zzzzzzzz", "0000000"])
+    out.push(reqOf(del, `body id ${JSON.stringify(v).slice(0, 30)}`, JSON.stringify({ id: v }), "reject"));
   return out;
 }
 
@@ -184,10 +240,28 @@ export const queryEndpoints = (memoryId: () => string): QueryEndpoint[] => [
   { name: "GET /learnings", path: "/learnings", params: { days: "int", project: "text" } },
   { name: "GET /lessons", path: "/lessons", params: { days: "int", project: "text" } },
   { name: "GET /index", path: "/index", params: {} },
-  { name: "GET /graph neighbors", path: "/graph", params: { id: "id", limit: "int", relationship: "text" }, base: { op: "neighbors", id: memoryId() }, strictParams: true },
+  {
+    name: "GET /graph neighbors",
+    path: "/graph",
+    params: { id: "id", limit: "int", relationship: "text" },
+    base: { op: "neighbors", id: memoryId() },
+    strictParams: true,
+  },
   { name: "GET /graph hubs", path: "/graph", params: { limit: "int", domain: "text" }, base: { op: "hubs" }, strictParams: true },
-  { name: "GET /graph path", path: "/graph", params: { id: "id", target_id: "id" }, base: { op: "path", id: memoryId(), target_id: memoryId() }, strictParams: true },
-  { name: "GET /graph export", path: "/graph", params: { domain: "text", type: "text", tag: "text", minStrength: "number", limit: "int" }, base: { op: "export" }, strictParams: true },
+  {
+    name: "GET /graph path",
+    path: "/graph",
+    params: { id: "id", target_id: "id" },
+    base: { op: "path", id: memoryId(), target_id: memoryId() },
+    strictParams: true,
+  },
+  {
+    name: "GET /graph export",
+    path: "/graph",
+    params: { domain: "text", type: "text", tag: "text", minStrength: "number", limit: "int" },
+    base: { op: "export" },
+    strictParams: true,
+  },
   { name: "GET /graph op", path: "/graph", params: { op: "name" }, strictParams: true },
   { name: "GET /identity", path: "/identity", params: { agent: "name" } },
   { name: "GET /context", path: "/context", params: { agent: "name" } },
@@ -220,8 +294,10 @@ export function queryCases(e: QueryEndpoint, r: Rng): FuzzCase[] {
     // A strict parameter must refuse whatever does not look like its kind.
     const verdict = (v: string): FuzzCase["expect"] => (!strict || v.trim() === "" || LOOKS_VALID[kind].test(v.trim()) ? "any" : "reject");
     // Blank is "use the default"; a huge integer is clamped to the maximum.
-    for (const v of kind === "int" ? BAD_INTS : kind === "number" ? BAD_NUMBERS : []) add(`${p}=${v}`, url({ [p]: v }), v.trim() === "" || /^\d+$/.test(v) ? "any" : "reject");
-    for (const v of r.some([...NASTY_STRINGS.filter((s) => s.length < 5000), ...FTS_OPERATORS, ...TRAVERSAL], 12)) add(`${p}=${JSON.stringify(v.slice(0, 20))}`, url({ [p]: v }), verdict(v));
+    for (const v of kind === "int" ? BAD_INTS : kind === "number" ? BAD_NUMBERS : [])
+      add(`${p}=${v}`, url({ [p]: v }), v.trim() === "" || /^\d+$/.test(v) ? "any" : "reject");
+    for (const v of r.some([...NASTY_STRINGS.filter((s) => s.length < 5000), ...FTS_OPERATORS, ...TRAVERSAL], 12))
+      add(`${p}=${JSON.stringify(v.slice(0, 20))}`, url({ [p]: v }), verdict(v));
     for (const b of ENCODED_BYTES) add(`${p} raw-encoded ${b}`, `${url({})}&${p}=${b}`, strict ? "reject" : "any");
     add(`${p} 12 KB`, url({ [p]: "q".repeat(12 * 1024) }), strict ? "reject" : "any");
     add(`${p} repeated`, `${url({ [p]: "1" })}&${p}=2&${p}=zz`, "any");

@@ -30,7 +30,12 @@ export class Fuzzer {
   }
 
   /** Checks status, error shape and (for a refusal) that nothing changed. `jsonRpc`: MCP transports answer JSON-RPC errors. */
-  async judge(c: Pick<FuzzCase, "endpoint" | "label" | "expect">, status: number, body: string, opts: { jsonRpc?: boolean; transport?: boolean } = {}): Promise<void> {
+  async judge(
+    c: Pick<FuzzCase, "endpoint" | "label" | "expect">,
+    status: number,
+    body: string,
+    opts: { jsonRpc?: boolean; transport?: boolean } = {},
+  ): Promise<void> {
     this.record(c.endpoint, status);
     const where = `${c.endpoint} [${c.label}] -> ${status}`;
     const before = this.last ?? (await snapshot(this.srv.services));

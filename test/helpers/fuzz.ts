@@ -105,7 +105,7 @@ export const NASTY_STRINGS: readonly string[] = [
   "😀🧠🔥".repeat(50),
   "ｆｕｌｌｗｉｄｔｈ",
   "'; DROP TABLE memories; --",
-  "\" OR 1=1 --",
+  '" OR 1=1 --',
   "<script>alert(1)</script>",
   "${process.env.HOME}",
   "{{7*7}}",
@@ -121,29 +121,39 @@ export const NASTY_STRINGS: readonly string[] = [
 export const MALFORMED_JSON: readonly string[] = [
   "{",
   "}",
-  "{\"content\":",
-  "{\"content\": \"x\",}",
+  '{"content":',
+  '{"content": "x",}',
   "{'content': 'x'}",
-  "{content: \"x\"}",
-  "{\"content\": \"x\"} trailing",
-  "{\"content\": \"unterminated}",
-  "{\"content\": \"bad escape \\q\"}",
-  "{\"content\": \"\\ud800\\u\"}",
+  '{content: "x"}',
+  '{"content": "x"} trailing',
+  '{"content": "unterminated}',
+  '{"content": "bad escape \\q"}',
+  '{"content": "\\ud800\\u"}',
   "[1, 2",
   "nul",
   "NaN",
-  "{\"a\": 01}",
-  "{\"a\": .5}",
-  "{\"a\": Infinity}",
+  '{"a": 01}',
+  '{"a": .5}',
+  '{"a": Infinity}',
   "\u0000",
-  "\ufeff{\"content\":\"bom\"}garbage",
-  "{\"content\": \"x\"}{\"content\": \"y\"}",
+  '\ufeff{"content":"bom"}garbage',
+  '{"content": "x"}{"content": "y"}',
   "[".repeat(100_000),
-  "{\"a\":".repeat(50_000),
+  '{"a":'.repeat(50_000),
 ];
 
 /** Byte sequences that are not UTF-8: lone/overlong/surrogate/out-of-range/truncated. */
-export const INVALID_UTF8: readonly number[][] = [[0xff], [0xfe, 0xff], [0xc0, 0xaf], [0xe0, 0x80, 0xaf], [0xed, 0xa0, 0x80], [0xf8, 0x88, 0x80, 0x80, 0x80], [0x80], [0xe2, 0x82], [0xf4, 0x90, 0x80, 0x80]];
+export const INVALID_UTF8: readonly number[][] = [
+  [0xff],
+  [0xfe, 0xff],
+  [0xc0, 0xaf],
+  [0xe0, 0x80, 0xaf],
+  [0xed, 0xa0, 0x80],
+  [0xf8, 0x88, 0x80, 0x80, 0x80],
+  [0x80],
+  [0xe2, 0x82],
+  [0xf4, 0x90, 0x80, 0x80],
+];
 
 /** A JSON object body whose string `field` holds raw (non-UTF-8) bytes. */
 export function jsonWithBytes(base: Record<string, unknown>, field: string, bytes: number[]): Uint8Array<ArrayBuffer> {
@@ -203,7 +213,18 @@ export function rawGet(port: number, path: string | Uint8Array, headers: Record<
   return rawHttp(port, new Uint8Array([...enc.encode("GET "), ...p, ...enc.encode(` HTTP/1.1\r\n${head}\r\n`)]));
 }
 
-const TABLES = ["memories", "links", "memory_tags", "segments", "memory_events", "recall_sessions", "recall_shown", "meta", "nightly_runs", "memory_primary_domain"];
+const TABLES = [
+  "memories",
+  "links",
+  "memory_tags",
+  "segments",
+  "memory_events",
+  "recall_sessions",
+  "recall_shown",
+  "meta",
+  "nightly_runs",
+  "memory_primary_domain",
+];
 
 /**
  * Everything a request could change: row counts (vectors and FTS rows
@@ -217,7 +238,9 @@ export async function snapshot(s: Services): Promise<{ counts: Record<string, nu
   const h = new Bun.CryptoHasher("sha256");
   if (s.config.storage === "postgres") {
     const tables = [...TABLES, "memory_vec", "identity_sections", "memory_history", "memory_anchors"];
-    const sql = tables.map((t) => `SELECT '${t}' AS t, count(*) AS n, md5(coalesce(string_agg(x::text, '|' ORDER BY x::text), '')) AS h FROM ${t} x`).join(" UNION ALL ");
+    const sql = tables
+      .map((t) => `SELECT '${t}' AS t, count(*) AS n, md5(coalesce(string_agg(x::text, '|' ORDER BY x::text), '')) AS h FROM ${t} x`)
+      .join(" UNION ALL ");
     for (const r of await dbRows<{ t: string; n: number; h: string }>(s, sql)) {
       counts[r.t] = r.n;
       h.update(`${r.t}:${r.h}`);
@@ -226,7 +249,12 @@ export async function snapshot(s: Services): Promise<{ counts: Record<string, nu
     const db = sqliteStoreOf(s).sqlite;
     for (const t of [...TABLES, "memory_vec", "memories_fts"]) counts[t] = db.query<{ n: number }, []>(`SELECT count(*) AS n FROM ${t}`).get()!.n;
     for (const t of TABLES) {
-      for (const row of db.query<Record<string, unknown>, []>(`SELECT * FROM ${t}`).all().map((r) => JSON.stringify(r)).sort()) h.update(row);
+      for (const row of db
+        .query<Record<string, unknown>, []>(`SELECT * FROM ${t}`)
+        .all()
+        .map((r) => JSON.stringify(r))
+        .sort())
+        h.update(row);
     }
     for (const v of db.query<{ rowid: number; embedding: Uint8Array }, []>("SELECT rowid, embedding FROM memory_vec ORDER BY rowid").all()) {
       h.update(String(v.rowid));

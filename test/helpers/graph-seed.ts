@@ -69,8 +69,9 @@ export async function seedGraph(s: Services, memories: SeedMemory[], links: Seed
     return seqs;
   });
   const index = liveIndex(s);
-  if (index) seqs.forEach((seq, i) => {
-    index.upsert(seq, rows[i].vector, rows[i].project);
-  });
+  if (index)
+    seqs.forEach((seq, i) => {
+      index.upsert(seq, rows[i].vector, rows[i].project);
+    });
   return ids;
 }

@@ -5,13 +5,13 @@ import { homeRows, onPostgres } from "./engine";
 /** Rows that point at a memory that is gone, and link counts that disagree with the links (both engines' SQL). */
 const ORPHANS: [string, string][] = [
   ["memory_tags", "SELECT count(*) AS n FROM memory_tags t WHERE NOT EXISTS (SELECT 1 FROM memories m WHERE m.id = t.memory_id)"],
-  ["links", "SELECT count(*) AS n FROM links l WHERE NOT EXISTS (SELECT 1 FROM memories m WHERE m.id = l.from_id) OR NOT EXISTS (SELECT 1 FROM memories m WHERE m.id = l.to_id)"],
+  [
+    "links",
+    "SELECT count(*) AS n FROM links l WHERE NOT EXISTS (SELECT 1 FROM memories m WHERE m.id = l.from_id) OR NOT EXISTS (SELECT 1 FROM memories m WHERE m.id = l.to_id)",
+  ],
   ["memory_primary_domain", "SELECT count(*) AS n FROM memory_primary_domain d WHERE NOT EXISTS (SELECT 1 FROM memories m WHERE m.id = d.memory_id)"],
   ["memory_events", "SELECT count(*) AS n FROM memory_events e WHERE NOT EXISTS (SELECT 1 FROM memories m WHERE m.id = e.memory_id)"],
-  [
-    "link_count",
-    "SELECT count(*) AS n FROM memories m WHERE m.link_count != (SELECT count(*) FROM links l WHERE l.from_id = m.id OR l.to_id = m.id)",
-  ],
+  ["link_count", "SELECT count(*) AS n FROM memories m WHERE m.link_count != (SELECT count(*) FROM links l WHERE l.from_id = m.id OR l.to_id = m.id)"],
 ];
 
 export interface StoreCheck {
@@ -34,7 +34,10 @@ export function checkStore(dbFile: string): StoreCheck {
   const db = store.sqlite;
   const problems: string[] = [];
   try {
-    const integrity = db.query<{ integrity_check: string }, []>("PRAGMA integrity_check").all().map((r) => r.integrity_check);
+    const integrity = db
+      .query<{ integrity_check: string }, []>("PRAGMA integrity_check")
+      .all()
+      .map((r) => r.integrity_check);
     if (integrity.join() !== "ok") problems.push(`integrity_check: ${integrity.join("; ")}`);
     try {
       db.run("INSERT INTO memories_fts(memories_fts) VALUES ('integrity-check')");
@@ -44,8 +47,14 @@ export function checkStore(dbFile: string): StoreCheck {
     const seqs = db.query<{ seq: number; id: string; session: string | null }, []>("SELECT seq, id, source_session AS session FROM memories").all();
     const seqSet = new Set(seqs.map((r) => r.seq));
     const ids = new Set(seqs.map((r) => r.id));
-    const vec = db.query<{ rowid: number }, []>("SELECT rowid FROM memory_vec").all().map((r) => r.rowid);
-    const fts = db.query<{ rowid: number }, []>("SELECT rowid FROM memories_fts").all().map((r) => r.rowid);
+    const vec = db
+      .query<{ rowid: number }, []>("SELECT rowid FROM memory_vec")
+      .all()
+      .map((r) => r.rowid);
+    const fts = db
+      .query<{ rowid: number }, []>("SELECT rowid FROM memories_fts")
+      .all()
+      .map((r) => r.rowid);
     const compare = (name: string, rows: number[]) => {
       const set = new Set(rows);
       if (set.size !== rows.length) problems.push(`${name}: duplicate rows`);

@@ -13,7 +13,12 @@ export interface DriverResult {
 }
 
 /** Runs the MCP SDK client in a separate process (test/mcp/client-driver.ts) against `url`. */
-export async function drive(url: string, kind: "sse" | "http", plan: { sessions?: number; token?: string; steps: DriverStep[] }, timeoutMs = 30_000): Promise<DriverResult[][]> {
+export async function drive(
+  url: string,
+  kind: "sse" | "http",
+  plan: { sessions?: number; token?: string; steps: DriverStep[] },
+  timeoutMs = 30_000,
+): Promise<DriverResult[][]> {
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined) env[k] = v;
   const r = await run([BUN, join(import.meta.dir, "..", "mcp", "client-driver.ts"), url, kind, JSON.stringify(plan)], env, undefined, timeoutMs);

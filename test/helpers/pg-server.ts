@@ -87,8 +87,6 @@ let shared: Promise<string> | null = null;
  * process's PGlite. Tests that exercise PostgreSQL in the SQLite run too use it.
  */
 export function sharedPgUrl(): Promise<string> {
-  shared ??= realServerUrl
-    ? createTestDatabase("memsvc_test").then((d) => d.url)
-    : import("./pglite").then((m) => m.pgliteUrl());
+  shared ??= realServerUrl ? createTestDatabase("memsvc_test").then((d) => d.url) : import("./pglite").then((m) => m.pgliteUrl());
   return shared;
 }

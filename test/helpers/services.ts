@@ -40,7 +40,8 @@ export function makeServices(opts: TestServicesOptions = {}): TestServices {
   mkdirSync(home, { recursive: true });
   // A test that names its storage gets it; every other store is on the test engine.
   const pinned = opts.config !== undefined && "storage" in opts.config;
-  if (!opts.home || opts.config) writeFileSync(join(home, "config.json"), JSON.stringify({ token: TEST_TOKEN, ...(pinned ? {} : engineConfig(home)), ...opts.config }));
+  if (!opts.home || opts.config)
+    writeFileSync(join(home, "config.json"), JSON.stringify({ token: TEST_TOKEN, ...(pinned ? {} : engineConfig(home)), ...opts.config }));
   // The environment too: a reused home's config.json may come from elsewhere (memsvc init).
   const config: Config = loadConfig({ ...(pinned ? {} : engineEnv(home)), ...opts.env, MEMSVC_HOME: home, MEMSVC_OFFLINE: "1" });
   const logs: { level: string; message: string }[] = [];
@@ -48,7 +49,12 @@ export function makeServices(opts: TestServicesOptions = {}): TestServices {
   let sqlite: Store | null = null;
   const storage = openStorage(config, { sqliteHandle: (store) => (sqlite = store) });
   if (sqlite) rememberSqlite(storage, sqlite);
-  const services = createServices(config, storage, { embedder: opts.embedder ?? new FallbackEmbedder(), log, now: opts.now, indexBackgroundAbove: opts.indexBackgroundAbove }) as TestServices;
+  const services = createServices(config, storage, {
+    embedder: opts.embedder ?? new FallbackEmbedder(),
+    log,
+    now: opts.now,
+    indexBackgroundAbove: opts.indexBackgroundAbove,
+  }) as TestServices;
   services.logs = logs;
   Object.defineProperty(services, "store", { get: () => sqliteStoreOf(services) });
   if (services.storage.engine === "postgres") seedConfigToken(services, config.token ?? TEST_TOKEN);
@@ -64,7 +70,16 @@ function seedConfigToken(s: Services, token: string): void {
   const tokens = s.storage.tokens as { -readonly [K in keyof TokensStore]: TokensStore[K] };
   const byHash = tokens.byHash;
   const seeded = tokens
-    .insert({ name: "test-config", hash: hashToken(token), role: "admin", projects: null, createdAt: Date.now(), expiresAt: null, lastUsedAt: null, revokedAt: null })
+    .insert({
+      name: "test-config",
+      hash: hashToken(token),
+      role: "admin",
+      projects: null,
+      createdAt: Date.now(),
+      expiresAt: null,
+      lastUsedAt: null,
+      revokedAt: null,
+    })
     .catch(() => false);
   tokens.byHash = async (hash) => (await seeded, byHash(hash));
 }

@@ -17,7 +17,9 @@ export function vectorOf(seed: number): Float32Array {
 export function vec0StoreWith(dir: string, name: string, n: number): Store {
   const store = openStore(join(dir, name));
   const db = store.sqlite;
-  const mem = db.prepare("INSERT INTO memories(id, content, memory_type, project, created_at, updated_at, refreshed_at) VALUES (?, ?, 'knowledge', ?, 1, 1, 1)");
+  const mem = db.prepare(
+    "INSERT INTO memories(id, content, memory_type, project, created_at, updated_at, refreshed_at) VALUES (?, ?, 'knowledge', ?, 1, 1, 1)",
+  );
   const vec = db.prepare("INSERT INTO memory_vec(rowid, embedding) VALUES (?, ?)");
   db.transaction(() => {
     for (let i = 0; i < n; i++) {

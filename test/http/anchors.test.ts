@@ -14,7 +14,13 @@ import { normalizeRemote, repoInfo } from "../../src/capture/git";
 
 const h = distillHarness();
 let n = 0;
-const distillAnchorsBody = (text: string, anchors: unknown, session = `sess-${++n}`) => ({ text, session_id: session, segment_id: "seg", project: "shop", anchors });
+const distillAnchorsBody = (text: string, anchors: unknown, session = `sess-${++n}`) => ({
+  text,
+  session_id: session,
+  segment_id: "seg",
+  project: "shop",
+  anchors,
+});
 const auth = { authorization: `Bearer ${TEST_TOKEN}` };
 const getJson = async (path: string) => {
   const r = await fetch(`${h.srv.url}${path}`, { headers: auth });
@@ -33,7 +39,13 @@ describe("anchors on /distill", () => {
     const got = await getJson(`/memory?id=${ids[0]}`);
     expect(got.status).toBe(200);
     expect(got.json.memory.anchors).toEqual([
-      { repo: "github.com/acme/shop", branch: "main", commit: COMMIT, paths: ["src/db.ts", "scripts/backfill.ts", "src/orders.ts"], anchored_at: expect.any(String) },
+      {
+        repo: "github.com/acme/shop",
+        branch: "main",
+        commit: COMMIT,
+        paths: ["src/db.ts", "scripts/backfill.ts", "src/orders.ts"],
+        anchored_at: expect.any(String),
+      },
     ]);
     const text = memoryText(got.json);
     expect(text).toContain(`- anchored to: github.com/acme/shop (main) at ${COMMIT.slice(0, 12)}: src/db.ts, scripts/backfill.ts, src/orders.ts`);
@@ -94,10 +106,15 @@ describe("anchors on /distill", () => {
     h.fake.script(memoriesReply("The orders table is migrated by scripts/backfill.ts with lock_timeout = 5s."));
     const { ids } = (await (await h.post(distillAnchorsBody(TRANSCRIPT, ANCHORS))).json()) as any;
     const list = await getJson(`/anchors?repo=${encodeURIComponent(ANCHORS.repo)}`);
-    expect(list.json).toEqual({ repo: ANCHORS.repo, count: 1, anchors: [{ id: ids[0], commit: COMMIT, paths: ["src/db.ts", "scripts/backfill.ts", "src/orders.ts"], stale: false }] });
+    expect(list.json).toEqual({
+      repo: ANCHORS.repo,
+      count: 1,
+      anchors: [{ id: ids[0], commit: COMMIT, paths: ["src/db.ts", "scripts/backfill.ts", "src/orders.ts"], stale: false }],
+    });
     expect(JSON.stringify(list.json)).not.toContain("lock_timeout");
     expect((await getJson("/anchors")).status).toBe(400);
-    const post = (body: unknown) => fetch(`${h.srv.url}/memory/stale`, { method: "POST", headers: { ...auth, "content-type": "application/json" }, body: JSON.stringify(body) });
+    const post = (body: unknown) =>
+      fetch(`${h.srv.url}/memory/stale`, { method: "POST", headers: { ...auth, "content-type": "application/json" }, body: JSON.stringify(body) });
     for (const [body, msg] of [
       [{ repo: ANCHORS.repo, marks: [{ id: ids[0], reason: "gone" }] }, /reason must be one of/],
       [{ repo: ANCHORS.repo, marks: [{ id: ids[0], reason: "changed" }] }, /needs changed_paths/],
@@ -112,7 +129,13 @@ describe("anchors on /distill", () => {
       expect(((await r.json()) as any).error.message).toMatch(msg);
     }
     expect((await h.sql<{ n: number }>("SELECT count(*) n FROM memory_anchors WHERE stale IS NOT NULL"))[0].n).toBe(0);
-    const ok = await post({ repo: ANCHORS.repo, marks: [{ id: ids[0], reason: "missing", missing_paths: ["src/db.ts"] }, { id: "no-such-memory", reason: "commit-unknown" }] });
+    const ok = await post({
+      repo: ANCHORS.repo,
+      marks: [
+        { id: ids[0], reason: "missing", missing_paths: ["src/db.ts"] },
+        { id: "no-such-memory", reason: "commit-unknown" },
+      ],
+    });
     expect(await ok.json()).toEqual({ repo: ANCHORS.repo, marked: 1, cleared: 0, unknown: 1 });
     const cleared = await post({ repo: ANCHORS.repo, fresh: [ids[0]] });
     expect(await cleared.json()).toEqual({ repo: ANCHORS.repo, marked: 0, cleared: 1, unknown: 0 });
@@ -165,7 +188,10 @@ describe("capture records the anchor of each segment", () => {
   test.skipIf(!hasGit)("Read/Edit/Write/MultiEdit/NotebookEdit paths inside the repository, relative to its root; Bash and outside paths ignored", () => {
     const root = mkdtempSync(join(tmpdir(), "memsvc-anchor-repo-"));
     const g = (...args: string[]) => {
-      const r = spawnSync("git", ["-C", root, ...args], { encoding: "utf8", env: { ...process.env, GIT_AUTHOR_DATE: "2026-01-01T10:00:00Z", GIT_COMMITTER_DATE: "2026-01-01T10:00:00Z" } });
+      const r = spawnSync("git", ["-C", root, ...args], {
+        encoding: "utf8",
+        env: { ...process.env, GIT_AUTHOR_DATE: "2026-01-01T10:00:00Z", GIT_COMMITTER_DATE: "2026-01-01T10:00:00Z" },
+      });
       if (r.status !== 0) throw new Error(r.stderr);
       return r.stdout.trim();
     };
@@ -178,18 +204,41 @@ describe("capture records the anchor of each segment", () => {
     g("commit", "-qm", "one");
     const first = g("rev-parse", "HEAD");
     writeFileSync(join(root, "src", "db.ts"), "y\n");
-    spawnSync("git", ["-C", root, "commit", "-qam", "two"], { env: { ...process.env, GIT_AUTHOR_DATE: "2026-02-01T10:00:00Z", GIT_COMMITTER_DATE: "2026-02-01T10:00:00Z" } });
+    spawnSync("git", ["-C", root, "commit", "-qam", "two"], {
+      env: { ...process.env, GIT_AUTHOR_DATE: "2026-02-01T10:00:00Z", GIT_COMMITTER_DATE: "2026-02-01T10:00:00Z" },
+    });
     g("remote", "add", "origin", "https://bob:token@example.com/acme/shop.git");
     const sub = join(root, "src");
-    const line = (content: unknown[], ts: string) => JSON.stringify({ type: "assistant", sessionId: "s", cwd: sub, timestamp: ts, message: { role: "assistant", content } });
+    const line = (content: unknown[], ts: string) =>
+      JSON.stringify({ type: "assistant", sessionId: "s", cwd: sub, timestamp: ts, message: { role: "assistant", content } });
     const tool = (name: string, input: unknown) => ({ type: "tool_use", id: name, name, input });
     const transcript = join(root, "..", `t-${Date.now()}.jsonl`);
     writeFileSync(
       transcript,
       `${[
-        JSON.stringify({ type: "user", sessionId: "s", cwd: sub, timestamp: "2026-01-15T10:00:00Z", message: { role: "user", content: "Why does the orders migration lock the table for four minutes?" } }),
-        line([{ type: "text", text: "Looking at the database module and the backfill script now." }, tool("Read", { file_path: join(sub, "db.ts") }), tool("Edit", { file_path: "notes.md", old_string: "a", new_string: "b" })], "2026-01-15T10:01:00Z"),
-        line([tool("Write", { file_path: join(root, "docs", "x.md"), content: "z" }), tool("MultiEdit", { file_path: join(sub, "db.ts"), edits: [] }), tool("NotebookEdit", { notebook_path: join(root, "nb.ipynb") })], "2026-01-15T10:02:00Z"),
+        JSON.stringify({
+          type: "user",
+          sessionId: "s",
+          cwd: sub,
+          timestamp: "2026-01-15T10:00:00Z",
+          message: { role: "user", content: "Why does the orders migration lock the table for four minutes?" },
+        }),
+        line(
+          [
+            { type: "text", text: "Looking at the database module and the backfill script now." },
+            tool("Read", { file_path: join(sub, "db.ts") }),
+            tool("Edit", { file_path: "notes.md", old_string: "a", new_string: "b" }),
+          ],
+          "2026-01-15T10:01:00Z",
+        ),
+        line(
+          [
+            tool("Write", { file_path: join(root, "docs", "x.md"), content: "z" }),
+            tool("MultiEdit", { file_path: join(sub, "db.ts"), edits: [] }),
+            tool("NotebookEdit", { notebook_path: join(root, "nb.ipynb") }),
+          ],
+          "2026-01-15T10:02:00Z",
+        ),
         line([tool("Bash", { command: "cat src/secret.ts" }), tool("Read", { file_path: "/etc/hosts" })], "2026-01-15T10:03:00Z"),
       ].join("\n")}\n`,
     );

@@ -27,7 +27,12 @@ describe("remote peers (127.0.0.2)", () => {
   });
 
   test("forwarding headers never grant the bypass", async () => {
-    const spoofs: Record<string, string>[] = [{ "x-forwarded-for": "127.0.0.1" }, { "x-real-ip": "127.0.0.1" }, { forwarded: "for=127.0.0.1" }, { host: "localhost" }];
+    const spoofs: Record<string, string>[] = [
+      { "x-forwarded-for": "127.0.0.1" },
+      { "x-real-ip": "127.0.0.1" },
+      { forwarded: "for=127.0.0.1" },
+      { host: "localhost" },
+    ];
     for (const h of spoofs) {
       expect((await remote("/recent", h)).status).toBe(401);
     }
@@ -101,6 +106,7 @@ describe("the token is compared exactly", () => {
 describe("the loopback peers of the bypass", () => {
   test("exactly 127.0.0.1, ::1 and ::ffff:127.0.0.1", () => {
     for (const peer of ["127.0.0.1", "::1", "::ffff:127.0.0.1"]) expect(isLoopbackPeer(peer)).toBe(true);
-    for (const peer of ["127.0.0.2", "127.1.0.1", "0.0.0.0", "::", "::ffff:127.0.0.2", "10.0.0.1", "localhost", "", null, undefined]) expect(isLoopbackPeer(peer)).toBe(false);
+    for (const peer of ["127.0.0.2", "127.1.0.1", "0.0.0.0", "::", "::ffff:127.0.0.2", "10.0.0.1", "localhost", "", null, undefined])
+      expect(isLoopbackPeer(peer)).toBe(false);
   });
 });

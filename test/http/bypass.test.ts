@@ -46,7 +46,12 @@ describe("the bypass matrix (real sockets)", () => {
     { name: "SQLite on a loopback bind (default: on)", config: {}, bypass: true },
     { name: "SQLite on a loopback bind, auth.localhostBypass false", config: { auth: { localhostBypass: false } }, bypass: false },
     { name: "SQLite on a non-loopback bind (default: off)", config: { host: "0.0.0.0" }, hostname: "0.0.0.0", bypass: false },
-    { name: "SQLite on a non-loopback bind, auth.localhostBypass true", config: { host: "0.0.0.0", auth: { localhostBypass: true } }, hostname: "0.0.0.0", bypass: true },
+    {
+      name: "SQLite on a non-loopback bind, auth.localhostBypass true",
+      config: { host: "0.0.0.0", auth: { localhostBypass: true } },
+      hostname: "0.0.0.0",
+      bypass: true,
+    },
     { name: "PostgreSQL on a loopback bind (default: off)", config: { storage: "postgres" }, bypass: false },
     { name: "PostgreSQL, auth.localhostBypass true", config: { storage: "postgres", auth: { localhostBypass: true } }, bypass: true },
   ];
@@ -102,7 +107,11 @@ describe("resolving auth.localhostBypass", () => {
 });
 
 describe("the start-up warning of a network bind", () => {
-  const cfg = (host: string, tls: { cert?: string; proxy?: boolean } = {}, bypass = false) => ({ host, tls: { cert: tls.cert ?? null, key: tls.cert ? "/k.pem" : null, ca: null, proxy: tls.proxy ?? false }, auth: { localhostBypass: bypass, localhostBypassFrom: "default" as const, rateLimitPerMinute: 0 } });
+  const cfg = (host: string, tls: { cert?: string; proxy?: boolean } = {}, bypass = false) => ({
+    host,
+    tls: { cert: tls.cert ?? null, key: tls.cert ? "/k.pem" : null, ca: null, proxy: tls.proxy ?? false },
+    auth: { localhostBypass: bypass, localhostBypassFrom: "default" as const, rateLimitPerMinute: 0 },
+  });
   test("a non-loopback bind with neither TLS nor a proxy warns about clear text; TLS or tls.proxy silence that line", () => {
     expect(networkWarnings(cfg("127.0.0.1"))).toEqual([]);
     const plain = networkWarnings(cfg("0.0.0.0"));
@@ -137,15 +146,29 @@ describe("the start-up warning of a network bind", () => {
 describe("clients send the token when the bypass is off", () => {
   test("the session-start hook still gets identity and learnings from a bypass-off server", async () => {
     const s = await server({ auth: { localhostBypass: false } });
-    const put = await requestFrom("127.0.0.1", `${s.url}/identity`, { method: "PUT", headers: { ...bearer, "content-type": "application/json" }, body: JSON.stringify({ sections: { style: "Prefers small focused commits." } }) });
+    const put = await requestFrom("127.0.0.1", `${s.url}/identity`, {
+      method: "PUT",
+      headers: { ...bearer, "content-type": "application/json" },
+      body: JSON.stringify({ sections: { style: "Prefers small focused commits." } }),
+    });
     expect(put.status).toBe(200);
     const clientHome = mkdtempSync(join(tmpdir(), "memsvc-bypass-client-"));
     writeFileSync(join(clientHome, "config.json"), JSON.stringify({ token: TEST_TOKEN, serverUrl: s.url }));
-    const out = await handleHook("session-start", { session_id: "s1", cwd: "/tmp/proj" }, loadConfig({ MEMSVC_HOME: clientHome, MEMSVC_OFFLINE: "1" }), Date.now() + 5000);
+    const out = await handleHook(
+      "session-start",
+      { session_id: "s1", cwd: "/tmp/proj" },
+      loadConfig({ MEMSVC_HOME: clientHome, MEMSVC_OFFLINE: "1" }),
+      Date.now() + 5000,
+    );
     expect(out).toContain("Prefers small focused commits.");
     // Without the token the same hook gets nothing: the assertion above depends on the header.
     writeFileSync(join(clientHome, "config.json"), JSON.stringify({ serverUrl: s.url }));
-    const bare = await handleHook("session-start", { session_id: "s2", cwd: "/tmp/proj" }, loadConfig({ MEMSVC_HOME: clientHome, MEMSVC_OFFLINE: "1" }), Date.now() + 5000);
+    const bare = await handleHook(
+      "session-start",
+      { session_id: "s2", cwd: "/tmp/proj" },
+      loadConfig({ MEMSVC_HOME: clientHome, MEMSVC_OFFLINE: "1" }),
+      Date.now() + 5000,
+    );
     expect(bare).not.toContain("Prefers small focused commits.");
   });
 });

@@ -39,7 +39,15 @@ describe("/distill with llm.provider claude-cli", () => {
   test("201: the CLI's answer is stored as memories; the prompt went on its stdin, redacted", async () => {
     writeFileSync(
       join(work, "reply.txt"),
-      JSON.stringify({ memories: [{ content: "Migrations on the orders table need lock_timeout = 5s, or the staging deploy blocks for minutes.", memory_type: "learnings", tags: ["postgres", "deploy"] }] }),
+      JSON.stringify({
+        memories: [
+          {
+            content: "Migrations on the orders table need lock_timeout = 5s, or the staging deploy blocks for minutes.",
+            memory_type: "learnings",
+            tags: ["postgres", "deploy"],
+          },
+        ],
+      }),
     );
     const r = await postJson(`${srv.url}/distill`, { text: `${TRANSCRIPT}\n\nuser: the staging key is ${SECRET}`, session_id: "cli-1", project: "shop" });
     expect(r.status).toBe(201);
@@ -71,7 +79,10 @@ describe("/distill with llm.provider claude-cli", () => {
     process.env.HARNESS_STANDIN_MODE = "logged-out";
     const out = await postJson(`${srv.url}/distill`, { text: TRANSCRIPT, session_id: "cli-2", segment_id: "1" });
     expect(out.status).toBe(503);
-    expect(((await out.json()) as any).error).toEqual({ code: "unavailable", message: "claude (Claude Code) is not logged in: run `claude` in a terminal once and log in (or `claude auth login`)" });
+    expect(((await out.json()) as any).error).toEqual({
+      code: "unavailable",
+      message: "claude (Claude Code) is not logged in: run `claude` in a terminal once and log in (or `claude auth login`)",
+    });
     // Three calls so far (distill, probe, this one): the cap of 3 is spent.
     delete process.env.HARNESS_STANDIN_MODE;
     const capped = await postJson(`${srv.url}/distill`, { text: TRANSCRIPT, session_id: "cli-2", segment_id: "1" });

@@ -12,7 +12,10 @@ const count = (table: string) => h.count(table);
 
 describe("huge answers", () => {
   test("hundreds of memories in one reply: the first 40 are taken", async () => {
-    const many = Array.from({ length: 500 }, (_, i) => ({ content: `Service number ${i} of the fleet, alpha${i}beta, listens on port ${10000 + i} in the eu-west cluster ${"z".repeat(i % 7)}${i}.`, memory_type: "knowledge" }));
+    const many = Array.from({ length: 500 }, (_, i) => ({
+      content: `Service number ${i} of the fleet, alpha${i}beta, listens on port ${10000 + i} in the eu-west cluster ${"z".repeat(i % 7)}${i}.`,
+      memory_type: "knowledge",
+    }));
     h.fake.script(memoriesReply(...many));
     const r = await post({ text: TRANSCRIPT });
     expect(r.status).toBe(201);
@@ -28,7 +31,9 @@ describe("huge answers", () => {
   });
 
   test("a multi-megabyte memory is dropped as too long, echoed back truncated", async () => {
-    h.fake.script(memoriesReply(`The log says ${"orders export lock wait ".repeat(150_000)}`, "The orders export job holds a share lock nightly at 02:00 UTC."));
+    h.fake.script(
+      memoriesReply(`The log says ${"orders export lock wait ".repeat(150_000)}`, "The orders export job holds a share lock nightly at 02:00 UTC."),
+    );
     const r = await post({ text: TRANSCRIPT });
     expect(r.status).toBe(201);
     const j = (await r.json()) as any;
@@ -41,7 +46,10 @@ describe("huge answers", () => {
 
 describe("long transcripts", () => {
   test("are distilled chunk by chunk, each prompt within the model's context, cut between messages", async () => {
-    const messages = Array.from({ length: 40 }, (_, i) => ({ role: i % 2 ? "assistant" : "user", content: `Turn ${i}: ${"the orders table migration moves rows in batches. ".repeat(8)}END${i}` }));
+    const messages = Array.from({ length: 40 }, (_, i) => ({
+      role: i % 2 ? "assistant" : "user",
+      content: `Turn ${i}: ${"the orders table migration moves rows in batches. ".repeat(8)}END${i}`,
+    }));
     const r = await post({ messages });
     expect(r.status).toBe(201);
     expect(h.fake.requests.length).toBeGreaterThan(1);
@@ -64,7 +72,12 @@ describe("raw content and secrets", () => {
   const dbBytes = () => storedText(h.srv.services);
 
   test("planted secrets never reach the model nor the database; an echoed key is redacted", async () => {
-    h.fake.script(memoriesReply(`The staging deploy uses the OpenAI key ${KEY} from the .env file of the shop repo.`, "The staging database is reached through pgbouncer on port 6432 with the shop_app user."));
+    h.fake.script(
+      memoriesReply(
+        `The staging deploy uses the OpenAI key ${KEY} from the .env file of the shop repo.`,
+        "The staging database is reached through pgbouncer on port 6432 with the shop_app user.",
+      ),
+    );
     const text = [
       `user: export OPENAI_API_KEY=${KEY} and push with ${GH}`,
       `assistant: aws configure set aws_access_key_id ${AWS}; psql postgres://shop_app:${PW}@db.staging:6432/shop`,
@@ -89,7 +102,8 @@ describe("raw content and secrets", () => {
 });
 
 describe("near-duplicates and links", () => {
-  const ingest = async (content: string, project = "infra") => ((await (await postJson(`${h.srv.url}/ingest`, { content, project })).json()) as any).id as string;
+  const ingest = async (content: string, project = "infra") =>
+    ((await (await postJson(`${h.srv.url}/ingest`, { content, project })).json()) as any).id as string;
   const strength = async (id: string) => (await sql<{ strength: number }>("SELECT strength FROM memories WHERE id = ?", id))[0].strength;
 
   test("a restatement strengthens the existing memory instead of adding a copy", async () => {
@@ -97,8 +111,8 @@ describe("near-duplicates and links", () => {
     h.fake.script(memoriesReply("The staging database runs on port 5433."));
     const j = (await (await post({ text: TRANSCRIPT, project: "infra" })).json()) as any;
     expect(j.ids).toEqual([id]);
-    expect((await count("memories"))).toBe(1);
-    expect((await strength(id))).toBeGreaterThan(1);
+    expect(await count("memories")).toBe(1);
+    expect(await strength(id)).toBeGreaterThan(1);
     expect((await sql<{ content: string }>("SELECT content FROM memories"))[0].content).toBe("The staging database runs on port 5433.");
   });
 
@@ -107,7 +121,7 @@ describe("near-duplicates and links", () => {
     h.fake.script(memoriesReply("The billing service API rate limit was raised to 500 requests per minute per tenant."));
     const j = (await (await post({ text: TRANSCRIPT, project: "infra" })).json()) as any;
     expect(j.ids).toEqual([id]);
-    expect((await count("memories"))).toBe(1);
+    expect(await count("memories")).toBe(1);
     expect((await sql<{ content: string }>("SELECT content FROM memories"))[0].content).toContain("raised to 500");
     const s = (await (await fetch(`${h.srv.url}/search?query=${encodeURIComponent("billing rate limit raised 500")}&project=infra`)).json()) as any;
     expect(s.results[0].id).toBe(id);
@@ -124,7 +138,7 @@ describe("near-duplicates and links", () => {
     await post({ text: TRANSCRIPT, project: "infra" });
     h.fake.script(memoriesReply("The staging database listens on port 5433."));
     await post({ text: TRANSCRIPT, project: "other" });
-    expect((await count("memories"))).toBe(3);
+    expect(await count("memories")).toBe(3);
   });
 
   test("new memories link to their closest existing memories and to the relationships the model named", async () => {
@@ -132,13 +146,20 @@ describe("near-duplicates and links", () => {
     h.fake.script(
       memoriesReply(
         { content: "Migrations on the orders table hang while the nightly export job holds its share lock.", memory_type: "experience" },
-        { content: "Run orders table migrations with lock_timeout = 5s so they fail fast instead of blocking deploys.", memory_type: "learnings", relationships: [{ to: 0, type: "fixes" }, { to: existing.slice(0, 8), type: "depends_on" }] },
+        {
+          content: "Run orders table migrations with lock_timeout = 5s so they fail fast instead of blocking deploys.",
+          memory_type: "learnings",
+          relationships: [
+            { to: 0, type: "fixes" },
+            { to: existing.slice(0, 8), type: "depends_on" },
+          ],
+        },
       ),
     );
     const j = (await (await post({ text: TRANSCRIPT, project: "shop" })).json()) as any;
     expect(j.ids).toHaveLength(2);
     const [hang, rule] = j.ids;
-    const links = (await sql<{ from_id: string; to_id: string; relationship: string }>("SELECT from_id, to_id, relationship FROM links"));
+    const links = await sql<{ from_id: string; to_id: string; relationship: string }>("SELECT from_id, to_id, relationship FROM links");
     expect(links).toContainEqual({ from_id: hang, to_id: existing, relationship: "related" });
     expect(links).toContainEqual({ from_id: rule, to_id: hang, relationship: "fixes" });
     expect(links).toContainEqual({ from_id: rule, to_id: existing, relationship: "depends_on" });
@@ -166,10 +187,12 @@ test("search answers while a distill waits on the model", async () => {
 });
 
 test("a transcript needing more model calls than the per-request limit is refused with 413, before any call", async () => {
-  const huge = Array.from({ length: 400 }, (_, i) => `user: paragraph ${i} ${"the orders export holds a lock while the migration waits. ".repeat(12)}`).join("\n\n");
+  const huge = Array.from({ length: 400 }, (_, i) => `user: paragraph ${i} ${"the orders export holds a lock while the migration waits. ".repeat(12)}`).join(
+    "\n\n",
+  );
   const r = await post({ text: huge, session_id: "huge", segment_id: "1" });
   expect(r.status).toBe(413);
   expect(((await r.json()) as any).error.message).toMatch(/send it as several segments/);
   expect(h.fake.requests.length).toBe(0);
-  expect((await count("segments"))).toBe(0);
+  expect(await count("segments")).toBe(0);
 });

@@ -6,7 +6,8 @@ const h = distillHarness();
 beforeEach(() => void (h.srv.services.logs.length = 0));
 
 // Words only the transcript holds (and a secret-shaped value): none may reach the log.
-const TRANSCRIPT = "user: the zanzibar-cutover runbook says to drain queue quokka-7 first; the key is AKIAIOSFODNN7EXAMPLE\n\nassistant: drained quokka-7, then ran the zanzibar cutover.";
+const TRANSCRIPT =
+  "user: the zanzibar-cutover runbook says to drain queue quokka-7 first; the key is AKIAIOSFODNN7EXAMPLE\n\nassistant: drained quokka-7, then ran the zanzibar cutover.";
 const warnings = () => h.srv.services.logs.filter((l) => l.level === "warn" && l.message.startsWith("distill failed"));
 
 describe("/distill failures are logged by the server: one warn line, session and reason, no transcript text", () => {

@@ -19,13 +19,19 @@ const dbBytes = () => storedText(h.srv.services);
 
 /** What the model was sent: every message of every request, role included. */
 const sentText = () =>
-  [h.fake.receivedText(), ...h.fake.requests.flatMap((r) => (r.body?.messages ?? []).map((m: { role: string; content: string }) => `${m.role}\n${m.content}`))].join("\n");
+  [
+    h.fake.receivedText(),
+    ...h.fake.requests.flatMap((r) => (r.body?.messages ?? []).map((m: { role: string; content: string }) => `${m.role}\n${m.content}`)),
+  ].join("\n");
 
 /** A model that echoes every line it was shown as a memory, and adds every raw secret it "remembers". */
 function echo(req: RecordedRequest) {
   const user = String(req.body?.messages?.find((m: { role: string }) => m.role === "user")?.content ?? "");
   const lines = user.split("\n").filter((l) => l.trim().length > 20);
-  const reply = memoriesReply(...lines.slice(0, 20).map((l) => `The session noted: ${l}`), ...CORPUS.slice(0, 15).map((c) => `The deploy credential is ${c.secret} for the checkout service.`));
+  const reply = memoriesReply(
+    ...lines.slice(0, 20).map((l) => `The session noted: ${l}`),
+    ...CORPUS.slice(0, 15).map((c) => `The deploy credential is ${c.secret} for the checkout service.`),
+  );
   // And entries that are no memory at all (kept as dropped previews), carrying secrets too.
   (reply as { json: { memories: unknown[] } }).json.memories.push(...CORPUS.slice(15, 30).map((c) => ({ note: `credential ${c.secret}` })));
   return reply;
@@ -43,7 +49,11 @@ describe("no secret reaches the model or the store", () => {
     // A memory stored before redaction covered /ingest (written straight to the store).
     const legacyText = `The checkout service deploy pushes to the shop repo with the token ${LEGACY_SECRET} from the staging env file.`;
     const [vector] = await s.embedder.embed([legacyText], "document");
-    const [legacy] = await insertMemoryRows(s, [{ content: legacyText, memoryType: "knowledge", project: null, sourceAgent: "old", createdAt: s.now() }], [vector]);
+    const [legacy] = await insertMemoryRows(
+      s,
+      [{ content: legacyText, memoryType: "knowledge", project: null, sourceAgent: "old", createdAt: s.now() }],
+      [vector],
+    );
     s.index.upsert(legacy.seq, vector, null);
 
     const intro = "The checkout service deploy to staging reads the shop env file; the token and the database password live there.";
@@ -69,7 +79,7 @@ describe("no secret reaches the model or the store", () => {
     expect(sent).toContain("[REDACTED:");
 
     // The echoing model's memories were stored, with no secret in them, nor anywhere in the file.
-    const stored = (await h.sql<{ content: string }>("SELECT content FROM memories WHERE source_session = 'all-secrets'"));
+    const stored = await h.sql<{ content: string }>("SELECT content FROM memories WHERE source_session = 'all-secrets'");
     expect(stored.length).toBeGreaterThan(0);
     const bytes = await dbBytes();
     for (const c of [...CORPUS, ...PASSWORD_FORMS]) {

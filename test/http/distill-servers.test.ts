@@ -17,7 +17,9 @@ beforeAll(async () => {
   fake = startFakeLlm();
   const llm = { baseURL: fake.baseURL, model: "fake-distiller", timeoutMs: DISTILL_TIMEOUT_MS * 4, contextChars: 8000 };
   a = await startServer({ config: { llm } });
-  b = onSqlite ? await startServer({ home: a.services.config.home, config: { llm } }) : await startServer({ config: { llm }, env: { MEMSVC_DATABASE_SCHEMA: a.services.config.database.schema } });
+  b = onSqlite
+    ? await startServer({ home: a.services.config.home, config: { llm } })
+    : await startServer({ config: { llm }, env: { MEMSVC_DATABASE_SCHEMA: a.services.config.database.schema } });
 });
 
 afterAll(async () => {
@@ -33,7 +35,10 @@ describe("/distill over one database from two servers", () => {
     // Both model calls are held until both servers are past their early dedup check.
     let open!: () => void;
     const gate = new Promise<void>((r) => (open = r));
-    fake.fallback = () => ({ wait: gate, then: memoriesReply("The orders migration needs lock_timeout = 5s on staging.", "The export job locks the orders table nightly.") });
+    fake.fallback = () => ({
+      wait: gate,
+      then: memoriesReply("The orders migration needs lock_timeout = 5s on staging.", "The export job locks the orders table nightly."),
+    });
     const body = { text: TRANSCRIPT, session_id: "race", segment_id: "seg-1" };
     const both = Promise.all([postJson(`${a.url}/distill`, body), postJson(`${b.url}/distill`, body)]);
     while (fake.requests.length < 2) await Bun.sleep(5);

@@ -37,7 +37,13 @@ describe("request validation (400 naming the field)", () => {
 
 describe("201 distilled and stored", () => {
   test("text body: ids, distilled, dropped; provenance and session_date stored; privacy ignored", async () => {
-    h.fake.script(memoriesReply({ content: "Migrations on the orders table need lock_timeout = 5s, or the staging deploy blocks for minutes.", memory_type: "learnings", tags: ["postgres", "deploy"] }));
+    h.fake.script(
+      memoriesReply({
+        content: "Migrations on the orders table need lock_timeout = 5s, or the staging deploy blocks for minutes.",
+        memory_type: "learnings",
+        tags: ["postgres", "deploy"],
+      }),
+    );
     const r = await post({
       text: TRANSCRIPT,
       session_id: "sess-1",
@@ -68,7 +74,12 @@ describe("201 distilled and stored", () => {
   test("messages body reaches the model as role-labelled turns; source_agent defaults to unknown; date defaults to today", async () => {
     h.fake.script(memoriesReply("The orders table migration needs lock_timeout set to avoid blocking deploys."));
     const sent = Date.now();
-    const r = await post({ messages: [{ role: "user", content: "Why did the staging deploy hang on the orders migration?" }, { role: "assistant", content: "It waited on a table lock held by the nightly export job." }] });
+    const r = await post({
+      messages: [
+        { role: "user", content: "Why did the staging deploy hang on the orders migration?" },
+        { role: "assistant", content: "It waited on a table lock held by the nightly export job." },
+      ],
+    });
     expect(r.status).toBe(201);
     const prompt = h.fake.requests[0].body.messages.at(-1).content as string;
     expect(prompt).toContain("user: Why did the staging deploy hang");
@@ -103,21 +114,29 @@ describe("201 distilled and stored", () => {
       { content: "Deploy fixed.", reason: "too short" },
       { content: expect.stringContaining("exit_code"), reason: "tool noise" },
     ]);
-    expect((await count("memories"))).toBe(1);
+    expect(await count("memories")).toBe(1);
     expect(h.srv.services.logs.some((l) => l.message.includes("distill dropped (filler)"))).toBe(true);
     // Kept for the nightly log, reasons and previews only.
-    expect((await sql<{ reason: string }>("SELECT reason FROM distill_dropped ORDER BY id")).map((r) => r.reason)).toEqual(["filler", "filler", "empty", "too short", "tool noise"]);
+    expect((await sql<{ reason: string }>("SELECT reason FROM distill_dropped ORDER BY id")).map((r) => r.reason)).toEqual([
+      "filler",
+      "filler",
+      "empty",
+      "too short",
+      "tool noise",
+    ]);
   });
 
   test("a trivial transcript is not kept for the nightly log (it is raw session text)", async () => {
     await sql("DELETE FROM distill_dropped");
     const r = await post({ text: "ok thanks" });
     expect(r.status).toBe(201);
-    expect((await count("distill_dropped"))).toBe(0);
+    expect(await count("distill_dropped")).toBe(0);
   });
 
   test("model replies in code fences with leading prose are parsed", async () => {
-    h.fake.script({ text: 'Here are the memories:\n```json\n{"memories": [{"content": "The orders table export runs nightly at 02:00 UTC and holds a share lock.", "memory_type": "fact"}]}\n```\nHope this helps!' });
+    h.fake.script({
+      text: 'Here are the memories:\n```json\n{"memories": [{"content": "The orders table export runs nightly at 02:00 UTC and holds a share lock.", "memory_type": "fact"}]}\n```\nHope this helps!',
+    });
     const r = await post({ text: TRANSCRIPT });
     expect(r.status).toBe(201);
     expect((await sql<{ memory_type: string }>("SELECT memory_type FROM memories"))[0].memory_type).toBe("knowledge");
@@ -133,7 +152,8 @@ describe("201 distilled and stored", () => {
 
 describe("deduplication", () => {
   test("segment-exact: a retried segment is skipped, a later segment is not blocked", async () => {
-    h.fake.fallback = () => memoriesReply("The orders migration needs lock_timeout = 5s on staging.", "The nightly export job locks the orders table at 02:00 UTC.");
+    h.fake.fallback = () =>
+      memoriesReply("The orders migration needs lock_timeout = 5s on staging.", "The nightly export job locks the orders table at 02:00 UTC.");
     const first = await post({ text: TRANSCRIPT, session_id: "s1", segment_id: "0-100" });
     expect(first.status).toBe(201);
     const again = await post({ text: TRANSCRIPT, session_id: "s1", segment_id: "0-100" });
@@ -141,9 +161,13 @@ describe("deduplication", () => {
     expect(await again.json()).toEqual({ skipped: true, existing_count: 2 });
     expect(h.fake.requests.length).toBe(1);
     h.fake.fallback = () => memoriesReply("Payments webhooks are retried by Stripe for three days with exponential backoff.");
-    const later = await post({ text: "user: how long does Stripe retry webhooks?\n\nassistant: three days, exponential backoff.", session_id: "s1", segment_id: "100-200" });
+    const later = await post({
+      text: "user: how long does Stripe retry webhooks?\n\nassistant: three days, exponential backoff.",
+      session_id: "s1",
+      segment_id: "100-200",
+    });
     expect(later.status).toBe(201);
-    expect((await count("memories"))).toBe(3);
+    expect(await count("memories")).toBe(3);
   });
 
   test("a segment whose fragments were all dropped is recorded, so its retry is skipped", async () => {
@@ -184,25 +208,28 @@ describe("deduplication", () => {
     const r = await pending;
     expect(r.status).toBe(200);
     expect(await r.json()).toEqual({ skipped: true, existing_count: 7 });
-    expect((await count("memories"))).toBe(0);
+    expect(await count("memories")).toBe(0);
   });
 
   test("two concurrent posts of the same segment store it once", async () => {
-    h.fake.fallback = () => ({ ...memoriesReply("The orders migration needs lock_timeout = 5s on staging.", "The export job locks the orders table nightly."), delayMs: 150 });
+    h.fake.fallback = () => ({
+      ...memoriesReply("The orders migration needs lock_timeout = 5s on staging.", "The export job locks the orders table nightly."),
+      delayMs: 150,
+    });
     const body = { text: TRANSCRIPT, session_id: "race", segment_id: "seg-1" };
     const [a, b] = await Promise.all([post(body), post(body)]);
     expect([a.status, b.status].sort()).toEqual([200, 201]);
-    expect((await count("memories"))).toBe(2);
-    expect((await count("segments"))).toBe(1);
+    expect(await count("memories")).toBe(2);
+    expect(await count("segments")).toBe(1);
     expect(h.fake.requests.length).toBe(1);
   });
 });
 
 describe("503: strict, nothing stored", () => {
   const expectNothingStored = async () => {
-    expect((await count("memories"))).toBe(0);
-    expect((await count("segments"))).toBe(0);
-    expect((await count("links"))).toBe(0);
+    expect(await count("memories")).toBe(0);
+    expect(await count("segments")).toBe(0);
+    expect(await count("links")).toBe(0);
   };
   const cases: [string, () => void, RegExp][] = [
     ["the model hangs", () => h.fake.script({ hang: true }), /did not answer within/],
@@ -220,7 +247,7 @@ describe("503: strict, nothing stored", () => {
         const r = await post({ text: TRANSCRIPT, session_id: "fail", segment_id: "x" });
         expect(r.status).toBe(503);
         expect(((await r.json()) as any).error.message).toMatch(message);
-        (await expectNothingStored());
+        await expectNothingStored();
         // The client retries the same segment later: it is not skipped.
         h.fake.script(memoriesReply("The orders migration needs lock_timeout = 5s on staging."));
         expect((await post({ text: TRANSCRIPT, session_id: "fail", segment_id: "x" })).status).toBe(201);
@@ -231,11 +258,14 @@ describe("503: strict, nothing stored", () => {
 
   test("a failure on the second chunk stores nothing from the first", async () => {
     h.fake.script(memoriesReply("The orders migration needs lock_timeout = 5s on staging."), { status: 502 });
-    const long = Array.from({ length: 12 }, (_, i) => `user: step ${i} of the migration plan: ${"move the orders rows in batches of ten thousand. ".repeat(12)}`).join("\n\n");
+    const long = Array.from(
+      { length: 12 },
+      (_, i) => `user: step ${i} of the migration plan: ${"move the orders rows in batches of ten thousand. ".repeat(12)}`,
+    ).join("\n\n");
     const r = await post({ text: long, session_id: "multi", segment_id: "1" });
     expect(r.status).toBe(503);
     expect(h.fake.requests.length).toBe(2);
-    (await expectNothingStored());
+    await expectNothingStored();
   });
 
   test("no language model configured: 503 at once, /health says so", async () => {
@@ -255,4 +285,3 @@ describe("503: strict, nothing stored", () => {
     expect(((await (await fetch(`${h.srv.url}/health`)).json()) as any).llm).toBe(`openai-compatible@${new URL(h.fake.url).host} fake-distiller`);
   });
 });
-

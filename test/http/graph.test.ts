@@ -46,7 +46,14 @@ describe("GET /graph", () => {
     const e = await (await get("/graph?op=export&type=decision&domain=Infra")).json();
     expect(Object.keys(e).sort()).toEqual(["domains", "edges", "meta", "nodes", "types"]);
     expect(e.nodes.map((x: { id: string }) => x.id)).toEqual([ids.b]);
-    expect(e.meta).toMatchObject({ matched: 1, nodes: 1, edges: 0, limit: 5000, truncated: false, filters: { domain: "infra", type: "decisions", tag: null, minStrength: null } });
+    expect(e.meta).toMatchObject({
+      matched: 1,
+      nodes: 1,
+      edges: 0,
+      limit: 5000,
+      truncated: false,
+      filters: { domain: "infra", type: "decisions", tag: null, minStrength: null },
+    });
   });
 
   test("bad input is a 400 with a message; an unknown id is a 404", async () => {
@@ -90,7 +97,16 @@ describe("page shell and vendor files", () => {
     expect(page.body).toContain("/viz/vendor/3d-force-graph.min.js");
     expect(page.body).not.toContain("Alpha");
     expect(page.body).not.toContain(ids.a);
-    for (const path of ["/viz/vendor/3d-force-graph.min.js", "/viz/vendor/force-graph.min.js", "/assets/viz/app.js", "/assets/viz/detail.js", "/assets/viz/graph-view.js", "/assets/viz/link-batch.js", "/assets/viz/style.css", "/assets/auth.js"]) {
+    for (const path of [
+      "/viz/vendor/3d-force-graph.min.js",
+      "/viz/vendor/force-graph.min.js",
+      "/assets/viz/app.js",
+      "/assets/viz/detail.js",
+      "/assets/viz/graph-view.js",
+      "/assets/viz/link-batch.js",
+      "/assets/viz/style.css",
+      "/assets/auth.js",
+    ]) {
       const r = await remote(path);
       expect({ path, status: r.status }).toEqual({ path, status: 200 });
       expect(r.headers["content-type"]).toMatch(/text\/(javascript|css)/);
@@ -128,7 +144,13 @@ describe("page shell and vendor files", () => {
     // Dot segments (plain or %2e) are resolved as URLs are (RFC 3986): ".." from
     // /viz/vendor/ lands on the /viz shell at most, never on a file of the machine.
     const shell = (await requestFrom("127.0.0.1", `${srv.url}/viz`)).body;
-    for (const path of ["/viz/vendor/../../package.json", "/viz/vendor/./../../../etc/passwd", "/viz/vendor/..", "/viz/vendor/.%2e", "/viz/vendor/%2e%2e/%2e%2e/package.json"]) {
+    for (const path of [
+      "/viz/vendor/../../package.json",
+      "/viz/vendor/./../../../etc/passwd",
+      "/viz/vendor/..",
+      "/viz/vendor/.%2e",
+      "/viz/vendor/%2e%2e/%2e%2e/package.json",
+    ]) {
       const r = await requestFrom("127.0.0.1", `${srv.url}${path}`);
       if (r.status === 200) expect({ path, body: r.body }).toEqual({ path, body: shell });
       else expect({ path, status: r.status }).toEqual({ path, status: 404 });

@@ -51,7 +51,12 @@ describe("GET /memory/history and POST /memory/restore", () => {
     expect(r.body.memory.project).toBe("hist");
     expect(Object.keys(r.body.changes).sort()).toEqual(["content", "project"]);
     const after = await history(id);
-    expect(after.body.versions[0]).toMatchObject({ version: 3, reason: "restore", content: "The nightly backup runs at 03:30 UTC on the ops host.", project: "ops" });
+    expect(after.body.versions[0]).toMatchObject({
+      version: 3,
+      reason: "restore",
+      content: "The nightly backup runs at 03:30 UTC on the ops host.",
+      project: "ops",
+    });
     // The restored text is searchable again: it was re-embedded and re-indexed.
     const found = (await (await fetch(`${srv.url}/search?query=${encodeURIComponent("nightly backup 02:00")}&project=hist`)).json()) as any;
     expect(found.results[0].id).toBe(id);
@@ -65,7 +70,8 @@ describe("GET /memory/history and POST /memory/restore", () => {
 
   test(`bounded: only the last ${MEMORY_HISTORY_MAX} versions are kept, numbers keep counting`, async () => {
     const id = await ingest("Counter value 0 for the bounded history test.");
-    for (let i = 1; i <= MEMORY_HISTORY_MAX + 5; i++) expect((await patch({ id, content: `Counter value ${i} for the bounded history test.` })).status).toBe(200);
+    for (let i = 1; i <= MEMORY_HISTORY_MAX + 5; i++)
+      expect((await patch({ id, content: `Counter value ${i} for the bounded history test.` })).status).toBe(200);
     const v = (await history(id)).body.versions;
     expect(v).toHaveLength(MEMORY_HISTORY_MAX);
     expect(v[0].version).toBe(MEMORY_HISTORY_MAX + 5);
@@ -113,7 +119,10 @@ describe("export and import", () => {
     await patch({ id, content: "Exported memory, second text." });
     const file = join(tmpdir(), `memsvc-hist-${crypto.randomUUID()}.jsonl`);
     await exportAll(srv.services.storage, srv.services.config.paths.identity, file, { vectors: false });
-    const lines = (await Bun.file(file).text()).trim().split("\n").map((l) => JSON.parse(l));
+    const lines = (await Bun.file(file).text())
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
     expect(lines.filter((l) => l.kind === "history" && l.memory_id === id)).toEqual([
       expect.objectContaining({ version: 1, content: "Exported memory, first text.", reason: "update" }),
     ]);
@@ -128,7 +137,13 @@ describe("export and import", () => {
     }
 
     const old = join(tmpdir(), `memsvc-hist-old-${crypto.randomUUID()}.jsonl`);
-    writeFileSync(old, `${lines.filter((l) => l.kind !== "history").map((l) => JSON.stringify(l)).join("\n")}\n`);
+    writeFileSync(
+      old,
+      `${lines
+        .filter((l) => l.kind !== "history")
+        .map((l) => JSON.stringify(l))
+        .join("\n")}\n`,
+    );
     const fresh2 = makeServices();
     try {
       const r = await importAll(fresh2, old);
@@ -149,7 +164,13 @@ describe("export and import", () => {
       .trim()
       .split("\n")
       .map((l) => JSON.parse(l))
-      .map((l) => (l.kind === "memory" && l.id === id ? { ...l, content: `Deploy token ${secret} in CI` } : l.kind === "history" && l.memory_id === id ? { ...l, content: `Old token ${secret}` } : l));
+      .map((l) =>
+        l.kind === "memory" && l.id === id
+          ? { ...l, content: `Deploy token ${secret} in CI` }
+          : l.kind === "history" && l.memory_id === id
+            ? { ...l, content: `Old token ${secret}` }
+            : l,
+      );
     writeFileSync(file, `${edited.map((l) => JSON.stringify(l)).join("\n")}\n`);
     const fresh = makeServices();
     try {
@@ -172,8 +193,25 @@ describe("export and import", () => {
     await exportAll(srv.services.storage, srv.services.config.paths.identity, file, { vectors: false });
     const text = await Bun.file(file).text();
     for (const extra of [
-      { kind: "history", memory_id: "00000000-0000-4000-8000-000000000000", version: 1, content: "x", memory_type: "knowledge", project: null, reason: "update", replaced_at: 1 },
-      { kind: "history", memory_id: "00000000-0000-4000-8000-000000000000", version: 0, content: "x", memory_type: "knowledge", reason: "update", replaced_at: 1 },
+      {
+        kind: "history",
+        memory_id: "00000000-0000-4000-8000-000000000000",
+        version: 1,
+        content: "x",
+        memory_type: "knowledge",
+        project: null,
+        reason: "update",
+        replaced_at: 1,
+      },
+      {
+        kind: "history",
+        memory_id: "00000000-0000-4000-8000-000000000000",
+        version: 0,
+        content: "x",
+        memory_type: "knowledge",
+        reason: "update",
+        replaced_at: 1,
+      },
     ]) {
       writeFileSync(file, `${text}${JSON.stringify(extra)}\n`);
       const fresh = makeServices();

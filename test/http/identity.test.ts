@@ -15,7 +15,11 @@ afterAll(async () => {
 });
 
 function put(path: string, body: unknown): Promise<Response> {
-  return fetch(`${srv.url}${path}`, { method: "PUT", headers: { "content-type": "application/json" }, body: typeof body === "string" ? body : JSON.stringify(body) });
+  return fetch(`${srv.url}${path}`, {
+    method: "PUT",
+    headers: { "content-type": "application/json" },
+    body: typeof body === "string" ? body : JSON.stringify(body),
+  });
 }
 const files = (dir: string): string[] => (existsSync(dir) ? (readdirSync(dir, { recursive: true }) as string[]).sort() : []);
 
@@ -30,7 +34,9 @@ async function stored(name: string, agent?: string): Promise<string | undefined>
 /** Everything stored, to compare before and after a request that must write nothing. */
 async function everything(): Promise<string[]> {
   if (onSqlite) return files(idDir).map((f) => (f.endsWith(".md") ? `${f}:${readFileSync(join(idDir, f), "utf8")}` : f));
-  return (await dbRows<{ scope: string; name: string; body: string }>(srv.services, "SELECT scope, name, body FROM identity_sections ORDER BY scope, name")).map((r) => `${r.scope}/${r.name}:${r.body}`);
+  return (
+    await dbRows<{ scope: string; name: string; body: string }>(srv.services, "SELECT scope, name, body FROM identity_sections ORDER BY scope, name")
+  ).map((r) => `${r.scope}/${r.name}:${r.body}`);
 }
 /** Agents with a scope of their own (folders under agents/, or rows in identity_sections). */
 async function agentScopes(): Promise<string[]> {
@@ -120,7 +126,10 @@ describe.each(["/identity", "/context"])("%s", (path) => {
 describe("auth and the page shell", () => {
   test("a remote peer needs the token for /identity, but not for the page shell and its assets", async () => {
     expect((await requestFrom("127.0.0.2", `${srv.url}/identity`)).status).toBe(401);
-    expect((await requestFrom("127.0.0.2", `${srv.url}/context`, { method: "PUT", headers: { "content-type": "application/json" }, body: '{"sections":{"x":"y"}}' })).status).toBe(401);
+    expect(
+      (await requestFrom("127.0.0.2", `${srv.url}/context`, { method: "PUT", headers: { "content-type": "application/json" }, body: '{"sections":{"x":"y"}}' }))
+        .status,
+    ).toBe(401);
     expect(await stored("x")).toBeUndefined();
     const ok = await requestFrom("127.0.0.2", `${srv.url}/identity`, { headers: { authorization: `Bearer ${srv.token}` } });
     expect(ok.status).toBe(200);
@@ -151,14 +160,20 @@ describe("auth and the page shell", () => {
 describe("several servers over one store", () => {
   test("a section PUT through one server is what another server reads (PostgreSQL: each server has its own home)", async () => {
     // SQLite: one store is one home's file and folder. PostgreSQL: a second home, the same schema.
-    const other = onSqlite ? await startServer({ home: srv.services.config.home }) : await startServer({ env: { MEMSVC_DATABASE_SCHEMA: srv.services.config.database.schema } });
+    const other = onSqlite
+      ? await startServer({ home: srv.services.config.home })
+      : await startServer({ env: { MEMSVC_DATABASE_SCHEMA: srv.services.config.database.schema } });
     try {
       if (!onSqlite) expect(other.services.config.home).not.toBe(srv.services.config.home);
       expect((await put("/identity?agent=shared", { sections: { habits: "written on server A" } })).status).toBe(200);
       const seen = await (await fetch(`${other.url}/identity?agent=shared`)).json();
       expect(seen).toMatchObject({ agent: "shared", mode: "override", origins: { habits: "agent" } });
       expect(seen.sections.habits).toBe("written on server A");
-      const back = await fetch(`${other.url}/identity`, { method: "PUT", headers: { "content-type": "application/json" }, body: JSON.stringify({ sections: { habits: "edited on server B" } }) });
+      const back = await fetch(`${other.url}/identity`, {
+        method: "PUT",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ sections: { habits: "edited on server B" } }),
+      });
       expect(back.status).toBe(200);
       expect((await (await fetch(`${srv.url}/identity`)).json()).sections.habits).toBe("edited on server B");
     } finally {

@@ -91,7 +91,13 @@ const count = async () => (await dbRows<{ n: number }>(srv.services, "SELECT cou
 describe("chunked request bodies", () => {
   test("over 25 MB: the app's 413 naming the limit, on every route that takes a body; nothing stored", async () => {
     const before = await count();
-    for (const [method, path] of [["POST", "/ingest"], ["POST", "/distill"], ["PUT", "/identity"], ["POST", "/mcp"], ["POST", "/messages?sessionId=x"]]) {
+    for (const [method, path] of [
+      ["POST", "/ingest"],
+      ["POST", "/distill"],
+      ["PUT", "/identity"],
+      ["POST", "/mcp"],
+      ["POST", "/messages?sessionId=x"],
+    ]) {
       const res = await sendChunked(path, 40 * 1024 * 1024, method);
       expect(res.status).toBe(413);
       const err = JSON.parse(res.body).error;
@@ -119,7 +125,12 @@ describe("chunked request bodies", () => {
         c.close();
       },
     });
-    const res = await fetch(`${srv.url}/ingest`, { method: "POST", headers: { "content-type": "application/json" }, body: stream, duplex: "half" } as RequestInit);
+    const res = await fetch(`${srv.url}/ingest`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: stream,
+      duplex: "half",
+    } as RequestInit);
     expect([201, 400]).toContain(res.status); // 400 only if the content itself is over the memory size limit
     expect(res.status).not.toBe(413);
   }, 60_000);
@@ -143,7 +154,8 @@ describe("the 25 MB limit from both sides", () => {
   }, 120_000);
 
   test("declared: Content-Length 26214400 is read, 26214401 is 413 before any byte is read", async () => {
-    const post = (n: number) => fetch(`${srv.url}/ingest`, { method: "POST", headers: { "content-type": "application/json" }, body: new Uint8Array(n).fill(0x61) });
+    const post = (n: number) =>
+      fetch(`${srv.url}/ingest`, { method: "POST", headers: { "content-type": "application/json" }, body: new Uint8Array(n).fill(0x61) });
     const at = await post(LIMIT);
     expect(at.status).toBe(400);
     const over = await post(LIMIT + 1);
@@ -186,7 +198,10 @@ function sendDeclared(path: string, length: number): Promise<{ head: string; bod
 }
 
 describe("declared bodies far over the limit (a socket-layer cap would answer first)", () => {
-  for (const [label, length] of [["30 MB", 30 * 1024 * 1024], ["1 TB", 2 ** 40]] as const) {
+  for (const [label, length] of [
+    ["30 MB", 30 * 1024 * 1024],
+    ["1 TB", 2 ** 40],
+  ] as const) {
     test(`Content-Length ${label}: the app's JSON 413, then the server closes the connection`, async () => {
       const r = await sendDeclared("/distill", length);
       expect(r.head).toStartWith("HTTP/1.1 413");

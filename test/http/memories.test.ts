@@ -31,7 +31,14 @@ describe("POST /ingest", () => {
   });
 
   test("201 with id and message; legacy type; dedup answers 200 skipped", async () => {
-    const a = await json(await postJson(`${srv.url}/ingest`, { content: "Prefer ripgrep over grep in this repo", memory_type: "fact", source_session: "s-http-1", project: "tools" }));
+    const a = await json(
+      await postJson(`${srv.url}/ingest`, {
+        content: "Prefer ripgrep over grep in this repo",
+        memory_type: "fact",
+        source_session: "s-http-1",
+        project: "tools",
+      }),
+    );
     expect(a.status).toBe(201);
     expect(a.body).toEqual({ id: expect.stringMatching(/^[0-9a-f-]{36}$/), message: expect.any(String) });
     const again = await json(await postJson(`${srv.url}/ingest`, { content: "anything", source_session: "s-http-1" }));
@@ -41,7 +48,11 @@ describe("POST /ingest", () => {
   });
 
   test("bad bodies are 400 with a message", async () => {
-    expectError(await json(await fetch(`${srv.url}/ingest`, { method: "POST", headers: { "content-type": "application/json" }, body: "{nope" })), 400, /malformed JSON/);
+    expectError(
+      await json(await fetch(`${srv.url}/ingest`, { method: "POST", headers: { "content-type": "application/json" }, body: "{nope" })),
+      400,
+      /malformed JSON/,
+    );
     expectError(await json(await postJson(`${srv.url}/ingest`, [1, 2])), 400, /object/);
     expectError(await json(await postJson(`${srv.url}/ingest`, { content: 7 })), 400, /content/);
     expectError(await json(await postJson(`${srv.url}/ingest`, { content: "x", memory_type: "mood" })), 400, /memory_type/);
@@ -55,7 +66,13 @@ describe("POST /ingest", () => {
     expect(over.body.error).toEqual({ code: "invalid", message: "content is 100011 characters; the limit is 100000 characters per memory" });
     const at = await json(await postJson(`${srv.url}/ingest`, { content: `Long note: ${"y".repeat(100_000 - 11)}` }));
     expect(at.status).toBe(201);
-    const patched = await json(await fetch(`${srv.url}/memory?id=${at.body.id}`, { method: "PATCH", headers: { "content-type": "application/json" }, body: JSON.stringify({ content: "z".repeat(100_001) }) }));
+    const patched = await json(
+      await fetch(`${srv.url}/memory?id=${at.body.id}`, {
+        method: "PATCH",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ content: "z".repeat(100_001) }),
+      }),
+    );
     expect(patched.status).toBe(400);
     expect(patched.body.error.message).toBe("content is 100001 characters; the limit is 100000 characters per memory");
   });
@@ -91,7 +108,8 @@ describe("GET /search and /recent", () => {
   test("search and recent reject bad parameters", async () => {
     expectError(await json(await get("/search")), 400, /query/);
     expectError(await json(await get("/search?query=x&limit=lots")), 400, /limit/);
-    for (const bad of ["high", "-0.2", "1.01", "NaN", "1e9"]) expectError(await json(await get(`/search?query=x&min_score=${bad}`)), 400, /min_score must be a number from 0 to 1/);
+    for (const bad of ["high", "-0.2", "1.01", "NaN", "1e9"])
+      expectError(await json(await get(`/search?query=x&min_score=${bad}`)), 400, /min_score must be a number from 0 to 1/);
     expectError(await json(await get("/recent?limit=0")), 400, /limit/);
   });
 
@@ -106,7 +124,9 @@ describe("GET /search and /recent", () => {
 
 describe("GET/PATCH/DELETE /memory", () => {
   test("get by prefix with citation, 404 unknown, 400 missing, 409 ambiguous", async () => {
-    const { body } = await json(await postJson(`${srv.url}/ingest`, { content: "Tokens rotate every 90 days", source_agent: "box-7", session_date: "2026-10-01" }));
+    const { body } = await json(
+      await postJson(`${srv.url}/ingest`, { content: "Tokens rotate every 90 days", source_agent: "box-7", session_date: "2026-10-01" }),
+    );
     const short = body.id.slice(0, 8);
     const r = await json(await get(`/memory?id=${short}`));
     expect(r.status).toBe(200);
@@ -120,7 +140,23 @@ describe("GET/PATCH/DELETE /memory", () => {
     const s = srv.services;
     const [vector] = await s.embedder.embed(["Twin prefix memory"], "document");
     await s.storage.memories.insertMemories([
-      { id: twin, content: "Twin prefix memory", memoryType: "knowledge", project: null, sourceAgent: "test", sourceAgentId: null, sourceDomain: null, sourceSession: null, privacy: "WORK", createdAt: s.now(), updatedAt: s.now(), refreshedAt: s.now(), strength: 1, vector, tags: [] },
+      {
+        id: twin,
+        content: "Twin prefix memory",
+        memoryType: "knowledge",
+        project: null,
+        sourceAgent: "test",
+        sourceAgentId: null,
+        sourceDomain: null,
+        sourceSession: null,
+        privacy: "WORK",
+        createdAt: s.now(),
+        updatedAt: s.now(),
+        refreshedAt: s.now(),
+        strength: 1,
+        vector,
+        tags: [],
+      },
     ]);
     const amb = await json(await get(`/memory?id=${short}`));
     expectError(amb, 409, /several/);
@@ -129,12 +165,25 @@ describe("GET/PATCH/DELETE /memory", () => {
 
   test("patch reports changes and re-embeds; delete removes everything", async () => {
     const { body } = await json(await postJson(`${srv.url}/ingest`, { content: "The queue is RabbitMQ", project: "mq" }));
-    const p = await json(await fetch(`${srv.url}/memory`, { method: "PATCH", headers: { "content-type": "application/json" }, body: JSON.stringify({ id: body.id.slice(0, 8), content: "The queue moved to NATS", project: "messaging" }) }));
+    const p = await json(
+      await fetch(`${srv.url}/memory`, {
+        method: "PATCH",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ id: body.id.slice(0, 8), content: "The queue moved to NATS", project: "messaging" }),
+      }),
+    );
     expect(p.status).toBe(200);
-    expect(p.body.changes).toEqual({ content: { before: "The queue is RabbitMQ", after: "The queue moved to NATS" }, project: { before: "mq", after: "messaging" } });
+    expect(p.body.changes).toEqual({
+      content: { before: "The queue is RabbitMQ", after: "The queue moved to NATS" },
+      project: { before: "mq", after: "messaging" },
+    });
     const s1 = await json(await get("/search?query=NATS&project=messaging"));
     expect(s1.body.results[0].id).toBe(body.id);
-    expectError(await json(await fetch(`${srv.url}/memory`, { method: "PATCH", headers: { "content-type": "application/json" }, body: JSON.stringify({ id: body.id }) })), 400, /nothing to update/);
+    expectError(
+      await json(await fetch(`${srv.url}/memory`, { method: "PATCH", headers: { "content-type": "application/json" }, body: JSON.stringify({ id: body.id }) })),
+      400,
+      /nothing to update/,
+    );
     const d = await json(await fetch(`${srv.url}/memory?id=${body.id}`, { method: "DELETE" }));
     expect(d.status).toBe(200);
     expect(d.body).toMatchObject({ deleted: true, id: body.id, preview: "The queue moved to NATS" });
@@ -149,6 +198,13 @@ describe("routing", () => {
   test("unknown route is a JSON 404; health needs nothing", async () => {
     expectError(await json(await get("/nope")), 404, /no route/);
     const h = await json(await get("/health"));
-    expect(h.body).toMatchObject({ status: "ok", version: expect.any(String), memories: expect.any(Number), links: expect.any(Number), db_size_kb: expect.any(Number), llm: "not configured" });
+    expect(h.body).toMatchObject({
+      status: "ok",
+      version: expect.any(String),
+      memories: expect.any(Number),
+      links: expect.any(Number),
+      db_size_kb: expect.any(Number),
+      llm: "not configured",
+    });
   });
 });

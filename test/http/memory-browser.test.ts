@@ -41,7 +41,16 @@ describe("GET /memories/list", () => {
     expect(r.sort).toBe("newest");
     expect(r.total).toBe(5);
     expect(keys(r.items)).toEqual(["a", "b", "c", "e", "d"]);
-    expect(r.items[0]).toMatchObject({ id: ids.a, short_id: ids.a.slice(0, 8), memory_type: "knowledge", project: "infra", domain: "infra", shown_count: 3, used_count: 0, connections: 2 });
+    expect(r.items[0]).toMatchObject({
+      id: ids.a,
+      short_id: ids.a.slice(0, 8),
+      memory_type: "knowledge",
+      project: "infra",
+      domain: "infra",
+      shown_count: 3,
+      used_count: 0,
+      connections: 2,
+    });
     expect(r.items[0].preview).toContain("staging database");
     expect(r.next_cursor).toBeNull();
   });
@@ -108,7 +117,19 @@ describe("GET /memories/list", () => {
   });
 
   test("bad input is a 400 with a message", async () => {
-    for (const qs of ["usage=sometimes", "limit=abc", "limit=0", "from=yesterday", "to=2026-13-45", "cursor=bm90LWEtY3Vyc29y", "sort=random", "sort=relevance", "min_strength=-1", "type=gossip", "colour=red"]) {
+    for (const qs of [
+      "usage=sometimes",
+      "limit=abc",
+      "limit=0",
+      "from=yesterday",
+      "to=2026-13-45",
+      "cursor=bm90LWEtY3Vyc29y",
+      "sort=random",
+      "sort=relevance",
+      "min_strength=-1",
+      "type=gossip",
+      "colour=red",
+    ]) {
       const res = await get(`/memories/list?${qs}`);
       expect({ qs, status: res.status }).toEqual({ qs, status: 400 });
       const body = await res.json();
@@ -128,7 +149,16 @@ describe("GET /memories/list", () => {
     expect(shell.status).toBe(200);
     expect(shell.headers["referrer-policy"]).toBe("no-referrer");
     expect(shell.body).not.toContain("Epsilon");
-    for (const path of ["/favicon.svg", "/favicon.ico", "/assets/vendor/marked.js", "/assets/vendor/purify.js", "/assets/shell.js", "/assets/colors.js", "/assets/markdown.js", "/assets/memories/app.js"]) {
+    for (const path of [
+      "/favicon.svg",
+      "/favicon.ico",
+      "/assets/vendor/marked.js",
+      "/assets/vendor/purify.js",
+      "/assets/shell.js",
+      "/assets/colors.js",
+      "/assets/markdown.js",
+      "/assets/memories/app.js",
+    ]) {
       expect({ path, status: (await requestFrom("127.0.0.2", `${srv.url}${path}`)).status }).toEqual({ path, status: 200 });
     }
     expect((await get("/assets/vendor/..%2Fauth.js")).status).toBe(404);
@@ -161,7 +191,8 @@ describe("GET /memories/detail", () => {
 });
 
 describe("POST /memories/delete", () => {
-  const post = (body: unknown) => fetch(`${srv.url}/memories/delete`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+  const post = (body: unknown) =>
+    fetch(`${srv.url}/memories/delete`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
 
   test("deletes the filtered selection with its vectors and links once the count matches", async () => {
     const count = await (await get("/memories/count?project=infra")).json();

@@ -33,7 +33,17 @@ describe("GET /openapi.json", () => {
   });
 
   test("names every route of the app with its method (static files and the document itself aside)", () => {
-    const app = createApp({ config: { llm: { provider: "openai" }, paths: { state: "/nonexistent" }, token: "x", auth: { localhostBypass: false, localhostBypassFrom: "default", rateLimitPerMinute: 0 } }, storage: { engine: "sqlite" }, traffic: { note() {} }, log() {} } as never);
+    const app = createApp({
+      config: {
+        llm: { provider: "openai" },
+        paths: { state: "/nonexistent" },
+        token: "x",
+        auth: { localhostBypass: false, localhostBypassFrom: "default", rateLimitPerMinute: 0 },
+      },
+      storage: { engine: "sqlite" },
+      traffic: { note() {} },
+      log() {},
+    } as never);
     const routes = app.routes.filter((r) => !r.path.includes(".") && r.path !== "/openapi" && r.method !== "OPTIONS");
     expect(routes.length).toBeGreaterThan(40);
     for (const r of routes) {

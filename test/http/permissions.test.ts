@@ -52,7 +52,16 @@ beforeAll(async () => {
   }
   await store.revoke("revoked", now);
   tok.expired = "msv_expiredtokenexpiredtokenexpiredtoken00000";
-  await store.insert({ name: "expired", hash: hashToken(tok.expired), role: "admin", projects: null, createdAt: now - 10_000, expiresAt: now - 1, lastUsedAt: null, revokedAt: null });
+  await store.insert({
+    name: "expired",
+    hash: hashToken(tok.expired),
+    role: "admin",
+    projects: null,
+    createdAt: now - 10_000,
+    expiresAt: now - 1,
+    lastUsedAt: null,
+    revokedAt: null,
+  });
   tok.wrong = "msv_wrongwrongwrongwrongwrongwrongwrongwrong0";
   alphaId = await fresh("alpha", ALPHA);
   betaId = await fresh("beta", BETA);
@@ -92,9 +101,19 @@ const ROUTES: Route[] = [
   { name: "account", need: "reader", scoped: false, req: () => ["GET", "/account"] },
   { name: "domain index", need: "reader", scoped: false, req: () => ["GET", "/index"] },
   { name: "anchors", need: "reader", scoped: false, req: () => ["GET", `/anchors?repo=${q("github.com/x/y")}`] },
-  { name: "recall-index", need: "reader", scoped: false, req: (x) => ["POST", "/recall-index", { session_id: "s1", prompt: "deploy scripts", project: x.project }] },
+  {
+    name: "recall-index",
+    need: "reader",
+    scoped: false,
+    req: (x) => ["POST", "/recall-index", { session_id: "s1", prompt: "deploy scripts", project: x.project }],
+  },
   { name: "ingest", need: "writer", scoped: true, req: (x) => ["POST", "/ingest", { content: `${x.marker} new note on deploy`, project: x.project }] },
-  { name: "patch", need: "writer", scoped: true, req: async (x) => ["PATCH", "/memory", { id: await fresh(x.project, x.marker), content: `${x.marker} corrected deploy note` }] },
+  {
+    name: "patch",
+    need: "writer",
+    scoped: true,
+    req: async (x) => ["PATCH", "/memory", { id: await fresh(x.project, x.marker), content: `${x.marker} corrected deploy note` }],
+  },
   { name: "delete", need: "writer", scoped: true, req: async (x) => ["DELETE", `/memory?id=${await fresh(x.project, x.marker)}`] },
   { name: "bulk delete", need: "writer", scoped: true, req: (x) => ["POST", "/memories/delete", { project: x.project, from: "2999-01-01", confirm_count: 0 }] },
   { name: "stale", need: "writer", scoped: false, req: () => ["POST", "/memory/stale", { repo: "github.com/x/y", marks: [] }] },
@@ -133,11 +152,21 @@ describe("permission matrix: REST", () => {
       listed.add(`${method} ${path.split("?")[0]}`);
     }
     const left = new Set([
-      "GET /health/llm", "GET /openapi.json", // no memory data; reader like every GET
-      "GET /mcp", "POST /mcp", "DELETE /mcp", "GET /sse", "POST /messages", // the MCP transports: the tool matrix below
-      "GET /context", "PUT /context", "DELETE /context", "DELETE /identity", // identity's alias and reset: the identity rows' rules
-      "POST /distill", "GET /lessons", // same rules as ingest and learnings (scope.ts)
-      "POST /tokens", "DELETE /tokens/:name", // admin, beside token list
+      "GET /health/llm",
+      "GET /openapi.json", // no memory data; reader like every GET
+      "GET /mcp",
+      "POST /mcp",
+      "DELETE /mcp",
+      "GET /sse",
+      "POST /messages", // the MCP transports: the tool matrix below
+      "GET /context",
+      "PUT /context",
+      "DELETE /context",
+      "DELETE /identity", // identity's alias and reset: the identity rows' rules
+      "POST /distill",
+      "GET /lessons", // same rules as ingest and learnings (scope.ts)
+      "POST /tokens",
+      "DELETE /tokens/:name", // admin, beside token list
     ]);
     const missing: string[] = [];
     const routes = createApp(server.services).routes as { method: string; path: string }[];
@@ -166,7 +195,8 @@ describe("permission matrix: REST", () => {
       for (const role of ["reader", "writer", "admin"] as const) {
         const [method, path, body] = await route.req(ALPHA_SIDE());
         const r = await call(tok[role], method, path, body);
-        if (RANK[role] >= RANK[route.need]) expect({ role, status: r.status, body: r.status >= 400 ? r.body : "" }).toEqual({ role, status: r.status < 400 ? r.status : 200, body: "" });
+        if (RANK[role] >= RANK[route.need])
+          expect({ role, status: r.status, body: r.status >= 400 ? r.body : "" }).toEqual({ role, status: r.status < 400 ? r.status : 200, body: "" });
         else {
           expect({ role, status: r.status }).toEqual({ role, status: 403 });
           expect(r.json().error.code).toBe("forbidden");
@@ -178,7 +208,8 @@ describe("permission matrix: REST", () => {
       const own = await route.req(ALPHA_SIDE());
       const mine = await call(tok.alpha, own[0], own[1], own[2]);
       const allowed = route.scoped && RANK.writer >= RANK[route.need];
-      if (allowed) expect({ status: mine.status, body: mine.status >= 400 ? mine.body : "" }).toEqual({ status: mine.status < 400 ? mine.status : 200, body: "" });
+      if (allowed)
+        expect({ status: mine.status, body: mine.status >= 400 ? mine.body : "" }).toEqual({ status: mine.status < 400 ? mine.status : 200, body: "" });
       else expect(mine.status).toBe(403);
       expect(mine.body).not.toContain(BETA);
       // The other project's side: refused (403), or an id that does not exist (404); never its data.
@@ -223,9 +254,35 @@ describe("permission matrix: REST", () => {
 });
 
 describe("permission matrix: MCP tools", () => {
-  const ALL = ["memsvc_search", "memsvc_get", "memsvc_recent", "memsvc_ingest", "memsvc_learnings", "memsvc_identity", "memsvc_index", "memsvc_graph", "memsvc_update", "memsvc_delete", "memsvc_history", "memsvc_feedback", "memsvc_lessons"];
+  const ALL = [
+    "memsvc_search",
+    "memsvc_get",
+    "memsvc_recent",
+    "memsvc_ingest",
+    "memsvc_learnings",
+    "memsvc_identity",
+    "memsvc_index",
+    "memsvc_graph",
+    "memsvc_update",
+    "memsvc_delete",
+    "memsvc_history",
+    "memsvc_feedback",
+    "memsvc_lessons",
+  ];
   const WRITES = new Set(["memsvc_ingest", "memsvc_update", "memsvc_delete", "memsvc_feedback"]);
-  const SCOPED_OK = new Set(["memsvc_search", "memsvc_get", "memsvc_recent", "memsvc_ingest", "memsvc_learnings", "memsvc_identity", "memsvc_update", "memsvc_delete", "memsvc_history", "memsvc_feedback", "memsvc_lessons"]);
+  const SCOPED_OK = new Set([
+    "memsvc_search",
+    "memsvc_get",
+    "memsvc_recent",
+    "memsvc_ingest",
+    "memsvc_learnings",
+    "memsvc_identity",
+    "memsvc_update",
+    "memsvc_delete",
+    "memsvc_history",
+    "memsvc_feedback",
+    "memsvc_lessons",
+  ]);
 
   test("every tool the server lists is in the matrix", () => {
     expect([...ALL].sort()).toEqual([...TOOL_NAMES].sort());
@@ -262,7 +319,19 @@ describe("permission matrix: MCP tools", () => {
       for (const who of [null, "wrong", "revoked", "expired"] as const) {
         const path = kind === "http" ? "/mcp" : "/sse";
         const method = kind === "http" ? "POST" : "GET";
-        const r = await call(who === null ? null : tok[who], method, path, kind === "http" ? { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-03-26", capabilities: {}, clientInfo: { name: "x", version: "1" } } } : undefined);
+        const r = await call(
+          who === null ? null : tok[who],
+          method,
+          path,
+          kind === "http"
+            ? {
+                jsonrpc: "2.0",
+                id: 1,
+                method: "initialize",
+                params: { protocolVersion: "2025-03-26", capabilities: {}, clientInfo: { name: "x", version: "1" } },
+              }
+            : undefined,
+        );
         expect({ who, status: r.status }).toEqual({ who, status: 401 });
       }
     });
@@ -276,7 +345,8 @@ describe("permission matrix: MCP tools", () => {
         for (const r of results) {
           const [side, tool] = r.label!.split(":");
           expect(r.error).toBeUndefined();
-          const allowed = who === "reader" ? !WRITES.has(tool) : who === "writer" ? true : (side === "own" || tool === "memsvc_identity") && SCOPED_OK.has(tool);
+          const allowed =
+            who === "reader" ? !WRITES.has(tool) : who === "writer" ? true : (side === "own" || tool === "memsvc_identity") && SCOPED_OK.has(tool);
           expect({ label: r.label, isError: r.isError ?? false }).toEqual({ label: r.label, isError: !allowed });
           if (who === "alpha") expect({ label: r.label, leak: r.text?.includes(BETA) ?? false }).toEqual({ label: r.label, leak: false });
         }
@@ -305,6 +375,9 @@ describe("audit of feedback", () => {
     expect(results[0].isError ?? false).toBe(false);
     await auditLog(server.services).flush();
     const entries = (await call(tok.admin, "GET", "/audit?action=memory.changed")).json().entries.filter((e: any) => e.target === id);
-    expect(entries.map((e: any) => [e.actor, JSON.parse(e.detail).feedback]).sort()).toEqual([["alpha", "useful"], ["writer", "outdated"]]);
+    expect(entries.map((e: any) => [e.actor, JSON.parse(e.detail).feedback]).sort()).toEqual([
+      ["alpha", "useful"],
+      ["writer", "outdated"],
+    ]);
   });
 });

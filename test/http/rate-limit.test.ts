@@ -45,7 +45,9 @@ describe("per-token rate limit (real sockets)", () => {
   test("the default allows bursts far above a person or an agent", async () => {
     const s = await server({});
     expect(s.services.config.auth.rateLimitPerMinute).toBe(1200);
-    const statuses = await Promise.all(Array.from({ length: 100 }, () => requestFrom("127.0.0.2", `${s.url}/health/llm`, { headers: bearer }).then((r) => r.status)));
+    const statuses = await Promise.all(
+      Array.from({ length: 100 }, () => requestFrom("127.0.0.2", `${s.url}/health/llm`, { headers: bearer }).then((r) => r.status)),
+    );
     expect(new Set(statuses)).toEqual(new Set([200]));
   });
 });

@@ -13,10 +13,27 @@ async function ingest(key: string, body: Record<string, unknown>): Promise<void>
 beforeAll(async () => {
   srv = await startServer();
   await ingest("pg", { content: "The staging Postgres database listens on port 5433 behind pgbouncer.", project: "infra", session_date: "2026-03-01" });
-  await ingest("deploy", { content: "Production deploys run through the GitHub Actions workflow deploy.yml with a manual approval.", project: "infra", session_date: "2026-03-02" });
-  await ingest("vite", { content: "The React frontend is built with Vite and served by nginx.", project: "web", memory_type: "knowledge", session_date: "2026-03-02" });
-  await ingest("lesson", { content: "Run database migrations with --lock-timeout=5s, or a long lock blocks the deploy.", project: "infra", memory_type: "learnings" });
-  await ingest("lessonWeb", { content: "Clear the Vite cache after upgrading plugins; stale chunks broke the build twice.", project: "web", memory_type: "lesson" });
+  await ingest("deploy", {
+    content: "Production deploys run through the GitHub Actions workflow deploy.yml with a manual approval.",
+    project: "infra",
+    session_date: "2026-03-02",
+  });
+  await ingest("vite", {
+    content: "The React frontend is built with Vite and served by nginx.",
+    project: "web",
+    memory_type: "knowledge",
+    session_date: "2026-03-02",
+  });
+  await ingest("lesson", {
+    content: "Run database migrations with --lock-timeout=5s, or a long lock blocks the deploy.",
+    project: "infra",
+    memory_type: "learnings",
+  });
+  await ingest("lessonWeb", {
+    content: "Clear the Vite cache after upgrading plugins; stale chunks broke the build twice.",
+    project: "web",
+    memory_type: "lesson",
+  });
   await ingest("global", { content: "Prefer small pull requests: reviews of big ones were skipped and bugs slipped through.", memory_type: "learnings" });
 });
 afterAll(async () => {
@@ -30,14 +47,26 @@ describe("POST /recall-index", () => {
     const r = await recall({ session_id: "h1", prompt: "which port does the staging postgres database listen on?", project: "infra", privacy: "WORK" });
     expect(r.status).toBe(200);
     const body = await r.json();
-    expect(body).toEqual({ block: expect.stringMatching(/^## Memory recall \(auto\)\n- `[0-9a-f]{8}` experience, 2026-03-01: The staging Postgres/), shown: [ids.pg], turn: 1 });
+    expect(body).toEqual({
+      block: expect.stringMatching(/^## Memory recall \(auto\)\n- `[0-9a-f]{8}` experience, 2026-03-01: The staging Postgres/),
+      shown: [ids.pg],
+      turn: 1,
+    });
   });
 
   test("nothing relevant, short prompt and reset forms", async () => {
-    expect(await (await recall({ session_id: "h2", prompt: "suggest a recipe for a vegetarian lasagna with spinach" })).json()).toEqual({ block: null, shown: [], turn: 1 });
+    expect(await (await recall({ session_id: "h2", prompt: "suggest a recipe for a vegetarian lasagna with spinach" })).json()).toEqual({
+      block: null,
+      shown: [],
+      turn: 1,
+    });
     expect(await (await recall({ session_id: "h2", prompt: "ok thanks" })).json()).toEqual({ block: null, skipped: "short-prompt" });
     expect(await (await recall({ session_id: "h2", reset: true })).json()).toEqual({ ok: true, reset: true });
-    expect(await (await recall({ session_id: "h2", prompt: "suggest a recipe for a vegetarian lasagna with spinach" })).json()).toEqual({ block: null, shown: [], turn: 1 });
+    expect(await (await recall({ session_id: "h2", prompt: "suggest a recipe for a vegetarian lasagna with spinach" })).json()).toEqual({
+      block: null,
+      shown: [],
+      turn: 1,
+    });
   });
 
   test("400 with a message for a missing or wrong session_id and other bad input", async () => {
@@ -66,7 +95,11 @@ describe("POST /recall-index", () => {
     const body = JSON.stringify({ session_id: "h4", reset: true });
     const headers = { "content-type": "application/json" };
     expect((await requestFrom("127.0.0.2", `${srv.url}/recall-index`, { method: "POST", headers, body })).status).toBe(401);
-    const ok = await requestFrom("127.0.0.2", `${srv.url}/recall-index`, { method: "POST", headers: { ...headers, authorization: `Bearer ${srv.token}` }, body });
+    const ok = await requestFrom("127.0.0.2", `${srv.url}/recall-index`, {
+      method: "POST",
+      headers: { ...headers, authorization: `Bearer ${srv.token}` },
+      body,
+    });
     expect(ok.status).toBe(200);
     expect((await requestFrom("127.0.0.2", `${srv.url}/learnings`)).status).toBe(401);
     expect((await requestFrom("127.0.0.2", `${srv.url}/index`)).status).toBe(401);
@@ -115,7 +148,12 @@ describe("GET /index", () => {
     expect(infra).toMatchObject({ domain: "infra", kind: "project", memories: 3, learnings: 1, primary: 3, projects: [{ project: "infra", memories: 3 }] });
     expect(infra.keywords).toEqual(expect.arrayContaining(["database", "deploy"]));
     expect(infra.keywords).not.toContain("infra");
-    expect(body.domains.find((d: { domain: string }) => d.domain === "general")).toMatchObject({ kind: "tag", memories: 1, learnings: 1, projects: [{ project: null, memories: 1 }] });
+    expect(body.domains.find((d: { domain: string }) => d.domain === "general")).toMatchObject({
+      kind: "tag",
+      memories: 1,
+      learnings: 1,
+      projects: [{ project: null, memories: 1 }],
+    });
     expect(body.projects).toContainEqual({ project: "web", memories: 2, learnings: 1, domains: [] });
   });
 });

@@ -26,9 +26,22 @@ const get = async (path: string) => {
 beforeAll(async () => {
   srv = await startServer();
   await ingest("pg", { content: "The staging Postgres database listens on port 5433 behind pgbouncer.", project: "infra", session_date: "2026-03-01" });
-  await ingest("pgpool", { content: "The staging Postgres database pool is pgbouncer in transaction mode, port 6432.", project: "infra", session_date: "2026-03-01" });
-  await ingest("deploy", { content: "Production deploys run through the GitHub Actions workflow deploy.yml with a manual approval.", project: "infra", session_date: "2026-03-02" });
-  await ingest("vite", { content: "The React frontend is built with Vite and served by nginx.", project: "web", memory_type: "knowledge", session_date: "2026-03-02" });
+  await ingest("pgpool", {
+    content: "The staging Postgres database pool is pgbouncer in transaction mode, port 6432.",
+    project: "infra",
+    session_date: "2026-03-01",
+  });
+  await ingest("deploy", {
+    content: "Production deploys run through the GitHub Actions workflow deploy.yml with a manual approval.",
+    project: "infra",
+    session_date: "2026-03-02",
+  });
+  await ingest("vite", {
+    content: "The React frontend is built with Vite and served by nginx.",
+    project: "web",
+    memory_type: "knowledge",
+    session_date: "2026-03-02",
+  });
 });
 afterAll(async () => {
   await srv.stop();
@@ -36,7 +49,10 @@ afterAll(async () => {
 
 describe("receipts", () => {
   test("explain=true returns the receipt with the block: score parts, tokens, and the same answer otherwise", async () => {
-    const body = await recall({ session_id: "r1", prompt: "which port does the staging postgres database listen on?", project: "infra", agent: "claude-code" }, "?explain=true");
+    const body = await recall(
+      { session_id: "r1", prompt: "which port does the staging postgres database listen on?", project: "infra", agent: "claude-code" },
+      "?explain=true",
+    );
     expect(body.block).toStartWith("## Memory recall (auto)");
     expect(body.shown).toContain(ids.pg);
     const e = body.explain;
@@ -68,7 +84,11 @@ describe("receipts", () => {
     const page2 = await get(`/recall/receipts?session_id=r1&limit=1&before=${encodeURIComponent(page1.next)}`);
     expect(page2.receipts[0].turn).toBe(1);
     expect(page2.next).toBeNull();
-    expect((await get(`/recall/receipts?memory=${ids.pg.slice(0, 8)}`)).receipts.every((r: { injected: { id: string }[] }) => r.injected.some((m) => m.id === ids.pg))).toBe(true);
+    expect(
+      (await get(`/recall/receipts?memory=${ids.pg.slice(0, 8)}`)).receipts.every((r: { injected: { id: string }[] }) =>
+        r.injected.some((m) => m.id === ids.pg),
+      ),
+    ).toBe(true);
     const bad = await fetch(`${srv.url}/recall/receipts?kind=other`);
     expect(bad.status).toBe(400);
     expect((await bad.json()).error.message).toContain("kind must be recall or search");
@@ -113,7 +133,11 @@ describe("feedback", () => {
     const after = await recall({ session_id: "f2", prompt, project: "infra" }, "?explain=true");
     expect(after.shown).not.toContain(ids.deploy);
     expect(after.explain.dropped.find((d: { id: string }) => d.id === ids.deploy)?.reason).toBe("feedback");
-    const patched = await fetch(`${srv.url}/memory`, { method: "PATCH", headers: { "content-type": "application/json" }, body: JSON.stringify({ id: ids.deploy, content: "Production deploys run through Argo CD with a manual approval in the workflow." }) });
+    const patched = await fetch(`${srv.url}/memory`, {
+      method: "PATCH",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ id: ids.deploy, content: "Production deploys run through Argo CD with a manual approval in the workflow." }),
+    });
     expect(patched.status).toBe(200);
     expect((await recall({ session_id: "f3", prompt, project: "infra" })).shown).toContain(ids.deploy);
   });

@@ -36,9 +36,15 @@ describe("GET /", () => {
         expect(r.status).toBe(200);
         expect(r.headers["content-type"]).toContain("application/json");
         const j = r.json();
-        expect(j).toMatchObject({ service: "memsvc", version: VERSION, health: "/health", pages: { memories: "/memories", graph: "/viz", identity: "/identity/ui", dashboard: "/dashboard" } });
+        expect(j).toMatchObject({
+          service: "memsvc",
+          version: VERSION,
+          health: "/health",
+          pages: { memories: "/memories", graph: "/viz", identity: "/identity/ui", dashboard: "/dashboard" },
+        });
         // Every page it names answers (public shells).
-        for (const path of [...Object.values(j.pages as Record<string, string>), j.health]) expect((await requestFrom(address, `${srv.url}${path}`)).status).toBe(200);
+        for (const path of [...Object.values(j.pages as Record<string, string>), j.health])
+          expect((await requestFrom(address, `${srv.url}${path}`)).status).toBe(200);
       }
     });
   }

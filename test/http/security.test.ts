@@ -16,14 +16,29 @@ beforeAll(async () => {
 afterAll(() => srv.stop());
 
 const WRONG = "wrong-token-that-must-never-be-logged-5f3a9c";
-const initialize = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "sec", version: "1" } } });
+const initialize = JSON.stringify({
+  jsonrpc: "2.0",
+  id: 1,
+  method: "initialize",
+  params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "sec", version: "1" } },
+});
 const MCP_HEADERS = { "content-type": "application/json", accept: "application/json, text/event-stream" };
 
 /** One request per kind of endpoint: read, write, page-backed data, and both MCP transports. */
 const TARGETS: { method: string; path: string; headers?: Record<string, string>; body?: string }[] = [
   { method: "GET", path: "/recent" },
-  { method: "POST", path: "/ingest", headers: { "content-type": "application/json" }, body: JSON.stringify({ content: "Stored only through a loopback name or origin." }) },
-  { method: "PUT", path: "/identity", headers: { "content-type": "application/json" }, body: JSON.stringify({ sections: { rebind: "Written only through a loopback name or origin." } }) },
+  {
+    method: "POST",
+    path: "/ingest",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ content: "Stored only through a loopback name or origin." }),
+  },
+  {
+    method: "PUT",
+    path: "/identity",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ sections: { rebind: "Written only through a loopback name or origin." } }),
+  },
   { method: "GET", path: "/graph?op=export" },
   { method: "GET", path: "/dashboard/data" },
   { method: "POST", path: "/messages?sessionId=00000000-0000-4000-8000-000000000000", headers: { "content-type": "application/json" }, body: initialize },
@@ -34,7 +49,18 @@ const send = (from: string, t: (typeof TARGETS)[number], headers: Record<string,
   requestFrom(from, `${srv.url}${t.path}`, { method: t.method, headers: { ...t.headers, ...headers }, body: t.body });
 
 describe("DNS rebinding and cross-site guard on the localhost bypass", () => {
-  const hostile = ["localhost.evil.com", "127.0.0.1.nip.io", "127.0.0.1.nip.io:8787", "localhost.", "0.0.0.0", "[::ffff:127.0.0.1]", "evil.com", "LOCALHOST.EVIL.COM", "127.1", "2130706433"];
+  const hostile = [
+    "localhost.evil.com",
+    "127.0.0.1.nip.io",
+    "127.0.0.1.nip.io:8787",
+    "localhost.",
+    "0.0.0.0",
+    "[::ffff:127.0.0.1]",
+    "evil.com",
+    "LOCALHOST.EVIL.COM",
+    "127.1",
+    "2130706433",
+  ];
   // Not a host at all (Bun cannot even build the request URL): a 400, still before any handler.
   const malformed = ["localhost:8787.evil.com", "localhost:abc", "[::1", "a b"];
   const friendly = () => ["localhost", "LOCALHOST", "LocalHost:8787", `127.0.0.1:${srv.port}`, "[::1]:80", "[::1]", "app.localhost:1234"];
@@ -69,7 +95,16 @@ describe("DNS rebinding and cross-site guard on the localhost bypass", () => {
 
   test("a cross-site Origin is 403 on every endpoint kind; loopback origins pass", async () => {
     const before = (await dbRows<{ n: number }>(srv.services, "SELECT count(*) AS n FROM memories"))[0].n;
-    const origins = ["http://localhost.evil.com", "http://127.0.0.1.nip.io:8787", "https://evil.example", "null", "file://", "chrome-extension://abcdef", "http://localhost@evil.com", "not a url"];
+    const origins = [
+      "http://localhost.evil.com",
+      "http://127.0.0.1.nip.io:8787",
+      "https://evil.example",
+      "null",
+      "file://",
+      "chrome-extension://abcdef",
+      "http://localhost@evil.com",
+      "not a url",
+    ];
     for (const t of TARGETS) {
       for (const origin of origins) {
         const res = await send("127.0.0.1", t, { origin });
@@ -88,9 +123,21 @@ describe("DNS rebinding and cross-site guard on the localhost bypass", () => {
 describe("tokens", () => {
   test("remote callers with a wrong, empty or malformed token get 401 on every endpoint kind, MCP included", async () => {
     for (const t of TARGETS) {
-      for (const authorization of [`Bearer ${WRONG}`, "Bearer ", "Basic dXNlcjpwYXNz", `Bearer ${srv.token}x`, `Bearer ${srv.token.slice(0, -1)}`, `Token ${srv.token}`, `Bearer ${srv.token} extra`]) {
+      for (const authorization of [
+        `Bearer ${WRONG}`,
+        "Bearer ",
+        "Basic dXNlcjpwYXNz",
+        `Bearer ${srv.token}x`,
+        `Bearer ${srv.token.slice(0, -1)}`,
+        `Token ${srv.token}`,
+        `Bearer ${srv.token} extra`,
+      ]) {
         const res = await send("127.0.0.2", t, { authorization });
-        expect({ path: t.path, authorization: authorization.slice(0, 12), status: res.status }).toEqual({ path: t.path, authorization: authorization.slice(0, 12), status: 401 });
+        expect({ path: t.path, authorization: authorization.slice(0, 12), status: res.status }).toEqual({
+          path: t.path,
+          authorization: authorization.slice(0, 12),
+          status: 401,
+        });
         expect(res.json().error.code).toBe("unauthorized");
         expect(res.body).not.toContain(srv.token);
       }

@@ -33,7 +33,11 @@ describe("two servers over one database", () => {
     servers.push(b);
     const { token: admin } = await createToken(a.services.storage.tokens, { name: "ops", role: "admin" }, Date.now());
     // Made over HTTP on server A by the admin.
-    const made = await requestFrom("127.0.0.2", `${a.url}/tokens`, { method: "POST", headers: { authorization: `Bearer ${admin}`, "content-type": "application/json" }, body: JSON.stringify({ name: "dana", role: "reader" }) });
+    const made = await requestFrom("127.0.0.2", `${a.url}/tokens`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${admin}`, "content-type": "application/json" },
+      body: JSON.stringify({ name: "dana", role: "reader" }),
+    });
     expect(made.status).toBe(201);
     const dana = made.json().token as string;
     expect(dana.startsWith("msv_")).toBe(true);
@@ -49,9 +53,16 @@ describe("two servers over one database", () => {
     expect((await get(a, dana, "/recent")).status).toBe(401);
     expect((await get(b, dana, "/recent")).status).toBe(401);
     // The name is free again; the revoked row stays listed.
-    const again = await requestFrom("127.0.0.2", `${a.url}/tokens`, { method: "POST", headers: { authorization: `Bearer ${admin}`, "content-type": "application/json" }, body: JSON.stringify({ name: "dana", role: "writer", projects: ["alpha"], expires: "30d" }) });
+    const again = await requestFrom("127.0.0.2", `${a.url}/tokens`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${admin}`, "content-type": "application/json" },
+      body: JSON.stringify({ name: "dana", role: "writer", projects: ["alpha"], expires: "30d" }),
+    });
     expect(again.status).toBe(201);
-    const states = (await get(a, admin, "/tokens")).json().tokens.filter((t: any) => t.name === "dana").map((t: any) => t.state);
+    const states = (await get(a, admin, "/tokens"))
+      .json()
+      .tokens.filter((t: any) => t.name === "dana")
+      .map((t: any) => t.state);
     expect(states.sort()).toEqual(["live", "revoked"]);
   });
 

@@ -16,7 +16,16 @@ const idle = () => srv.services.traffic.idleMs;
 
 test("pages, static files and /health are not traffic", async () => {
   forget();
-  for (const [method, path] of [["GET", "/health"], ["HEAD", "/health"], ["GET", "/favicon.svg"], ["GET", "/dashboard"], ["GET", "/viz"], ["GET", "/memories"], ["GET", "/identity/ui"], ["GET", "/assets/none.js"]]) {
+  for (const [method, path] of [
+    ["GET", "/health"],
+    ["HEAD", "/health"],
+    ["GET", "/favicon.svg"],
+    ["GET", "/dashboard"],
+    ["GET", "/viz"],
+    ["GET", "/memories"],
+    ["GET", "/identity/ui"],
+    ["GET", "/assets/none.js"],
+  ]) {
     const res = await fetch(srv.url + path, { method });
     await res.arrayBuffer();
     expect([200, 404]).toContain(res.status);

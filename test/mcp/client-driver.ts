@@ -30,7 +30,10 @@ function sessionOf(t: SSEClientTransport | StreamableHTTPClientTransport): strin
 async function session(): Promise<{ results: unknown[] }> {
   const transport =
     kind === "sse"
-      ? new SSEClientTransport(new URL(`${base}/sse`), { requestInit: { headers }, eventSourceInit: { fetch: (u, init) => fetch(u, { ...init, headers: { ...(init?.headers as Record<string, string>), ...headers } }) } })
+      ? new SSEClientTransport(new URL(`${base}/sse`), {
+          requestInit: { headers },
+          eventSourceInit: { fetch: (u, init) => fetch(u, { ...init, headers: { ...(init?.headers as Record<string, string>), ...headers } }) },
+        })
       : new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { requestInit: { headers } });
   const client = new Client({ name: "driver-agent", version: "1.0.0" });
   const results: unknown[] = [];
@@ -39,7 +42,8 @@ async function session(): Promise<{ results: unknown[] }> {
     for (const step of plan.steps) {
       const label = step.label;
       if ("sleep" in step) await Bun.sleep(step.sleep);
-      else if ("list" in step) results.push({ label, tools: (await client.listTools()).tools.map((t) => ({ name: t.name, schema: t.inputSchema, description: t.description })) });
+      else if ("list" in step)
+        results.push({ label, tools: (await client.listTools()).tools.map((t) => ({ name: t.name, schema: t.inputSchema, description: t.description })) });
       else {
         try {
           const r = await client.callTool({ name: step.call, arguments: step.args ?? {} });

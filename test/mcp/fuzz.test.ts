@@ -18,7 +18,8 @@ const ids: string[] = [];
 
 beforeAll(async () => {
   srv = await startServer();
-  for (let i = 0; i < 4; i++) ids.push((await ingestMemory(srv.services, { content: `MCP fuzz seed ${i}: lighthouse ${i} keeps its lamp lit during fog.`, project: "mcp-fuzz" })).id!);
+  for (let i = 0; i < 4; i++)
+    ids.push((await ingestMemory(srv.services, { content: `MCP fuzz seed ${i}: lighthouse ${i} keeps its lamp lit during fog.`, project: "mcp-fuzz" })).id!);
   mkdirSync(srv.services.config.paths.identity, { recursive: true });
   writeFileSync(join(srv.services.config.paths.identity, "soul.md"), "I am the MCP fuzz agent.\n");
   fuzz = new Fuzzer(srv);
@@ -33,14 +34,25 @@ afterAll(async () => {
 const enc = new TextEncoder();
 const JSON_CT = { "content-type": "application/json" };
 const MCP_HEADERS = { ...JSON_CT, accept: "application/json, text/event-stream", "mcp-protocol-version": "2025-06-18" };
-const initialize = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "fuzz", version: "1" } } });
+const initialize = JSON.stringify({
+  jsonrpc: "2.0",
+  id: 1,
+  method: "initialize",
+  params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "fuzz", version: "1" } },
+});
 
 /** Garbage a transport must refuse: not JSON, not UTF-8, not JSON-RPC. */
 function garbage(): { label: string; body: string | Uint8Array<ArrayBuffer> }[] {
   return [
     ...MALFORMED_JSON.map((m) => ({ label: `malformed ${JSON.stringify(m.slice(0, 16))}`, body: m })),
-    ...INVALID_UTF8.map((b) => ({ label: `invalid UTF-8 ${b}`, body: new Uint8Array([...enc.encode('{"jsonrpc":"2.0","id":1,"method":"'), ...b, ...enc.encode('"}')]) })),
-    ...[{}, [], 1, "x", null, { jsonrpc: "1.0", id: 1, method: "x" }, { jsonrpc: "2.0" }, { jsonrpc: "2.0", id: {}, method: 5 }].map((v) => ({ label: `not JSON-RPC ${JSON.stringify(v)}`, body: JSON.stringify(v) })),
+    ...INVALID_UTF8.map((b) => ({
+      label: `invalid UTF-8 ${b}`,
+      body: new Uint8Array([...enc.encode('{"jsonrpc":"2.0","id":1,"method":"'), ...b, ...enc.encode('"}')]),
+    })),
+    ...[{}, [], 1, "x", null, { jsonrpc: "1.0", id: 1, method: "x" }, { jsonrpc: "2.0" }, { jsonrpc: "2.0", id: {}, method: 5 }].map((v) => ({
+      label: `not JSON-RPC ${JSON.stringify(v)}`,
+      body: JSON.stringify(v),
+    })),
     { label: "2 MB junk", body: JSON.stringify({ junk: hugeString(r, 2, 2) }) },
   ];
 }
@@ -63,9 +75,11 @@ async function openSse(): Promise<{ sessionId: string; close(): void }> {
 
 describe("MCP transports", () => {
   test("POST /messages: no, unknown or hostile session ids, then garbage into a live session; the session still answers", async () => {
-    const post = (endpoint: string, label: string, query: string, body: string | Uint8Array<ArrayBuffer>) => fuzz.send({ endpoint, label, method: "POST", path: `/messages${query}`, headers: JSON_CT, body, expect: "reject" });
+    const post = (endpoint: string, label: string, query: string, body: string | Uint8Array<ArrayBuffer>) =>
+      fuzz.send({ endpoint, label, method: "POST", path: `/messages${query}`, headers: JSON_CT, body, expect: "reject" });
     await post("POST /messages", "no sessionId", "", initialize);
-    for (const id of [...TRAVERSAL.slice(0, 10), "00000000-0000-4000-8000-000000000000", "x".repeat(5000), ""]) await post("POST /messages", `sessionId ${JSON.stringify(id.slice(0, 20))}`, `?sessionId=${encodeURIComponent(id)}`, initialize);
+    for (const id of [...TRAVERSAL.slice(0, 10), "00000000-0000-4000-8000-000000000000", "x".repeat(5000), ""])
+      await post("POST /messages", `sessionId ${JSON.stringify(id.slice(0, 20))}`, `?sessionId=${encodeURIComponent(id)}`, initialize);
     const live = await openSse();
     try {
       for (const g of garbage()) await post("POST /messages (live session)", g.label, `?sessionId=${live.sessionId}`, g.body);
@@ -84,7 +98,14 @@ describe("MCP transports", () => {
     for (const g of garbage()) await send("POST /mcp", g.label, "POST", MCP_HEADERS, g.body);
     await send("POST /mcp", "a call before initialize", "POST", MCP_HEADERS, JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }));
     for (const id of [...TRAVERSAL.slice(0, 6), "00000000-0000-4000-8000-000000000000"]) {
-      for (const method of ["GET", "POST", "DELETE"]) await send(`${method} /mcp`, `unknown session ${JSON.stringify(id.slice(0, 20))}`, method, { ...MCP_HEADERS, "mcp-session-id": id }, method === "POST" ? initialize : undefined);
+      for (const method of ["GET", "POST", "DELETE"])
+        await send(
+          `${method} /mcp`,
+          `unknown session ${JSON.stringify(id.slice(0, 20))}`,
+          method,
+          { ...MCP_HEADERS, "mcp-session-id": id },
+          method === "POST" ? initialize : undefined,
+        );
     }
     await send("GET /mcp", "no session", "GET", { accept: "text/event-stream" });
     await send("DELETE /mcp", "no session", "DELETE", {});
@@ -97,7 +118,9 @@ describe("MCP transports", () => {
     for (const g of garbage()) {
       const res = await fetch(`${srv.url}/mcp`, { method: "POST", headers: session, body: g.body });
       // The SDK's transport answers JSON-RPC errors: {jsonrpc, error: {code: <number>, message}, id}. It takes an empty batch as "nothing to do" (202).
-      await fuzz.judge({ endpoint: "POST /mcp (live session)", label: g.label, expect: g.body === "[]" ? "any" : "reject" }, res.status, await res.text(), { jsonRpc: true });
+      await fuzz.judge({ endpoint: "POST /mcp (live session)", label: g.label, expect: g.body === "[]" ? "any" : "reject" }, res.status, await res.text(), {
+        jsonRpc: true,
+      });
     }
     for (const [label, headers] of [
       ["text/plain body", { ...session, "content-type": "text/plain" }],
@@ -136,7 +159,15 @@ function badCalls(): DriverStep[] {
   num("memsvc_recent", "limit");
   str("memsvc_recent", "project");
   str("memsvc_ingest", "content");
-  calls.push(["memsvc_ingest", { content: "" }], ["memsvc_ingest", { content: "\u0000 \t" }], ["memsvc_ingest", { content: "ok", memory_type: "bogus" }], ["memsvc_ingest", { content: "ok", memory_type: "../x" }], ["memsvc_ingest", { content: "ok", memory_type: "__proto__" }], ["memsvc_ingest", { content: "ok", memory_type: "constructor" }], ["memsvc_ingest", { content: "ok", extra: true }]);
+  calls.push(
+    ["memsvc_ingest", { content: "" }],
+    ["memsvc_ingest", { content: "\u0000 \t" }],
+    ["memsvc_ingest", { content: "ok", memory_type: "bogus" }],
+    ["memsvc_ingest", { content: "ok", memory_type: "../x" }],
+    ["memsvc_ingest", { content: "ok", memory_type: "__proto__" }],
+    ["memsvc_ingest", { content: "ok", memory_type: "constructor" }],
+    ["memsvc_ingest", { content: "ok", extra: true }],
+  );
   str("memsvc_ingest", "project", { content: "a memory with a bad project" });
   for (const t of ["memsvc_learnings", "memsvc_lessons"]) {
     num(t, "days");
@@ -147,9 +178,21 @@ function badCalls(): DriverStep[] {
   str("memsvc_identity", "name");
   calls.push(["memsvc_index", { extra: 1 }]);
   for (const op of [5, "explode", "NEIGHBORS", "../", null]) calls.push(["memsvc_graph", { operation: op }]);
-  calls.push(["memsvc_graph", { operation: "neighbors" }], ["memsvc_graph", { operation: "path", id }], ["memsvc_graph", { operation: "hubs", id }], ["memsvc_graph", { operation: "neighbors", id: "../../x" }], ["memsvc_graph", { operation: "path", id, target_id: "ffffffff" }]);
+  calls.push(
+    ["memsvc_graph", { operation: "neighbors" }],
+    ["memsvc_graph", { operation: "path", id }],
+    ["memsvc_graph", { operation: "hubs", id }],
+    ["memsvc_graph", { operation: "neighbors", id: "../../x" }],
+    ["memsvc_graph", { operation: "path", id, target_id: "ffffffff" }],
+  );
   num("memsvc_graph", "limit", { operation: "hubs" });
-  calls.push(["memsvc_update", { id }], ["memsvc_update", { id, content: "" }], ["memsvc_update", { id, memory_type: "bogus" }], ["memsvc_update", { id, memory_type: "__proto__" }], ["memsvc_update", { id: "../..", content: "x" }]);
+  calls.push(
+    ["memsvc_update", { id }],
+    ["memsvc_update", { id, content: "" }],
+    ["memsvc_update", { id, memory_type: "bogus" }],
+    ["memsvc_update", { id, memory_type: "__proto__" }],
+    ["memsvc_update", { id: "../..", content: "x" }],
+  );
   str("memsvc_update", "content", { id });
   for (const v of [...TRAVERSAL.slice(0, 8), "ffffffff", 7, null]) calls.push(["memsvc_delete", { id: v }]);
   calls.push(["memsvc_nonexistent", {}], ["memsvc_delete", { id: "0" }]);
@@ -159,7 +202,8 @@ function badCalls(): DriverStep[] {
 /** Odd but legal arguments: any answer is fine as long as it is an answer. */
 function oddCalls(): DriverStep[] {
   const steps: DriverStep[] = [];
-  for (const v of r.some(NASTY_STRINGS, 10)) steps.push({ call: "memsvc_search", args: { query: v } }, { call: "memsvc_recent", args: { project: v.slice(0, 200) } });
+  for (const v of r.some(NASTY_STRINGS, 10))
+    steps.push({ call: "memsvc_search", args: { query: v } }, { call: "memsvc_recent", args: { project: v.slice(0, 200) } });
   steps.push({ call: "memsvc_identity", args: { name: "memory" } }, { call: "memsvc_graph", args: { operation: "hubs", domain: "../../etc" } });
   return steps.map((s, i) => ({ ...s, label: `odd-${i}` }));
 }
@@ -167,7 +211,7 @@ function oddCalls(): DriverStep[] {
 describe("MCP tools with malformed arguments (the SDK's own client)", () => {
   for (const kind of ["sse", "http"] as const) {
     test(`${kind}: every tool refuses bad arguments with isError and changes nothing; odd arguments get answers; the session survives`, async () => {
-      const before = (await snapshot(srv.services));
+      const before = await snapshot(srv.services);
       const bad = badCalls();
       const [results] = await drive(srv.url, kind, { steps: [...bad, { label: "after", call: "memsvc_index" }] }, 60_000);
       const problems: string[] = [];
@@ -183,7 +227,7 @@ describe("MCP tools with malformed arguments (the SDK's own client)", () => {
       const after = results.find((x) => x.label === "after");
       expect(after?.isError).toBe(false);
       expect(problems).toEqual([]);
-      expect((await snapshot(srv.services))).toEqual(before);
+      expect(await snapshot(srv.services)).toEqual(before);
       fuzz.record(`MCP ${kind} tools (malformed)`, "isError", bad.length);
 
       const odd = oddCalls();
@@ -202,7 +246,7 @@ describe("MCP tools with huge arguments (the SDK's client in this process: plans
       const client = new Client({ name: "fuzz-huge", version: "1" });
       await client.connect(kind === "sse" ? new SSEClientTransport(new URL(`${srv.url}/sse`)) : new StreamableHTTPClientTransport(new URL(`${srv.url}/mcp`)));
       try {
-        const before = (await snapshot(srv.services));
+        const before = await snapshot(srv.services);
         const refused: [string, Record<string, unknown>][] = [
           ["memsvc_ingest", { content: hugeString(r, 1, 3) }],
           ["memsvc_get", { id: hugeString(r, 1, 1) }],
@@ -216,7 +260,7 @@ describe("MCP tools with huge arguments (the SDK's client in this process: plans
           expect({ name, isError: res.isError }).toEqual({ name, isError: true });
           expect(JSON.stringify(res.content)).not.toContain("internal error");
         }
-        expect((await snapshot(srv.services))).toEqual(before);
+        expect(await snapshot(srv.services)).toEqual(before);
         const search = await client.callTool({ name: "memsvc_search", arguments: { query: hugeString(r, 2, 2) } });
         expect(JSON.stringify(search.content)).not.toContain("internal error");
         expect((await client.callTool({ name: "memsvc_index", arguments: {} })).isError).toBeFalsy();

@@ -69,7 +69,12 @@ describe("/sse session cap", () => {
 });
 
 describe("/mcp sessions", () => {
-  const initialize = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } } });
+  const initialize = JSON.stringify({
+    jsonrpc: "2.0",
+    id: 1,
+    method: "initialize",
+    params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } },
+  });
   const headers = { "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-protocol-version": "2025-06-18" };
   const post = (m: StreamableSessions, body: string, id?: string) =>
     m.handle(new Request("http://127.0.0.1/mcp", { method: "POST", headers: id ? { ...headers, "mcp-session-id": id } : headers, body }), caller);

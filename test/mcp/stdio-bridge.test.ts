@@ -20,7 +20,13 @@ const clients: Client[] = [];
 
 beforeAll(async () => {
   srv = await startServer();
-  writeRuntimeFile(srv.services.config.paths.home, { pid: process.pid, host: "127.0.0.1", port: srv.port, version: VERSION, started_at: new Date().toISOString() });
+  writeRuntimeFile(srv.services.config.paths.home, {
+    pid: process.pid,
+    host: "127.0.0.1",
+    port: srv.port,
+    version: VERSION,
+    started_at: new Date().toISOString(),
+  });
 });
 afterAll(async () => {
   await Promise.allSettled(clients.map((c) => c.close()));
@@ -49,7 +55,14 @@ describe("memsvc mcp (stdio bridge)", () => {
     expect(tools.map((t) => t.name).sort()).toEqual([...TOOL_NAMES].sort());
     expect(tools.find((t) => t.name === "memsvc_search")?.inputSchema.required).toContain("query");
 
-    const ingested = await client.callTool({ name: "memsvc_ingest", arguments: { content: "The orders table is backfilled by scripts/backfill-orders.ts before each release.", project: "shop-api", memory_type: "knowledge" } });
+    const ingested = await client.callTool({
+      name: "memsvc_ingest",
+      arguments: {
+        content: "The orders table is backfilled by scripts/backfill-orders.ts before each release.",
+        project: "shop-api",
+        memory_type: "knowledge",
+      },
+    });
     expect(ingested.isError).toBeFalsy();
     const id = /\b([0-9a-f]{8})\b/.exec(textOf(ingested))?.[1];
     expect(id).toBeDefined();
@@ -96,14 +109,28 @@ describe("memsvc mcp (stdio bridge)", () => {
     const home = tempHome();
     writeFileSync(join(home, "config.json"), JSON.stringify({ port: await freePort() }));
     const lines = [
-      { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "one-shot", version: "1" } } },
+      {
+        jsonrpc: "2.0",
+        id: 1,
+        method: "initialize",
+        params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "one-shot", version: "1" } },
+      },
       { jsonrpc: "2.0", method: "notifications/initialized" },
       { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "memsvc_recent", arguments: {} } },
     ];
-    const p = Bun.spawn([BUN, join(ROOT, "src/main.ts"), "mcp"], { cwd: ROOT, env: childEnv(home), stdin: new Blob([`${lines.map((l) => JSON.stringify(l)).join("\n")}\n`]), stdout: "pipe", stderr: "pipe" });
+    const p = Bun.spawn([BUN, join(ROOT, "src/main.ts"), "mcp"], {
+      cwd: ROOT,
+      env: childEnv(home),
+      stdin: new Blob([`${lines.map((l) => JSON.stringify(l)).join("\n")}\n`]),
+      stdout: "pipe",
+      stderr: "pipe",
+    });
     const [code, out] = await Promise.all([p.exited, new Response(p.stdout).text()]);
     expect(code).toBe(0);
-    const replies = out.trim().split("\n").map((l) => JSON.parse(l));
+    const replies = out
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
     expect(replies.map((r) => r.id)).toEqual([1, 2]);
     expect(replies[0].result.instructions).toBe(memoryInstructions());
     expect(replies[1].result.isError).toBe(true);

@@ -31,7 +31,12 @@ async function seed(key: string, content: string, extra: Record<string, unknown>
 }
 
 const short = (key: string) => ids[key].slice(0, 8);
-const row = async (id: string) => (await dbRow<{ content: string; source_agent: string; project: string | null; used_count: number; seq: number }>(srv.services, "SELECT * FROM memories WHERE id = ?", [id])) ?? null;
+const row = async (id: string) =>
+  (await dbRow<{ content: string; source_agent: string; project: string | null; used_count: number; seq: number }>(
+    srv.services,
+    "SELECT * FROM memories WHERE id = ?",
+    [id],
+  )) ?? null;
 /** The stored vector as text, to compare before and after. */
 async function vector(seq: number): Promise<string> {
   if (onPostgres) return (await dbRow<{ e: string }>(srv.services, "SELECT embedding::text AS e FROM memory_vec WHERE seq = ?", [seq]))!.e;
@@ -90,7 +95,11 @@ function plan(t: "sse" | "http"): DriverStep[] {
     { label: "recent", call: "memsvc_recent", args: {} },
     { label: "recent-ops", call: "memsvc_recent", args: { project: "ops", limit: 5 } },
     { label: "ingest", call: "memsvc_ingest", args: { content: `MCP over ${t}: tools answer through the same core functions as REST.`, project: "memsvc" } },
-    { label: "ingest-typed", call: "memsvc_ingest", args: { content: `Decision (${t}): keep the legacy SSE transport next to /mcp.`, memory_type: "decision" } },
+    {
+      label: "ingest-typed",
+      call: "memsvc_ingest",
+      args: { content: `Decision (${t}): keep the legacy SSE transport next to /mcp.`, memory_type: "decision" },
+    },
     { label: "ingest-secret", call: "memsvc_ingest", args: { content: `Sessions (${t}) live in redis://:Pw-${t}-9x@cache:6379/0 behind the proxy.` } },
     { label: "learnings", call: "memsvc_learnings", args: {} },
     { label: "lessons", call: "memsvc_lessons", args: { days: 30, project: "memsvc" } },
@@ -263,7 +272,11 @@ describe.each(["sse", "http"] as const)("MCP tools over %s", (t) => {
     expect(n).toContain(`Memory ${short("wal")} (knowledge`);
     expect(n).toContain(`- ${short("idle")} [supports → 0.9]`);
     expect(ok(r.hubs)).toStartWith("Hub memories, most links first:\n1. ");
-    expect(ok(r.hubs).split("\n").filter((l) => /^\d+\. /.test(l)).length).toBeLessThanOrEqual(3);
+    expect(
+      ok(r.hubs)
+        .split("\n")
+        .filter((l) => /^\d+\. /.test(l)).length,
+    ).toBeLessThanOrEqual(3);
     expect(ok(r.path)).toStartWith(`Shortest path from ${short("wal")} to ${short("deploy")}`);
   });
 
@@ -300,7 +313,10 @@ describe.each(["sse", "http"] as const)("MCP tools over %s", (t) => {
     expect(text).toContain(`Deleted memory ${short(`del-${t}`)} (${ids[`del-${t}`]}) permanently, with its embedding and `);
     expect(text).toContain(`Temporary scratch memory about zebra crossings (${t}).`);
     expect(await row(ids[`del-${t}`])).toBeNull();
-    const [{ n: links }] = await dbRows<{ n: number }>(srv.services, "SELECT count(*) AS n FROM links WHERE from_id = ? OR to_id = ?", [ids[`del-${t}`], ids[`del-${t}`]]);
+    const [{ n: links }] = await dbRows<{ n: number }>(srv.services, "SELECT count(*) AS n FROM links WHERE from_id = ? OR to_id = ?", [
+      ids[`del-${t}`],
+      ids[`del-${t}`],
+    ]);
     expect(links).toBe(0);
     expect(err(r["e-deleted"])).toContain("no memory with id");
   });
@@ -311,7 +327,9 @@ describe.each(["sse", "http"] as const)("MCP tools over %s", (t) => {
     expect(err(r["e-extra"])).toContain('Unrecognized key: "privacy"');
     expect(err(r["e-range"])).toContain("days must be at least 1");
     expect(err(r["e-minscore"])).toContain("min_score must be a number from 0 to 1");
-    expect(ok(r["search-floor"])).toBe('No memories found for "what is the capital of France" scoring at least 0.3. Try other words, a lower min_score, drop the project filter, or use memsvc_recent.');
+    expect(ok(r["search-floor"])).toBe(
+      'No memories found for "what is the capital of France" scoring at least 0.3. Try other words, a lower min_score, drop the project filter, or use memsvc_recent.',
+    );
     expect(err(r["e-unknown"])).toContain("no memory with id prefix 00000000\nFind ids with memsvc_search or memsvc_recent.");
     const amb = err(r["e-ambiguous"]);
     expect(amb).toContain(`id prefix ${short("twin1")} matches several memories`);

@@ -41,28 +41,31 @@ interface OpenStream {
 function openSse(localAddress: string, headers: Record<string, string> = {}): Promise<OpenStream> {
   const u = new URL(`${srv.url}/sse`);
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: u.hostname, port: Number(u.port), path: u.pathname, headers: { accept: "text/event-stream", ...headers }, localAddress }, (res) => {
-      let body = "";
-      let done = false;
-      let endedResolve!: () => void;
-      const ended = new Promise<void>((r) => (endedResolve = r));
-      res.setEncoding("utf8");
-      const settle = () => {
-        if (done) return;
-        done = true;
-        const m = /event: endpoint\ndata: \/messages\?sessionId=([0-9a-f-]+)\n/.exec(body);
-        resolve({ status: res.statusCode ?? 0, sessionId: m ? m[1] : null, body, close: () => req.destroy(), ended });
-      };
-      res.on("data", (c) => {
-        body += c;
-        if (res.statusCode !== 200 || body.includes("\n\n")) settle();
-      });
-      res.on("end", () => {
-        settle();
-        endedResolve();
-      });
-      res.on("error", () => endedResolve());
-    });
+    const req = http.request(
+      { host: u.hostname, port: Number(u.port), path: u.pathname, headers: { accept: "text/event-stream", ...headers }, localAddress },
+      (res) => {
+        let body = "";
+        let done = false;
+        let endedResolve!: () => void;
+        const ended = new Promise<void>((r) => (endedResolve = r));
+        res.setEncoding("utf8");
+        const settle = () => {
+          if (done) return;
+          done = true;
+          const m = /event: endpoint\ndata: \/messages\?sessionId=([0-9a-f-]+)\n/.exec(body);
+          resolve({ status: res.statusCode ?? 0, sessionId: m ? m[1] : null, body, close: () => req.destroy(), ended });
+        };
+        res.on("data", (c) => {
+          body += c;
+          if (res.statusCode !== 200 || body.includes("\n\n")) settle();
+        });
+        res.on("end", () => {
+          settle();
+          endedResolve();
+        });
+        res.on("error", () => endedResolve());
+      },
+    );
     req.on("error", reject);
     req.end();
   });
@@ -91,32 +94,36 @@ describe("sessions", () => {
   }, 30_000);
 
   // The keepalives are the transport's, whatever the engine: the PostgreSQL run would wait out the same 12 s again.
-  test.skipIf(onPostgres)("a session idle longer than Bun's default idleTimeout (10 s) still answers", async () => {
-    // Bun's default idleTimeout (Elysia's listen would make it 30 s): without keepalives the stream is cut.
-    const s = makeServices();
-    await ingestMemory(s, { content: "Idle sessions survive thanks to keepalive comments.", project: "memsvc" });
-    const app = createApp(s);
-    app.listen({ port: 0, hostname: "127.0.0.1", idleTimeout: 10 });
-    const url = `http://127.0.0.1:${app.server!.port}`;
-    try {
-      const steps = [
-        { label: "before", call: "memsvc_recent", args: {} },
-        { sleep: 12_000 },
-        { label: "after", call: "memsvc_search", args: { query: "idle sessions keepalive" } },
-      ];
-      const [[sse], [streamable]] = await Promise.all([drive(url, "sse", { steps }), drive(url, "http", { steps })]);
-      for (const results of [sse, streamable]) {
-        expect(results.map((r) => r.error ?? r.isError)).toEqual([false, false]);
-        expect(results[1].text).toContain("Idle sessions survive");
-        // The same session, not a silent reconnect (the SSE client's EventSource would reconnect).
-        expect(results[0].session).toMatch(/^[0-9a-f-]{36}$/);
-        expect(results[1].session).toBe(results[0].session!);
+  test.skipIf(onPostgres)(
+    "a session idle longer than Bun's default idleTimeout (10 s) still answers",
+    async () => {
+      // Bun's default idleTimeout (Elysia's listen would make it 30 s): without keepalives the stream is cut.
+      const s = makeServices();
+      await ingestMemory(s, { content: "Idle sessions survive thanks to keepalive comments.", project: "memsvc" });
+      const app = createApp(s);
+      app.listen({ port: 0, hostname: "127.0.0.1", idleTimeout: 10 });
+      const url = `http://127.0.0.1:${app.server!.port}`;
+      try {
+        const steps = [
+          { label: "before", call: "memsvc_recent", args: {} },
+          { sleep: 12_000 },
+          { label: "after", call: "memsvc_search", args: { query: "idle sessions keepalive" } },
+        ];
+        const [[sse], [streamable]] = await Promise.all([drive(url, "sse", { steps }), drive(url, "http", { steps })]);
+        for (const results of [sse, streamable]) {
+          expect(results.map((r) => r.error ?? r.isError)).toEqual([false, false]);
+          expect(results[1].text).toContain("Idle sessions survive");
+          // The same session, not a silent reconnect (the SSE client's EventSource would reconnect).
+          expect(results[0].session).toMatch(/^[0-9a-f-]{36}$/);
+          expect(results[1].session).toBe(results[0].session!);
+        }
+      } finally {
+        await app.stop(true);
+        await s.close();
       }
-    } finally {
-      await app.stop(true);
-      await s.close();
-    }
-  }, 30_000);
+    },
+    30_000,
+  );
 
   test("closeAll ends every open session (graceful shutdown)", async () => {
     const a = await openSse("127.0.0.1");
@@ -125,7 +132,11 @@ describe("sessions", () => {
     await closeAll(srv.services);
     await Promise.all([a.ended, b.ended]);
     expect(mcpSessionCount(srv.services).sse).toBe(0);
-    const late = await requestFrom("127.0.0.1", `${srv.url}/messages?sessionId=${a.sessionId}`, { method: "POST", headers: { "content-type": "application/json" }, body: initialized });
+    const late = await requestFrom("127.0.0.1", `${srv.url}/messages?sessionId=${a.sessionId}`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: initialized,
+    });
     expect(late.status).toBe(404);
   });
 });
@@ -154,7 +165,8 @@ describe("memsvc server process", () => {
 
 describe("/sse and /messages", () => {
   test("bad requests: missing or unknown session, malformed body, not JSON-RPC", async () => {
-    const post = (query: string, body: string) => requestFrom("127.0.0.1", `${srv.url}/messages${query}`, { method: "POST", headers: { "content-type": "application/json" }, body });
+    const post = (query: string, body: string) =>
+      requestFrom("127.0.0.1", `${srv.url}/messages${query}`, { method: "POST", headers: { "content-type": "application/json" }, body });
     const missing = await post("", initialized);
     expect(missing.status).toBe(400);
     expect(missing.json().error.message).toContain("sessionId query parameter is required");
@@ -184,7 +196,11 @@ describe("/sse and /messages", () => {
       expect(remote.status).toBe(200);
       expect(remote.sessionId).toMatch(/^[0-9a-f-]{36}$/);
       const post = (from: string, id: string | null, headers: Record<string, string> = {}) =>
-        requestFrom(from, `${srv.url}/messages?sessionId=${id}`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: initialize });
+        requestFrom(from, `${srv.url}/messages?sessionId=${id}`, {
+          method: "POST",
+          headers: { "content-type": "application/json", ...headers },
+          body: initialize,
+        });
       // Another remote caller, without the token, cannot use either session.
       expect((await post("127.0.0.2", remote.sessionId)).status).toBe(401);
       expect((await post("127.0.0.2", local.sessionId)).status).toBe(401);
@@ -205,7 +221,8 @@ describe("/sse and /messages", () => {
 
 describe("/mcp (Streamable HTTP)", () => {
   test("remote callers need the token; sessions are bound; DELETE ends them; bad requests are 4xx", async () => {
-    const mcp = (from: string, method: string, headers: Record<string, string>, body?: string) => requestFrom(from, `${srv.url}/mcp`, { method, headers: { ...mcpHeaders, ...headers }, body });
+    const mcp = (from: string, method: string, headers: Record<string, string>, body?: string) =>
+      requestFrom(from, `${srv.url}/mcp`, { method, headers: { ...mcpHeaders, ...headers }, body });
     expect((await mcp("127.0.0.2", "POST", {}, initialize)).status).toBe(401);
     const opened = await mcp("127.0.0.2", "POST", bearer(), initialize);
     expect(opened.status).toBe(200);
@@ -220,7 +237,12 @@ describe("/mcp (Streamable HTTP)", () => {
     expect(forbidden.status).toBe(403);
     expect(forbidden.json().error.message).toContain("opened with the bearer token");
     expect((await mcp("127.0.0.2", "POST", { ...session, ...bearer() }, initialized)).status).toBe(202);
-    const call = await mcp("127.0.0.2", "POST", { ...session, ...bearer() }, JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "memsvc_get", arguments: { id: "00000000" } } }));
+    const call = await mcp(
+      "127.0.0.2",
+      "POST",
+      { ...session, ...bearer() },
+      JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "memsvc_get", arguments: { id: "00000000" } } }),
+    );
     expect(call.status).toBe(200);
     expect(call.body).toContain('"isError":true');
     expect(call.body).toContain("no memory with id prefix 00000000");

@@ -10,7 +10,7 @@ import { flushReceipts, gistOf } from "../receipts";
 import type { DashboardFigures } from "./store";
 import { DASHBOARD_DEFAULT_DAYS, DASHBOARD_DIGESTS, DASHBOARD_MAX_DAYS, DASHBOARD_RETIRE_CANDIDATES, DASHBOARD_TOP_DOMAINS } from "./tuning";
 
-export type { Growth,  RecallAdoption,  } from "./series";
+export type { Growth, RecallAdoption } from "./series";
 
 const DAY_MS = 86_400_000;
 

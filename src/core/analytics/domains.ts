@@ -95,7 +95,11 @@ async function computeDomainIndex(s: Services): Promise<DomainIndex> {
   const byProject = new Map<string | null, ProjectEntry & { sizes: Map<string, number> }>();
   for (const r of rows) {
     let d = byDomain.get(r.domain);
-    if (!d) byDomain.set(r.domain, (d = { domain: r.domain, kind: "tag", memories: 0, learnings: 0, primary: primary.get(r.domain) ?? 0, projects: [], keywords: [] }));
+    if (!d)
+      byDomain.set(
+        r.domain,
+        (d = { domain: r.domain, kind: "tag", memories: 0, learnings: 0, primary: primary.get(r.domain) ?? 0, projects: [], keywords: [] }),
+      );
     d.memories += r.memories;
     d.learnings += r.learnings;
     d.projects.push({ project: r.project, memories: r.memories });
@@ -114,9 +118,17 @@ async function computeDomainIndex(s: Services): Promise<DomainIndex> {
   await addKeywords(s, domains, totals.memories);
   const projects = [...byProject.values()].slice(0, DOMAIN_INDEX_MAX).map(({ sizes, ...p }) => ({
     ...p,
-    domains: [...sizes.entries()].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])).slice(0, DOMAIN_KEYWORDS).map(([tag]) => tag),
+    domains: [...sizes.entries()]
+      .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
+      .slice(0, DOMAIN_KEYWORDS)
+      .map(([tag]) => tag),
   }));
-  return { generated_at: isoTime(s.now()), totals: { memories: totals.memories, learnings: totals.learnings ?? 0, domains: domainCount, projects: totals.projects }, domains, projects };
+  return {
+    generated_at: isoTime(s.now()),
+    totals: { memories: totals.memories, learnings: totals.learnings ?? 0, domains: domainCount, projects: totals.projects },
+    domains,
+    projects,
+  };
 }
 
 /**
@@ -163,7 +175,10 @@ async function addKeywords(s: Services, domains: DomainEntry[], storeSize: numbe
     }
     const minDf = docs.length >= 3 ? 2 : 1;
     const scored: { word: string; lift: number; score: number }[] = [];
-    for (const c of [...counts.values()].filter((c) => c.df >= minDf).sort((a, b) => b.df - a.df).slice(0, DOMAIN_KEYWORD_CANDIDATES)) {
+    for (const c of [...counts.values()]
+      .filter((c) => c.df >= minDf)
+      .sort((a, b) => b.df - a.df)
+      .slice(0, DOMAIN_KEYWORD_CANDIDATES)) {
       const word = [...c.surface.entries()].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))[0][0];
       const lift = domainLift(c.df, docs.length, await documentFrequency(s, word, cap), storeSize);
       scored.push({ word, lift, score: c.df * lift });
@@ -194,7 +209,11 @@ export function domainLift(inDomain: number, sampleSize: number, inStore: number
 /** The tool's text form: one line per domain with counts, projects and keywords. */
 export function renderDomainIndex(idx: DomainIndex): string {
   if (idx.totals.memories === 0) return "No memories stored yet.";
-  const lines = [`${counted(idx.totals.memories, "memory", "memories")} (${counted(idx.totals.learnings, "learning")}) in ${counted(idx.totals.domains, "domain")} and ${counted(idx.totals.projects, "project")}.`, "", "Domains:"];
+  const lines = [
+    `${counted(idx.totals.memories, "memory", "memories")} (${counted(idx.totals.learnings, "learning")}) in ${counted(idx.totals.domains, "domain")} and ${counted(idx.totals.projects, "project")}.`,
+    "",
+    "Domains:",
+  ];
   for (const d of idx.domains) {
     const projects = d.projects.slice(0, 4).map((p) => `${p.project ?? "(no project)"} ${p.memories}`);
     lines.push(
@@ -202,6 +221,9 @@ export function renderDomainIndex(idx: DomainIndex): string {
     );
   }
   lines.push("", "Projects:");
-  for (const p of idx.projects) lines.push(`- ${p.project ?? "(no project)"}: ${counted(p.memories, "memory", "memories")}, ${counted(p.learnings, "learning")}${p.domains.length ? `; domains: ${p.domains.join(", ")}` : ""}`);
+  for (const p of idx.projects)
+    lines.push(
+      `- ${p.project ?? "(no project)"}: ${counted(p.memories, "memory", "memories")}, ${counted(p.learnings, "learning")}${p.domains.length ? `; domains: ${p.domains.join(", ")}` : ""}`,
+    );
   return lines.join("\n");
 }

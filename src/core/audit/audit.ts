@@ -37,7 +37,8 @@ export class AuditLog {
     const key = peer ?? "-";
     let r = this.refusals.get(key);
     if (!r || r.minute !== minute) {
-      if (r && r.suppressed > 0) this.record({ actor: "-", action: "auth.refused.suppressed", target: null, detail: JSON.stringify({ count: r.suppressed }), peer: key });
+      if (r && r.suppressed > 0)
+        this.record({ actor: "-", action: "auth.refused.suppressed", target: null, detail: JSON.stringify({ count: r.suppressed }), peer: key });
       r = { minute, logged: 0, suppressed: 0 };
       this.refusals.set(key, r);
       // Peers of earlier minutes with nothing suppressed need no entry: keep the map small under a spray of addresses.
@@ -99,10 +100,25 @@ export async function readAudit(store: AuditStore, q: AuditQuery) {
   if (!Number.isInteger(limit) || limit < 1 || limit > AUDIT_PAGE_MAX) throw invalid(`limit must be an integer from 1 to ${AUDIT_PAGE_MAX}`);
   const before = q.before === undefined || q.before === "" ? undefined : Number(q.before);
   if (before !== undefined && (!Number.isInteger(before) || before < 1)) throw invalid("before must be a positive integer (next_before of the previous page)");
-  const filter: AuditFilter = { actor: str(q.actor, "actor"), action: str(q.action, "action"), since: time(q.since, "since"), until: time(q.until, "until"), before, limit };
+  const filter: AuditFilter = {
+    actor: str(q.actor, "actor"),
+    action: str(q.action, "action"),
+    since: time(q.since, "since"),
+    until: time(q.until, "until"),
+    before,
+    limit,
+  };
   const rows = await store.list(filter);
   return {
-    entries: rows.map((r) => ({ id: r.id, at: new Date(r.at).toISOString(), actor: r.actor, action: r.action, target: r.target, detail: r.detail, peer: r.peer })),
+    entries: rows.map((r) => ({
+      id: r.id,
+      at: new Date(r.at).toISOString(),
+      actor: r.actor,
+      action: r.action,
+      target: r.target,
+      detail: r.detail,
+      peer: r.peer,
+    })),
     next_before: rows.length === limit ? rows[rows.length - 1].id : null,
   };
 }

@@ -1,4 +1,3 @@
-export type {   AuditStore } from "./store";
-;
+export type { AuditStore } from "./store";
 export { AuditLog, readAudit } from "./audit";
 export { auditLog, flushAudit } from "./server-log";

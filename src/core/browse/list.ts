@@ -70,7 +70,13 @@ const FILTER_KEYS = ["query", "project", "type", "domain", "from", "to", "min_st
 /** A misspelt filter must not widen a selection (a bulk delete above all): unknown names are refused. */
 function rejectUnknown(input: object, allowed: readonly string[]): void {
   const extra = Object.keys(input).filter((k) => !allowed.includes(k));
-  if (extra.length) throw invalid(`unknown parameter ${extra.slice(0, 3).map((k) => JSON.stringify(k.slice(0, 40))).join(", ")}; accepted: ${allowed.join(", ")}`);
+  if (extra.length)
+    throw invalid(
+      `unknown parameter ${extra
+        .slice(0, 3)
+        .map((k) => JSON.stringify(k.slice(0, 40)))
+        .join(", ")}; accepted: ${allowed.join(", ")}`,
+    );
 }
 
 /** A query's filters (text) or a delete body's (min_strength a number). */
@@ -91,7 +97,16 @@ export function parseFilters(input: ListInput | BrowseDeleteInput): ListFilters 
   }
   const usage = str(input.usage, "usage", 10);
   if (usage !== null && usage !== "never" && usage !== "shown" && usage !== "used") throw invalid(`usage must be never, shown or used, got "${usage}"`);
-  return { query, project: str(input.project, "project"), type: type === null ? null : normalizeMemoryType(type, "type"), domain, from, to, minStrength, usage };
+  return {
+    query,
+    project: str(input.project, "project"),
+    type: type === null ? null : normalizeMemoryType(type, "type"),
+    domain,
+    from,
+    to,
+    minStrength,
+    usage,
+  };
 }
 
 function parseSort(v: unknown, hasQuery: boolean): ListSort {
@@ -159,7 +174,15 @@ async function searchMatches(s: Services, f: ListFilters, now: number): Promise<
   const vector = await queryVector(s, f.query!);
   const hits = (await rank(s, f.query!, vector, LIST_SEARCH_POOL, f.project)).results;
   if (hits.length === 0) return [];
-  const seqById = new Map((await s.storage.memories.filterIds(hits.map((h) => h.id), f, now)).map((r) => [r.id, r.seq]));
+  const seqById = new Map(
+    (
+      await s.storage.memories.filterIds(
+        hits.map((h) => h.id),
+        f,
+        now,
+      )
+    ).map((r) => [r.id, r.seq]),
+  );
   const out: { seq: number; score: number }[] = [];
   for (const h of hits) {
     const seq = seqById.get(h.id);
@@ -185,14 +208,25 @@ export async function listMemories(s: Services, input: ListInput): Promise<ListR
   if (f.query !== null) {
     let matches = await searchMatches(s, f, now);
     if (sort !== "relevance") {
-      const rows = await rowsOf(s, matches.map((m) => m.seq), now);
+      const rows = await rowsOf(
+        s,
+        matches.map((m) => m.seq),
+        now,
+      );
       const key = (seq: number) => (sort === "newest" ? rows.get(seq)!.createdAt : rows.get(seq)!.strength);
-      matches = matches.filter((m) => rows.has(m.seq)).map((m) => ({ seq: m.seq, score: m.score, k: key(m.seq) })).sort((a, b) => b.k - a.k || b.seq - a.seq);
+      matches = matches
+        .filter((m) => rows.has(m.seq))
+        .map((m) => ({ seq: m.seq, score: m.score, k: key(m.seq) }))
+        .sort((a, b) => b.k - a.k || b.seq - a.seq);
     }
     const keyOf = (m: { seq: number; score: number; k?: number }) => (sort === "relevance" ? m.score : m.k!);
     const start = cursor ? matches.findIndex((m) => keyOf(m) < cursor.k || (keyOf(m) === cursor.k && m.seq < cursor.seq)) : 0;
     const page = start < 0 ? [] : matches.slice(start, start + limit);
-    const rows = await rowsOf(s, page.map((m) => m.seq), now);
+    const rows = await rowsOf(
+      s,
+      page.map((m) => m.seq),
+      now,
+    );
     const items = page.filter((m) => rows.has(m.seq)).map((m) => toItem(rows.get(m.seq)!, m.score));
     const last = page[page.length - 1];
     const more = start >= 0 && start + limit < matches.length;
@@ -237,7 +271,8 @@ export async function deleteSelection(s: Services, input: BulkDeleteInput): Prom
   // filters are applied again inside the transaction, where the count is checked.
   const matched = f.query !== null ? await searchMatches(s, f, now) : null;
   const done = await s.storage.memories.deleteSelected(f, now, matched ? matched.map((m) => m.seq) : null, confirm);
-  if ("count" in done) throw conflict(`the selection now holds ${counted(done.count, "memory", "memories")}, not ${confirm}; count again and confirm`, { count: done.count });
+  if ("count" in done)
+    throw conflict(`the selection now holds ${counted(done.count, "memory", "memories")}, not ${confirm}; count again and confirm`, { count: done.count });
   for (const r of done.deleted) s.index.remove(r.seq);
   return { deleted: done.deleted.length, links_removed: done.linksRemoved };
 }

@@ -145,7 +145,9 @@ export async function distill(s: Services, input: DistillInput, llm: LlmClient |
   const early = await dedupHit(s, req);
   if (early !== null) return { skipped: true, existing_count: early };
   if (!llm) {
-    throw unavailable("no language model is configured, so /distill cannot run: set llm.baseURL and llm.model in config.json (or MEMSVC_LLM_BASE_URL and MEMSVC_LLM_MODEL) and restart");
+    throw unavailable(
+      "no language model is configured, so /distill cannot run: set llm.baseURL and llm.model in config.json (or MEMSVC_LLM_BASE_URL and MEMSVC_LLM_MODEL) and restart",
+    );
   }
   const lockKey = req.segmentKey ?? (req.sessionId ? `session:${req.sessionId}` : null);
   try {
@@ -200,10 +202,17 @@ async function run(s: Services, req: DistillRequest, llm: LlmClient): Promise<Di
   if (trivial) {
     dropped.push({ content: whole.trim(), reason: trivial });
   } else {
-    const budget = chunkBudget(s.config.llm.contextChars, DISTILL_PROMPT_OVERHEAD + existingBlockChars(DISTILL_CONTEXT_MEMORIES), DISTILL_ANSWER_SHARE, DISTILL_MIN_CHUNK_CHARS);
+    const budget = chunkBudget(
+      s.config.llm.contextChars,
+      DISTILL_PROMPT_OVERHEAD + existingBlockChars(DISTILL_CONTEXT_MEMORIES),
+      DISTILL_ANSWER_SHARE,
+      DISTILL_MIN_CHUNK_CHARS,
+    );
     chunks = chunkTranscript(clean, budget);
     if (chunks.length > DISTILL_MAX_CHUNKS) {
-      throw tooLarge(`this transcript needs ${chunks.length} model calls of ${budget} characters; the limit is ${DISTILL_MAX_CHUNKS} per request: send it as several segments`);
+      throw tooLarge(
+        `this transcript needs ${chunks.length} model calls of ${budget} characters; the limit is ${DISTILL_MAX_CHUNKS} per request: send it as several segments`,
+      );
     }
     const out = await distillChunks(s, llm, chunks, { project: req.project, sessionDate: isoDate(req.createdAt) });
     ({ fragments, shown, calls } = out);
@@ -229,9 +238,14 @@ async function run(s: Services, req: DistillRequest, llm: LlmClient): Promise<Di
   const plans = await planFragments(s, gate.kept, req.project);
   // Per kept fragment: its evidence excerpt from the (redacted) chunk it came from, for the nightly re-check.
   const evidence: (string | null)[] =
-    req.anchors && s.config.distill.keepEvidence ? await Promise.all(gate.kept.map((f) => (chunks[f.chunk] ? pickEvidence(chunks[f.chunk], f.content, f.evidence ?? []) : null))) : [];
+    req.anchors && s.config.distill.keepEvidence
+      ? await Promise.all(gate.kept.map((f) => (chunks[f.chunk] ? pickEvidence(chunks[f.chunk], f.content, f.evidence ?? []) : null)))
+      : [];
 
-  const preview = dropped.map((d) => ({ content: d.content.length > DISTILL_DROPPED_PREVIEW_CHARS ? `${d.content.slice(0, DISTILL_DROPPED_PREVIEW_CHARS)}…` : d.content, reason: d.reason }));
+  const preview = dropped.map((d) => ({
+    content: d.content.length > DISTILL_DROPPED_PREVIEW_CHARS ? `${d.content.slice(0, DISTILL_DROPPED_PREVIEW_CHARS)}…` : d.content,
+    reason: d.reason,
+  }));
   const outcome = await s.storage.transaction(async (tx) => {
     const ts = withStorage(s, tx);
     // Another server (or process) sharing the database may have stored this

@@ -47,7 +47,14 @@ function lexicalLines(lines: readonly string[], memory: string): number[] {
   const topic = new Set(keywords(memory).map(stem));
   if (topic.size === 0) return [];
   return lines
-    .map((line, i) => ({ i, score: new Set(keywords(line).map(stem).filter((w) => topic.has(w))).size }))
+    .map((line, i) => ({
+      i,
+      score: new Set(
+        keywords(line)
+          .map(stem)
+          .filter((w) => topic.has(w)),
+      ).size,
+    }))
     .filter((x) => x.score > 0)
     .sort((a, b) => b.score - a.score || a.i - b.i)
     .map((x) => x.i);

@@ -70,7 +70,10 @@ export async function callWithDeadline(llm: LlmClient, messages: Parameters<LlmC
   try {
     return await llm.chatJson(messages, { signal: controller.signal });
   } catch (e) {
-    if (timedOut) throw unavailable(`the language model (${llm.label}) did not answer within ${Math.max(1, Math.round(timeoutMs / 1000))} s (llm.timeoutMs = ${timeoutMs})`);
+    if (timedOut)
+      throw unavailable(
+        `the language model (${llm.label}) did not answer within ${Math.max(1, Math.round(timeoutMs / 1000))} s (llm.timeoutMs = ${timeoutMs})`,
+      );
     if (e instanceof AppError) throw e;
     throw unavailable(`the language model call failed: ${(e as Error)?.message ?? String(e)}`);
   } finally {
@@ -134,7 +137,15 @@ export function parseReply(reply: unknown, chunk: number, s?: Pick<Services, "lo
         /* an unknown type is still a memory; knowledge is the neutral kind */
       }
     }
-    fragments.push({ content: content.trim(), memoryType, tags: readTags(obj?.tags), evidence: readEvidence(obj?.evidence), relationships: readRelationships(obj?.relationships ?? obj?.links), chunk, index });
+    fragments.push({
+      content: content.trim(),
+      memoryType,
+      tags: readTags(obj?.tags),
+      evidence: readEvidence(obj?.evidence),
+      relationships: readRelationships(obj?.relationships ?? obj?.links),
+      chunk,
+      index,
+    });
   });
   return { fragments, dropped };
 }

@@ -6,12 +6,7 @@ import type { NewMemory } from "../memories";
 import type { Fragment } from "./model";
 import type { Services } from "../services";
 import { keywords, stem } from "../text";
-import {
-  DISTILL_MERGE_BOOST,
-  DISTILL_MERGED_MAX_CHARS,
-  DISTILL_MODEL_LINK_WEIGHT,
-  DISTILL_REPLACE_COVERAGE,
-} from "./tuning";
+import { DISTILL_MERGE_BOOST, DISTILL_MERGED_MAX_CHARS, DISTILL_MODEL_LINK_WEIGHT, DISTILL_REPLACE_COVERAGE } from "./tuning";
 import { MAX_STRENGTH } from "../memories/tuning";
 
 /** What happens to one kept fragment. */
@@ -114,7 +109,12 @@ export async function planFragments(s: Services, kept: readonly Fragment[], proj
   return plans;
 }
 
-async function nearestInProject(s: Services, v: Float32Array, project: string | null, threshold: number): Promise<{ id: string; content: string; similarity: number } | null> {
+async function nearestInProject(
+  s: Services,
+  v: Float32Array,
+  project: string | null,
+  threshold: number,
+): Promise<{ id: string; content: string; similarity: number } | null> {
   // The index groups by project, but a null project means "search every group": filter after.
   const hits = (await s.storage.search.nearest(v, project === null ? 10 : 3, project)).filter((h) => h.similarity >= threshold);
   if (hits.length === 0) return null;
@@ -206,10 +206,13 @@ export async function writePlan(
     const from = finalId[i];
     if (!from) continue;
     for (const rel of kept[i].relationships) {
-      const to = typeof rel.to === "number" ? (() => {
-        const j = byPosition.get(`${kept[i].chunk}:${rel.to}`);
-        return j === undefined ? null : finalId[j];
-      })() : await resolveExisting(s, rel.to, shown);
+      const to =
+        typeof rel.to === "number"
+          ? (() => {
+              const j = byPosition.get(`${kept[i].chunk}:${rel.to}`);
+              return j === undefined ? null : finalId[j];
+            })()
+          : await resolveExisting(s, rel.to, shown);
       if (!to || to === from) continue;
       await addLink(s, from, to, rel.type, DISTILL_MODEL_LINK_WEIGHT);
       links++;

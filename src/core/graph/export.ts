@@ -126,8 +126,15 @@ function shape(slice: ExportSlice, { domain, tag, type, minStrength, limit }: Fi
   return {
     nodes,
     edges,
-    domains: countBy(slice.storeDomains, nodes.map((n) => n.domain)),
-    types: countBy(slice.storeTypes, nodes.map((n) => n.memory_type), MEMORY_TYPES),
+    domains: countBy(
+      slice.storeDomains,
+      nodes.map((n) => n.domain),
+    ),
+    types: countBy(
+      slice.storeTypes,
+      nodes.map((n) => n.memory_type),
+      MEMORY_TYPES,
+    ),
     meta: {
       total_memories: slice.totalMemories,
       total_links: slice.totalLinks,

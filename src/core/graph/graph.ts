@@ -153,7 +153,7 @@ export async function path(s: Services, input: { id: unknown; target_id: unknown
   return { from, to, found: true, hops: links.length, path: ids.map((id) => found.get(id)!), links };
 }
 
-export type {  GraphOp } from "./ops";
+export type { GraphOp } from "./ops";
 import { GRAPH_OPS, type GraphOp } from "./ops";
 import type { GraphInput } from "./schema";
 
@@ -172,7 +172,8 @@ const PARAMS: Record<GraphOp, readonly string[]> = {
 export function checkGraphQuery(q: Record<string, unknown>): GraphOp {
   const op = q.op;
   if (op === undefined || op === "") throw invalid(`op is required: one of ${GRAPH_OPS.join(", ")}`);
-  if (typeof op !== "string" || !(GRAPH_OPS as readonly string[]).includes(op)) throw invalid(`unknown op "${String(op).slice(0, 40)}": use one of ${GRAPH_OPS.join(", ")}`);
+  if (typeof op !== "string" || !(GRAPH_OPS as readonly string[]).includes(op))
+    throw invalid(`unknown op "${String(op).slice(0, 40)}": use one of ${GRAPH_OPS.join(", ")}`);
   const allowed = PARAMS[op as GraphOp];
   const unknown = Object.keys(q).filter((k) => k !== "op" && !allowed.includes(k));
   if (unknown.length) throw invalid(`unknown parameter ${unknown.map((k) => `"${k.slice(0, 40)}"`).join(", ")} for op=${op}; accepted: ${allowed.join(", ")}`);

@@ -3,4 +3,4 @@ export { exportGraph } from "./export";
 export { checkGraphQuery, graphQuery, hubs, neighbors, path } from "./graph";
 export { addLink, linkToNearest, normalizeRelationship } from "./links";
 export { hubsText, neighborsText, pathText } from "./text";
-export type {   ExportSlice, GraphAt, GraphMemoryRow, GraphStore, LinkAround, LinkOf,  NewLink } from "./store";
+export type { ExportSlice, GraphAt, GraphMemoryRow, GraphStore, LinkAround, LinkOf, NewLink } from "./store";

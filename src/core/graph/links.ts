@@ -4,7 +4,13 @@ import { LINK_MAX_NEAREST } from "./tuning";
 
 /** Relationship names are short snake_case words ("related", "caused_by", "supersedes"). */
 export function normalizeRelationship(raw: string): string {
-  return raw.toLowerCase().replace(/[^a-z0-9]+/g, "_").replace(/^_+|_+$/g, "").slice(0, 40) || "related";
+  return (
+    raw
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, "_")
+      .replace(/^_+|_+$/g, "")
+      .slice(0, 40) || "related"
+  );
 }
 
 /**

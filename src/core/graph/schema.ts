@@ -15,10 +15,11 @@ export const GraphTool = Type.Object(
   {
     // `enum` for readers of the schema; the pattern is what the validator enforces.
     operation: Type.String({
-        enum: [...GRAPH_TOOL_OPS],
-        pattern: `^(${GRAPH_TOOL_OPS.join("|")})$`,
-        description: "neighbors, hubs or path.",
-        error: (v: unknown) => `operation must be one of "neighbors", "hubs", "path", got ${JSON.stringify(v).slice(0, 40)}: neighbors (needs id), hubs, or path (needs id and target_id)`,
+      enum: [...GRAPH_TOOL_OPS],
+      pattern: `^(${GRAPH_TOOL_OPS.join("|")})$`,
+      description: "neighbors, hubs or path.",
+      error: (v: unknown) =>
+        `operation must be one of "neighbors", "hubs", "path", got ${JSON.stringify(v).slice(0, 40)}: neighbors (needs id), hubs, or path (needs id and target_id)`,
     }),
     id: Type.Optional(text(`${ID_HELP} Required for neighbors and path.`)),
     target_id: Type.Optional(text("The other end of the path (8-character prefix or full UUID). Required for path.")),

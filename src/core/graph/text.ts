@@ -27,7 +27,9 @@ export function neighborsText(r: NeighborsResult): string {
 export function hubsText(r: HubsResult): string {
   const where = r.domain ? ` in domain "${r.domain}"` : "";
   if (r.count === 0) return `No linked memories${where} yet.`;
-  const lines = r.hubs.map((h, i) => `${i + 1}. ${h.short_id}: ${counted(h.connections, "link")} (${describe(h)}, strength ${h.effective_strength}): ${h.preview}`);
+  const lines = r.hubs.map(
+    (h, i) => `${i + 1}. ${h.short_id}: ${counted(h.connections, "link")} (${describe(h)}, strength ${h.effective_strength}): ${h.preview}`,
+  );
   return `Hub memories${where}, most links first:\n${lines.join("\n")}`;
 }
 

@@ -1,4 +1,18 @@
-import { type Stats, chmodSync, closeSync, existsSync, fsyncSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, realpathSync, statSync, unlinkSync } from "node:fs";
+import {
+  type Stats,
+  chmodSync,
+  closeSync,
+  existsSync,
+  fsyncSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  statSync,
+  unlinkSync,
+} from "node:fs";
 import { isAbsolute, join, relative, sep } from "node:path";
 import { conflict } from "../../errors";
 import { ensurePrivateDir, PRIVATE_DIR_MODE } from "../../private-files";

@@ -172,16 +172,20 @@ export function parseSections(body: unknown): [string, string][] {
   const shape = 'the body must be {"sections": {"<name>": "<markdown>", ...}}';
   if (typeof body !== "object" || body === null || Array.isArray(body)) throw invalid(shape);
   const extra = Object.keys(body).filter((k) => k !== "sections");
-  if (extra.length > 0) throw invalid(`unknown ${plural(extra.length, "field")} ${extra.join(", ")}: ${shape} (the agent scope is the query parameter ?agent=<id>)`);
+  if (extra.length > 0)
+    throw invalid(`unknown ${plural(extra.length, "field")} ${extra.join(", ")}: ${shape} (the agent scope is the query parameter ?agent=<id>)`);
   const sections = (body as { sections?: unknown }).sections;
   if (typeof sections !== "object" || sections === null || Array.isArray(sections)) throw invalid(shape);
 
   const entries = Object.entries(sections as Record<string, unknown>);
   const badNames = entries.map(([n]) => n).filter((n) => !isValidName(n));
   if (badNames.length > 0) {
-    throw invalid(`invalid section ${plural(badNames.length, "name")} ${badNames.map((n) => JSON.stringify(n)).join(", ")}: names match ${nameRule}; nothing was written`, {
-      invalid_names: badNames,
-    });
+    throw invalid(
+      `invalid section ${plural(badNames.length, "name")} ${badNames.map((n) => JSON.stringify(n)).join(", ")}: names match ${nameRule}; nothing was written`,
+      {
+        invalid_names: badNames,
+      },
+    );
   }
   if (entries.some(([n]) => n === MEMORY_SECTION)) {
     throw reserved(`"${MEMORY_SECTION}" is reserved: it is the server's read-only memory instructions section; nothing was written`);
@@ -191,11 +195,14 @@ export function parseSections(body: unknown): [string, string][] {
   for (const [name, text] of entries as [string, string][]) {
     const bytes = Buffer.byteLength(text, "utf8");
     if (bytes > IDENTITY_SECTION_MAX_BYTES) {
-      throw invalid(`section "${name}" is ${bytes} bytes; the limit is ${IDENTITY_SECTION_MAX_BYTES} (${IDENTITY_SECTION_MAX_BYTES / 1024} KB); nothing was written`, {
-        section: name,
-        bytes,
-        limit: IDENTITY_SECTION_MAX_BYTES,
-      });
+      throw invalid(
+        `section "${name}" is ${bytes} bytes; the limit is ${IDENTITY_SECTION_MAX_BYTES} (${IDENTITY_SECTION_MAX_BYTES / 1024} KB); nothing was written`,
+        {
+          section: name,
+          bytes,
+          limit: IDENTITY_SECTION_MAX_BYTES,
+        },
+      );
     }
   }
   return (entries as [string, string][]).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));

@@ -4,7 +4,10 @@ import { plural } from "../text";
 import { NAME_MAX, NAME_PATTERN } from "./files";
 
 /** memsvc_identity. */
-export const IdentityTool = Type.Object({ name: Type.Optional(text("One section's name (e.g. soul, memory); omit for all sections.")) }, { additionalProperties: false });
+export const IdentityTool = Type.Object(
+  { name: Type.Optional(text("One section's name (e.g. soul, memory); omit for all sections.")) },
+  { additionalProperties: false },
+);
 
 /**
  * GET and PUT /identity (and /context). The legacy project, limit and privacy
@@ -28,6 +31,10 @@ export const IdentityPutInput = Type.Object(
       missing: SHAPE,
     }),
   },
-  { additionalProperties: false, unknownKeys: (keys: string[]) => `unknown ${plural(keys.length, "field")} ${keys.join(", ")}: ${SHAPE} (the agent scope is the query parameter ?agent=<id>)` },
+  {
+    additionalProperties: false,
+    unknownKeys: (keys: string[]) =>
+      `unknown ${plural(keys.length, "field")} ${keys.join(", ")}: ${SHAPE} (the agent scope is the query parameter ?agent=<id>)`,
+  },
 );
 export type IdentityPutInput = Static<typeof IdentityPutInput>;

@@ -74,7 +74,12 @@ export async function importItems(s: Services, input: readonly ImportItem[], opt
   progress(0, fresh.length, "importing");
   for (let start = 0; start < fresh.length; start += IMPORT_BATCH) {
     const batch = fresh.slice(start, start + IMPORT_BATCH);
-    const r = await writeBatch(s, batch.map((i) => items[i]), th.distillMerge, th.link);
+    const r = await writeBatch(
+      s,
+      batch.map((i) => items[i]),
+      th.distillMerge,
+      th.link,
+    );
     batch.forEach((i, k) => {
       finalId[i] = r.ids[k];
     });
@@ -143,7 +148,14 @@ export async function prepareImport(rows: StoredRows, input: readonly ImportItem
       problems.push({ source: it.provenance, message: `longer than ${MAX_CONTENT_CHARS} characters; left out` });
       continue;
     }
-    items.push({ ...it, content, createdAt: Math.round(it.createdAt), memoryType: normalizeMemoryType(it.memoryType), project: it.project?.trim().slice(0, 200) || null, sourceAgent: it.sourceAgent.slice(0, 200) });
+    items.push({
+      ...it,
+      content,
+      createdAt: Math.round(it.createdAt),
+      memoryType: normalizeMemoryType(it.memoryType),
+      project: it.project?.trim().slice(0, 200) || null,
+      sourceAgent: it.sourceAgent.slice(0, 200),
+    });
   }
 
   // Exact repeats: of what the store holds (read once, seq by hash), then of earlier items.
@@ -188,15 +200,34 @@ export async function prepareImport(rows: StoredRows, input: readonly ImportItem
 }
 
 /** Embeds, plans and writes one batch in one transaction; the index learns it after commit. */
-async function writeBatch(s: Services, batch: ImportItem[], mergeAt: number, linkAt: number): Promise<{ ids: (string | null)[]; inserted: number; merged: number }> {
+async function writeBatch(
+  s: Services,
+  batch: ImportItem[],
+  mergeAt: number,
+  linkAt: number,
+): Promise<{ ids: (string | null)[]; inserted: number; merged: number }> {
   const vectors: Float32Array[] = [];
-  for (let i = 0; i < batch.length; i += IMPORT_EMBED_BATCH) vectors.push(...(await s.embedder.embed(batch.slice(i, i + IMPORT_EMBED_BATCH).map((it) => it.content), "document")));
+  for (let i = 0; i < batch.length; i += IMPORT_EMBED_BATCH)
+    vectors.push(
+      ...(await s.embedder.embed(
+        batch.slice(i, i + IMPORT_EMBED_BATCH).map((it) => it.content),
+        "document",
+      )),
+    );
 
   // Plan outside the transaction, as distill does (the index holds every earlier batch).
   // One after another: on PostgreSQL each is a query, and the pool is small.
   const hits: VectorHit[][] = [];
-  for (const [i, it] of batch.entries()) hits.push(await s.storage.search.nearest(vectors[i], it.project === null ? 10 : Math.max(3, LINK_MAX_NEAREST), it.project));
-  const hitSeqs = [...new Set(hits.flat().filter((h) => h.similarity >= Math.min(mergeAt, linkAt)).map((h) => h.seq))];
+  for (const [i, it] of batch.entries())
+    hits.push(await s.storage.search.nearest(vectors[i], it.project === null ? 10 : Math.max(3, LINK_MAX_NEAREST), it.project));
+  const hitSeqs = [
+    ...new Set(
+      hits
+        .flat()
+        .filter((h) => h.similarity >= Math.min(mergeAt, linkAt))
+        .map((h) => h.seq),
+    ),
+  ];
   const rowOf = new Map((hitSeqs.length ? await s.storage.distill.memoriesBySeq(hitSeqs) : []).map((r) => [r.seq, r]));
   const plans: Plan[] = [];
   const claimed = new Map<string, number>();
@@ -228,7 +259,10 @@ async function writeBatch(s: Services, batch: ImportItem[], mergeAt: number, lin
     if (plan.kind !== "same-as") peers.push(i);
   }
   if (rewrites.length) {
-    const out = await s.embedder.embed(rewrites.map((r) => r.content!), "document");
+    const out = await s.embedder.embed(
+      rewrites.map((r) => r.content!),
+      "document",
+    );
     rewrites.forEach((r, k) => {
       r.vector = out[k];
     });
@@ -304,7 +338,8 @@ async function writeBatch(s: Services, batch: ImportItem[], mergeAt: number, lin
       for (const [k, i] of inserts.entries()) {
         for (const h of near(i)) {
           const other = idOfSeq.get(h.seq);
-          if (other && !skip.has(other)) links.push({ fromId: rows[k].id, toId: other, relationship: "related", weight: Math.max(0, Math.min(1, h.similarity)) });
+          if (other && !skip.has(other))
+            links.push({ fromId: rows[k].id, toId: other, relationship: "related", weight: Math.max(0, Math.min(1, h.similarity)) });
         }
         links.push(...extendsLink(k, i));
       }
@@ -312,7 +347,16 @@ async function writeBatch(s: Services, batch: ImportItem[], mergeAt: number, lin
     } else {
       // Engines whose nearest neighbours are a query of their own (PostgreSQL) link row by row.
       for (const [k, i] of inserts.entries()) {
-        await tx.graph.linkToNearest({ memoryId: rows[k].id, vector: vectors[i], project: batch[i].project, limit: LINK_MAX_NEAREST, minSimilarity: linkAt, exclude: batchIds, near: null, now });
+        await tx.graph.linkToNearest({
+          memoryId: rows[k].id,
+          vector: vectors[i],
+          project: batch[i].project,
+          limit: LINK_MAX_NEAREST,
+          minSimilarity: linkAt,
+          exclude: batchIds,
+          near: null,
+          now,
+        });
         const ext = extendsLink(k, i);
         if (ext.length) await tx.graph.addLinks(ext, now);
       }

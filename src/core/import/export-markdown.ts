@@ -19,7 +19,12 @@ export const NO_PROJECT_FOLDER = "_no-project";
 
 /** A project name as a folder name on every OS (the exact name is in each file's front matter). */
 const folderOf = (project: string | null) =>
-  project === null ? NO_PROJECT_FOLDER : project.replace(/[\\/:*?"<>|\u0000-\u001f]+/g, "-").replace(/^[.\s]+|[.\s]+$/g, "").slice(0, 80) || "_project";
+  project === null
+    ? NO_PROJECT_FOLDER
+    : project
+        .replace(/[\\/:*?"<>|\u0000-\u001f]+/g, "-")
+        .replace(/^[.\s]+|[.\s]+$/g, "")
+        .slice(0, 80) || "_project";
 
 /** A memory's file name (and wikilink target): its short id, then the first words of its text. */
 export function noteName(m: { id: string; content: string }): string {
@@ -55,7 +60,10 @@ export async function exportMarkdown(storage: Storage, folder: string): Promise<
   await storage.memories.exportRows({ vectors: false }, async (row) => {
     if (row.kind === "memory") {
       memories.push(row.memory);
-      tags.set(row.memory.id, row.memory.tags.map((t) => t.tag));
+      tags.set(
+        row.memory.id,
+        row.memory.tags.map((t) => t.tag),
+      );
     } else if (row.kind === "link") {
       links.set(row.link.from_id, [...(links.get(row.link.from_id) ?? []), row.link]);
       linkCount++;
@@ -87,8 +95,12 @@ export async function exportMarkdown(storage: Storage, folder: string): Promise<
     if (a?.length) front.anchors = a.map((x) => ({ repo: x.repo, ...(x.branch ? { branch: x.branch } : {}), commit: x.commit_id, paths: safeJson(x.paths) }));
     front.aliases = [m.id.slice(0, 8)];
     const out = (links.get(m.id) ?? []).filter((l) => names.has(l.to_id));
-    const body = out.length ? `\n\n${LINKS_MARKER}\n## Links\n\n${out.map((l) => `- ${l.relationship} [[${names.get(l.to_id)}]] (weight ${Math.round(l.weight * 1000) / 1000})`).join("\n")}\n` : "\n";
-    writeFileSync(join(dir, `${names.get(m.id)}.md`), `---\n${Bun.YAML.stringify(front, null, 2).trimEnd()}\n---\n${m.content.trim()}${body}`, { mode: PRIVATE_FILE_MODE });
+    const body = out.length
+      ? `\n\n${LINKS_MARKER}\n## Links\n\n${out.map((l) => `- ${l.relationship} [[${names.get(l.to_id)}]] (weight ${Math.round(l.weight * 1000) / 1000})`).join("\n")}\n`
+      : "\n";
+    writeFileSync(join(dir, `${names.get(m.id)}.md`), `---\n${Bun.YAML.stringify(front, null, 2).trimEnd()}\n---\n${m.content.trim()}${body}`, {
+      mode: PRIVATE_FILE_MODE,
+    });
   }
   return { folder, memories: memories.length, links: linkCount, projects: projects.size };
 }

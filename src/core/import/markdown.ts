@@ -92,7 +92,10 @@ export function splitMarkdown(body: string, opts: SplitOptions): SplitDocument {
     // Plain prose (most notes of a vault): one piece, without the lexer (a third of a note's read time).
     const text = body.trim();
     const withTitle = opts.title && !text.toLowerCase().includes(opts.title.toLowerCase()) ? `${opts.title}\n\n${text}` : text;
-    return { pieces: substantial(text) ? [{ text: withTitle, line: opts.bodyLine, category: null, tags: inlineTags(text), links: wikilinkTargets(text) }] : [], relations: [] };
+    return {
+      pieces: substantial(text) ? [{ text: withTitle, line: opts.bodyLine, category: null, tags: inlineTags(text), links: wikilinkTargets(text) }] : [],
+      relations: [],
+    };
   }
   const relations: SplitDocument["relations"] = [];
   const pieces: Piece[] = [];
@@ -202,7 +205,13 @@ export function splitMarkdown(body: string, opts: SplitOptions): SplitDocument {
 function dedentItem(raw: string): string {
   const lines = raw.replace(/\n+$/, "").split("\n");
   const first = lines[0].replace(/^\s*(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?/, "");
-  const indent = Math.min(...lines.slice(1).filter((l) => l.trim()).map((l) => /^\s*/.exec(l)![0].length), Infinity);
+  const indent = Math.min(
+    ...lines
+      .slice(1)
+      .filter((l) => l.trim())
+      .map((l) => /^\s*/.exec(l)![0].length),
+    Infinity,
+  );
   const rest = lines.slice(1).map((l) => (Number.isFinite(indent) ? l.slice(indent) : l));
   return [first, ...rest].join("\n").trim();
 }

@@ -31,4 +31,3 @@ export const IMPORT_SAMPLE = 5;
 
 /** Links written per transaction in the link phase (after every item is stored). */
 export const IMPORT_LINK_BATCH = 2000;
-

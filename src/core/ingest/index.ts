@@ -1,3 +1,2 @@
 // What other parts of memsvc use from ingest/: explicit named exports only.
 export { ingestMemory, insertMemoryRows } from "./ingest";
-;

@@ -1,7 +1,17 @@
 import { invalid } from "../../errors";
 import { parseSessionDate } from "../dates";
 import { linkToNearest } from "../graph";
-import { countSession, deriveTags, liveIndex, normalizeMemoryType, optionalString, parseAnchors, requireContent, writeAnchors, type NewMemory } from "../memories";
+import {
+  countSession,
+  deriveTags,
+  liveIndex,
+  normalizeMemoryType,
+  optionalString,
+  parseAnchors,
+  requireContent,
+  writeAnchors,
+  type NewMemory,
+} from "../memories";
 import { commitGrouped } from "../memories/group-commit";
 import type { IngestInput } from "../memories/schema";
 import { INITIAL_STRENGTH } from "../memories/tuning";
@@ -76,7 +86,11 @@ export async function ingestMemory(s: Services, input: IngestInput, opts: { crea
           const again = session ? await tx.memories.claimSession(session) : 0;
           if (again > 0) return { skipped: again };
           const ts = withStorage(s, tx);
-          const [row] = await insertMemoryRows(ts, [{ content, memoryType, project, sourceAgent, sourceSession: session, privacy, createdAt, createdBy: opts.createdBy ?? null }], [vector]);
+          const [row] = await insertMemoryRows(
+            ts,
+            [{ content, memoryType, project, sourceAgent, sourceSession: session, privacy, createdAt, createdBy: opts.createdBy ?? null }],
+            [vector],
+          );
           if (anchors) await writeAnchors(ts, [row.id], anchors, s.now());
           return { row };
         },

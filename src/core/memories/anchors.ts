@@ -192,7 +192,10 @@ export function staleNote(m: StaleMark): string {
 }
 
 /** GET /anchors?repo=: what a client needs to check this repository's anchors (no content). */
-export async function anchorsForRepo(s: Services, input: AnchorsInput): Promise<{ repo: string; count: number; anchors: { id: string; commit: string; paths: string[]; stale: boolean }[] }> {
+export async function anchorsForRepo(
+  s: Services,
+  input: AnchorsInput,
+): Promise<{ repo: string; count: number; anchors: { id: string; commit: string; paths: string[]; stale: boolean }[] }> {
   const repo = text(input.repo, "repo", MAX_REPO_CHARS, true)!;
   const anchors = (await s.storage.memories.repoAnchors(repo)).map((r) => ({ id: r.memoryId, commit: r.commit, paths: r.paths, stale: r.stale !== null }));
   return { repo, count: anchors.length, anchors };

@@ -45,21 +45,21 @@ export interface MemoryDetail {
 export async function memoryDetail(s: Services, rawId: unknown): Promise<MemoryDetail> {
   const row = await resolveMemory(s, rawId);
   const tags = ((await tagsOf(s, [row.id])).get(row.id) ?? []).map((t) => ({ tag: t.tag, weight: round3(t.weight) }));
-  const links = (await s.storage.memories.linksOf(row.id, LINK_PREVIEW_CHARS, MAX_DETAIL_LINKS))
-    .map((l) => ({
-      id: l.id,
-      short_id: l.id.slice(0, 8),
-      preview: l.length > LINK_PREVIEW_CHARS ? `${l.head.replace(/\s+/g, " ").trim()}…` : l.head.replace(/\s+/g, " ").trim(),
-      memory_type: l.memoryType,
-      relationship: l.relationship,
-      weight: round3(l.weight),
-      direction: l.direction,
-    }));
+  const links = (await s.storage.memories.linksOf(row.id, LINK_PREVIEW_CHARS, MAX_DETAIL_LINKS)).map((l) => ({
+    id: l.id,
+    short_id: l.id.slice(0, 8),
+    preview: l.length > LINK_PREVIEW_CHARS ? `${l.head.replace(/\s+/g, " ").trim()}…` : l.head.replace(/\s+/g, " ").trim(),
+    memory_type: l.memoryType,
+    relationship: l.relationship,
+    weight: round3(l.weight),
+    direction: l.direction,
+  }));
   const memory = toView(row, s.now());
   const anchors = (await anchorsOf(s, [row.id])).get(row.id);
   if (anchors) memory.anchors = anchors;
   const marks = (await feedbackMarks(s)).get(row.id);
-  const at = (m: { at: number; note?: string | null } | null | undefined) => (m ? { at: isoTime(m.at), ...("note" in m ? { note: m.note ?? null } : {}) } : null);
+  const at = (m: { at: number; note?: string | null } | null | undefined) =>
+    m ? { at: isoTime(m.at), ...("note" in m ? { note: m.note ?? null } : {}) } : null;
   const feedback = {
     wrong: at(marks?.wrong) as MemoryDetail["feedback"]["wrong"],
     outdated: at(marks?.outdated) as MemoryDetail["feedback"]["outdated"],

@@ -90,11 +90,18 @@ export async function giveFeedback(s: Services, input: FeedbackInput, ctx: Feedb
     case "wrong":
       await addEvent(s, row.id, "wrong", common);
       await reloadMarks(s);
-      return { ...base, effect: "out of recall from now on and marked for review in the memory browser; rewriting or restoring it (history keeps every version) settles the mark" };
+      return {
+        ...base,
+        effect:
+          "out of recall from now on and marked for review in the memory browser; rewriting or restoring it (history keeps every version) settles the mark",
+      };
     case "outdated":
       await addEvent(s, row.id, "outdated", common);
       await reloadMarks(s);
-      return { ...base, effect: `marked possibly outdated${note ? ` ("${note}")` : ""}: recall and search show the mark and rank it lower until it is rewritten` };
+      return {
+        ...base,
+        effect: `marked possibly outdated${note ? ` ("${note}")` : ""}: recall and search show the mark and rank it lower until it is rewritten`,
+      };
     case "useful": {
       const updated = await s.storage.memories.markUsed(row.id, s.now(), strengthenedOnUse(row.strength));
       if (!updated) throw invalid(`memory ${row.id.slice(0, 8)} was deleted meanwhile`);
@@ -107,8 +114,12 @@ export async function giveFeedback(s: Services, input: FeedbackInput, ctx: Feedb
       let receipt = receiptId;
       if (prompt === null) {
         const found = await ctx.promptOf(receiptId, row.id);
-        if (!found) throw invalid(`memory ${row.id.slice(0, 8)} has no receipt ${receiptId ? receiptId : "of a prompt that showed it"}: give the prompt it is irrelevant to (prompt)`);
-        if (found.prompt === null) throw invalid(`receipt ${found.receipt} keeps only its prompt's hash (recall.receiptPrompt "hash"): give the prompt it is irrelevant to (prompt)`);
+        if (!found)
+          throw invalid(
+            `memory ${row.id.slice(0, 8)} has no receipt ${receiptId ? receiptId : "of a prompt that showed it"}: give the prompt it is irrelevant to (prompt)`,
+          );
+        if (found.prompt === null)
+          throw invalid(`receipt ${found.receipt} keeps only its prompt's hash (recall.receiptPrompt "hash"): give the prompt it is irrelevant to (prompt)`);
         prompt = found.prompt;
         receipt = found.receipt;
       }
@@ -128,7 +139,12 @@ export async function reviewMemory(s: Services, input: { id?: unknown; action?: 
   const row = await resolveMemory(s, input.id);
   await addEvent(s, row.id, action, { note: optText(input.note, "note", FEEDBACK_NOTE_CHARS), source });
   await reloadMarks(s);
-  const effect = action === "retired" ? "retired: out of recall and search, kept with its history (unretire brings it back)" : action === "unretired" ? "back in recall and search" : "review done: its wrong and outdated marks are settled";
+  const effect =
+    action === "retired"
+      ? "retired: out of recall and search, kept with its history (unretire brings it back)"
+      : action === "unretired"
+        ? "back in recall and search"
+        : "review done: its wrong and outdated marks are settled";
   return { id: row.id, short_id: row.id.slice(0, 8), kind: action, effect };
 }
 

@@ -35,7 +35,14 @@ function parseVersion(value: unknown): number {
 export async function memoryHistory(s: Services, id: string): Promise<HistoryView> {
   const row = await resolveMemory(s, id);
   const versions = (await s.storage.memories.versions(row.id)).reverse().map((v) => {
-    const view: VersionView = { version: v.version, content: v.content, memory_type: v.memoryType, project: v.project, reason: v.reason as HistoryReason, replaced_at: isoTime(v.replacedAt) };
+    const view: VersionView = {
+      version: v.version,
+      content: v.content,
+      memory_type: v.memoryType,
+      project: v.project,
+      reason: v.reason as HistoryReason,
+      replaced_at: isoTime(v.replacedAt),
+    };
     if (v.sourceId) view.source_id = v.sourceId;
     return view;
   });

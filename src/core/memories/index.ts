@@ -2,15 +2,27 @@
 export { anchorsForRepo, markStale, parseAnchors, staleNote, staleOf, writeAnchors } from "./anchors";
 export type { AnchorInput, AnchorView, StaleMark } from "./anchors";
 export { memoryDetail } from "./detail";
-export {   feedbackCounts, giveFeedback,  reviewMemory } from "./feedback";
-export type {  FeedbackInput,  FeedbackResult } from "./feedback";
-export { feedbackMarks,   } from "./feedback-marks";
-export type { FeedbackMarksCache,  } from "./feedback-marks";
+export { feedbackCounts, giveFeedback, reviewMemory } from "./feedback";
+export type { FeedbackInput, FeedbackResult } from "./feedback";
+export { feedbackMarks } from "./feedback-marks";
+export type { FeedbackMarksCache } from "./feedback-marks";
 export type { FeedbackEventRow, FeedbackStore } from "./feedback-store";
 export { memoryHistory, restoreVersion } from "./history";
 export { absorbHistory, currentSnapshot, recordVersion } from "./versions";
 export type { HistoryView } from "./history";
-export { citation, countSession, deleteMemory,  fetchMemory, liveIndex, optionalString, requireContent, resolveMemory, rowsBySeq, toView, updateMemory } from "./memories";
+export {
+  citation,
+  countSession,
+  deleteMemory,
+  fetchMemory,
+  liveIndex,
+  optionalString,
+  requireContent,
+  resolveMemory,
+  rowsBySeq,
+  toView,
+  updateMemory,
+} from "./memories";
 export type { MemoryView, NewMemory, UpdateResult } from "./memories";
 export { backupTo, defaultBackupName, exportAll, importAll } from "./portability";
 export { runReembed } from "./reembed";
@@ -19,4 +31,4 @@ export { DEFAULT_DOMAIN, MAX_TAGS, deriveTags, normalizeTag, tagsOf } from "./ta
 export type { Tag } from "./tags";
 export { MEMORY_TYPES, normalizeMemoryType } from "./types";
 export type { MemoryType } from "./types";
-export type { AnchorRow, ConfirmedAnchor, RecheckAnchorRow, MemoriesStore,   MemoryRow,   NewMemoryRow, VersionRow } from "./store";
+export type { AnchorRow, ConfirmedAnchor, RecheckAnchorRow, MemoriesStore, MemoryRow, NewMemoryRow, VersionRow } from "./store";

@@ -206,7 +206,11 @@ export async function updateMemory(
         if (vector) await tx.memories.setVector(r.seq, vector);
         if (changes.project) {
           // The project is the strongest domain tag; keep the others.
-          const others = (await tagsOf(ts, [r.id])).get(r.id)?.map((t) => t.tag).filter((t) => t !== row.project) ?? [];
+          const others =
+            (await tagsOf(ts, [r.id]))
+              .get(r.id)
+              ?.map((t) => t.tag)
+              .filter((t) => t !== row.project) ?? [];
           await writeTags(ts, r.id, deriveTags(r.project, others));
         }
         if (within) await within(ts);
@@ -245,5 +249,3 @@ export async function rowsBySeq(s: Services, seqs: number[]): Promise<Map<number
   for (const r of await s.storage.memories.memoriesBySeq(seqs)) out.set(r.seq, r);
   return out;
 }
-
-;

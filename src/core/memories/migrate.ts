@@ -48,7 +48,8 @@ const zero = (): Record<MigrateTable, number> => Object.fromEntries(MIGRATE_TABL
 function parseCursor(text: string): Cursor {
   try {
     const c = JSON.parse(text);
-    if (typeof c.source === "string" && MIGRATE_TABLES.includes(c.table) && Number.isFinite(c.after) && typeof c.complete === "boolean") return { ...c, copied: { ...zero(), ...c.copied } };
+    if (typeof c.source === "string" && MIGRATE_TABLES.includes(c.table) && Number.isFinite(c.after) && typeof c.complete === "boolean")
+      return { ...c, copied: { ...zero(), ...c.copied } };
   } catch {
     /* reported below */
   }
@@ -69,11 +70,15 @@ export async function migrateStore(
   let cursor: Cursor;
   if (stored === null) {
     const existing = await target.memories.countMemories();
-    if (existing > 0) throw invalid(`the target at ${target.location} already holds ${counted(existing, "memory", "memories")} and no migrate cursor; migrate into an empty database or schema`);
+    if (existing > 0)
+      throw invalid(
+        `the target at ${target.location} already holds ${counted(existing, "memory", "memories")} and no migrate cursor; migrate into an empty database or schema`,
+      );
     cursor = { source: opts.sourceId, table: MIGRATE_TABLES[0], after: 0, copied: zero(), complete: false };
   } else {
     cursor = parseCursor(stored);
-    if (cursor.source !== opts.sourceId) throw invalid(`the target at ${target.location} holds a migration from ${cursor.source}, not from ${opts.sourceId}; use a fresh schema`);
+    if (cursor.source !== opts.sourceId)
+      throw invalid(`the target at ${target.location} holds a migration from ${cursor.source}, not from ${opts.sourceId}; use a fresh schema`);
     if (cursor.complete) return { status: "already-done", copied: cursor.copied, resumed: false };
   }
   const resumed = stored !== null;

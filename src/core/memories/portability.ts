@@ -113,7 +113,10 @@ export interface ImportSummary {
 export async function importAll(s: Services, file: string, progress: (line: string) => void = () => {}): Promise<ImportSummary> {
   if (!existsSync(file)) throw invalid(`no such file: ${file}`);
   const existing = await s.storage.memories.countMemories();
-  if (existing > 0) throw invalid(`the database at ${s.storage.location} already holds ${counted(existing, "memory", "memories")}; import into a fresh home (set MEMSVC_HOME to an empty folder)`);
+  if (existing > 0)
+    throw invalid(
+      `the database at ${s.storage.location} already holds ${counted(existing, "memory", "memories")}; import into a fresh home (set MEMSVC_HOME to an empty folder)`,
+    );
   const memories: MemoryRecord[] = [];
   const rest: Record<string, any>[] = [];
   let meta: Record<string, any> | null = null;
@@ -160,7 +163,10 @@ export async function importAll(s: Services, file: string, progress: (line: stri
   });
   for (let start = 0; start < toEmbed.length; start += 64) {
     const batch = toEmbed.slice(start, start + 64);
-    const out = await s.embedder.embed(batch.map((i) => memories[i].content), "document");
+    const out = await s.embedder.embed(
+      batch.map((i) => memories[i].content),
+      "document",
+    );
     batch.forEach((i, j) => {
       vectors[i] = out[j];
     });
@@ -169,41 +175,45 @@ export async function importAll(s: Services, file: string, progress: (line: stri
   // A version or anchor of a memory not in the export (hand-edited file) has nothing to belong to.
   const ids = new Set(memories.map((m) => m.id));
   for (const r of rest) {
-    if ((r.kind === "history" || r.kind === "anchor") && !ids.has(r.memory_id)) throw invalid(`${r.kind} record for memory ${r.memory_id}, which the export does not contain`);
+    if ((r.kind === "history" || r.kind === "anchor") && !ids.has(r.memory_id))
+      throw invalid(`${r.kind} record for memory ${r.memory_id}, which the export does not contain`);
   }
   const of = <T>(kind: string, map: (r: Record<string, any>) => T) => rest.filter((r) => r.kind === kind).map(map);
-  const { seqs, links } = await s.storage.memories.importRows({
-    memories: memories.map((m, i): FullMemory => {
-      const { kind: _kind, vector: _vector, ...columns } = m;
-      return { ...columns, tags: m.tags, vector: vectors[i] };
-    }),
-    links: of<LinkRecord>("link", (r) => ({ from_id: r.from_id, to_id: r.to_id, relationship: r.relationship, weight: r.weight, created_at: r.created_at })),
-    segments: of<SegmentRecord>("segment", (r) => ({ key: r.key, session_id: r.session_id, memory_count: r.memory_count, created_at: r.created_at })),
-    events: of<EventRecord>("event", (r) => eventRecord({ memory_id: r.memory_id, event: r.event, at: r.at, detail: r.detail })),
-    history: of<HistoryRecord>("history", (r) => ({
-      memory_id: r.memory_id,
-      version: r.version,
-      content: r.content,
-      memory_type: r.memory_type,
-      project: r.project ?? null,
-      reason: r.reason,
-      source_id: r.source_id ?? null,
-      replaced_at: r.replaced_at,
-    })),
-    anchors: of<AnchorRecord>("anchor", (r) => ({
-      memory_id: r.memory_id,
-      repo: r.repo,
-      branch: r.branch ?? null,
-      commit_id: r.commit_id,
-      paths: r.paths,
-      anchored_at: r.anchored_at,
-      stale: r.stale ?? null,
-      stale_at: r.stale_at ?? null,
-      evidence: r.evidence ?? null,
-      rechecked: r.rechecked ?? null,
-      confirmed_at: r.confirmed_at ?? null,
-    })),
-  }, s.embedder.id);
+  const { seqs, links } = await s.storage.memories.importRows(
+    {
+      memories: memories.map((m, i): FullMemory => {
+        const { kind: _kind, vector: _vector, ...columns } = m;
+        return { ...columns, tags: m.tags, vector: vectors[i] };
+      }),
+      links: of<LinkRecord>("link", (r) => ({ from_id: r.from_id, to_id: r.to_id, relationship: r.relationship, weight: r.weight, created_at: r.created_at })),
+      segments: of<SegmentRecord>("segment", (r) => ({ key: r.key, session_id: r.session_id, memory_count: r.memory_count, created_at: r.created_at })),
+      events: of<EventRecord>("event", (r) => eventRecord({ memory_id: r.memory_id, event: r.event, at: r.at, detail: r.detail })),
+      history: of<HistoryRecord>("history", (r) => ({
+        memory_id: r.memory_id,
+        version: r.version,
+        content: r.content,
+        memory_type: r.memory_type,
+        project: r.project ?? null,
+        reason: r.reason,
+        source_id: r.source_id ?? null,
+        replaced_at: r.replaced_at,
+      })),
+      anchors: of<AnchorRecord>("anchor", (r) => ({
+        memory_id: r.memory_id,
+        repo: r.repo,
+        branch: r.branch ?? null,
+        commit_id: r.commit_id,
+        paths: r.paths,
+        anchored_at: r.anchored_at,
+        stale: r.stale ?? null,
+        stale_at: r.stale_at ?? null,
+        evidence: r.evidence ?? null,
+        rechecked: r.rechecked ?? null,
+        confirmed_at: r.confirmed_at ?? null,
+      })),
+    },
+    s.embedder.id,
+  );
   memories.forEach((m, i) => {
     s.index.upsert(seqs[i], vectors[i], m.project);
   });
@@ -211,7 +221,8 @@ export async function importAll(s: Services, file: string, progress: (line: stri
   const byScope = new Map<string, [string, string][]>();
   for (const r of rest) {
     if (r.kind !== "identity") continue;
-    if (!isValidName(r.name) || (r.agent !== null && !isValidName(r.agent)) || typeof r.body !== "string") throw invalid(`identity record with an invalid name, agent or body: ${JSON.stringify(r.name)}`);
+    if (!isValidName(r.name) || (r.agent !== null && !isValidName(r.agent)) || typeof r.body !== "string")
+      throw invalid(`identity record with an invalid name, agent or body: ${JSON.stringify(r.name)}`);
     const key = r.agent ?? "";
     byScope.set(key, [...(byScope.get(key) ?? []), [r.name, r.body]]);
   }
@@ -231,7 +242,12 @@ function checkMemory(rec: Record<string, any>, where: string): MemoryRecord {
   need(typeof rec.content === "string" && rec.content.length > 0, "content");
   for (const f of ["created_at", "updated_at", "refreshed_at", "strength", "shown_count", "used_count"]) need(typeof rec[f] === "number", f);
   need(Array.isArray(rec.tags), "tags");
-  return { ...rec, memory_type: normalizeMemoryType(rec.memory_type), privacy: rec.privacy ?? "WORK", source_agent: rec.source_agent ?? "unknown" } as MemoryRecord;
+  return {
+    ...rec,
+    memory_type: normalizeMemoryType(rec.memory_type),
+    privacy: rec.privacy ?? "WORK",
+    source_agent: rec.source_agent ?? "unknown",
+  } as MemoryRecord;
 }
 
 function checkHistory(rec: Record<string, any>, where: string): Record<string, any> {
@@ -258,7 +274,10 @@ function checkAnchor(rec: Record<string, any>, where: string): Record<string, an
   need(typeof rec.anchored_at === "number", "anchored_at");
   need(rec.stale === null || rec.stale === undefined || typeof rec.stale === "string", "stale");
   need(rec.stale_at === null || rec.stale_at === undefined || typeof rec.stale_at === "number", "stale_at");
-  need(rec.evidence === null || rec.evidence === undefined || (typeof rec.evidence === "string" && rec.evidence.length <= DISTILL_EVIDENCE_MAX_CHARS * 2), "evidence");
+  need(
+    rec.evidence === null || rec.evidence === undefined || (typeof rec.evidence === "string" && rec.evidence.length <= DISTILL_EVIDENCE_MAX_CHARS * 2),
+    "evidence",
+  );
   need(rec.rechecked === null || rec.rechecked === undefined || typeof rec.rechecked === "string", "rechecked");
   need(rec.confirmed_at === null || rec.confirmed_at === undefined || typeof rec.confirmed_at === "number", "confirmed_at");
   let paths: unknown;

@@ -48,18 +48,26 @@ export async function runReembed(s: Services, signal?: AbortSignal): Promise<{ d
       await Bun.sleep(SWAP_WAIT_MS);
       continue;
     }
-    const vectors = await embedder.embed(rows.map((r) => r.content), "document");
+    const vectors = await embedder.embed(
+      rows.map((r) => r.content),
+      "document",
+    );
     const last = rows[rows.length - 1].seq;
-    const applied = await store.applyReembed(expect, rows.map((r, i) => ({ seq: r.seq, vector: vectors[i] })), String(last));
+    const applied = await store.applyReembed(
+      expect,
+      rows.map((r, i) => ({ seq: r.seq, vector: vectors[i] })),
+      String(last),
+    );
     if (!applied) {
       await Bun.sleep(SWAP_WAIT_MS);
       continue;
     }
     // Rows deleted meanwhile are skipped: their memory row is gone.
     const alive = new Set(await store.seqsBetween(rows[0].seq, last));
-    if (s.embedder === embedder) rows.forEach((r, i) => {
-      alive.has(r.seq) && s.index.upsert(r.seq, vectors[i], r.project);
-    });
+    if (s.embedder === embedder)
+      rows.forEach((r, i) => {
+        alive.has(r.seq) && s.index.upsert(r.seq, vectors[i], r.project);
+      });
     done += rows.length;
     if (done - lastReport >= 500 || done >= total) {
       lastReport = done;

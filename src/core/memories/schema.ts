@@ -71,7 +71,9 @@ export type DeleteInput = Static<typeof DeleteInput>;
 export const HistoryTool = Type.Object(
   {
     id: memoryId(),
-    restore: Type.Optional(Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: "A version number from this tool's list: make that version current again." })),
+    restore: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: "A version number from this tool's list: make that version current again." }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -97,7 +99,10 @@ export const RestoreInput = Type.Object(
 export type RestoreInput = Static<typeof RestoreInput>;
 
 /** GET /anchors. Blank, over-long or control characters are refused by anchorsForRepo (it trims first). */
-export const AnchorsInput = Type.Object({ repo: text("The repository as anchors name it (its remote URL without credentials, or its path).") }, { additionalProperties: false });
+export const AnchorsInput = Type.Object(
+  { repo: text("The repository as anchors name it (its remote URL without credentials, or its path).") },
+  { additionalProperties: false },
+);
 export type AnchorsInput = Static<typeof AnchorsInput>;
 
 const paths = (what: string) =>
@@ -109,11 +114,17 @@ const StaleMarkInput = Type.Object(
     id: text("The memory's id (as GET /anchors lists it)."),
     reason: Type.Union(
       STALE_REASONS.map((r) => Type.Literal(r)),
-      { description: "Why the memory may be outdated.", error: `{field} must be one of ${STALE_REASONS.join(", ")}`, missing: `{field} must be one of ${STALE_REASONS.join(", ")}` },
+      {
+        description: "Why the memory may be outdated.",
+        error: `{field} must be one of ${STALE_REASONS.join(", ")}`,
+        missing: `{field} must be one of ${STALE_REASONS.join(", ")}`,
+      },
     ),
     changed_paths: paths("Anchored paths that differ between the anchor's commit and HEAD; needed for changed"),
     missing_paths: paths("Anchored paths that no longer exist; needed for missing"),
-    commits: nullable(Type.Integer({ minimum: 0, description: "Commits since the anchor's commit that touched a changed path.", error: "{field} must be a whole number >= 0" })),
+    commits: nullable(
+      Type.Integer({ minimum: 0, description: "Commits since the anchor's commit that touched a changed path.", error: "{field} must be a whole number >= 0" }),
+    ),
     last_change: nullable(Type.String({ description: "ISO date of the newest of those commits.", error: "{field} must be an ISO date" })),
   },
   { error: "{field} must be an object" },
@@ -124,15 +135,31 @@ export const MarkStaleInput = Type.Object(
   {
     repo: text("The repository the marks are about."),
     head: nullable(text("The HEAD commit the client compared against.")),
-    marks: nullable(Type.Array(StaleMarkInput, { description: "Memories whose anchored code changed; each replaces its anchor's previous mark.", error: "marks must be an array" })),
-    fresh: nullable(Type.Array(Type.String(), { description: "Memory ids whose anchored code is as it was: their marks are cleared.", error: "fresh must be an array of memory ids" })),
+    marks: nullable(
+      Type.Array(StaleMarkInput, {
+        description: "Memories whose anchored code changed; each replaces its anchor's previous mark.",
+        error: "marks must be an array",
+      }),
+    ),
+    fresh: nullable(
+      Type.Array(Type.String(), {
+        description: "Memory ids whose anchored code is as it was: their marks are cleared.",
+        error: "fresh must be an array of memory ids",
+      }),
+    ),
   },
-  { additionalProperties: false, unknownKeys: (keys: string[]) => `unknown ${plural(keys.length, "field")} ${keys.join(", ")}: the body is {repo, head, marks, fresh}` },
+  {
+    additionalProperties: false,
+    unknownKeys: (keys: string[]) => `unknown ${plural(keys.length, "field")} ${keys.join(", ")}: the body is {repo, head, marks, fresh}`,
+  },
 );
 export type MarkStaleInput = Static<typeof MarkStaleInput>;
 
 const unknownFilter = (accepted: readonly string[]) => (keys: string[]) =>
-  `unknown parameter ${keys.slice(0, 3).map((k) => JSON.stringify(k.slice(0, 40))).join(", ")}; accepted: ${accepted.join(", ")}`;
+  `unknown parameter ${keys
+    .slice(0, 3)
+    .map((k) => JSON.stringify(k.slice(0, 40)))
+    .join(", ")}; accepted: ${accepted.join(", ")}`;
 
 const DATE = "^\\d{4}-\\d{2}-\\d{2}(T[0-9:.]+(Z|[+-]\\d{2}:\\d{2})?)?$";
 
@@ -145,12 +172,20 @@ const DATE = "^\\d{4}-\\d{2}-\\d{2}(T[0-9:.]+(Z|[+-]\\d{2}:\\d{2})?)?$";
 const FILTERS = {
   query: Type.Optional(Type.String({ maxLength: 2000, description: "Words to search for (results ranked as GET /search ranks them)." })),
   project: Type.Optional(Type.String({ maxLength: 200, description: "Only this project." })),
-  type: Type.Optional(Type.Union([Type.Literal(""), Type.Literal("knowledge"), Type.Literal("experience"), Type.Literal("decisions"), Type.Literal("learnings")], { error: "type must be knowledge, experience, decisions or learnings" })),
+  type: Type.Optional(
+    Type.Union([Type.Literal(""), Type.Literal("knowledge"), Type.Literal("experience"), Type.Literal("decisions"), Type.Literal("learnings")], {
+      error: "type must be knowledge, experience, decisions or learnings",
+    }),
+  ),
   domain: Type.Optional(Type.String({ maxLength: 100, description: "Only this primary domain." })),
   from: Type.Optional(Type.Union([Type.Literal(""), Type.String({ pattern: DATE })], { error: "from must be a date (YYYY-MM-DD) or an ISO time" })),
   to: Type.Optional(Type.Union([Type.Literal(""), Type.String({ pattern: DATE })], { error: "to must be a date (YYYY-MM-DD) or an ISO time" })),
-  min_strength: Type.Optional(Type.Union([Type.Literal(""), Type.String({ pattern: "^\\s*(\\d+(\\.\\d*)?|\\.\\d+)\\s*$" })], { error: "min_strength must be a number >= 0" })),
-  usage: Type.Optional(Type.Union([Type.Literal(""), Type.Literal("never"), Type.Literal("shown"), Type.Literal("used")], { error: "usage must be never, shown or used" })),
+  min_strength: Type.Optional(
+    Type.Union([Type.Literal(""), Type.String({ pattern: "^\\s*(\\d+(\\.\\d*)?|\\.\\d+)\\s*$" })], { error: "min_strength must be a number >= 0" }),
+  ),
+  usage: Type.Optional(
+    Type.Union([Type.Literal(""), Type.Literal("never"), Type.Literal("shown"), Type.Literal("used")], { error: "usage must be never, shown or used" }),
+  ),
 };
 const FILTER_NAMES = Object.keys(FILTERS);
 
@@ -158,7 +193,11 @@ const FILTER_NAMES = Object.keys(FILTERS);
 export const BrowseListInput = Type.Object(
   {
     ...FILTERS,
-    sort: Type.Optional(Type.Union([Type.Literal(""), Type.Literal("relevance"), Type.Literal("importance"), Type.Literal("newest")], { error: "sort must be relevance, importance or newest" })),
+    sort: Type.Optional(
+      Type.Union([Type.Literal(""), Type.Literal("relevance"), Type.Literal("importance"), Type.Literal("newest")], {
+        error: "sort must be relevance, importance or newest",
+      }),
+    ),
     cursor: Type.Optional(Type.String({ maxLength: 200, description: "next_cursor of the previous page." })),
     limit: Type.Optional(Type.String({ pattern: "^\\d{1,6}$", error: "limit must be a positive integer" })),
   },
@@ -186,9 +225,16 @@ export const BrowseDeleteInput = Type.Object(
     to: FILTERS.to,
     min_strength: Type.Optional(Type.Number({ minimum: 0, error: "min_strength must be a number >= 0" })),
     usage: FILTERS.usage,
-    confirm_count: Type.Integer({ minimum: 0, description: "The number of memories shown for confirmation.", error: "confirm_count is required: the number of memories shown for confirmation" }),
+    confirm_count: Type.Integer({
+      minimum: 0,
+      description: "The number of memories shown for confirmation.",
+      error: "confirm_count is required: the number of memories shown for confirmation",
+    }),
   },
-  { additionalProperties: false, error: "the body must be a JSON object of filters and confirm_count", unknownKeys: unknownFilter([...FILTER_NAMES, "confirm_count"]) },
+  {
+    additionalProperties: false,
+    error: "the body must be a JSON object of filters and confirm_count",
+    unknownKeys: unknownFilter([...FILTER_NAMES, "confirm_count"]),
+  },
 );
 export type BrowseDeleteInput = Static<typeof BrowseDeleteInput>;
-

@@ -192,7 +192,12 @@ export interface MemoriesBulkStore {
    * given) in one transaction, only if they number `confirm`; otherwise
    * deletes nothing and returns the count found.
    */
-  deleteSelected(f: ListFilterSpec, now: number, onlySeqs: number[] | null, confirm: number): Promise<{ deleted: { seq: number; id: string }[]; linksRemoved: number } | { count: number }>;
+  deleteSelected(
+    f: ListFilterSpec,
+    now: number,
+    onlySeqs: number[] | null,
+    confirm: number,
+  ): Promise<{ deleted: { seq: number; id: string }[]; linksRemoved: number } | { count: number }>;
   facets(): Promise<{ projects: { name: string; count: number }[]; domains: { name: string; count: number }[] }>;
 
   // Export, import, backup (portability.ts).

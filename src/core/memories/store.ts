@@ -171,7 +171,12 @@ export interface MemoriesStore extends MemoriesBulkStore {
    * Sets stale marks and clears them (`fresh`) in one transaction. An id
    * without an anchor in `repo` counts as unknown.
    */
-  markStale(repo: string, marks: readonly { id: string; mark: StaleMark }[], fresh: readonly string[], at: number): Promise<{ marked: number; cleared: number; unknown: number }>;
+  markStale(
+    repo: string,
+    marks: readonly { id: string; mark: StaleMark }[],
+    fresh: readonly string[],
+    at: number,
+  ): Promise<{ marked: number; cleared: number; unknown: number }>;
 
   // --- the nightly re-check of stale memories ---
   /** Marked anchors, the longest-marked first, at most `limit` (with or without evidence). */
@@ -185,5 +190,10 @@ export interface MemoriesStore extends MemoriesBulkStore {
    * ConfirmedAnchor moves the anchor, clears the mark and stamps the
    * confirmation; "delete" removes the anchor (nothing left to check against).
    */
-  settleAnchor(memoryId: string, repo: string, staleText: string, outcome: { kind: "checked"; rechecked: string } | { kind: "confirmed"; anchor: ConfirmedAnchor } | { kind: "delete" }): Promise<boolean>;
+  settleAnchor(
+    memoryId: string,
+    repo: string,
+    staleText: string,
+    outcome: { kind: "checked"; rechecked: string } | { kind: "confirmed"; anchor: ConfirmedAnchor } | { kind: "delete" },
+  ): Promise<boolean>;
 }

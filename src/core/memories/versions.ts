@@ -19,7 +19,14 @@ export interface Snapshot {
 }
 
 /** Keeps `prior` as the memory's next version; call with withStorage(s, tx) inside the transaction that replaces it. */
-export function recordVersion(s: Services, memoryId: string, prior: Snapshot, reason: HistoryReason, sourceId: string | null = null, at = s.now()): Promise<number> {
+export function recordVersion(
+  s: Services,
+  memoryId: string,
+  prior: Snapshot,
+  reason: HistoryReason,
+  sourceId: string | null = null,
+  at = s.now(),
+): Promise<number> {
   return s.storage.memories.addVersion(memoryId, { ...prior, reason, sourceId, replacedAt: at }, MEMORY_HISTORY_MAX);
 }
 
@@ -38,7 +45,14 @@ export async function absorbHistory(s: Services, keepId: string, dropId: string)
   const dropped = await currentSnapshot(s, dropId);
   if (!dropped) return;
   for (const r of await s.storage.memories.versions(dropId)) {
-    await recordVersion(s, keepId, { content: r.content, memoryType: r.memoryType, project: r.project }, r.reason as HistoryReason, r.sourceId ?? dropId, r.replacedAt);
+    await recordVersion(
+      s,
+      keepId,
+      { content: r.content, memoryType: r.memoryType, project: r.project },
+      r.reason as HistoryReason,
+      r.sourceId ?? dropId,
+      r.replacedAt,
+    );
   }
   await s.storage.memories.deleteVersions(dropId);
   await recordVersion(s, keepId, dropped, "nightly-merge", dropId);

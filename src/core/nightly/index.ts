@@ -4,4 +4,4 @@ export type { LearningView } from "./learnings";
 export { NightlyInterrupted, NightlyLeaseLost, daysToRun, defaultDay, latestDigests, owedDays, parseDay, runNightly } from "./nightly";
 export type { NightlyDigest, NightlyProgress } from "./nightly";
 export { runScheduledNightly, startNightlySchedule } from "./scheduler";
-export type {    NightlyMergeRow, NightlyRunRow,  NightlyStore } from "./store";
+export type { NightlyMergeRow, NightlyRunRow, NightlyStore } from "./store";

@@ -102,10 +102,22 @@ export async function learnStep(ctx: RunContext, llm: LlmClient | null): Promise
     if (chunk.length === 0) return stop("", "done");
     if (digest.model_calls >= max) return stop(`model call cap reached (nightly.maxModelCalls = ${max})`, "done");
     const project = chunk[0].project;
-    ctx.progress("learn", `asking ${llm.label} about ${counted(chunk.length, "memory", "memories")} of ${project ?? "(no project)"}`, digest.read, digest.considered);
+    ctx.progress(
+      "learn",
+      `asking ${llm.label} about ${counted(chunk.length, "memory", "memories")} of ${project ?? "(no project)"}`,
+      digest.read,
+      digest.considered,
+    );
     let answer: unknown;
     // Memories stored before redaction covered every route may still hold a secret: none goes to the model.
-    const shown = await Promise.all(chunk.map(async (r) => ({ shortId: r.id.slice(0, 8), memoryType: r.memoryType, date: isoDate(r.createdAt), content: await redact(r.content.slice(0, NIGHTLY_MEMORY_MAX_CHARS)) })));
+    const shown = await Promise.all(
+      chunk.map(async (r) => ({
+        shortId: r.id.slice(0, 8),
+        memoryType: r.memoryType,
+        date: isoDate(r.createdAt),
+        content: await redact(r.content.slice(0, NIGHTLY_MEMORY_MAX_CHARS)),
+      })),
+    );
     try {
       answer = await llm.chatJson(learningsMessages(ctx.day, project, shown), { signal: ctx.signal });
     } catch (e) {
@@ -117,9 +129,22 @@ export async function learnStep(ctx: RunContext, llm: LlmClient | null): Promise
     digest.model_calls++;
     const { items, rejected } = parseLearnings(answer, chunk);
     for (const l of items) l.content = await redact(l.content);
-    const vectors = items.length ? await s.embedder.embed(items.map((l) => l.content), "document") : [];
+    const vectors = items.length
+      ? await s.embedder.embed(
+          items.map((l) => l.content),
+          "document",
+        )
+      : [];
     const now = s.now();
-    const rows: NewMemory[] = items.map((l) => ({ content: l.content, memoryType: "learnings", project, sourceAgent: "nightly", sourceSession: `nightly:${ctx.day}`, createdAt: now, tags: l.tags }));
+    const rows: NewMemory[] = items.map((l) => ({
+      content: l.content,
+      memoryType: "learnings",
+      project,
+      sourceAgent: "nightly",
+      sourceSession: `nightly:${ctx.day}`,
+      createdAt: now,
+      tags: l.tags,
+    }));
     // The model was asked above, outside any transaction: this one only writes.
     const before = { cursor: ctx.cursor.learn, read: digest.read, written: digest.written, rejected: digest.rejected, learnings: digest.learnings.length };
     const inserted = await s.storage
@@ -144,10 +169,16 @@ export async function learnStep(ctx: RunContext, llm: LlmClient | null): Promise
       });
     // On an engine that searches vectors in the database there is no in-memory index to update.
     const index = liveIndex(s);
-    if (index) inserted.forEach((r, i) => {
-      index.upsert(r.seq, vectors[i], project);
-    });
-    ctx.progress("learn", `${digest.read}/${counted(digest.considered, "memory", "memories")} read, ${counted(digest.written, "learning")} written, ${digest.model_calls}/${counted(max, "model call")}`, digest.read, digest.considered);
+    if (index)
+      inserted.forEach((r, i) => {
+        index.upsert(r.seq, vectors[i], project);
+      });
+    ctx.progress(
+      "learn",
+      `${digest.read}/${counted(digest.considered, "memory", "memories")} read, ${counted(digest.written, "learning")} written, ${digest.model_calls}/${counted(max, "model call")}`,
+      digest.read,
+      digest.considered,
+    );
   }
 }
 
@@ -158,7 +189,11 @@ async function planLearn(ctx: RunContext): Promise<void> {
     const chunk = await nextChunk(ctx, after);
     if (chunk.length === 0) break;
     if (ctx.digest.model_calls >= ctx.digest.max_model_calls) {
-      ctx.digest.skipped.push({ step: "learn", reason: `model call cap reached (nightly.maxModelCalls = ${ctx.digest.max_model_calls})`, memories: await countDay(ctx, after) });
+      ctx.digest.skipped.push({
+        step: "learn",
+        reason: `model call cap reached (nightly.maxModelCalls = ${ctx.digest.max_model_calls})`,
+        memories: await countDay(ctx, after),
+      });
       break;
     }
     ctx.digest.model_calls++;

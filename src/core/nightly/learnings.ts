@@ -91,7 +91,10 @@ export function renderLearnings(list: readonly LearningView[], ctx: { days: numb
   if (list.length === 0) return null;
   const shown = list.slice(0, LEARNINGS_BLOCK_MAX);
   const scope = ctx.project ? ` (project ${ctx.project} and global)` : "";
-  const lines = shown.map((l) => `- \`${l.short_id}\` ${isoDate(Date.parse(l.created_at))}${l.project && l.project !== ctx.project ? ` [${l.project}]` : ""}: ${inlineMarkdown(l.content, LEARNINGS_BLOCK_CHARS, true)}`);
+  const lines = shown.map(
+    (l) =>
+      `- \`${l.short_id}\` ${isoDate(Date.parse(l.created_at))}${l.project && l.project !== ctx.project ? ` [${l.project}]` : ""}: ${inlineMarkdown(l.content, LEARNINGS_BLOCK_CHARS, true)}`,
+  );
   const more = list.length > shown.length ? [`- …and ${list.length - shown.length} more (\`memsvc_learnings\`).`] : [];
   const projects = ctx.index.projects
     .filter((p) => p.project !== null)

@@ -5,7 +5,16 @@ import { learnStep } from "./learn";
 import { newRecheckDigest, recheckStep } from "./recheck";
 import { ensureCalibration } from "../search";
 import { decayStep, mergeStep, pruneStep } from "./maintain";
-import { NightlyInterrupted, NightlyLeaseLost, STEPS, type NightlyCursor, type NightlyDigest, type NightlyOptions, type NightlyOutcome, type RunContext } from "./types";
+import {
+  NightlyInterrupted,
+  NightlyLeaseLost,
+  STEPS,
+  type NightlyCursor,
+  type NightlyDigest,
+  type NightlyOptions,
+  type NightlyOutcome,
+  type RunContext,
+} from "./types";
 import type { Services } from "../services";
 import { NIGHTLY_CATCHUP_DAYS, NIGHTLY_HEARTBEATS_PER_LEASE, NIGHTLY_LEASE_MS, NIGHTLY_OWED_DAYS } from "./tuning";
 import type { NightlyRunRow } from "./store";
@@ -91,7 +100,10 @@ function newDigest(day: string, now: number, forced: boolean, model: string | nu
   };
 }
 
-type Claim = { kind: "done"; row: NightlyRunRow } | { kind: "busy"; row: NightlyRunRow } | { kind: "run"; id: number; digest: NightlyDigest; cursor: NightlyCursor; resumed: boolean };
+type Claim =
+  | { kind: "done"; row: NightlyRunRow }
+  | { kind: "busy"; row: NightlyRunRow }
+  | { kind: "run"; id: number; digest: NightlyDigest; cursor: NightlyCursor; resumed: boolean };
 
 /** A partial or crashed run's state, ready to go on where it stopped. */
 function resumeState(last: NightlyRunRow, model: string | null): { digest: NightlyDigest; cursor: NightlyCursor } {
@@ -142,7 +154,14 @@ async function claim(s: Services, day: string, me: string, force: boolean, model
       const { digest, cursor } = fresh ?? resumeState(last, model);
       const taken = await store.takeOverRun(
         { id: last.id, owner: last.owner, status: last.status, heartbeatAt: last.heartbeatAt },
-        { owner: me, now, forced: force || last.forced, startedAt: force ? now : last.startedAt, cursor: JSON.stringify(cursor), digest: JSON.stringify(digest) },
+        {
+          owner: me,
+          now,
+          forced: force || last.forced,
+          startedAt: force ? now : last.startedAt,
+          cursor: JSON.stringify(cursor),
+          digest: JSON.stringify(digest),
+        },
       );
       if (taken) return { kind: "run", id: last.id, digest, cursor, resumed: fresh === null };
       continue;
@@ -178,15 +197,28 @@ export async function runNightly(s: Services, opts: NightlyOptions = {}): Promis
   } else {
     const c = await claim(s, day, me, opts.force === true, model);
     if (c.kind === "done") {
-      return { ran: false, message: `${day} was already consolidated (run ${c.row.id}, finished ${isoTime(c.row.finishedAt ?? 0)}); use --force to run it again`, digest: JSON.parse(c.row.digest) };
+      return {
+        ran: false,
+        message: `${day} was already consolidated (run ${c.row.id}, finished ${isoTime(c.row.finishedAt ?? 0)}); use --force to run it again`,
+        digest: JSON.parse(c.row.digest),
+      };
     }
     if (c.kind === "busy") {
-      return { ran: false, message: `a nightly run for ${day} is in progress (${c.row.owner}, last report ${isoTime(c.row.heartbeatAt)})`, digest: JSON.parse(c.row.digest) };
+      return {
+        ran: false,
+        message: `a nightly run for ${day} is in progress (${c.row.owner}, last report ${isoTime(c.row.heartbeatAt)})`,
+        digest: JSON.parse(c.row.digest),
+      };
     }
     runId = c.id;
     digest = c.digest;
     cursor = c.cursor;
-    if (c.resumed) opts.progress?.({ day, step: "learn", message: `resuming run ${runId} (${STEPS.filter((st) => digest.steps[st] === "done").join(", ") || "nothing"} already done)` });
+    if (c.resumed)
+      opts.progress?.({
+        day,
+        step: "learn",
+        message: `resuming run ${runId} (${STEPS.filter((st) => digest.steps[st] === "done").join(", ") || "nothing"} already done)`,
+      });
   }
   // Lost when another server took the run over (this one was silent past the lease): stop at once.
   let lost = false;
@@ -218,12 +250,15 @@ export async function runNightly(s: Services, opts: NightlyOptions = {}): Promis
   const beat =
     runId === null
       ? null
-      : setInterval(() => {
-          s.storage.nightly.heartbeat(runId!, me, s.now()).then(
-            (held) => (lost ||= !held),
-            (e) => s.log("warn", `nightly heartbeat failed: ${(e as Error).message}`),
-          );
-        }, Math.max(1000, Math.floor(leaseMs(s) / NIGHTLY_HEARTBEATS_PER_LEASE)));
+      : setInterval(
+          () => {
+            s.storage.nightly.heartbeat(runId!, me, s.now()).then(
+              (held) => (lost ||= !held),
+              (e) => s.log("warn", `nightly heartbeat failed: ${(e as Error).message}`),
+            );
+          },
+          Math.max(1000, Math.floor(leaseMs(s) / NIGHTLY_HEARTBEATS_PER_LEASE)),
+        );
   (beat as { unref?: () => void } | null)?.unref?.();
   try {
     // A store that grew a lot since its calibration is measured again before merging by similarity.
@@ -241,7 +276,12 @@ export async function runNightly(s: Services, opts: NightlyOptions = {}): Promis
     if (!ctx.dryRun) digest.status = digest.steps.learn === "incomplete" ? "partial" : "done";
     digest.finished_at = isoTime(s.now());
     if (runId !== null) {
-      const held = await s.storage.nightly.finishRun(runId, me, { status: digest.status, cursor: JSON.stringify(cursor), digest: JSON.stringify(digest), now: s.now() });
+      const held = await s.storage.nightly.finishRun(runId, me, {
+        status: digest.status,
+        cursor: JSON.stringify(cursor),
+        digest: JSON.stringify(digest),
+        now: s.now(),
+      });
       if (!held) throw new NightlyLeaseLost(day);
     }
   } finally {
@@ -259,7 +299,11 @@ export function summarize(d: NightlyDigest): string {
     `merged ${d.merged}`,
     `dropped ${d.dropped}`,
     `decayed ${d.decayed}`,
-    ...(d.recheck && d.recheck.due > 0 ? [`re-checked ${d.recheck.confirmed + d.recheck.rewritten + d.recheck.retired + d.recheck.unusable}/${d.recheck.due} stale (confirmed ${d.recheck.confirmed}, rewrote ${d.recheck.rewritten}, retired ${d.recheck.retired})`] : []),
+    ...(d.recheck && d.recheck.due > 0
+      ? [
+          `re-checked ${d.recheck.confirmed + d.recheck.rewritten + d.recheck.retired + d.recheck.unusable}/${d.recheck.due} stale (confirmed ${d.recheck.confirmed}, rewrote ${d.recheck.rewritten}, retired ${d.recheck.retired})`,
+        ]
+      : []),
     `${d.model_calls}/${counted(d.max_model_calls, "model call")}`,
   ];
   const skipped = d.skipped.map((x) => `skipped ${x.step}${x.memories ? ` (${counted(x.memories, "memory", "memories")})` : ""}: ${x.reason}`);

@@ -107,7 +107,8 @@ const describeChange = (a: RecheckAnchorRow): string => {
   const parts = [`- repository ${a.repo}: ${staleNote(mark)}`];
   if (mark.changed_paths?.length) parts.push(`  changed: ${mark.changed_paths.join(", ")}`);
   if (mark.missing_paths?.length) parts.push(`  no longer exist: ${mark.missing_paths.join(", ")}`);
-  if (mark.commits) parts.push(`  ${counted(mark.commits, "commit")} touched them${mark.last_change ? `, the last on ${isoDate(Date.parse(mark.last_change))}` : ""}`);
+  if (mark.commits)
+    parts.push(`  ${counted(mark.commits, "commit")} touched them${mark.last_change ? `, the last on ${isoDate(Date.parse(mark.last_change))}` : ""}`);
   return parts.join("\n");
 };
 
@@ -123,12 +124,25 @@ export async function recheckStep(ctx: RunContext, llm: LlmClient | null): Promi
     if (reason && left > 0) digest.skipped.push({ step: "recheck", reason, memories: left });
     digest.steps.recheck = left > 0 ? state : "done";
     if (!ctx.dryRun) await ctx.save();
-    ctx.progress("recheck", `${r.confirmed} confirmed, ${r.rewritten} rewritten, ${r.retired} retired${r.unusable ? `, ${counted(r.unusable, "unusable answer")}` : ""}${left ? `; ${counted(left, "stale memory", "stale memories")} keep their mark` : ""}`);
+    ctx.progress(
+      "recheck",
+      `${r.confirmed} confirmed, ${r.rewritten} rewritten, ${r.retired} retired${r.unusable ? `, ${counted(r.unusable, "unusable answer")}` : ""}${left ? `; ${counted(left, "stale memory", "stale memories")} keep their mark` : ""}`,
+    );
   };
-  if (noEvidence > 0) digest.skipped.push({ step: "recheck", reason: "no evidence kept for them (anchored through /ingest, or distill.keepEvidence was off): their stale mark stays", memories: noEvidence });
+  if (noEvidence > 0)
+    digest.skipped.push({
+      step: "recheck",
+      reason: "no evidence kept for them (anchored through /ingest, or distill.keepEvidence was off): their stale mark stays",
+      memories: noEvidence,
+    });
   if (due.length === 0) return finish(null, 0);
   if (!s.config.distill.keepEvidence) return finish("distill.keepEvidence is off: nothing to re-check against; the stale marks stay", due.length);
-  if (!llm) return finish("no language model configured (llm.baseURL and llm.model): the stale marks stay; re-check owed to the next nightly run with a model", due.length, "incomplete");
+  if (!llm)
+    return finish(
+      "no language model configured (llm.baseURL and llm.model): the stale marks stay; re-check owed to the next nightly run with a model",
+      due.length,
+      "incomplete",
+    );
   if (ctx.dryRun) {
     const calls = Math.min(due.length, Math.max(0, digest.max_model_calls - digest.model_calls));
     digest.model_calls += calls;
@@ -137,12 +151,22 @@ export async function recheckStep(ctx: RunContext, llm: LlmClient | null): Promi
   for (let k = 0; k < due.length; k++) {
     ctx.checkpoint();
     const item = due[k];
-    if (digest.model_calls >= digest.max_model_calls) return finish(`model call cap reached (nightly.maxModelCalls = ${digest.max_model_calls}): the stale marks stay; the next run re-checks them`, due.length - k);
+    if (digest.model_calls >= digest.max_model_calls)
+      return finish(
+        `model call cap reached (nightly.maxModelCalls = ${digest.max_model_calls}): the stale marks stay; the next run re-checks them`,
+        due.length - k,
+      );
     const row = await s.storage.memories.memoryById(item.id);
     if (!row) continue;
     ctx.progress("recheck", `asking ${llm.label} about stale memory ${item.id.slice(0, 8)}`, k, due.length);
     // Stored memories predating full redaction may hold a secret: none goes to the model (chatJson redacts too).
-    const messages = recheckMessages({ content: await redact(row.content), memoryType: row.memoryType, date: isoDate(row.createdAt), changes: item.anchors.map(describeChange), evidence: item.evidence });
+    const messages = recheckMessages({
+      content: await redact(row.content),
+      memoryType: row.memoryType,
+      date: isoDate(row.createdAt),
+      changes: item.anchors.map(describeChange),
+      evidence: item.evidence,
+    });
     let answer: unknown;
     try {
       answer = await callWithDeadline(llm, messages, s.config.llm.timeoutMs);

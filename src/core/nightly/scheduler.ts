@@ -41,7 +41,8 @@ export function startNightlySchedule(s: Services, opts: { delayMs?: number } = {
     s.log("info", "nightly consolidation: schedule off (nightly.enabled is false); `memsvc nightly` still runs it by hand");
     return { stop() {} };
   }
-  const invalid = (e: unknown) => new ConfigError(`${s.config.paths.config}: key "nightly.schedule" is not a valid cron expression ("${schedule}"): ${(e as Error).message}`);
+  const invalid = (e: unknown) =>
+    new ConfigError(`${s.config.paths.config}: key "nightly.schedule" is not a valid cron expression ("${schedule}"): ${(e as Error).message}`);
   try {
     // Parsing alone (~1.5 ms): the schedule's first local-time computation is what costs (see below).
     new CronPattern(schedule);

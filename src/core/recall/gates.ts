@@ -82,7 +82,10 @@ export async function queryTerms(s: Services, prompt: string, blend: TopicBlend 
   return [...own, ...extra];
 }
 
-function matchOf(content: string, terms: readonly WeightedTerm[]): { overlap: number; promptOverlap: number; weight: number; topicWeight: number; share: number } {
+function matchOf(
+  content: string,
+  terms: readonly WeightedTerm[],
+): { overlap: number; promptOverlap: number; weight: number; topicWeight: number; share: number } {
   const byStem = new Map(terms.map((t) => [t.stem, t]));
   const found = new Set<string>();
   for (const st of contentStems(content)) {
@@ -134,9 +137,10 @@ export async function scoreCandidates(
   for (const h of await s.storage.search.nearest(vector, RECALL_CANDIDATES, project)) note(h.seq).similarity = h.similarity;
   // "" is the index's group of project-less memories.
   if (project !== null) for (const h of await s.storage.search.nearest(vector, RECALL_GLOBAL_CANDIDATES, "")) note(h.seq).similarity = h.similarity;
-  if (lexical) (await lexical).forEach((seq, i) => {
-    note(seq).bm25Rank = i;
-  });
+  if (lexical)
+    (await lexical).forEach((seq, i) => {
+      note(seq).bm25Rank = i;
+    });
   if (found.size === 0) return [];
   const rows = await s.storage.recall.candidateRows([...found.keys()]);
   // Coverage is of the prompt's own weight: topic words can add to it, never dilute it.
@@ -144,7 +148,13 @@ export async function scoreCandidates(
   // The unit of evidence: the weight of a word found in a single memory.
   const unit = idfOf(1, Math.max(1, s.index.memories));
   const now = s.now();
-  const [stale, marks] = await Promise.all([staleOf(s, rows.map((r) => r.id)), feedbackMarks(s)]);
+  const [stale, marks] = await Promise.all([
+    staleOf(
+      s,
+      rows.map((r) => r.id),
+    ),
+    feedbackMarks(s),
+  ]);
   const related = marks.size > 0 ? thresholds(s).topicRelated : 1;
   return rows.map((r) => {
     const c = found.get(r.seq)!;

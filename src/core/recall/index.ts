@@ -1,6 +1,6 @@
 // What other parts of memsvc use from recall/: explicit named exports only.
 export { recallCandidates } from "./gates";
-export { RECALL_HEADING, gist, isShortPrompt, recallIndex, recallWithVector, renderIndex,  withinBudget } from "./recall";
+export { RECALL_HEADING, gist, isShortPrompt, recallIndex, recallWithVector, renderIndex, withinBudget } from "./recall";
 export { expireRecallSessions } from "./sessions";
 export { promptTerms } from "./terms";
 export { blendTopic, nextTopic } from "./topic";

@@ -138,9 +138,21 @@ export async function recallWithVector(s: Services, req: RecallRequest, vector: 
   });
   const shown = fit.filter((p) => claimed.includes(p.id));
   // A pick another prompt of the session claimed meanwhile was shown there: this one leaves it out.
-  const dropped = [...cut.map((c) => ({ candidate: c, reason: "budget" as const })), ...fit.filter((p) => !claimed.includes(p.id)).map((c) => ({ candidate: c, reason: "suppression" as const })), ...selection.dropped];
+  const dropped = [
+    ...cut.map((c) => ({ candidate: c, reason: "budget" as const })),
+    ...fit.filter((p) => !claimed.includes(p.id)).map((c) => ({ candidate: c, reason: "suppression" as const })),
+    ...selection.dropped,
+  ];
   const block = renderIndex(shown, texts);
-  const receipt = receiptFor(s, req, turn, block, shown.map((c) => ({ c, tokens: tokens.get(c.id) })), dropped, budget);
+  const receipt = receiptFor(
+    s,
+    req,
+    turn,
+    block,
+    shown.map((c) => ({ c, tokens: tokens.get(c.id) })),
+    dropped,
+    budget,
+  );
   const out: RecallAnswer = { block, shown: shown.map((p) => p.id), turn };
   if (receipt) out.receipt = receipt;
   return out;
@@ -204,7 +216,13 @@ function receiptFor(
     // The block's exact count is taken when the receipt is written, off the prompt's path.
     ...(block === null ? { tokens: 0 } : { tokens: 0, countText: block }),
     budget,
-    injected: shown.map(({ c, tokens }) => ({ id: c.id, score: round3(c.score), parts: roundParts(c.parts), content: c.content, ...(tokens !== undefined ? { tokens } : {}) })),
+    injected: shown.map(({ c, tokens }) => ({
+      id: c.id,
+      score: round3(c.score),
+      parts: roundParts(c.parts),
+      content: c.content,
+      ...(tokens !== undefined ? { tokens } : {}),
+    })),
     dropped: near.map(({ candidate: c, reason }) => ({ id: c.id, score: round3(c.score), parts: roundParts(c.parts), content: c.content, reason })),
   });
   return id;
@@ -227,7 +245,8 @@ export function renderIndex(lines: readonly RecallCandidate[], texts: ReadonlyMa
   return lines.length === 0 ? null : [RECALL_HEADING, ...lines.map((p) => texts.get(p.id)!), "", RECALL_FOOTER].join("\n");
 }
 
-const RECALL_FOOTER = "_Only an index: load a memory before relying on it (`memsvc_get` with the short id, or `GET /memory?id=<short id>`), then cite it as (memory <short id>, <date>, from <source_agent>)._";
+const RECALL_FOOTER =
+  "_Only an index: load a memory before relying on it (`memsvc_get` with the short id, or `GET /memory?id=<short id>`), then cite it as (memory <short id>, <date>, from <source_agent>)._";
 
 function lineOf(p: RecallCandidate, project: string | null): string {
   const elsewhere = p.project !== project && p.project !== null ? ` (project ${p.project})` : "";
@@ -235,4 +254,3 @@ function lineOf(p: RecallCandidate, project: string | null): string {
   const outdated = p.stale ? ` (may be outdated: ${staleNote(p.stale)})` : "";
   return `- \`${p.id.slice(0, 8)}\` ${p.memoryType}, ${isoDate(p.createdAt)}${elsewhere}: ${gist(p.content)}${outdated}`;
 }
-

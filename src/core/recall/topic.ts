@@ -71,7 +71,9 @@ export function blendTopic(s: Services, topic: SessionTopic | null, vector: Floa
   const t = thresholds(s);
   const similarity = cosine(vector, topic.vector);
   const continuity =
-    terms.length <= RECALL_TOPIC_FOLLOWUP_KEYWORDS ? 1 : Math.min(1, Math.max(0, (similarity - t.topicUnrelated) / Math.max(1e-6, t.topicRelated - t.topicUnrelated)));
+    terms.length <= RECALL_TOPIC_FOLLOWUP_KEYWORDS
+      ? 1
+      : Math.min(1, Math.max(0, (similarity - t.topicUnrelated) / Math.max(1e-6, t.topicRelated - t.topicUnrelated)));
   return { topic, weight: RECALL_TOPIC_WEIGHT * continuity, continuity };
 }
 

@@ -34,7 +34,14 @@ export interface ReceiptView {
   dropped: (ReceiptMemoryView & { reason: string })[];
 }
 
-const memoryView = (m: ReceiptMemory): ReceiptMemoryView => ({ id: m.id, short_id: m.id.slice(0, 8), score: m.score, parts: m.parts, gist: m.gist, ...(m.tokens !== undefined ? { tokens: m.tokens } : {}) });
+const memoryView = (m: ReceiptMemory): ReceiptMemoryView => ({
+  id: m.id,
+  short_id: m.id.slice(0, 8),
+  score: m.score,
+  parts: m.parts,
+  gist: m.gist,
+  ...(m.tokens !== undefined ? { tokens: m.tokens } : {}),
+});
 
 export function receiptView(r: Omit<ReceiptRow, "prompt" | "promptHash"> & { prompt: string | null; promptHash: string }): ReceiptView {
   const used = new Set(r.used);

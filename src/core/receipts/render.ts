@@ -26,13 +26,23 @@ export function renderReceipts(receipts: readonly ReceiptView[]): string {
   if (receipts.length === 0) return "No receipts yet: nothing was recalled or searched by an agent (or recall.receipts is false).";
   const blocks: string[] = [];
   for (const r of [...receipts].reverse()) {
-    const who = [r.session_id ? `session ${r.session_id}` : null, r.turn !== null ? `turn ${r.turn}` : null, r.agent, r.project ? `project ${r.project}` : null].filter(Boolean).join(", ");
-    const lines = [`${r.at.replace("T", " ").replace(/\.\d+Z$/, "Z")}  ${r.kind === "recall" ? "recall" : `search (${r.via})`}${who ? `  ${who}` : ""}  [receipt ${r.id.slice(0, 8)}]`];
+    const who = [r.session_id ? `session ${r.session_id}` : null, r.turn !== null ? `turn ${r.turn}` : null, r.agent, r.project ? `project ${r.project}` : null]
+      .filter(Boolean)
+      .join(", ");
+    const lines = [
+      `${r.at.replace("T", " ").replace(/\.\d+Z$/, "Z")}  ${r.kind === "recall" ? "recall" : `search (${r.via})`}${who ? `  ${who}` : ""}  [receipt ${r.id.slice(0, 8)}]`,
+    ];
     lines.push(`  ${r.kind === "recall" ? "prompt" : "query"}: ${r.prompt ?? `(hash ${r.prompt_hash.slice(0, 12)}; recall.receiptPrompt is "hash")`}`);
     const cost = `${r.tokens} token${r.tokens === 1 ? "" : "s"}${r.budget !== null ? ` of a ${r.budget}-token budget` : ""}`;
-    lines.push(r.injected.length ? `  ${r.kind === "recall" ? "injected" : "returned"} ${r.injected.length}, ${cost}:` : `  nothing ${r.kind === "recall" ? "injected" : "returned"}${r.dropped.length ? "" : " (no candidate)"}`);
+    lines.push(
+      r.injected.length
+        ? `  ${r.kind === "recall" ? "injected" : "returned"} ${r.injected.length}, ${cost}:`
+        : `  nothing ${r.kind === "recall" ? "injected" : "returned"}${r.dropped.length ? "" : " (no candidate)"}`,
+    );
     for (const m of r.injected) {
-      lines.push(`    ${m.used ? "used " : "     "}${m.short_id}  score ${num(m.score)}${m.tokens !== undefined ? `, ${m.tokens} tokens` : ""}  (${partsText(m.parts)})`);
+      lines.push(
+        `    ${m.used ? "used " : "     "}${m.short_id}  score ${num(m.score)}${m.tokens !== undefined ? `, ${m.tokens} tokens` : ""}  (${partsText(m.parts)})`,
+      );
       lines.push(`          ${m.gist}`);
     }
     if (r.dropped.length) {
@@ -47,4 +57,5 @@ export function renderReceipts(receipts: readonly ReceiptView[]): string {
   return blocks.join("\n\n");
 }
 
-export const DROP_REASON_HELP = "gate: too little of the prompt in it; suppression: shown in this session lately; budget: past recall.maxTokens; threshold: no line strong enough for a block; feedback: wrong, retired or irrelevant here; limit: past the line or result limit.";
+export const DROP_REASON_HELP =
+  "gate: too little of the prompt in it; suppression: shown in this session lately; budget: past recall.maxTokens; threshold: no line strong enough for a block; feedback: wrong, retired or irrelevant here; limit: past the line or result limit.";

@@ -10,7 +10,12 @@ export const ReceiptsQuery = Type.Object(
     session_id: Type.Optional(text("Only this session's receipts.")),
     agent: Type.Optional(text("Only this agent's (harness or MCP client name).")),
     project: project("Only receipts of this project."),
-    kind: Type.Optional(Type.Union([Type.Literal("recall"), Type.Literal("search")], { error: "kind must be recall or search", description: "recall (/recall-index answers) or search (agent searches)." })),
+    kind: Type.Optional(
+      Type.Union([Type.Literal("recall"), Type.Literal("search")], {
+        error: "kind must be recall or search",
+        description: "recall (/recall-index answers) or search (agent searches).",
+      }),
+    ),
     memory: Type.Optional(text("Only receipts that injected this memory (id or its first 8 characters).")),
     before: Type.Optional(text("Paging: the `next` value of the previous page.")),
     limit: count(`How many receipts at most (default 20).`, RECEIPT_PAGE_MAX),
@@ -34,7 +39,11 @@ export const UsedInput = Type.Object(
   {
     receipt: nullable(text("The receipt of the prompt whose block injected them (`explain.id` of its /recall-index answer).")),
     session_id: nullable(text("Or the session: each id counts on the newest receipt of the session that injected it.")),
-    ids: Type.Array(Type.String(), { description: "Memories of that block the agent's following turns relied on (full ids).", maxItems: 50, error: "ids must be an array of at most 50 memory ids" }),
+    ids: Type.Array(Type.String(), {
+      description: "Memories of that block the agent's following turns relied on (full ids).",
+      maxItems: 50,
+      error: "ids must be an array of at most 50 memory ids",
+    }),
   },
   { additionalProperties: false },
 );
@@ -46,7 +55,8 @@ export const FeedbackInput = Type.Object(
     id: text(ID_HELP),
     kind: Type.Union([Type.Literal("wrong"), Type.Literal("outdated"), Type.Literal("useful"), Type.Literal("irrelevant")], {
       error: `kind must be one of ${FEEDBACK}`,
-      description: "wrong: it misled (out of recall at once, marked for review); outdated: it was true once (a stale mark with the note); irrelevant: not about prompts like this one (demoted for them only); useful: it helped (counts as a use).",
+      description:
+        "wrong: it misled (out of recall at once, marked for review); outdated: it was true once (a stale mark with the note); irrelevant: not about prompts like this one (demoted for them only); useful: it helped (counts as a use).",
     }),
     note: nullable(text("What is wrong or outdated about it, in a sentence (shown in the memory browser and beside the memory).")),
     receipt: nullable(text("The receipt it was shown in (GET /recall/receipts): irrelevant takes that prompt; by default its latest showing.")),

@@ -12,12 +12,16 @@ import { flushReceipts } from "./writer";
  * as used on the receipt. Ids the receipt did not inject are refused, so a
  * client cannot inflate a memory's uses (they come back as not_injected).
  */
-export async function markUsedFromReceipt(s: Services, input: { receipt?: unknown; session_id?: unknown; ids?: unknown }): Promise<{ used: string[]; already: string[]; not_injected: string[] }> {
+export async function markUsedFromReceipt(
+  s: Services,
+  input: { receipt?: unknown; session_id?: unknown; ids?: unknown },
+): Promise<{ used: string[]; already: string[]; not_injected: string[] }> {
   if (!Array.isArray(input.ids) || input.ids.some((x) => typeof x !== "string")) throw invalid("ids must be an array of memory ids");
   if (input.ids.length > 50) throw invalid("at most 50 ids per request");
   const ids = [...new Set((input.ids as string[]).map((x) => x.trim().toLowerCase()))];
   const hasReceipt = typeof input.receipt === "string" && input.receipt !== "";
-  if (!hasReceipt && (typeof input.session_id !== "string" || input.session_id.trim() === "")) throw invalid("give receipt or session_id: the prompt (or session) whose block injected them");
+  if (!hasReceipt && (typeof input.session_id !== "string" || input.session_id.trim() === ""))
+    throw invalid("give receipt or session_id: the prompt (or session) whose block injected them");
   // Each id goes to the receipt that injected it: the one named, or the session's newest that did.
   const byReceipt = new Map<string, string[]>();
   const notInjected: string[] = [];

@@ -64,7 +64,8 @@ export class ReceiptWriter {
         const rows: NewReceipt[] = [];
         for (const { rawPrompt, countText, ...r } of batch) {
           const promptHash = createHash("sha256").update(rawPrompt).digest("hex");
-          const prompt = config.recall.receiptPrompt === "hash" ? null : (await redact(rawPrompt.slice(0, RECEIPT_PROMPT_CHARS * 2))).slice(0, RECEIPT_PROMPT_CHARS);
+          const prompt =
+            config.recall.receiptPrompt === "hash" ? null : (await redact(rawPrompt.slice(0, RECEIPT_PROMPT_CHARS * 2))).slice(0, RECEIPT_PROMPT_CHARS);
           const tokens = countText === undefined ? r.tokens : await countTokens(countText);
           rows.push({ ...r, tokens, prompt, promptHash, injected: r.injected.map(settled), dropped: r.dropped.map(settled) });
         }

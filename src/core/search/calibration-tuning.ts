@@ -2,7 +2,16 @@
  * Embedder-dependent similarity thresholds and the calibration that places them (calibration.ts).
  */
 
-export type ThresholdName = "vectorMin" | "link" | "distillMerge" | "distillContext" | "nightlyMerge" | "recall" | "recallGlobal" | "topicUnrelated" | "topicRelated";
+export type ThresholdName =
+  | "vectorMin"
+  | "link"
+  | "distillMerge"
+  | "distillContext"
+  | "nightlyMerge"
+  | "recall"
+  | "recallGlobal"
+  | "topicUnrelated"
+  | "topicRelated";
 
 /**
  * Similarity thresholds per embedder kind, in force until the store is calibrated (calibration.ts):
@@ -16,8 +25,28 @@ export type ThresholdName = "vectorMin" | "link" | "distillMerge" | "distillCont
  * See docs/decisions/similarity-calibration.md.
  */
 export const THRESHOLD_DEFAULTS: Record<"onnx" | "fallback", Record<ThresholdName, number>> = {
-  onnx: { vectorMin: 0.45, link: 0.78, distillMerge: 0.92, distillContext: 0.6, nightlyMerge: 0.95, recall: 0.55, recallGlobal: 0.8, topicUnrelated: 0.5, topicRelated: 0.7 },
-  fallback: { vectorMin: 0.08, link: 0.45, distillMerge: 0.75, distillContext: 0.15, nightlyMerge: 0.9, recall: 0.1, recallGlobal: 0.45, topicUnrelated: 0.08, topicRelated: 0.3 },
+  onnx: {
+    vectorMin: 0.45,
+    link: 0.78,
+    distillMerge: 0.92,
+    distillContext: 0.6,
+    nightlyMerge: 0.95,
+    recall: 0.55,
+    recallGlobal: 0.8,
+    topicUnrelated: 0.5,
+    topicRelated: 0.7,
+  },
+  fallback: {
+    vectorMin: 0.08,
+    link: 0.45,
+    distillMerge: 0.75,
+    distillContext: 0.15,
+    nightlyMerge: 0.9,
+    recall: 0.1,
+    recallGlobal: 0.45,
+    topicUnrelated: 0.08,
+    topicRelated: 0.3,
+  },
 };
 
 /**

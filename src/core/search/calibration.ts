@@ -182,7 +182,11 @@ export async function ensureCalibration(s: Services, force = false, signal?: Abo
   s.state.thresholds = null;
   s.state.thresholdsLoading = null;
   const t = await loadThresholds(s);
-  if (t.source === "calibrated") s.log("info", `calibrated ${s.embedder.id} on ${counted(count, "memory", "memories")}: random pairs p50 ${stats.random.p50} p99 ${stats.random.p99}, nearest p50 ${stats.nearest.p50}`);
+  if (t.source === "calibrated")
+    s.log(
+      "info",
+      `calibrated ${s.embedder.id} on ${counted(count, "memory", "memories")}: random pairs p50 ${stats.random.p50} p99 ${stats.random.p99}, nearest p50 ${stats.nearest.p50}`,
+    );
   else s.log("warn", `calibration of ${s.embedder.id} gave no usable spread; keeping the ${s.embedder.kind} defaults`);
   return t;
 }

@@ -1,10 +1,4 @@
-import {
-  BM25_CONJUNCTION_MAX_WORDS,
-  BM25_MAX_SCORED_ROWS,
-  BM25_MAX_WEIGHED_POSTINGS,
-  BM25_TERM_COUNTS_DRIFT,
-  BM25_TERM_COUNTS_MAX,
-} from "./tuning";
+import { BM25_CONJUNCTION_MAX_WORDS, BM25_MAX_SCORED_ROWS, BM25_MAX_WEIGHED_POSTINGS, BM25_TERM_COUNTS_DRIFT, BM25_TERM_COUNTS_MAX } from "./tuning";
 
 /*
  * Engine-neutral arithmetic of ranked full text, shared by both engines'
@@ -78,7 +72,11 @@ export function planTerms(terms: readonly string[], total: number, df: (term: st
   const counted = rarestFirst(terms, total, df);
   if (counted.length === 0) return null;
   if (together && counted[0].df > BM25_MAX_SCORED_ROWS) {
-    const all = conjunction(counted.map((t) => t.term), together, Math.max(1, minRows));
+    const all = conjunction(
+      counted.map((t) => t.term),
+      together,
+      Math.max(1, minRows),
+    );
     if (all) return { match: all, rank: all, together: true };
   }
   // The rarest words, as many as BM25_MAX_SCORED_ROWS rows allow (at least one)...

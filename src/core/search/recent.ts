@@ -4,13 +4,7 @@ import { parseLimit, parseProject } from "./search";
 import type { Services } from "../services";
 import type { RecentInput } from "./schema";
 import { effectiveStrength, round3 } from "../memories";
-import {
-  DEFAULT_RECENT_LIMIT,
-  RECENT_CONNECTION_WEIGHT,
-  RECENT_RECENCY_DAYS,
-  RECENT_RECENCY_WEIGHT,
-  RECENT_STRENGTH_WEIGHT,
-} from "./tuning";
+import { DEFAULT_RECENT_LIMIT, RECENT_CONNECTION_WEIGHT, RECENT_RECENCY_DAYS, RECENT_RECENCY_WEIGHT, RECENT_STRENGTH_WEIGHT } from "./tuning";
 
 export interface RecentHit extends MemoryView {
   /** Importance: effective strength, connections and recency combined. */

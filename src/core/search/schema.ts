@@ -16,7 +16,8 @@ export const SearchInput = Type.Object(
         minimum: 0,
         maximum: 1,
         error: MIN_SCORE,
-        description: "Leave out memories scoring below this (0 to 1; about 0.3 drops those sharing only a word or two with the query). Without it the best `limit` are returned, however weak.",
+        description:
+          "Leave out memories scoring below this (0 to 1; about 0.3 drops those sharing only a word or two with the query). Without it the best `limit` are returned, however weak.",
       }),
     ),
   },

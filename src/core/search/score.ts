@@ -2,14 +2,7 @@ import { invalid } from "../../errors";
 import { documentFrequency } from "./frequency";
 import type { Services } from "../services";
 import { keywords, stem } from "../text";
-import {
-  QUERY_MAX_CHARS,
-  QUERY_MAX_TERMS,
-  SCORE_CONTENT_CHARS,
-  SCORE_COSINE_BASELINE,
-  SCORE_COSINE_FULL,
-  SCORE_VECTOR_WEIGHT,
-} from "./tuning";
+import { QUERY_MAX_CHARS, QUERY_MAX_TERMS, SCORE_CONTENT_CHARS, SCORE_COSINE_BASELINE, SCORE_COSINE_FULL, SCORE_VECTOR_WEIGHT } from "./tuning";
 
 /**
  * What a search score means, independent of the other results: how much of
@@ -92,7 +85,13 @@ export function absoluteRelevance(kind: "onnx" | "fallback", lexical: number, co
 }
 
 /** Relevance of each candidate (by seq), reading only the first SCORE_CONTENT_CHARS of its content. */
-export async function relevanceBySeq(s: Services, query: string, seqs: readonly number[], cosine: ReadonlyMap<number, number>, lexicalOut?: Map<number, number>): Promise<Map<number, number>> {
+export async function relevanceBySeq(
+  s: Services,
+  query: string,
+  seqs: readonly number[],
+  cosine: ReadonlyMap<number, number>,
+  lexicalOut?: Map<number, number>,
+): Promise<Map<number, number>> {
   const out = new Map<number, number>();
   if (seqs.length === 0) return out;
   const [q, rows] = await Promise.all([queryTerms(s, query), s.storage.search.contentPrefixes(seqs, SCORE_CONTENT_CHARS)]);

@@ -151,7 +151,14 @@ export async function rank(
   await widenByGraph(s, seeds, rows, fused, project);
 
   const coverageOf = explain ? new Map<number, number>() : undefined;
-  const [absolute, stale, marks] = await Promise.all([relevanceBySeq(s, query, [...rows.keys()], cosine, coverageOf), staleOf(s, [...rows.values()].map((r) => r.id)), feedbackMarks(s)]);
+  const [absolute, stale, marks] = await Promise.all([
+    relevanceBySeq(s, query, [...rows.keys()], cosine, coverageOf),
+    staleOf(
+      s,
+      [...rows.values()].map((r) => r.id),
+    ),
+    feedbackMarks(s),
+  ]);
   const scored: { seq: number; score: number; relevance: number; rank: number }[] = [];
   const partsOf = (seq: number, row: ScoringRow): ScoreParts => {
     const eff = effectiveStrength(row.strength, row.refreshedAt, now);
@@ -184,14 +191,20 @@ export async function rank(
     const misses = [...scored.slice(limit).map((h) => ({ ...h, reason: "limit" as const })), ...below.map((h) => ({ ...h, reason: "threshold" as const }))]
       .sort((a, b) => b.score - a.score)
       .slice(0, explain.keep);
-    const content = await rowsBySeq(s, misses.map((m) => m.seq));
+    const content = await rowsBySeq(
+      s,
+      misses.map((m) => m.seq),
+    );
     for (const m of misses) {
       const row = rows.get(m.seq);
       const full = content.get(m.seq);
       if (row && full) explain.dropped.push({ id: row.id, score: m.score, parts: partsOf(m.seq, row), reason: m.reason, content: full.content });
     }
   }
-  const full = await rowsBySeq(s, top.map((h) => h.seq));
+  const full = await rowsBySeq(
+    s,
+    top.map((h) => h.seq),
+  );
   const results: SearchHit[] = [];
   for (const h of top) {
     const row = full.get(h.seq);
@@ -211,7 +224,13 @@ export async function rank(
  * did not find inherits a share of its seed's relevance; one they did find
  * gets GRAPH_HOP_DIRECT_FACTOR (see docs/decisions/search-ranking.md for why that is 0).
  */
-async function widenByGraph(s: Services, seeds: [number, Candidate][], rows: Map<number, ScoringRow>, fused: Map<number, Candidate>, project: string | null): Promise<void> {
+async function widenByGraph(
+  s: Services,
+  seeds: [number, Candidate][],
+  rows: Map<number, ScoringRow>,
+  fused: Map<number, Candidate>,
+  project: string | null,
+): Promise<void> {
   const seedIds = seeds.map(([seq]) => rows.get(seq)?.id).filter((x): x is string => !!x);
   if (seedIds.length === 0) return;
   const rrfById = new Map(seeds.map(([seq, c]) => [rows.get(seq)?.id, c.rrf]));

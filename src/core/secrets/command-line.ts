@@ -28,7 +28,13 @@ const KIND = "cli-password";
  */
 function option(commands: string, flags: string, sep: "glued" | "spaced" | "either"): SecretRule {
   const between = sep === "glued" ? "" : sep === "spaced" ? "(?:=|[ \\t]+)" : "(?:=|[ \\t]*)";
-  return { kind: KIND, pattern: new RegExp(`${command(commands)}${A}\\s(?:${flags})${between}(?<v>${WORD})`, "g"), needle: new RegExp(commands), group: "v", accept: (v) => !namesAValue(v) };
+  return {
+    kind: KIND,
+    pattern: new RegExp(`${command(commands)}${A}\\s(?:${flags})${between}(?<v>${WORD})`, "g"),
+    needle: new RegExp(commands),
+    group: "v",
+    accept: (v) => !namesAValue(v),
+  };
 }
 
 /** `<command> ... <flag> user<sep>password`: the user stays. */
@@ -43,9 +49,16 @@ function userOption(commands: string, flags: string, sep: string): SecretRule {
 }
 
 /** A rule of its own shape; the value is the group v. */
-const shaped = (pattern: RegExp, accept: (v: string, match: string) => boolean = (v) => !namesAValue(v), needle?: RegExp): SecretRule => ({ kind: KIND, pattern, needle, group: "v", accept });
+const shaped = (pattern: RegExp, accept: (v: string, match: string) => boolean = (v) => !namesAValue(v), needle?: RegExp): SecretRule => ({
+  kind: KIND,
+  pattern,
+  needle,
+  group: "v",
+  accept,
+});
 
-const MYSQL = "mysql|mysqldump|mysqladmin|mysqlimport|mysqlshow|mysqlcheck|mysqlbinlog|mysqlpump|mysqlslap|mysqlsh|mariadb|mariadb-dump|mariadb-admin|mariadb-import|mariadb-check|mariadb-show|mariadb-binlog|mariadb-slap";
+const MYSQL =
+  "mysql|mysqldump|mysqladmin|mysqlimport|mysqlshow|mysqlcheck|mysqlbinlog|mysqlpump|mysqlslap|mysqlsh|mariadb|mariadb-dump|mariadb-admin|mariadb-import|mariadb-check|mariadb-show|mariadb-binlog|mariadb-slap";
 const MONGO = "mongo|mongosh|mongodump|mongorestore|mongoexport|mongoimport|mongostat|mongotop|mongofiles";
 const REGISTRY_LOGIN = "(?:docker|podman|nerdctl|buildah|skopeo|oras|finch|crane(?:[ \\t]+auth)?|helm(?:[ \\t]+registry)?)[ \\t]+login";
 const CLOUD_LOGIN = "(?:az(?:[ \\t]+acr)?|oc|cf|ibmcloud|bx)[ \\t]+login";
@@ -86,13 +99,24 @@ const RULES: SecretRule[] = [
   option("ipmitool|mosquitto_pub|mosquitto_sub|mosquitto_rr", "-P", "either"),
   option("influx", "-password", "spaced"),
   // Oracle: user/password[@db] right after the command or its options.
-  shaped(new RegExp(`${command("sqlplus|sqlldr|expdp|impdp|rman|dgmgrl")}(?:[ \\t]+-\\S+)*[ \\t]+(?:(?:target|auxiliary|catalog)[ \\t]+|userid=)?["']?[A-Za-z][\\w$#]*\\/(?<v>[^\\s@/'"]+)(?=[@\\s'"]|$)`, "gm"), undefined, /\b(?:sqlplus|sqlldr|expdp|impdp|rman|dgmgrl)\b/),
+  shaped(
+    new RegExp(
+      `${command("sqlplus|sqlldr|expdp|impdp|rman|dgmgrl")}(?:[ \\t]+-\\S+)*[ \\t]+(?:(?:target|auxiliary|catalog)[ \\t]+|userid=)?["']?[A-Za-z][\\w$#]*\\/(?<v>[^\\s@/'"]+)(?=[@\\s'"]|$)`,
+      "gm",
+    ),
+    undefined,
+    /\b(?:sqlplus|sqlldr|expdp|impdp|rman|dgmgrl)\b/,
+  ),
 
   // SSH and remote shells.
   shaped(new RegExp(`${command("sshpass")}(?:[ \\t]+-[a-oq-zA-Z]\\S*)*[ \\t]+-p[ \\t]*(?<v>${WORD})`, "g"), undefined, /sshpass/),
   option("plink|pscp|psftp|putty|kitty", "-pw", "spaced"),
   option("rdesktop|evil-winrm|crackmapexec|netexec|nxc|smbmap|ncftp|ncftpget|ncftpput|npm-cli-login", "-p", "either"),
-  shaped(new RegExp(`${command("xfreerdp|xfreerdp3|wlfreerdp|sdl-freerdp|cmdkey|winscp|WinSCP\\.com")}${A}\\s\\/(?:p|pass|password):(?<v>${WORD})`, "gi"), undefined, /\/p(?:ass(?:word)?)?:/i),
+  shaped(
+    new RegExp(`${command("xfreerdp|xfreerdp3|wlfreerdp|sdl-freerdp|cmdkey|winscp|WinSCP\\.com")}${A}\\s\\/(?:p|pass|password):(?<v>${WORD})`, "gi"),
+    undefined,
+    /\/p(?:ass(?:word)?)?:/i,
+  ),
   shaped(new RegExp(`(?<![\\w.-])(?:SSHPASS|REDISCLI_AUTH)=(?<v>${WORD})`, "g"), undefined, /SSHPASS=|REDISCLI_AUTH=/),
 
   // HTTP clients: basic auth as user:password.
@@ -107,31 +131,88 @@ const RULES: SecretRule[] = [
 
   // Network shares: user%password, net use's positional password, //user:password@host/share.
   userOption(SMB, "-U|--user", "%"),
-  shaped(new RegExp(`${command("net")}[ \\t]+use[ \\t]+(?:(?:[A-Za-z]:|\\*)[ \\t]+)?\\\\\\\\\\S+(?:[ \\t]+\\/u(?:ser)?:\\S+)?[ \\t]+(?<v>(?![/*])${WORD})`, "gi"), undefined, /\bnet[ \t]+use\b/i),
+  shaped(
+    new RegExp(`${command("net")}[ \\t]+use[ \\t]+(?:(?:[A-Za-z]:|\\*)[ \\t]+)?\\\\\\\\\\S+(?:[ \\t]+\\/u(?:ser)?:\\S+)?[ \\t]+(?<v>(?![/*])${WORD})`, "gi"),
+    undefined,
+    /\bnet[ \t]+use\b/i,
+  ),
   shaped(new RegExp(`${command("net")}[ \\t]+user[ \\t]+(?![/-])\\S+[ \\t]+(?<v>(?![/*])${WORD})`, "gi"), undefined, /\bnet[ \t]+user\b/i),
   userOption("lftp", "-u", ","),
-  { kind: "password", pattern: /(?<![\w:/])\/\/[^\s:/@'"]{1,64}:(?<v>[^\s@'"/]{1,128})@[\w.-]+\//g, needle: /\/\/[^\s:/@'"]{1,64}:/, group: "v", accept: (v) => !namesAValue(v) },
+  {
+    kind: "password",
+    pattern: /(?<![\w:/])\/\/[^\s:/@'"]{1,64}:(?<v>[^\s@'"/]{1,128})@[\w.-]+\//g,
+    needle: /\/\/[^\s:/@'"]{1,64}:/,
+    group: "v",
+    accept: (v) => !namesAValue(v),
+  },
 
   // Package registries.
   option("twine|poetry[ \\t]+publish|dotnet[ \\t]+nuget[ \\t]+(?:add|update)[ \\t]+source", "-p", "either"),
-  shaped(new RegExp(`${command("poetry")}[ \\t]+config[ \\t]+(?:--\\S+[ \\t]+)*(?:http-basic\\.\\S+[ \\t]+(?!-)\\S+|pypi-token\\.\\S+)[ \\t]+(?<v>${WORD})`, "g"), undefined, /http-basic\.|pypi-token\./),
-  shaped(new RegExp(`${command("npm|yarn|pnpm")}[ \\t]+(?:config[ \\t]+)?set[ \\t]+(?:-\\S+[ \\t]+)*["']?\\S*(?:_auth|_authToken|_password|npmAuthToken|npmAuthIdent)["']?(?:=|[ \\t]+)(?<v>${WORD})`, "g"), undefined, /_auth|_password|npmAuth/),
-  shaped(new RegExp(`${command("cargo")}[ \\t]+login[ \\t]+(?:--registry[ =]\\S+[ \\t]+)?(?<v>${WORD})`, "g"), (v) => !namesAValue(v) && unquote(v).length >= 8, /cargo[ \t]+login/),
+  shaped(
+    new RegExp(`${command("poetry")}[ \\t]+config[ \\t]+(?:--\\S+[ \\t]+)*(?:http-basic\\.\\S+[ \\t]+(?!-)\\S+|pypi-token\\.\\S+)[ \\t]+(?<v>${WORD})`, "g"),
+    undefined,
+    /http-basic\.|pypi-token\./,
+  ),
+  shaped(
+    new RegExp(
+      `${command("npm|yarn|pnpm")}[ \\t]+(?:config[ \\t]+)?set[ \\t]+(?:-\\S+[ \\t]+)*["']?\\S*(?:_auth|_authToken|_password|npmAuthToken|npmAuthIdent)["']?(?:=|[ \\t]+)(?<v>${WORD})`,
+      "g",
+    ),
+    undefined,
+    /_auth|_password|npmAuth/,
+  ),
+  shaped(
+    new RegExp(`${command("cargo")}[ \\t]+login[ \\t]+(?:--registry[ =]\\S+[ \\t]+)?(?<v>${WORD})`, "g"),
+    (v) => !namesAValue(v) && unquote(v).length >= 8,
+    /cargo[ \t]+login/,
+  ),
   shaped(new RegExp(`${command("nuget|nuget\\.exe")}[ \\t]+setapikey[ \\t]+(?<v>${WORD})`, "gi"), undefined, /setapikey/i),
   option("dotnet[ \\t]+nuget[ \\t]+push|nuget[ \\t]+push", "-k", "spaced"),
   // JVM and Gradle properties: -Dnexus.password=..., -PsigningPassword=...
-  shaped(new RegExp(`(?<=\\s)-[DP][\\w.-]*(?:[Pp]ass(?:word|wd)|[Pp]wd|[Ss]ecret|[Tt]oken|[Aa]pi[._-]?[Kk]ey|[Ss]igning[Kk]ey)=(?<v>${WORD})`, "g"), undefined, /\s-[DP]/),
+  shaped(
+    new RegExp(`(?<=\\s)-[DP][\\w.-]*(?:[Pp]ass(?:word|wd)|[Pp]wd|[Ss]ecret|[Tt]oken|[Aa]pi[._-]?[Kk]ey|[Ss]igning[Kk]ey)=(?<v>${WORD})`, "g"),
+    undefined,
+    /\s-[DP]/,
+  ),
 
   // Cloud CLIs.
-  shaped(new RegExp(`${command("aws")}[ \\t]+configure[ \\t]+set[ \\t]+(?:[\\w-]+\\.)?(?:aws_secret_access_key|aws_session_token|aws_security_token)[ \\t]+(?<v>${WORD})`, "g"), undefined, /configure[ \t]+set/),
+  shaped(
+    new RegExp(
+      `${command("aws")}[ \\t]+configure[ \\t]+set[ \\t]+(?:[\\w-]+\\.)?(?:aws_secret_access_key|aws_session_token|aws_security_token)[ \\t]+(?<v>${WORD})`,
+      "g",
+    ),
+    undefined,
+    /configure[ \t]+set/,
+  ),
   option("az[ \\t]+keyvault[ \\t]+secret[ \\t]+set", "--value", "spaced"),
   option("gh[ \\t]+secret[ \\t]+set", "--body|-b", "either"),
   option("doctl[ \\t]+auth[ \\t]+init", "-t", "spaced"),
-  shaped(new RegExp(`${command("vault")}[ \\t]+login[ \\t]+(?:-\\S+[ \\t]+)*(?<v>${WORD})`, "g"), (v) => !namesAValue(v) && !/=/.test(v) && unquote(v).length >= 8, /vault[ \t]+login/),
-  shaped(new RegExp(`${command("mc")}[ \\t]+(?:alias[ \\t]+set|config[ \\t]+host[ \\t]+add)[ \\t]+\\S+[ \\t]+\\S+[ \\t]+\\S+[ \\t]+(?<v>${WORD})`, "g"), undefined, /\bmc[ \t]/),
+  shaped(
+    new RegExp(`${command("vault")}[ \\t]+login[ \\t]+(?:-\\S+[ \\t]+)*(?<v>${WORD})`, "g"),
+    (v) => !namesAValue(v) && !/=/.test(v) && unquote(v).length >= 8,
+    /vault[ \t]+login/,
+  ),
+  shaped(
+    new RegExp(`${command("mc")}[ \\t]+(?:alias[ \\t]+set|config[ \\t]+host[ \\t]+add)[ \\t]+\\S+[ \\t]+\\S+[ \\t]+\\S+[ \\t]+(?<v>${WORD})`, "g"),
+    undefined,
+    /\bmc[ \t]/,
+  ),
   // Every value of a secret store's literal: kubectl --from-literal=key=value, fly secrets set K=V ... (16 pairs a command).
-  { kind: KIND, pattern: new RegExp(`--from-literal(?:=|[ \\t]+)(?:${userPassword("=")})`, "g"), needle: /--from-literal/, group: "v", accept: (v) => !namesAValue(v) },
-  shaped(new RegExp(`(?<=\\s)[A-Za-z_][A-Za-z0-9_]*=(?<=(?:fly|flyctl)[ \\t]+secrets[ \\t]+(?:set|import)(?:[ \\t]+[^\\s|;&]+){0,15}[ \\t]+[A-Za-z_][A-Za-z0-9_]*=)(?<v>${WORD})`, "g"), undefined, /secrets[ \t]+(?:set|import)/),
+  {
+    kind: KIND,
+    pattern: new RegExp(`--from-literal(?:=|[ \\t]+)(?:${userPassword("=")})`, "g"),
+    needle: /--from-literal/,
+    group: "v",
+    accept: (v) => !namesAValue(v),
+  },
+  shaped(
+    new RegExp(
+      `(?<=\\s)[A-Za-z_][A-Za-z0-9_]*=(?<=(?:fly|flyctl)[ \\t]+secrets[ \\t]+(?:set|import)(?:[ \\t]+[^\\s|;&]+){0,15}[ \\t]+[A-Za-z_][A-Za-z0-9_]*=)(?<v>${WORD})`,
+      "g",
+    ),
+    undefined,
+    /secrets[ \t]+(?:set|import)/,
+  ),
 
   // Key stores and encryption tools.
   option("openssl", "-k", "spaced"),
@@ -142,8 +223,22 @@ const RULES: SecretRule[] = [
   option(LDAP, "-w", "either"),
   option("ldappasswd", "-w|-a|-s", "either"),
   // htpasswd -b takes the password on the line: the 3rd word (file user password), or the 2nd with -n (user password).
-  shaped(new RegExp(`${command("htpasswd")}(?:[ \\t]+-[A-Za-z]+)+(?<=[ \\t]-[A-Za-z]*b[A-Za-z]*(?:[ \\t]+-[A-Za-z]+)*)(?<=[ \\t]-[A-Za-z]*n[A-Za-z]*(?:[ \\t]+-[A-Za-z]+)*)[ \\t]+[^\\s-]\\S*[ \\t]+(?<v>${WORD})`, "g"), undefined, /htpasswd/),
-  shaped(new RegExp(`${command("htpasswd")}(?:[ \\t]+-[A-Za-z]+)+(?<=[ \\t]-[A-Za-z]*b[A-Za-z]*(?:[ \\t]+-[A-Za-z]+)*)(?<![ \\t]-[A-Za-z]*n[A-Za-z]*(?:[ \\t]+-[A-Za-z]+)*)[ \\t]+[^\\s-]\\S*[ \\t]+[^\\s-]\\S*[ \\t]+(?<v>${WORD})`, "g"), undefined, /htpasswd/),
+  shaped(
+    new RegExp(
+      `${command("htpasswd")}(?:[ \\t]+-[A-Za-z]+)+(?<=[ \\t]-[A-Za-z]*b[A-Za-z]*(?:[ \\t]+-[A-Za-z]+)*)(?<=[ \\t]-[A-Za-z]*n[A-Za-z]*(?:[ \\t]+-[A-Za-z]+)*)[ \\t]+[^\\s-]\\S*[ \\t]+(?<v>${WORD})`,
+      "g",
+    ),
+    undefined,
+    /htpasswd/,
+  ),
+  shaped(
+    new RegExp(
+      `${command("htpasswd")}(?:[ \\t]+-[A-Za-z]+)+(?<=[ \\t]-[A-Za-z]*b[A-Za-z]*(?:[ \\t]+-[A-Za-z]+)*)(?<![ \\t]-[A-Za-z]*n[A-Za-z]*(?:[ \\t]+-[A-Za-z]+)*)[ \\t]+[^\\s-]\\S*[ \\t]+[^\\s-]\\S*[ \\t]+(?<v>${WORD})`,
+      "g",
+    ),
+    undefined,
+    /htpasswd/,
+  ),
 
   // A password piped or here-string'ed into a command that reads it from stdin.
   shaped(

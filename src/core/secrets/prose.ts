@@ -33,8 +33,10 @@ const STOP =
 // Names with digits that are not credentials: products, algorithms, encodings, protocols, architectures.
 const TECH =
   /^(?:1password|1pass|auth0|okta|base(?:16|32|58|64)(?:url)?|sha-?(?:1|224|256|384|512)|sha3-?\d+|md[245]|[hrep]s(?:256|384|512)|argon2(?:id|i|d)?|pbkdf2|scrypt|bcrypt|utf-?(?:8|16|32)|x\.?509|pkcs#?\d+|oauth-?[12](?:\.\d)?|ipv[46]|http\/?[123](?:\.\d)?|tls-?1\.[0-3]|sslv?[23]|aes-?(?:128|192|256)(?:-[a-z]+)?|rsa-?(?:1024|2048|3072|4096)|ed25519|ecdsa|p-?(?:256|384|521)|e2e|2fa|mfa|totp|hotp|fido2|webauthn|s3|ec2|k8s|i18n|l10n|a11y|x86_64|x86|x64|amd64|arm64|aarch64|i386|win32|win64|rot13|crc32|ucs-?2|latin-?1|iso-?8859-?\d+)$/i;
-const UNIT = /^[ \t]*-?[ \t]*(?:digits?|characters?|chars?|letters?|numbers?|bytes?|bits?|seconds?|secs?|minutes?|mins?|hours?|hrs?|days?|weeks?|months?|years?|ms|s|m|h|d|times|tries|attempts|retries|words?|long|%|percent|x|kb|mb|gb|tokens?|lines?|rows?|items?|users?|requests?)\b/i;
-const FUNCTION_WORDS = /^(?:the|a|an|in|on|at|of|to|for|from|by|with|is|are|was|were|be|it|its|this|that|and|or|not|no|see|ask|use|our|my|your|their|his|her|we|you|they|i|as|if|so)$/i;
+const UNIT =
+  /^[ \t]*-?[ \t]*(?:digits?|characters?|chars?|letters?|numbers?|bytes?|bits?|seconds?|secs?|minutes?|mins?|hours?|hrs?|days?|weeks?|months?|years?|ms|s|m|h|d|times|tries|attempts|retries|words?|long|%|percent|x|kb|mb|gb|tokens?|lines?|rows?|items?|users?|requests?)\b/i;
+const FUNCTION_WORDS =
+  /^(?:the|a|an|in|on|at|of|to|for|from|by|with|is|are|was|were|be|it|its|this|that|and|or|not|no|see|ask|use|our|my|your|their|his|her|we|you|they|i|as|if|so)$/i;
 
 const unquoteProse = (raw: string) => (/^\\"/.test(raw) ? raw.slice(2, -2).trim() : /^["'\x60“‘]/.test(raw) ? raw.slice(1, -1).trim() : raw);
 
@@ -105,7 +107,13 @@ function passphraseWords(v: string): boolean {
 // Every rule here needs one of the keywords as a word: one scan for it skips all six on a text without.
 const NEEDLE = new RegExp(String.raw`\b(?:${PASSWORD_WORDS}|${SECRET_WORDS})\b`, "i");
 
-const rule = (kind: string, source: string, accept: (v: string, match: string, after: string) => boolean, flags = "gi"): SecretRule => ({ kind, pattern: new RegExp(source, flags), needle: NEEDLE, group: "v", accept });
+const rule = (kind: string, source: string, accept: (v: string, match: string, after: string) => boolean, flags = "gi"): SecretRule => ({
+  kind,
+  pattern: new RegExp(source, flags),
+  needle: NEEDLE,
+  group: "v",
+  accept,
+});
 
 export const PROSE_RULES: SecretRule[] = [
   // "the root password for staging is X", "password: X", "pw = X", "the pin is 4821", "passcode: X".
@@ -125,7 +133,14 @@ export const PROSE_RULES: SecretRule[] = [
     (v, _m, after) => passwordValue(v, after),
   ),
   // "log in with password X", "using the pin X".
-  rule("password", String.raw`\b(?:with|using|via)[ \t]+${DETERMINER}?(?:[\w-]{1,30}[ \t]+)?(?:${PASSWORD_WORDS})[ \t]+${VALUE}`, (v, _m, after) => passwordValue(v, after)),
+  rule("password", String.raw`\b(?:with|using|via)[ \t]+${DETERMINER}?(?:[\w-]{1,30}[ \t]+)?(?:${PASSWORD_WORDS})[ \t]+${VALUE}`, (v, _m, after) =>
+    passwordValue(v, after),
+  ),
   // "passphrase: correct horse battery staple" (unquoted words, to the line's end or a closing quote).
-  rule("password", String.raw`\bpass[ \t]?phrase[ \t]*[:=][ \t]*(?<v>[A-Za-z]+(?:[ \t]+[A-Za-z]+){3,11})(?=[ \t]*[.,;!]?[ \t]*(?:\\*["'\x60]|$))`, (v) => passphraseWords(v), "gim"),
+  rule(
+    "password",
+    String.raw`\bpass[ \t]?phrase[ \t]*[:=][ \t]*(?<v>[A-Za-z]+(?:[ \t]+[A-Za-z]+){3,11})(?=[ \t]*[.,;!]?[ \t]*(?:\\*["'\x60]|$))`,
+    (v) => passphraseWords(v),
+    "gim",
+  ),
 ];

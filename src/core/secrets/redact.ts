@@ -120,7 +120,12 @@ export function replaceRanges(input: string, ranges: readonly { start: number; e
 
 function markerKind(messageId: string | undefined, ruleId: string): string {
   const raw = messageId && messageId !== "undefined" ? messageId : ruleId.replace(/^@secretlint\/secretlint-rule-/, "");
-  return raw.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-|-$/g, "") || "secret";
+  return (
+    raw
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, "-")
+      .replace(/^-|-$/g, "") || "secret"
+  );
 }
 
 /** Replaces every secret found by both rule sets; the count is safe to log. */

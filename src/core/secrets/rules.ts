@@ -131,14 +131,34 @@ export const OWN_RULES: SecretRule[] = withUnionNeedle([
   T("lob-key", /\b(?:live|test)_(?:pub_)?[a-f0-9]{31,35}\b/g),
 
   // Cloud connection strings (Azure storage, Service Bus, Event Hubs, SAS URLs, ADO.NET).
-  { kind: "connection-string", pattern: /\b(?:AccountKey|SharedAccessKey|SharedSecretValue|SharedAccessSignature|AccessKey)\s*=\s*(?<v>[^;"'\s]{8,})/gi, group: "v" },
+  {
+    kind: "connection-string",
+    pattern: /\b(?:AccountKey|SharedAccessKey|SharedSecretValue|SharedAccessSignature|AccessKey)\s*=\s*(?<v>[^;"'\s]{8,})/gi,
+    group: "v",
+  },
   { kind: "sas-signature", pattern: /[?&]sig=(?<v>[A-Za-z0-9%+/=]{16,})/g, group: "v" },
   { kind: "url-signature", pattern: /[?&](?:X-Amz-Signature|X-Goog-Signature|Signature|X-Amz-Security-Token)=(?<v>[A-Za-z0-9%+/=_-]{16,})/g, group: "v" },
 
   // Authorization headers, any case, any scheme: only the credential goes.
-  { kind: "authorization", pattern: /\b(?:proxy-)?authorization["']?\s*[:=]\s*["']?(?:(?:bearer|basic|token|digest|negotiate|apikey|sso-key|splunk)\s+)?(?<v>(?!\[REDACTED)[^\s'",;]{8,})/gi, group: "v", accept: (v) => !isPlaceholder(v) },
-  { kind: "bearer", pattern: /\b(?:Bearer|Basic|Token|bearer)\s+(?<v>(?!\[REDACTED)[A-Za-z0-9._~+/=-]{8,})/g, group: "v", accept: (v) => credentialLike(v) && !isPlaceholder(v) },
-  { kind: "api-key-header", pattern: /\b(?:x-[a-z-]{0,40}api-?key|x-[a-z-]{0,40}token|x-auth[a-z-]{0,40}|api-key|private-token)["']?\s*[:=]\s*["']?(?<v>(?!\[REDACTED)[^\s'",;]{8,})/gi, group: "v", accept: (v) => !isPlaceholder(v) },
+  {
+    kind: "authorization",
+    pattern:
+      /\b(?:proxy-)?authorization["']?\s*[:=]\s*["']?(?:(?:bearer|basic|token|digest|negotiate|apikey|sso-key|splunk)\s+)?(?<v>(?!\[REDACTED)[^\s'",;]{8,})/gi,
+    group: "v",
+    accept: (v) => !isPlaceholder(v),
+  },
+  {
+    kind: "bearer",
+    pattern: /\b(?:Bearer|Basic|Token|bearer)\s+(?<v>(?!\[REDACTED)[A-Za-z0-9._~+/=-]{8,})/g,
+    group: "v",
+    accept: (v) => credentialLike(v) && !isPlaceholder(v),
+  },
+  {
+    kind: "api-key-header",
+    pattern: /\b(?:x-[a-z-]{0,40}api-?key|x-[a-z-]{0,40}token|x-auth[a-z-]{0,40}|api-key|private-token)["']?\s*[:=]\s*["']?(?<v>(?!\[REDACTED)[^\s'",;]{8,})/gi,
+    group: "v",
+    accept: (v) => !isPlaceholder(v),
+  },
 
   // scheme://user:password@host, also with an empty user or '/' or '@' in the password.
   {
@@ -155,7 +175,12 @@ export const OWN_RULES: SecretRule[] = withUnionNeedle([
 
   // .netrc (machine h login u password p) and .pgpass (host:port:db:user:password).
   // ("default" only opens a .netrc entry at a line's start: "the default password is X" is prose, prose.ts has it.)
-  { kind: "netrc-password", pattern: /(?:\bmachine\s+\S+|^[ \t]*default)(?:\s+login\s+\S+)?(?:\s+account\s+\S+)?\s+password\s+(?<v>\S+)/gm, needle: /password/, group: "v" },
+  {
+    kind: "netrc-password",
+    pattern: /(?:\bmachine\s+\S+|^[ \t]*default)(?:\s+login\s+\S+)?(?:\s+account\s+\S+)?\s+password\s+(?<v>\S+)/gm,
+    needle: /password/,
+    group: "v",
+  },
   { kind: "pgpass-password", pattern: /^(?:[A-Za-z0-9.*_-]+):(?:\d+|\*):[^\s:]+:[^\s:]+:(?<v>\S+)$/gm, group: "v" },
 
   // Container registry auth (~/.docker/config.json) and cluster configs (kubeconfig).
@@ -165,10 +190,7 @@ export const OWN_RULES: SecretRule[] = withUnionNeedle([
   // Assignments: NAME=value, NAME: value, "name": "value", NAME := value.
   {
     kind: "secret",
-    pattern: new RegExp(
-      `(?<![A-Za-z0-9_.-])(?:${SECRET_NAME})\\b(?:\\\\?["'])?\\s*(?::|=|:=|=>)\\s*(?<v>${ASSIGNED_VALUE})`,
-      "gi",
-    ),
+    pattern: new RegExp(`(?<![A-Za-z0-9_.-])(?:${SECRET_NAME})\\b(?:\\\\?["'])?\\s*(?::|=|:=|=>)\\s*(?<v>${ASSIGNED_VALUE})`, "gi"),
     needle: SECRET_NAME_NEEDLE,
     group: "v",
     accept: (v, match) =>
@@ -179,7 +201,8 @@ export const OWN_RULES: SecretRule[] = withUnionNeedle([
   {
     kind: "secret",
     needle: SECRET_NAME_NEEDLE,
-    pattern: /\b(?:secrets?|keys?|tokens?|passwords?|passwd|passphrase|credentials?|apikey|api key)\b[^\n]{0,24}?(?<![A-Za-z0-9+/_=-])(?<v>[A-Za-z0-9+/_=-]{16,})(?![A-Za-z0-9+/_=-])/gi,
+    pattern:
+      /\b(?:secrets?|keys?|tokens?|passwords?|passwd|passphrase|credentials?|apikey|api key)\b[^\n]{0,24}?(?<![A-Za-z0-9+/_=-])(?<v>[A-Za-z0-9+/_=-]{16,})(?![A-Za-z0-9+/_=-])/gi,
     group: "v",
     accept: (v) => randomLooking(v, REDACT_KEYWORD_SECRET_MIN_ENTROPY),
   },

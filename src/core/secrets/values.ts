@@ -83,7 +83,9 @@ export function isPlaceholder(raw: string | undefined): boolean {
     /^[A-Za-z_$][\w$.]*[([]/.test(v) || // getenv("X"), read_secret(, tokens[0]
     /^(?:\/|~\/|\.\.?\/)[\w.@/-]+$/.test(v) || // a file path: /run/secrets/db
     /^<[^>]*>$/.test(v) || // <token>
-    /^(?:x+|\*+|\.\.\.|…|null|none|nil|undefined|true|false|string|number|int|bool|boolean|str|optional|required|yes|no|on|off|env|file|stdin|prompt|redacted|change-?me|change_me|example|n\/a|tbd|todo|your-[a-z-]+|with|and|the|for|from|to|in|of|is|as|on|at|by|or|not|when|if|then|was|are)$/i.test(v) ||
+    /^(?:x+|\*+|\.\.\.|…|null|none|nil|undefined|true|false|string|number|int|bool|boolean|str|optional|required|yes|no|on|off|env|file|stdin|prompt|redacted|change-?me|change_me|example|n\/a|tbd|todo|your-[a-z-]+|with|and|the|for|from|to|in|of|is|as|on|at|by|or|not|when|if|then|was|are)$/i.test(
+      v,
+    ) ||
     /^\[REDACTED/.test(v) ||
     /^\d{1,7}(?:\.\d+)?$/.test(v) // counters and thresholds: max_tokens: 2000, MIN_SECRET_ENTROPY = 3.5
   );

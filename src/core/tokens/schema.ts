@@ -3,10 +3,34 @@ import { type Static, Type } from "@sinclair/typebox";
 /** POST /tokens (and `memsvc token create`): core checks the meaning (name rule, role, duration). */
 export const TokenCreateInput = Type.Object(
   {
-    name: Type.String({ minLength: 1, maxLength: 64, description: "The member's name: letters, digits, '.', '_', '@' or '-'; unique among live tokens.", error: "name is required: 1-64 letters, digits, '.', '_', '@' or '-'" }),
-    role: Type.Optional(Type.String({ enum: ["reader", "writer", "admin"], pattern: "^(reader|writer|admin)$", description: "reader (read only), writer (the default: read and write memories) or admin (also tokens, the audit log and identity writes).", error: "role must be reader, writer or admin" })),
-    projects: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 200 }), { maxItems: 100, description: "Limit the token to these projects (default: every project).", error: "projects must be a list of project names" })),
-    expires: Type.Optional(Type.String({ maxLength: 20, description: "How long it stays valid: days (90d), hours (12h) or weeks (2w). Default: never expires.", error: 'expires must be a duration string such as "90d"' })),
+    name: Type.String({
+      minLength: 1,
+      maxLength: 64,
+      description: "The member's name: letters, digits, '.', '_', '@' or '-'; unique among live tokens.",
+      error: "name is required: 1-64 letters, digits, '.', '_', '@' or '-'",
+    }),
+    role: Type.Optional(
+      Type.String({
+        enum: ["reader", "writer", "admin"],
+        pattern: "^(reader|writer|admin)$",
+        description: "reader (read only), writer (the default: read and write memories) or admin (also tokens, the audit log and identity writes).",
+        error: "role must be reader, writer or admin",
+      }),
+    ),
+    projects: Type.Optional(
+      Type.Array(Type.String({ minLength: 1, maxLength: 200 }), {
+        maxItems: 100,
+        description: "Limit the token to these projects (default: every project).",
+        error: "projects must be a list of project names",
+      }),
+    ),
+    expires: Type.Optional(
+      Type.String({
+        maxLength: 20,
+        description: "How long it stays valid: days (90d), hours (12h) or weeks (2w). Default: never expires.",
+        error: 'expires must be a duration string such as "90d"',
+      }),
+    ),
   },
   { additionalProperties: false },
 );

@@ -35,7 +35,8 @@ export async function checkMemoryInScope(s: Services, p: Principal, rawId: unkno
   try {
     row = await resolveMemory(s, rawId);
   } catch (e) {
-    if (e instanceof AppError && e.code === "conflict") throw new AppError("conflict", "id prefix matches several memories; use more characters or the full id");
+    if (e instanceof AppError && e.code === "conflict")
+      throw new AppError("conflict", "id prefix matches several memories; use more characters or the full id");
     throw e;
   }
   if (!inScope(p, row.project)) throw notFound(`no memory with id ${String(rawId).trim().toLowerCase().slice(0, 40)}`);

@@ -42,7 +42,6 @@ export interface TokenColumns {
   revoked_at: number | string | null;
 }
 
-
 /** A row as both engines return it (snake_case columns; PostgreSQL BIGINTs may come back as strings). */
 export function tokenRowOf(r: TokenColumns): TokenRow & { hash: string } {
   return {
@@ -56,4 +55,3 @@ export function tokenRowOf(r: TokenColumns): TokenRow & { hash: string } {
     revokedAt: r.revoked_at === null ? null : Number(r.revoked_at),
   };
 }
-

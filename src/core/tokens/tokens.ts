@@ -33,7 +33,8 @@ export function parseExpiry(text: string, now: number): number {
 }
 
 function parseProjects(v: CreateTokenInput["projects"]): string[] | null {
-  if (v !== undefined && v !== null && typeof v !== "string" && !(Array.isArray(v) && v.every((p) => typeof p === "string"))) throw invalid("projects must be a list of project names (or one comma-separated string)");
+  if (v !== undefined && v !== null && typeof v !== "string" && !(Array.isArray(v) && v.every((p) => typeof p === "string")))
+    throw invalid("projects must be a list of project names (or one comma-separated string)");
   const list = (typeof v === "string" ? v.split(",") : (v ?? [])).map((p) => p.trim()).filter(Boolean);
   for (const p of list) if (p.length > 200) throw invalid("a project name is longer than 200 characters");
   return list.length ? [...new Set(list)] : null;
@@ -41,8 +42,10 @@ function parseProjects(v: CreateTokenInput["projects"]): string[] | null {
 
 /** Issues a token: the secret is returned once and only its hash is stored. */
 export async function createToken(store: TokensStore, input: CreateTokenInput, now: number): Promise<{ token: string; row: TokenRow }> {
-  if (typeof input.name !== "string" || !NAME.test(input.name)) throw invalid("name must be 1-64 letters, digits, '.', '_', '@' or '-', starting with a letter or digit");
-  if (input.expires !== undefined && input.expires !== null && typeof input.expires !== "string") throw invalid('expires must be a duration string such as "90d"');
+  if (typeof input.name !== "string" || !NAME.test(input.name))
+    throw invalid("name must be 1-64 letters, digits, '.', '_', '@' or '-', starting with a letter or digit");
+  if (input.expires !== undefined && input.expires !== null && typeof input.expires !== "string")
+    throw invalid('expires must be a duration string such as "90d"');
   const role = (input.role ?? "writer") as Role;
   if (!ROLES.includes(role)) throw invalid(`role must be reader, writer or admin, got "${String(input.role).slice(0, 40)}"`);
   const row: TokenRow = {
@@ -88,5 +91,14 @@ export async function authenticate(store: TokensStore, presented: string, now: n
 export function tokenView(r: TokenRow, now: number) {
   const iso = (t: number | null) => (t === null ? null : new Date(t).toISOString());
   const state = r.revokedAt !== null ? "revoked" : r.expiresAt !== null && r.expiresAt <= now ? "expired" : "live";
-  return { name: r.name, role: r.role, projects: r.projects, state, created_at: iso(r.createdAt), last_used_at: iso(r.lastUsedAt), expires_at: iso(r.expiresAt), revoked_at: iso(r.revokedAt) };
+  return {
+    name: r.name,
+    role: r.role,
+    projects: r.projects,
+    state,
+    created_at: iso(r.createdAt),
+    last_used_at: iso(r.lastUsedAt),
+    expires_at: iso(r.expiresAt),
+    revoked_at: iso(r.revokedAt),
+  };
 }

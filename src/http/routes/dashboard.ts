@@ -31,11 +31,17 @@ const pick = (map: Readonly<Record<string, string>>, name: string, where: string
 
 /** GET /account and GET /dashboard/data need the token (app.ts); the page shell and its files hold no data. */
 export function dashboardRoutes(s: Services) {
-  return new Elysia({ name: "dashboard" })
-    .get("/account", () => account(s))
-    // The backlog is this home's capture state (a laptop's server and its hooks share the home), not a store query.
-    .get("/dashboard/data", async ({ query }) => ({ ...(await dashboardData(s, query)), backlog: backlogSummary(readBacklog(s.config.home)) }), queryOptions(DashboardInput))
-    .get("/dashboard", () => fileResponse(INDEX_HTML, "index.html"))
-    .get("/dashboard/vendor/:file", ({ params }) => pick(DASHBOARD_VENDOR, params.file, "/dashboard/vendor/"))
-    .get("/assets/dashboard/:file", ({ params }) => pick(PAGE_FILES, params.file, "/assets/dashboard/"));
+  return (
+    new Elysia({ name: "dashboard" })
+      .get("/account", () => account(s))
+      // The backlog is this home's capture state (a laptop's server and its hooks share the home), not a store query.
+      .get(
+        "/dashboard/data",
+        async ({ query }) => ({ ...(await dashboardData(s, query)), backlog: backlogSummary(readBacklog(s.config.home)) }),
+        queryOptions(DashboardInput),
+      )
+      .get("/dashboard", () => fileResponse(INDEX_HTML, "index.html"))
+      .get("/dashboard/vendor/:file", ({ params }) => pick(DASHBOARD_VENDOR, params.file, "/dashboard/vendor/"))
+      .get("/assets/dashboard/:file", ({ params }) => pick(PAGE_FILES, params.file, "/assets/dashboard/"))
+  );
 }

@@ -27,7 +27,13 @@ export const VIZ_VENDOR: Readonly<Record<string, string>> = {
 };
 
 /** The page's own script and style (public, like every page asset). */
-const VIZ_ASSETS: Readonly<Record<string, string>> = { "app.js": vizApp, "detail.js": vizDetail, "graph-view.js": vizView, "link-batch.js": vizLinks, "style.css": vizCss };
+const VIZ_ASSETS: Readonly<Record<string, string>> = {
+  "app.js": vizApp,
+  "detail.js": vizDetail,
+  "graph-view.js": vizView,
+  "link-batch.js": vizLinks,
+  "style.css": vizCss,
+};
 
 const pick = (map: Readonly<Record<string, string>>, name: string, where: string) => {
   if (!Object.hasOwn(map, name)) throw notFound(`no file ${where}${name.slice(0, 80)}`);

@@ -48,7 +48,10 @@ export function identityRoutes(s: Services) {
   const read = ({ query }: { query: IdentityQuery }) => getIdentity(s, query);
   const write = ({ query, body }: { query: IdentityQuery; body: IdentityPutInput }) => putIdentity(s, body, query);
   const noDelete = () => {
-    throw new AppError("method_not_allowed", `identity sections are deleted on the filesystem only: remove <home>/identity/<name>.md (or agents/<id>/<name>.md); use GET or PUT here`);
+    throw new AppError(
+      "method_not_allowed",
+      `identity sections are deleted on the filesystem only: remove <home>/identity/<name>.md (or agents/<id>/<name>.md); use GET or PUT here`,
+    );
   };
   return new Elysia({ name: "identity" })
     .get("/identity", read, READ)

@@ -31,7 +31,10 @@ export function mcpRoutes(s: Services) {
     const caller = callerOf(s, request, server);
     if (request.method === "GET") untimed(request, server);
     // The SDK decodes bodies leniently (invalid bytes become U+FFFD): check them as strictly as REST bodies first.
-    const checked = request.method === "POST" ? new Request(request.url, { method: "POST", headers: request.headers, body: await utf8Text(request), signal: request.signal }) : request;
+    const checked =
+      request.method === "POST"
+        ? new Request(request.url, { method: "POST", headers: request.headers, body: await utf8Text(request), signal: request.signal })
+        : request;
     return (await sessions()).streamable.handle(checked, caller);
   };
   return new Elysia({ name: "mcp" })
@@ -41,7 +44,8 @@ export function mcpRoutes(s: Services) {
     })
     .post(
       "/messages",
-      async ({ request, server }) => (await sessions()).sse.post(new URL(request.url).searchParams.get("sessionId"), callerOf(s, request, server), await utf8Text(request), request.headers),
+      async ({ request, server }) =>
+        (await sessions()).sse.post(new URL(request.url).searchParams.get("sessionId"), callerOf(s, request, server), await utf8Text(request), request.headers),
       { parse: "none" },
     )
     .get("/mcp", mcp)

@@ -14,7 +14,10 @@ const LEARNINGS_QUERY = queryOptions(LearningsInput);
 export function recallRoutes(s: Services) {
   const learningsHandler = ({ query }: { query: LearningsQuery }) => learnings(s, query);
   return new Elysia({ name: "recall" })
-    .post("/recall-index", ({ body, query }) => recallIndex(s, body, { explain: query.explain === "true" || query.explain === "1" }), { ...jsonObject(RecallIndexInput), query: RecallIndexQuery })
+    .post("/recall-index", ({ body, query }) => recallIndex(s, body, { explain: query.explain === "true" || query.explain === "1" }), {
+      ...jsonObject(RecallIndexInput),
+      query: RecallIndexQuery,
+    })
     .get("/learnings", learningsHandler, LEARNINGS_QUERY)
     .get("/lessons", learningsHandler, LEARNINGS_QUERY)
     .get("/index", async () => await domainIndex(s));

@@ -15,12 +15,14 @@ function agentOf(request: Request): string | null {
 
 /** Receipts (what memory gave the agent), use detection, feedback, and the agent search that leaves a receipt. */
 export function receiptRoutes(s: Services) {
-  return new Elysia({ name: "receipts" })
-    .get("/recall/receipts", ({ query }) => listReceipts(s, query), queryOptions(ReceiptsQuery))
-    .get("/recall/sessions", ({ query }) => listSessions(s, query), queryOptions(SessionsQuery))
-    .post("/recall/used", ({ body }) => markUsedFromReceipt(s, body), jsonObject(UsedInput))
-    .post("/feedback", ({ body }) => feedbackFromAnywhere(s, body, "rest"), jsonObject(FeedbackInput))
-    .post("/memory/review", ({ body }) => reviewMemory(s, body, "rest"), jsonObject(ReviewInput))
-    // The search of GET /search and memsvc_search (one schema); who asks comes in a header, as it is no search parameter.
-    .get("/search", ({ query, request }) => searchWithReceipt(s, query, { via: "rest", agent: agentOf(request) }), queryOptions(SearchInput));
+  return (
+    new Elysia({ name: "receipts" })
+      .get("/recall/receipts", ({ query }) => listReceipts(s, query), queryOptions(ReceiptsQuery))
+      .get("/recall/sessions", ({ query }) => listSessions(s, query), queryOptions(SessionsQuery))
+      .post("/recall/used", ({ body }) => markUsedFromReceipt(s, body), jsonObject(UsedInput))
+      .post("/feedback", ({ body }) => feedbackFromAnywhere(s, body, "rest"), jsonObject(FeedbackInput))
+      .post("/memory/review", ({ body }) => reviewMemory(s, body, "rest"), jsonObject(ReviewInput))
+      // The search of GET /search and memsvc_search (one schema); who asks comes in a header, as it is no search parameter.
+      .get("/search", ({ query, request }) => searchWithReceipt(s, query, { via: "rest", agent: agentOf(request) }), queryOptions(SearchInput))
+  );
 }

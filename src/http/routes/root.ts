@@ -18,7 +18,8 @@ export const ROOT_INDEX = {
  */
 export function rootRoutes(_s: Services) {
   return new Elysia({ name: "root" }).get("/", ({ request }) => {
-    if (/\btext\/html\b/i.test(request.headers.get("accept") ?? "")) return new Response(null, { status: 303, headers: { location: "/memories", "cache-control": "no-cache" } });
+    if (/\btext\/html\b/i.test(request.headers.get("accept") ?? ""))
+      return new Response(null, { status: 303, headers: { location: "/memories", "cache-control": "no-cache" } });
     return ROOT_INDEX;
   });
 }

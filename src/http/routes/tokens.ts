@@ -19,7 +19,13 @@ export function tokenRoutes(s: Services) {
       "/tokens",
       async ({ body, request, set }) => {
         const { token, row } = await createToken(s.storage.tokens, body, s.now());
-        auditLog(s).record({ actor: actor(request), action: "token.created", target: row.name, detail: JSON.stringify({ role: row.role, projects: row.projects }), peer: peerOf(request) });
+        auditLog(s).record({
+          actor: actor(request),
+          action: "token.created",
+          target: row.name,
+          detail: JSON.stringify({ role: row.role, projects: row.projects }),
+          peer: peerOf(request),
+        });
         set.status = 201;
         return { token, ...tokenView(row, s.now()), note: "shown once: only its hash is stored" };
       },

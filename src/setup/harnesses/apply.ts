@@ -97,4 +97,3 @@ export function applyChanges(changes: FileChange[], opts: { home: string }): { f
   }
   return results;
 }
-

@@ -44,7 +44,12 @@ function droppedIndexes(have: unknown[], want: unknown[]): number[] | null {
  * that is all that changed (the user's groups keep their bytes), else the
  * event's list rewritten.
  */
-function editHookEvents(text: string | null, have: Record<string, any>, want: Record<string, any>, events: readonly string[]): { text: string | null; changed: string[] } {
+function editHookEvents(
+  text: string | null,
+  have: Record<string, any>,
+  want: Record<string, any>,
+  events: readonly string[],
+): { text: string | null; changed: string[] } {
   let out = text;
   const changed: string[] = [];
   for (const ev of events) {
@@ -53,8 +58,10 @@ function editHookEvents(text: string | null, have: Record<string, any>, want: Re
     if (sameJson(a, b)) continue;
     changed.push(ev);
     if (b === undefined) out = removeJson(out ?? "{}", ["hooks", ev]);
-    else if (Array.isArray(a) && a.length > 0 && b.length === a.length + 1 && sameJson(a, b.slice(0, a.length))) out = appendJson(out!, ["hooks", ev], b[a.length]);
-    else if (Array.isArray(a) && droppedIndexes(a, b) !== null && b.length > 0) for (const i of droppedIndexes(a, b)!.reverse()) out = setJson(out, ["hooks", ev, i], undefined);
+    else if (Array.isArray(a) && a.length > 0 && b.length === a.length + 1 && sameJson(a, b.slice(0, a.length)))
+      out = appendJson(out!, ["hooks", ev], b[a.length]);
+    else if (Array.isArray(a) && droppedIndexes(a, b) !== null && b.length > 0)
+      for (const i of droppedIndexes(a, b)!.reverse()) out = setJson(out, ["hooks", ev, i], undefined);
     else out = setJson(out, ["hooks", ev], b);
   }
   return { text: out, changed };
@@ -64,7 +71,12 @@ export function hookEdits(file: string, opts: WireOptions, plans = CLAUDE_HOOKS,
   const before = readText(file);
   const have = readJsonc(before, file, { comments });
   const want = shapeGuard(file, () => installHooks(have, (ev) => shellLine(opts.inv, ["hook", ev, ...(harnessFlag ? ["--harness", harnessFlag] : [])]), plans));
-  const { text, changed } = editHookEvents(before, have, want, plans.map((p) => p.harnessEvent));
+  const { text, changed } = editHookEvents(
+    before,
+    have,
+    want,
+    plans.map((p) => p.harnessEvent),
+  );
   if (changed.length === 0) return null;
   return { file, before, after: text, summary: changed.map((ev) => `hooks.${ev}: memsvc hook ${plans.find((p) => p.harnessEvent === ev)!.event}`) };
 }
@@ -72,7 +84,12 @@ export function hookEdits(file: string, opts: WireOptions, plans = CLAUDE_HOOKS,
 export function stripHooks(file: string, text: string, plans = CLAUDE_HOOKS, comments = false): { after: string; summary: string[] } {
   const have = readJsonc(text, file, { comments });
   const want = shapeGuard(file, () => uninstallHooks(have, plans));
-  const { text: after, changed } = editHookEvents(text, have, want, plans.map((p) => p.harnessEvent));
+  const { text: after, changed } = editHookEvents(
+    text,
+    have,
+    want,
+    plans.map((p) => p.harnessEvent),
+  );
   return { after: after ?? text, summary: changed.map((ev) => `hooks.${ev}: memsvc's hook removed`) };
 }
 
@@ -86,14 +103,22 @@ export function mcpEdit(file: string, path: string[], entry: Record<string, unkn
   const start = from ? from.after : before;
   readJsonc(start, file, { comments });
   const parent = valueAt(start, path);
-  if (parent !== undefined && (parent === null || typeof parent !== "object" || Array.isArray(parent))) throw new WiringError(`${file}: "${path.join(".")}" is not an object; nothing was changed`);
+  if (parent !== undefined && (parent === null || typeof parent !== "object" || Array.isArray(parent)))
+    throw new WiringError(`${file}: "${path.join(".")}" is not an object; nothing was changed`);
   const have = valueAt(start, [...path, MCP_NAME]);
   if (isRemoteEntry(have) || sameJson(have, entry)) return from ?? null;
   const line = `${path.join(".")}.${MCP_NAME}: ${have === undefined ? "register" : "update"} the memsvc MCP server (\`memsvc mcp\`)`;
   return { file, before, after: setJson(start, [...path, MCP_NAME], entry), summary: [...(from?.summary ?? []), line] };
 }
 
-export function stripMcp(file: string, text: string, path: string[], isOurs: (entry: unknown) => boolean, comments: boolean, keepDepth: number): { after: string; summary: string[] } {
+export function stripMcp(
+  file: string,
+  text: string,
+  path: string[],
+  isOurs: (entry: unknown) => boolean,
+  comments: boolean,
+  keepDepth: number,
+): { after: string; summary: string[] } {
   readJsonc(text, file, { comments });
   const have = valueAt(text, [...path, MCP_NAME]);
   if (!isOurs(have)) return { after: text, summary: [] };

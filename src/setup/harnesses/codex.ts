@@ -67,18 +67,26 @@ export const codex: HarnessModule = {
     const doc = parseToml(text, file);
     const summary: string[] = [];
     const current = doc.notify;
-    if (current !== undefined && !(Array.isArray(current) && current.every((w) => typeof w === "string"))) throw new WiringError(`${file}: "notify" is not a list of strings; nothing was changed`);
+    if (current !== undefined && !(Array.isArray(current) && current.every((w) => typeof w === "string")))
+      throw new WiringError(`${file}: "notify" is not a list of strings; nothing was changed`);
     const ours = parseOurNotify(current);
     const chain = ours ? ours.chain : ((current as string[] | undefined) ?? []);
     const wantNotify = notifyArgv(inv, chain);
     if (!sameJson(current, wantNotify)) {
       text = setTopLevel(text, "notify", tomlArray(wantNotify));
-      summary.push(current === undefined || ours ? "notify: memsvc hook codex-notify" : `notify: memsvc hook codex-notify, which then runs your notify (${(current as string[]).join(" ")}) with the same payload`);
+      summary.push(
+        current === undefined || ours
+          ? "notify: memsvc hook codex-notify"
+          : `notify: memsvc hook codex-notify, which then runs your notify (${(current as string[]).join(" ")}) with the same payload`,
+      );
     }
     const want = mcpEntry(inv);
     const have = mcpServers(doc, file)?.[MCP_NAME];
     if (!sameJson(plain(have), want)) {
-      if (have !== undefined && !hasTable(text, TABLE)) throw new WiringError(`${file} defines mcp_servers.${MCP_NAME} in a form memsvc does not edit (inline or dotted keys); remove it or write it as a [${TABLE}] table, nothing was changed`);
+      if (have !== undefined && !hasTable(text, TABLE))
+        throw new WiringError(
+          `${file} defines mcp_servers.${MCP_NAME} in a form memsvc does not edit (inline or dotted keys); remove it or write it as a [${TABLE}] table, nothing was changed`,
+        );
       text = appendTable(removeTable(text, TABLE), TABLE, [
         ["command", tomlString(want.command as string)],
         ["args", tomlArray(want.args as string[])],
@@ -89,7 +97,8 @@ export const codex: HarnessModule = {
     if (summary.length === 0) return [];
     // The edit must read back as exactly what was meant, or nothing is written.
     const check = parseToml(text, file);
-    if (!sameJson(check.notify, wantNotify) || !sameJson(plain(mcpServers(check, file)?.[MCP_NAME]), want)) throw new WiringError(`${file}: memsvc could not edit this file safely; nothing was changed`);
+    if (!sameJson(check.notify, wantNotify) || !sameJson(plain(mcpServers(check, file)?.[MCP_NAME]), want))
+      throw new WiringError(`${file}: memsvc could not edit this file safely; nothing was changed`);
     return [{ file, before, after: text, summary } satisfies Edit];
   },
   strip(file, text) {
@@ -125,7 +134,12 @@ export const codex: HarnessModule = {
         advice: hooks === "ok" && mcp === "ok" ? "" : "run `memsvc setup` or `memsvc hooks install --harness codex`",
       };
     } catch (e) {
-      return { hooks: "missing", mcp: "missing", detail: (e as Error).message, advice: "fix the file by hand, then run `memsvc hooks install --harness codex`" };
+      return {
+        hooks: "missing",
+        mcp: "missing",
+        detail: (e as Error).message,
+        advice: "fix the file by hand, then run `memsvc hooks install --harness codex`",
+      };
     }
   },
 };

@@ -57,11 +57,20 @@ export const gemini: HarnessModule = {
         hooks,
         mcp,
         detail: `hooks ${n}/${installed.length}, MCP server ${mcp === "ok" ? "registered" : "not registered"} in ${file}${off}`,
-        advice: hooks === "ok" && mcp === "ok" && !off ? "" : off && hooks === "ok" && mcp === "ok" ? "set hooksConfig.enabled to true in ~/.gemini/settings.json" : "run `memsvc setup` or `memsvc hooks install --harness gemini`",
+        advice:
+          hooks === "ok" && mcp === "ok" && !off
+            ? ""
+            : off && hooks === "ok" && mcp === "ok"
+              ? "set hooksConfig.enabled to true in ~/.gemini/settings.json"
+              : "run `memsvc setup` or `memsvc hooks install --harness gemini`",
       };
     } catch (e) {
-      return { hooks: "missing", mcp: "missing", detail: (e as Error).message, advice: "fix the file by hand, then run `memsvc hooks install --harness gemini`" };
+      return {
+        hooks: "missing",
+        mcp: "missing",
+        detail: (e as Error).message,
+        advice: "fix the file by hand, then run `memsvc hooks install --harness gemini`",
+      };
     }
   },
 };
-

@@ -79,7 +79,13 @@ export function planUnwiring(id: HarnessId, opts: { env: NodeJS.ProcessEnv; home
       }
     }
     const changedSince = rec ? ["changed since memsvc wrote it: only memsvc's entries are taken out"] : [];
-    if (stripped.after === null || (rec && !rec.existed && m.isEmpty(file, stripped.after))) changes.push({ ...base, after: null, summary: [...changedSince, ...stripped.summary, "delete: nothing else is left in it"], removeDirs: rec?.createdDirs });
+    if (stripped.after === null || (rec && !rec.existed && m.isEmpty(file, stripped.after)))
+      changes.push({
+        ...base,
+        after: null,
+        summary: [...changedSince, ...stripped.summary, "delete: nothing else is left in it"],
+        removeDirs: rec?.createdDirs,
+      });
     else changes.push({ ...base, after: stripped.after, summary: [...changedSince, ...stripped.summary] });
   }
   return changes;
@@ -91,8 +97,6 @@ export function checkWiring(id: HarnessId, opts: { env: NodeJS.ProcessEnv }): Wi
 }
 
 export { applyChanges };
-;
-;
 export { pluginSource } from "./opencode-plugin";
 export { parseOurNotify } from "./codex";
 export { HARNESS_IDS, WiringError, type FileChange, type HarnessId, type HarnessInfo, type WiringCheck } from "./types";

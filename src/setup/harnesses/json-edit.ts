@@ -1,4 +1,15 @@
-import { applyEdits, findNodeAtLocation, modify, parse, parseTree, printParseErrorCode, type FormattingOptions, type JSONPath, type Node, type ParseError } from "jsonc-parser";
+import {
+  applyEdits,
+  findNodeAtLocation,
+  modify,
+  parse,
+  parseTree,
+  printParseErrorCode,
+  type FormattingOptions,
+  type JSONPath,
+  type Node,
+  type ParseError,
+} from "jsonc-parser";
 import { WiringError } from "./types";
 
 /**
@@ -17,7 +28,9 @@ export function readJsonc(text: string | null, file: string, opts: { comments: b
   if (errors.length > 0) {
     const e = errors[0]!;
     const line = text.slice(0, e.offset).split("\n").length;
-    throw new WiringError(`${file} is not valid ${opts.comments ? "JSONC" : "JSON"} (${printParseErrorCode(e.error)} at line ${line}); fix it by hand first, nothing was changed`);
+    throw new WiringError(
+      `${file} is not valid ${opts.comments ? "JSONC" : "JSON"} (${printParseErrorCode(e.error)} at line ${line}); fix it by hand first, nothing was changed`,
+    );
   }
   if (typeof value !== "object" || value === null || Array.isArray(value)) throw new WiringError(`${file} does not hold a JSON object; nothing was changed`);
   return value as Json;
@@ -137,7 +150,8 @@ function removeProperty(text: string, path: JSONPath): string {
     if (siblings.length === 1) {
       // The container becomes empty: its brackets close up as they would have been written.
       const closer = container.offset + container.length - 1;
-      if (/^[ \t]*$/.test(text.slice(lineStartOf(text, closer), closer))) return replaceRange(text, container.offset, container.length, container.type === "array" ? "[]" : "{}");
+      if (/^[ \t]*$/.test(text.slice(lineStartOf(text, closer), closer)))
+        return replaceRange(text, container.offset, container.length, container.type === "array" ? "[]" : "{}");
     }
     // From the line break before it to the end of its last line.
     let from = start;

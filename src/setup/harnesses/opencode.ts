@@ -18,7 +18,8 @@ import { WiringError, type Invocation } from "./types";
  * on PATH says it is 2.x.
  */
 
-export const opencodeDir = (env: NodeJS.ProcessEnv) => join(env.XDG_CONFIG_HOME && env.XDG_CONFIG_HOME.length > 0 ? env.XDG_CONFIG_HOME : join(userHome(env), ".config"), "opencode");
+export const opencodeDir = (env: NodeJS.ProcessEnv) =>
+  join(env.XDG_CONFIG_HOME && env.XDG_CONFIG_HOME.length > 0 ? env.XDG_CONFIG_HOME : join(userHome(env), ".config"), "opencode");
 export const opencodePluginFile = (env: NodeJS.ProcessEnv) => join(opencodeDir(env), "plugins", "memsvc.js");
 
 /** The config file opencode reads globally: an existing .jsonc, else an existing .json, else a new opencode.json. */
@@ -56,7 +57,8 @@ function entryFor(inv: Invocation, v2: boolean): Record<string, unknown> {
   return v2 ? { type: "local", command, ...environment } : { type: "local", command, enabled: true, ...environment };
 }
 
-const isOurEntry = (entry: unknown) => !!entry && typeof entry === "object" && Array.isArray((entry as { command?: unknown }).command) && isMemsvcMcpArgv((entry as { command: unknown[] }).command);
+const isOurEntry = (entry: unknown) =>
+  !!entry && typeof entry === "object" && Array.isArray((entry as { command?: unknown }).command) && isMemsvcMcpArgv((entry as { command: unknown[] }).command);
 const isPlugin = (file: string) => basename(file) === "memsvc.js";
 
 export const opencode: HarnessModule = {
@@ -72,15 +74,24 @@ export const opencode: HarnessModule = {
     readJsonc(before, file, { comments: true });
     const path = mcpPath(before, env);
     const parent = valueAt(before, path);
-    if (parent !== undefined && (parent === null || typeof parent !== "object" || Array.isArray(parent))) throw new WiringError(`${file}: "${path.join(".")}" is not an object; nothing was changed`);
+    if (parent !== undefined && (parent === null || typeof parent !== "object" || Array.isArray(parent)))
+      throw new WiringError(`${file}: "${path.join(".")}" is not an object; nothing was changed`);
     const want = entryFor(inv, path.length === 2);
     const have = valueAt(before, [...path, MCP_NAME]);
-    if (!isRemoteEntry(have) && !sameJson(have, want)) edits.push({ file, before, after: setJson(before, [...path, MCP_NAME], want), summary: [`${path.join(".")}.${MCP_NAME}: ${have === undefined ? "register" : "update"} the memsvc MCP server (\`memsvc mcp\`)`] });
+    if (!isRemoteEntry(have) && !sameJson(have, want))
+      edits.push({
+        file,
+        before,
+        after: setJson(before, [...path, MCP_NAME], want),
+        summary: [`${path.join(".")}.${MCP_NAME}: ${have === undefined ? "register" : "update"} the memsvc MCP server (\`memsvc mcp\`)`],
+      });
     const plugin = opencodePluginFile(env);
     const pluginBefore = readText(plugin);
     const source = pluginSource(inv);
-    if (pluginBefore !== null && !pluginBefore.startsWith(PLUGIN_MARKER)) throw new WiringError(`${plugin} exists and is not memsvc's; move it away first, nothing was changed`);
-    if (pluginBefore !== source) edits.push({ file: plugin, before: pluginBefore, after: source, summary: ["plugin: runs `memsvc capture --harness opencode` when a session goes idle"] });
+    if (pluginBefore !== null && !pluginBefore.startsWith(PLUGIN_MARKER))
+      throw new WiringError(`${plugin} exists and is not memsvc's; move it away first, nothing was changed`);
+    if (pluginBefore !== source)
+      edits.push({ file: plugin, before: pluginBefore, after: source, summary: ["plugin: runs `memsvc capture --harness opencode` when a session goes idle"] });
     return edits;
   },
   strip(file, text) {

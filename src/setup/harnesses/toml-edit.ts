@@ -141,7 +141,10 @@ export function tomlString(s: string): string {
 
 const tomlKey = (k: string) => (/^[A-Za-z0-9_-]+$/.test(k) ? k : tomlString(k));
 export const tomlArray = (items: readonly string[]) => `[${items.map(tomlString).join(", ")}]`;
-export const tomlInlineTable = (o: Record<string, string>) => `{ ${Object.entries(o).map(([k, v]) => `${tomlKey(k)} = ${tomlString(v)}`).join(", ")} }`;
+export const tomlInlineTable = (o: Record<string, string>) =>
+  `{ ${Object.entries(o)
+    .map(([k, v]) => `${tomlKey(k)} = ${tomlString(v)}`)
+    .join(", ")} }`;
 
 const eolOf = (text: string) => (text.includes("\r\n") ? "\r\n" : "\n");
 
@@ -174,7 +177,8 @@ export function removeTopLevel(text: string, key: string): string {
   const lineBreak = (at: number) => (text.startsWith("\r\n", at) ? 2 : text[at] === "\n" ? 1 : 0);
   const afterLine = found.end + lineBreak(found.end);
   // Alone above the first table, where insertion put a blank line between them.
-  if (keys.length === 1 && firstHeader && lineBreak(afterLine) > 0 && afterLine + lineBreak(afterLine) === firstHeader.start) return text.slice(0, found.start) + text.slice(firstHeader.start);
+  if (keys.length === 1 && firstHeader && lineBreak(afterLine) > 0 && afterLine + lineBreak(afterLine) === firstHeader.start)
+    return text.slice(0, found.start) + text.slice(firstHeader.start);
   if (found.start === 0) return text.slice(afterLine);
   // From the line break before it: the line after stays as it was.
   const from = found.start - (text.startsWith("\r\n", found.start - 2) ? 2 : 1);

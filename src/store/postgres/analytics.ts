@@ -39,7 +39,9 @@ export function pgAnalytics(h: PgHandle): AnalyticsStore {
          FROM ${S}.memories WHERE created_at >= $1 AND created_at < $2 GROUP BY 1, 2`,
       [w.start, end],
     )) as DashboardFigures["growthPerDay"];
-    const primaryDomains = (await x.sql.unsafe(`SELECT domain, count(*)::int AS n FROM ${S}.memory_primary_domain GROUP BY domain`)) as DashboardFigures["primaryDomains"];
+    const primaryDomains = (await x.sql.unsafe(
+      `SELECT domain, count(*)::int AS n FROM ${S}.memory_primary_domain GROUP BY domain`,
+    )) as DashboardFigures["primaryDomains"];
     const [recall] = await x.sql.unsafe(
       `SELECT (SELECT count(*) FROM ${S}.memory_events WHERE kind = 'shown')::int AS "shown",
               (SELECT count(*) FROM ${S}.memory_events WHERE kind = 'used')::int AS "used",

@@ -29,7 +29,9 @@ export function contentionError(e: unknown): unknown {
   const code = sqlState(e);
   if (!code) return e;
   const what = code === "40P01" ? "a deadlock with another transaction" : "a serialization failure against another transaction";
-  const err = new AppError("unavailable", `the database aborted this request's transaction (${code}: ${what}); nothing was written: send it again`, { reason: "contention" });
+  const err = new AppError("unavailable", `the database aborted this request's transaction (${code}: ${what}); nothing was written: send it again`, {
+    reason: "contention",
+  });
   (err as { cause?: unknown }).cause = e;
   return err;
 }

@@ -15,7 +15,11 @@ export function pgDistill(h: PgHandle): DistillStore {
       // The primary key decides. A concurrent transaction's uncommitted claim
       // makes this INSERT wait for it: after its commit nothing is inserted
       // (false), after its rollback this claim wins (true).
-      const rows = await orm.insert(t.segments).values({ key, sessionId, memoryCount: 0, createdAt: at }).onConflictDoNothing().returning({ key: t.segments.key });
+      const rows = await orm
+        .insert(t.segments)
+        .values({ key, sessionId, memoryCount: 0, createdAt: at })
+        .onConflictDoNothing()
+        .returning({ key: t.segments.key });
       return rows.length === 1;
     },
     async setSegmentCount(key, count) {
@@ -50,7 +54,10 @@ export function pgDistill(h: PgHandle): DistillStore {
     async rewrite(seq, content, vector, strength, now) {
       const write = async (x: PgHandle) => {
         await x.orm.update(x.t.memories).set({ content, strength, refreshedAt: now, updatedAt: now }).where(eq(x.t.memories.seq, seq));
-        await x.orm.update(x.t.memoryVec).set({ embedding: Array.from(vector) }).where(eq(x.t.memoryVec.seq, seq));
+        await x.orm
+          .update(x.t.memoryVec)
+          .set({ embedding: Array.from(vector) })
+          .where(eq(x.t.memoryVec.seq, seq));
       };
       if (h.inTransaction) return write(h);
       await reportingContention(() => h.sql.begin((tx) => write(h.bind(tx))));

@@ -6,7 +6,12 @@ export function pgFeedback(h: PgHandle): FeedbackStore {
   const S = h.schema;
   return {
     addEvent: async (e) => {
-      await h.sql.unsafe(`INSERT INTO ${S}.memory_events (memory_id, kind, at, detail) VALUES ($1::text, $2::text, $3::bigint, $4::text)`, [e.memoryId, e.kind, e.at, e.detail]);
+      await h.sql.unsafe(`INSERT INTO ${S}.memory_events (memory_id, kind, at, detail) VALUES ($1::text, $2::text, $3::bigint, $4::text)`, [
+        e.memoryId,
+        e.kind,
+        e.at,
+        e.detail,
+      ]);
     },
     liveEvents: async () => {
       const rows = await h.sql.unsafe(
@@ -18,7 +23,10 @@ export function pgFeedback(h: PgHandle): FeedbackStore {
       return rows as FeedbackEventRow[];
     },
     counts: async (since, until) =>
-      (await h.sql.unsafe(`SELECT kind, count(*)::int AS n FROM ${S}.memory_events WHERE kind NOT IN ('shown', 'used') AND at >= $1::bigint AND at < $2::bigint GROUP BY kind`, [since, until])) as {
+      (await h.sql.unsafe(
+        `SELECT kind, count(*)::int AS n FROM ${S}.memory_events WHERE kind NOT IN ('shown', 'used') AND at >= $1::bigint AND at < $2::bigint GROUP BY kind`,
+        [since, until],
+      )) as {
         kind: string;
         n: number;
       }[],

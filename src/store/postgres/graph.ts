@@ -104,7 +104,11 @@ export function pgGraph(h: PgHandle): GraphStore {
         .from(l)
         .where(and(or(eq(l.fromId, id), eq(l.toId, id)), relationship === null ? undefined : eq(l.relationship, relationship)))
         .orderBy(desc(l.weight));
-      return rows.map((r) => (r.fromId === id ? { other: r.toId, relationship: r.relationship, weight: r.weight, direction: "out" as const } : { other: r.fromId, relationship: r.relationship, weight: r.weight, direction: "in" as const }));
+      return rows.map((r) =>
+        r.fromId === id
+          ? { other: r.toId, relationship: r.relationship, weight: r.weight, direction: "out" as const }
+          : { other: r.fromId, relationship: r.relationship, weight: r.weight, direction: "in" as const },
+      );
     },
 
     async linksAround(frontier) {
@@ -146,7 +150,10 @@ export function pgGraph(h: PgHandle): GraphStore {
     },
   };
 
-  async function exportSlice(hh: PgHandle, { now, previewChars, type, tag, domain: wanted, minStrength, limit }: Parameters<GraphStore["exportSlice"]>[0]): Promise<ExportSlice> {
+  async function exportSlice(
+    hh: PgHandle,
+    { now, previewChars, type, tag, domain: wanted, minStrength, limit }: Parameters<GraphStore["exportSlice"]>[0],
+  ): Promise<ExportSlice> {
     const e = eff(now);
     const filters: (Fragment | undefined)[] = [
       type === null ? undefined : eq(m.memoryType, type),
@@ -173,7 +180,9 @@ export function pgGraph(h: PgHandle): GraphStore {
       .where(and(...filters))
       .orderBy(sql`${e} DESC`, desc(m.createdAt), sql`${m.id} COLLATE "C"`)
       .limit(limit);
-    const [totals] = await hh.orm.select({ m: sql<number>`(SELECT count(*) FROM ${m})::int`, l: sql<number>`(SELECT count(*) FROM ${l})::int` }).from(sql`(SELECT 1) AS one`);
+    const [totals] = await hh.orm
+      .select({ m: sql<number>`(SELECT count(*) FROM ${m})::int`, l: sql<number>`(SELECT count(*) FROM ${l})::int` })
+      .from(sql`(SELECT 1) AS one`);
     const ids = rows.map((r) => r.id);
     const tags = ids.length
       ? await hh.orm
@@ -188,11 +197,7 @@ export function pgGraph(h: PgHandle): GraphStore {
           .from(l)
           .where(and(idIn(l.fromId, ids), idIn(l.toId, ids)))
       : [];
-    const storeDomains = await hh.orm
-      .select({ name: domain, n: sql<number>`count(*)::int` })
-      .from(m)
-      .leftJoin(pd, eq(pd.memoryId, m.id))
-      .groupBy(domain);
+    const storeDomains = await hh.orm.select({ name: domain, n: sql<number>`count(*)::int` }).from(m).leftJoin(pd, eq(pd.memoryId, m.id)).groupBy(domain);
     const storeTypes = await hh.orm.select({ name: m.memoryType, n: sql<number>`count(*)::int` }).from(m).groupBy(m.memoryType);
     return { rows, matched: rows.length ? rows[0].matched : 0, totalMemories: totals.m, totalLinks: totals.l, tags, edges, storeDomains, storeTypes };
   }

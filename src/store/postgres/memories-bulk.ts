@@ -1,12 +1,5 @@
 import { and, asc, count, desc, eq, gt, gte, inArray, isNotNull, lte, or, sql, type SQL as Fragment } from "drizzle-orm";
-import type {
-  ExportRow,
-  FullMemory,
-  ListFilterSpec,
-  ListRow,
-  MemoriesBulkStore,
-  MigrateTable,
-} from "../../core/memories/store-bulk";
+import type { ExportRow, FullMemory, ListFilterSpec, ListRow, MemoriesBulkStore, MigrateTable } from "../../core/memories/store-bulk";
 import { eventRecord, rowsOf } from "../../core/memories/store-bulk";
 import { DEFAULT_DOMAIN } from "../../core/memories/tags";
 import { DECAY_FLOOR, DECAY_HALF_LIFE_DAYS } from "../../core/memories/tuning";
@@ -66,7 +59,11 @@ async function vacuumAnalyze(h: PgHandle): Promise<void> {
  */
 const MIGRATE_INDEXES = "migrate_indexes";
 
-async function dropSecondaryIndexes(th: PgHandle, getMeta: (th: PgHandle, key: string) => Promise<string | null>, setMeta: (th: PgHandle, key: string, value: string) => Promise<unknown>): Promise<void> {
+async function dropSecondaryIndexes(
+  th: PgHandle,
+  getMeta: (th: PgHandle, key: string) => Promise<string | null>,
+  setMeta: (th: PgHandle, key: string, value: string) => Promise<unknown>,
+): Promise<void> {
   if ((await getMeta(th, MIGRATE_INDEXES)) !== null) return;
   const rows = (await th.sql.unsafe(
     `SELECT i.relname AS name, pg_get_indexdef(x.indexrelid) AS def FROM pg_index x
@@ -129,7 +126,8 @@ export function pgMemoriesBulk(h: PgHandle): MemoriesBulkStore {
   const { memories: m, memoryVec, links, memoryTags, segments, memoryEvents, meta, memoryPrimaryDomain: pd, memoryHistory, memoryAnchors } = h.t;
 
   /** Runs `fn` in a transaction: the caller's, when this handle is bound to one. */
-  const inTx = <T>(fn: (th: PgHandle) => Promise<T>): Promise<T> => (h.inTransaction ? fn(h) : (reportingContention(() => h.sql.begin((tx) => fn(h.bind(tx)))) as Promise<T>));
+  const inTx = <T>(fn: (th: PgHandle) => Promise<T>): Promise<T> =>
+    h.inTransaction ? fn(h) : (reportingContention(() => h.sql.begin((tx) => fn(h.bind(tx)))) as Promise<T>);
   /**
    * Whether the re-embed is still where the caller left it, holding row locks
    * on the two meta keys until the transaction ends: a switch of embedder on
@@ -155,7 +153,11 @@ export function pgMemoriesBulk(h: PgHandle): MemoriesBulkStore {
     if (f.type !== null) parts.push(eq(m.memoryType, f.type));
     if (f.domain !== null) {
       // "general" is also every memory without a tag; other domains come straight from their index.
-      parts.push(f.domain === DEFAULT_DOMAIN ? sql`${domainSql} = ${f.domain}` : inArray(m.id, h.orm.select({ id: pd.memoryId }).from(pd).where(eq(pd.domain, f.domain))));
+      parts.push(
+        f.domain === DEFAULT_DOMAIN
+          ? sql`${domainSql} = ${f.domain}`
+          : inArray(m.id, h.orm.select({ id: pd.memoryId }).from(pd).where(eq(pd.domain, f.domain))),
+      );
     }
     if (f.from !== null) parts.push(gte(m.createdAt, f.from));
     if (f.to !== null) parts.push(lte(m.createdAt, f.to));
@@ -183,8 +185,10 @@ export function pgMemoriesBulk(h: PgHandle): MemoriesBulkStore {
     linkCount: m.linkCount,
   });
 
-  const getMeta = async (th: PgHandle, key: string): Promise<string | null> => (await th.orm.select({ value: meta.value }).from(meta).where(eq(meta.key, key)))[0]?.value ?? null;
-  const setMeta = (th: PgHandle, key: string, value: string) => th.orm.insert(meta).values({ key, value }).onConflictDoUpdate({ target: meta.key, set: { value } });
+  const getMeta = async (th: PgHandle, key: string): Promise<string | null> =>
+    (await th.orm.select({ value: meta.value }).from(meta).where(eq(meta.key, key)))[0]?.value ?? null;
+  const setMeta = (th: PgHandle, key: string, value: string) =>
+    th.orm.insert(meta).values({ key, value }).onConflictDoUpdate({ target: meta.key, set: { value } });
 
   const memoryColumns = {
     seq: m.seq,
@@ -224,7 +228,12 @@ export function pgMemoriesBulk(h: PgHandle): MemoriesBulkStore {
       const vecs = await th.orm
         .select({ seq: memoryVec.seq, embedding: memoryVec.embedding })
         .from(memoryVec)
-        .where(inArray(memoryVec.seq, rows.map((r) => r.seq)));
+        .where(
+          inArray(
+            memoryVec.seq,
+            rows.map((r) => r.seq),
+          ),
+        );
       for (const v of vecs) vecBySeq.set(v.seq, toVector(v.embedding));
     }
     return rows.map((r) => ({ ...r, tags: tagsById.get(r.id) ?? [], vector: vecBySeq.get(r.seq) ?? null }));
@@ -296,15 +305,15 @@ export function pgMemoriesBulk(h: PgHandle): MemoriesBulkStore {
     }
     let linkCount = 0;
     const of = <K extends ExportRow["kind"]>(kind: K) => rows.filter((r): r is Extract<ExportRow, { kind: K }> => r.kind === kind);
-    for (const part of byParams(of("link").map(({ link: l }) => ({ fromId: l.from_id, toId: l.to_id, relationship: l.relationship, weight: l.weight, createdAt: l.created_at })))) {
-      const added = await th.orm
-        .insert(links)
-        .values(part)
-        .onConflictDoNothing()
-        .returning({ fromId: links.fromId });
+    for (const part of byParams(
+      of("link").map(({ link: l }) => ({ fromId: l.from_id, toId: l.to_id, relationship: l.relationship, weight: l.weight, createdAt: l.created_at })),
+    )) {
+      const added = await th.orm.insert(links).values(part).onConflictDoNothing().returning({ fromId: links.fromId });
       linkCount += added.length;
     }
-    for (const part of byParams(of("segment").map(({ segment: g }) => ({ key: g.key, sessionId: g.session_id, memoryCount: g.memory_count, createdAt: g.created_at })))) {
+    for (const part of byParams(
+      of("segment").map(({ segment: g }) => ({ key: g.key, sessionId: g.session_id, memoryCount: g.memory_count, createdAt: g.created_at })),
+    )) {
       await th.orm.insert(segments).values(part).onConflictDoNothing();
     }
     for (const part of byParams(of("event").map(({ event: e }) => ({ memoryId: e.memory_id, kind: e.event, at: e.at, detail: e.detail ?? null })))) {
@@ -355,7 +364,12 @@ export function pgMemoriesBulk(h: PgHandle): MemoriesBulkStore {
         .values(part)
         .onConflictDoUpdate({
           target: [memoryAnchors.memoryId, memoryAnchors.repo],
-          set: { branch: sql`excluded.branch`, commitId: sql`excluded.commit_id`, paths: sql`excluded.paths`, anchoredAt: sql`excluded.anchored_at`, stale: sql`excluded.stale`,
+          set: {
+            branch: sql`excluded.branch`,
+            commitId: sql`excluded.commit_id`,
+            paths: sql`excluded.paths`,
+            anchoredAt: sql`excluded.anchored_at`,
+            stale: sql`excluded.stale`,
             staleAt: sql`excluded.stale_at`,
             evidence: sql`excluded.evidence`,
             rechecked: sql`excluded.rechecked`,
@@ -381,12 +395,35 @@ export function pgMemoriesBulk(h: PgHandle): MemoriesBulkStore {
         .limit(limit);
       return { last: rows.length ? rows[rows.length - 1].k : null, rows: rows.map(({ k: _k, ...event }) => ({ kind: "event", event: eventRecord(event) })) };
     },
-    links: async (th, after, limit) => byOffset(after, (await th.orm.select(linkColumns).from(links).orderBy(asc(links.fromId), asc(links.toId), asc(links.relationship)).offset(after).limit(limit)).map((link) => ({ kind: "link", link }))),
-    segments: async (th, after, limit) => byOffset(after, (await th.orm.select(segmentColumns).from(segments).orderBy(asc(segments.key)).offset(after).limit(limit)).map((segment) => ({ kind: "segment", segment }))),
+    links: async (th, after, limit) =>
+      byOffset(
+        after,
+        (await th.orm.select(linkColumns).from(links).orderBy(asc(links.fromId), asc(links.toId), asc(links.relationship)).offset(after).limit(limit)).map(
+          (link) => ({ kind: "link", link }),
+        ),
+      ),
+    segments: async (th, after, limit) =>
+      byOffset(
+        after,
+        (await th.orm.select(segmentColumns).from(segments).orderBy(asc(segments.key)).offset(after).limit(limit)).map((segment) => ({
+          kind: "segment",
+          segment,
+        })),
+      ),
     history: async (th, after, limit) =>
-      byOffset(after, (await th.orm.select(historyColumns).from(memoryHistory).orderBy(asc(memoryHistory.memoryId), asc(memoryHistory.version)).offset(after).limit(limit)).map((history) => ({ kind: "history", history }))),
+      byOffset(
+        after,
+        (
+          await th.orm.select(historyColumns).from(memoryHistory).orderBy(asc(memoryHistory.memoryId), asc(memoryHistory.version)).offset(after).limit(limit)
+        ).map((history) => ({ kind: "history", history })),
+      ),
     anchors: async (th, after, limit) =>
-      byOffset(after, (await th.orm.select(anchorColumns).from(memoryAnchors).orderBy(asc(memoryAnchors.memoryId), asc(memoryAnchors.repo)).offset(after).limit(limit)).map((anchor) => ({ kind: "anchor", anchor }))),
+      byOffset(
+        after,
+        (await th.orm.select(anchorColumns).from(memoryAnchors).orderBy(asc(memoryAnchors.memoryId), asc(memoryAnchors.repo)).offset(after).limit(limit)).map(
+          (anchor) => ({ kind: "anchor", anchor }),
+        ),
+      ),
   };
   const byOffset = (after: number, rows: ExportRow[]) => ({ last: rows.length ? after + rows.length : null, rows });
 
@@ -486,7 +523,11 @@ export function pgMemoriesBulk(h: PgHandle): MemoriesBulkStore {
           after = page[page.length - 1].seq!;
         }
         // SQLite's export writes links in insertion order; PostgreSQL has none: key order is stable.
-        for (const link of await th.orm.select(linkColumns).from(links).orderBy(asc(links.createdAt), asc(links.fromId), asc(links.toId), asc(links.relationship))) await emit({ kind: "link", link });
+        for (const link of await th.orm
+          .select(linkColumns)
+          .from(links)
+          .orderBy(asc(links.createdAt), asc(links.fromId), asc(links.toId), asc(links.relationship)))
+          await emit({ kind: "link", link });
         for (const segment of await th.orm.select(segmentColumns).from(segments).orderBy(asc(segments.key))) await emit({ kind: "segment", segment });
         for (let after = 0; ; ) {
           const page = await th.orm
@@ -499,11 +540,22 @@ export function pgMemoriesBulk(h: PgHandle): MemoriesBulkStore {
           for (const { k: _k, ...event } of page) await emit({ kind: "event", event: eventRecord(event) });
           after = page[page.length - 1].k;
         }
-        for (const history of await th.orm.select(historyColumns).from(memoryHistory).orderBy(sql`${memoryHistory.memoryId} COLLATE "C"`, asc(memoryHistory.version))) await emit({ kind: "history", history });
-        for (const anchor of await th.orm.select(anchorColumns).from(memoryAnchors).orderBy(sql`${memoryAnchors.memoryId} COLLATE "C"`, sql`${memoryAnchors.repo} COLLATE "C"`)) await emit({ kind: "anchor", anchor });
+        for (const history of await th.orm
+          .select(historyColumns)
+          .from(memoryHistory)
+          .orderBy(sql`${memoryHistory.memoryId} COLLATE "C"`, asc(memoryHistory.version)))
+          await emit({ kind: "history", history });
+        for (const anchor of await th.orm
+          .select(anchorColumns)
+          .from(memoryAnchors)
+          .orderBy(sql`${memoryAnchors.memoryId} COLLATE "C"`, sql`${memoryAnchors.repo} COLLATE "C"`))
+          await emit({ kind: "anchor", anchor });
         // Identity lives in the database here: in the same snapshot. Global scope first, then agents, names in code-point order (as the folder lists them).
         const id = th.t.identitySections;
-        for (const r of await th.orm.select({ scope: id.scope, name: id.name, body: id.body }).from(id).orderBy(sql`${id.scope} COLLATE "C"`, sql`${id.name} COLLATE "C"`)) {
+        for (const r of await th.orm
+          .select({ scope: id.scope, name: id.name, body: id.body })
+          .from(id)
+          .orderBy(sql`${id.scope} COLLATE "C"`, sql`${id.name} COLLATE "C"`)) {
           await emit({ kind: "identity", identity: { agent: r.scope === "" ? null : r.scope, name: r.name, body: r.body } });
         }
       };
@@ -528,12 +580,7 @@ export function pgMemoriesBulk(h: PgHandle): MemoriesBulkStore {
     },
 
     async reembedRows(afterSeq, limit) {
-      return h.orm
-        .select({ seq: m.seq, content: m.content, project: m.project })
-        .from(m)
-        .where(gt(m.seq, afterSeq))
-        .orderBy(asc(m.seq))
-        .limit(limit);
+      return h.orm.select({ seq: m.seq, content: m.content, project: m.project }).from(m).where(gt(m.seq, afterSeq)).orderBy(asc(m.seq)).limit(limit);
     },
 
     async applyReembed(expect, vectors, cursor) {
@@ -541,9 +588,25 @@ export function pgMemoriesBulk(h: PgHandle): MemoriesBulkStore {
         if (!(await reembedStillAt(th, expect))) return false;
         if (vectors.length) {
           // Only memories still there: a vector of a deleted memory would break the foreign key.
-          const alive = new Set((await th.orm.select({ seq: m.seq }).from(m).where(inArray(m.seq, vectors.map((v) => v.seq)))).map((r) => r.seq));
+          const alive = new Set(
+            (
+              await th.orm
+                .select({ seq: m.seq })
+                .from(m)
+                .where(
+                  inArray(
+                    m.seq,
+                    vectors.map((v) => v.seq),
+                  ),
+                )
+            ).map((r) => r.seq),
+          );
           const rows = vectors.filter((v) => alive.has(v.seq)).map((v) => ({ seq: v.seq, embedding: Array.from(v.vector) }));
-          if (rows.length) await th.orm.insert(memoryVec).values(rows).onConflictDoUpdate({ target: memoryVec.seq, set: { embedding: sql`excluded.embedding` } });
+          if (rows.length)
+            await th.orm
+              .insert(memoryVec)
+              .values(rows)
+              .onConflictDoUpdate({ target: memoryVec.seq, set: { embedding: sql`excluded.embedding` } });
         }
         await setMeta(th, "reembed_cursor", cursor);
         return true;

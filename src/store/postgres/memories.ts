@@ -20,7 +20,8 @@ export function pgMemories(h: PgHandle): Omit<MemoriesStore, keyof MemoriesBulkS
   const m = t.memories;
   // Every column but the generated full-text vector: rows leave as MemoryRow.
   const { fts: _fts, ...cols } = getTableColumns(m);
-  const inTx = <T>(fn: (hh: PgHandle) => Promise<T>): Promise<T> => (h.inTransaction ? fn(h) : (reportingContention(() => h.sql.begin((tx) => fn(h.bind(tx)))) as Promise<T>));
+  const inTx = <T>(fn: (hh: PgHandle) => Promise<T>): Promise<T> =>
+    h.inTransaction ? fn(h) : (reportingContention(() => h.sql.begin((tx) => fn(h.bind(tx)))) as Promise<T>);
   const a = t.memoryAnchors;
   const anchorOf = (r: typeof a.$inferSelect): AnchorRow => ({
     memoryId: r.memoryId,
@@ -96,12 +97,20 @@ export function pgMemories(h: PgHandle): Omit<MemoriesStore, keyof MemoriesBulkS
 
     async memoriesByIdPrefix(prefix, limit) {
       // LIKE, not a range: under a non-C collation "-" does not sort as in SQLite. The prefix is hex and "-" only.
-      return (await h.orm.select(cols).from(m).where(like(m.id, `${prefix}%`)).orderBy(byte(m.id)).limit(limit)) as MemoryRow[];
+      return (await h.orm
+        .select(cols)
+        .from(m)
+        .where(like(m.id, `${prefix}%`))
+        .orderBy(byte(m.id))
+        .limit(limit)) as MemoryRow[];
     },
 
     async memoriesBySeq(seqs) {
       if (seqs.length === 0) return [];
-      return (await h.orm.select(cols).from(m).where(inArray(m.seq, [...seqs]))) as MemoryRow[];
+      return (await h.orm
+        .select(cols)
+        .from(m)
+        .where(inArray(m.seq, [...seqs]))) as MemoryRow[];
     },
 
     async markUsed(id, at, strength) {
@@ -123,7 +132,10 @@ export function pgMemories(h: PgHandle): Omit<MemoriesStore, keyof MemoriesBulkS
     },
 
     async setVector(seq, vector) {
-      await h.orm.update(t.memoryVec).set({ embedding: Array.from(vector) }).where(eq(t.memoryVec.seq, seq));
+      await h.orm
+        .update(t.memoryVec)
+        .set({ embedding: Array.from(vector) })
+        .where(eq(t.memoryVec.seq, seq));
     },
 
     async deleteMemories(ids) {
@@ -170,11 +182,13 @@ export function pgMemories(h: PgHandle): Omit<MemoriesStore, keyof MemoriesBulkS
          ORDER BY weight DESC, id COLLATE "C" LIMIT $3`,
         [memoryId, previewChars, limit],
       );
-      return (rows as { id: string; head: string; length: number; memoryType: string; relationship: string; weight: number; direction: "out" | "in" }[]).map((r) => ({
-        ...r,
-        length: Number(r.length),
-        weight: Number(r.weight),
-      }));
+      return (rows as { id: string; head: string; length: number; memoryType: string; relationship: string; weight: number; direction: "out" | "in" }[]).map(
+        (r) => ({
+          ...r,
+          length: Number(r.length),
+          weight: Number(r.weight),
+        }),
+      );
     },
 
     async snapshot(memoryId) {
@@ -226,7 +240,17 @@ export function pgMemories(h: PgHandle): Omit<MemoriesStore, keyof MemoriesBulkS
 
     async upsertAnchors(rows) {
       if (rows.length === 0) return;
-      const values = rows.map((r) => ({ memoryId: r.memoryId, repo: r.repo, branch: r.branch, commitId: r.commit, paths: JSON.stringify(r.paths), anchoredAt: r.anchoredAt, stale: null, staleAt: null, evidence: r.evidence ?? null }));
+      const values = rows.map((r) => ({
+        memoryId: r.memoryId,
+        repo: r.repo,
+        branch: r.branch,
+        commitId: r.commit,
+        paths: JSON.stringify(r.paths),
+        anchoredAt: r.anchoredAt,
+        stale: null,
+        staleAt: null,
+        evidence: r.evidence ?? null,
+      }));
       const parts = byParams(values);
       await inOneTransaction(h, parts.length, async (th) => {
         for (const part of parts) {
@@ -299,7 +323,14 @@ export function pgMemories(h: PgHandle): Omit<MemoriesStore, keyof MemoriesBulkS
         let cleared = 0;
         if (fresh.length) {
           const list = [...new Set(fresh)];
-          const known = new Set((await hh.orm.select({ id: a.memoryId }).from(a).where(and(eq(a.repo, repo), inArray(a.memoryId, list)))).map((r) => r.id));
+          const known = new Set(
+            (
+              await hh.orm
+                .select({ id: a.memoryId })
+                .from(a)
+                .where(and(eq(a.repo, repo), inArray(a.memoryId, list)))
+            ).map((r) => r.id),
+          );
           const done = await hh.orm
             .update(a)
             .set({ stale: null, staleAt: null })
@@ -338,7 +369,8 @@ export function pgMemories(h: PgHandle): Omit<MemoriesStore, keyof MemoriesBulkS
     async settleAnchor(memoryId, repo, staleText, outcome) {
       const where = and(eq(a.memoryId, memoryId), eq(a.repo, repo), eq(a.stale, staleText));
       if (outcome.kind === "delete") return (await h.orm.delete(a).where(where).returning({ id: a.memoryId })).length > 0;
-      if (outcome.kind === "checked") return (await h.orm.update(a).set({ rechecked: outcome.rechecked }).where(where).returning({ id: a.memoryId })).length > 0;
+      if (outcome.kind === "checked")
+        return (await h.orm.update(a).set({ rechecked: outcome.rechecked }).where(where).returning({ id: a.memoryId })).length > 0;
       const next = outcome.anchor;
       const done = await h.orm
         .update(a)

@@ -36,7 +36,9 @@ export async function migratePostgres(sql: SQL, schema: string, location: string
       for (const m of PG_MIGRATIONS) {
         if (m.version <= current) continue;
         await tx.unsafe(m.sql.replaceAll("__SCHEMA__", schema)).simple();
-        await tx.unsafe(`INSERT INTO ${schema}.meta(key, value) VALUES ('schema_version', $1) ON CONFLICT (key) DO UPDATE SET value = excluded.value`, [String(m.version)]);
+        await tx.unsafe(`INSERT INTO ${schema}.meta(key, value) VALUES ('schema_version', $1) ON CONFLICT (key) DO UPDATE SET value = excluded.value`, [
+          String(m.version),
+        ]);
       }
     });
   } catch (e) {
@@ -61,7 +63,10 @@ async function ensureVector(tx: TransactionSQL, location: string, hide: (m: stri
   }
   const version = String(row.extversion);
   if (older(version, MIN_PGVECTOR)) {
-    throw new PgUnavailableError(`PostgreSQL at ${location} has pgvector ${version}; memsvc needs ${MIN_PGVECTOR.join(".")} or later (HNSW indexes with iterative scans): ALTER EXTENSION vector UPDATE`, "no_pgvector");
+    throw new PgUnavailableError(
+      `PostgreSQL at ${location} has pgvector ${version}; memsvc needs ${MIN_PGVECTOR.join(".")} or later (HNSW indexes with iterative scans): ALTER EXTENSION vector UPDATE`,
+      "no_pgvector",
+    );
   }
 }
 

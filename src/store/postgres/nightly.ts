@@ -8,7 +8,8 @@ import { reportingContention } from "./contention";
 const DAY_MS = 86_400_000;
 
 /** core/memories/strength.ts's effectiveStrength as PostgreSQL, `$now` being the parameter named. */
-const effective = (now: string) => `(strength * (${DECAY_FLOOR} + ${1 - DECAY_FLOOR} * power(0.5, greatest(0, ${now} - refreshed_at)::float8 / ${DAY_MS * DECAY_HALF_LIFE_DAYS})))`;
+const effective = (now: string) =>
+  `(strength * (${DECAY_FLOOR} + ${1 - DECAY_FLOOR} * power(0.5, greatest(0, ${now} - refreshed_at)::float8 / ${DAY_MS * DECAY_HALF_LIFE_DAYS})))`;
 
 /** Bun's SQL client reads bigint as text: numbers back. */
 const num = (v: unknown): number => (typeof v === "number" ? v : Number(v));
@@ -68,7 +69,8 @@ export function pgNightly(h: PgHandle): NightlyStore {
   const q = (text: string, params: unknown[] = []) => h.sql.unsafe(text, params as never[]) as Promise<Record<string, unknown>[]>;
   const toRun = (r: typeof runs.$inferSelect): NightlyRunRow => ({ ...r, forced: r.forced === 1 });
   /** Several statements that must land together: inside a caller's transaction they join it. */
-  const atomically = <T>(fn: (h: PgHandle) => Promise<T>): Promise<T> => (h.inTransaction ? fn(h) : (reportingContention(() => h.sql.begin((tx) => fn(h.bind(tx)))) as Promise<T>));
+  const atomically = <T>(fn: (h: PgHandle) => Promise<T>): Promise<T> =>
+    h.inTransaction ? fn(h) : (reportingContention(() => h.sql.begin((tx) => fn(h.bind(tx)))) as Promise<T>);
   return {
     async lastRun(day) {
       const [r] = await h.orm.select().from(runs).where(eq(runs.day, day)).orderBy(desc(runs.id)).limit(1);
@@ -92,7 +94,16 @@ export function pgNightly(h: PgHandle): NightlyStore {
       try {
         const rows = await h.orm
           .update(runs)
-          .set({ status: "running", owner: next.owner, heartbeatAt: next.now, finishedAt: null, forced: next.forced ? 1 : 0, startedAt: next.startedAt, cursor: next.cursor, digest: next.digest })
+          .set({
+            status: "running",
+            owner: next.owner,
+            heartbeatAt: next.now,
+            finishedAt: null,
+            forced: next.forced ? 1 : 0,
+            startedAt: next.startedAt,
+            cursor: next.cursor,
+            digest: next.digest,
+          })
           .where(and(eq(runs.id, seen.id), eq(runs.owner, seen.owner), eq(runs.status, seen.status), eq(runs.heartbeatAt, seen.heartbeatAt)))
           .returning({ id: runs.id });
         return rows.length === 1;
@@ -161,7 +172,15 @@ export function pgNightly(h: PgHandle): NightlyStore {
           ORDER BY coalesce(project, '') COLLATE "C", seq LIMIT $5`,
         [start, end, after[0], after[1], limit],
       );
-      return rows.map((r) => ({ seq: num(r.seq), id: r.id as string, content: r.content as string, memoryType: r.memory_type as string, project: r.project as string | null, pkey: r.pkey as string, createdAt: num(r.created_at) }));
+      return rows.map((r) => ({
+        seq: num(r.seq),
+        id: r.id as string,
+        content: r.content as string,
+        memoryType: r.memory_type as string,
+        project: r.project as string | null,
+        pkey: r.pkey as string,
+        createdAt: num(r.created_at),
+      }));
     },
 
     async mergeCandidates(start, end, session, after, limit) {
@@ -178,7 +197,16 @@ export function pgNightly(h: PgHandle): NightlyStore {
       if (seqs.length === 0) return [];
       const m = t.memories;
       const rows = await h.orm
-        .select({ seq: m.seq, id: m.id, memoryType: m.memoryType, project: m.project, strength: m.strength, refreshedAt: m.refreshedAt, usedCount: m.usedCount, linkCount: m.linkCount })
+        .select({
+          seq: m.seq,
+          id: m.id,
+          memoryType: m.memoryType,
+          project: m.project,
+          strength: m.strength,
+          refreshedAt: m.refreshedAt,
+          usedCount: m.usedCount,
+          linkCount: m.linkCount,
+        })
         .from(m)
         .where(inArray(m.seq, [...seqs]));
       return rows;
@@ -250,7 +278,13 @@ export function pgNightly(h: PgHandle): NightlyStore {
         AND id IN (SELECT memory_id FROM ${S}.memory_events WHERE kind = 'shown' AND at >= $3 AND at < $4)
         AND id NOT IN (SELECT memory_id FROM ${S}.memory_events WHERE kind = 'used' AND at >= $3)`;
       if (dryRun) return num((await q(`SELECT count(*) AS n FROM ${S}.memories WHERE ${where}`, [p.minShown, p.floor, p.start, p.end]))[0].n);
-      const rows = await q(`UPDATE ${S}.memories SET strength = greatest($2, strength * $5) WHERE ${where} RETURNING id`, [p.minShown, p.floor, p.start, p.end, p.factor]);
+      const rows = await q(`UPDATE ${S}.memories SET strength = greatest($2, strength * $5) WHERE ${where} RETURNING id`, [
+        p.minShown,
+        p.floor,
+        p.start,
+        p.end,
+        p.factor,
+      ]);
       return rows.length;
     },
 
@@ -296,7 +330,10 @@ export function pgNightly(h: PgHandle): NightlyStore {
     async indexCounts(top) {
       const [byType, projects, domains] = await Promise.all([
         q(`SELECT memory_type, count(*) AS n FROM ${S}.memories GROUP BY memory_type`),
-        q(`SELECT project, count(*) AS memories, count(*) FILTER (WHERE memory_type = 'learnings') AS learnings FROM ${S}.memories GROUP BY project ORDER BY memories DESC LIMIT $1`, [top]),
+        q(
+          `SELECT project, count(*) AS memories, count(*) FILTER (WHERE memory_type = 'learnings') AS learnings FROM ${S}.memories GROUP BY project ORDER BY memories DESC LIMIT $1`,
+          [top],
+        ),
         q(`SELECT tag AS domain, count(*) AS memories FROM ${S}.memory_tags GROUP BY tag ORDER BY memories DESC, tag COLLATE "C" LIMIT $1`, [top]),
       ]);
       return {

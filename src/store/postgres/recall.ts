@@ -17,7 +17,8 @@ export function pgRecall(h: PgHandle): RecallStore {
   type Db = PgOrm;
   const S = h.schema;
   // One transaction per method; inside storage.transaction the caller's.
-  const inTx = <T>(fn: (db: Db) => Promise<T>): Promise<T> => (h.inTransaction ? fn(h.orm) : reportingContention(() => h.sql.begin((tx) => fn(h.bind(tx).orm)) as Promise<T>));
+  const inTx = <T>(fn: (db: Db) => Promise<T>): Promise<T> =>
+    h.inTransaction ? fn(h.orm) : reportingContention(() => h.sql.begin((tx) => fn(h.bind(tx).orm)) as Promise<T>);
 
   const expiredWhere = (e: RecallExpiry) => or(lt(rs.updatedAt, e.idleBefore), and(lte(rs.turn, 1), lt(rs.updatedAt, e.oneTurnIdleBefore)));
 
@@ -31,7 +32,9 @@ export function pgRecall(h: PgHandle): RecallStore {
     }
     // Receipts go with their session's state.
     if (gone.length) {
-      await db.execute(sql`DELETE FROM ${sql.raw(S)}.recall_receipts WHERE session_id IN (SELECT jsonb_array_elements_text(${JSON.stringify(gone.map((g) => g.id))}::jsonb))`);
+      await db.execute(
+        sql`DELETE FROM ${sql.raw(S)}.recall_receipts WHERE session_id IN (SELECT jsonb_array_elements_text(${JSON.stringify(gone.map((g) => g.id))}::jsonb))`,
+      );
     }
     return gone.length;
   }
@@ -122,7 +125,16 @@ export function pgRecall(h: PgHandle): RecallStore {
     candidateRows: async (seqs): Promise<RecallMemoryRow[]> => {
       if (seqs.length === 0) return [];
       return h.orm
-        .select({ seq: m.seq, id: m.id, content: m.content, memoryType: m.memoryType, project: m.project, createdAt: m.createdAt, strength: m.strength, refreshedAt: m.refreshedAt })
+        .select({
+          seq: m.seq,
+          id: m.id,
+          content: m.content,
+          memoryType: m.memoryType,
+          project: m.project,
+          createdAt: m.createdAt,
+          strength: m.strength,
+          refreshedAt: m.refreshedAt,
+        })
         .from(m)
         .where(inArray(m.seq, [...seqs]));
     },

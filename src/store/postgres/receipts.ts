@@ -52,7 +52,10 @@ export function pgReceipts(h: PgHandle): ReceiptStore {
       if (f.memoryId) where.push(`strpos(injected, ${p(`"id":"${f.memoryId}`)}::text) > 0`);
       if (f.before) where.push(`(at < ${p(f.before.at)}::bigint OR (at = ${p(f.before.at)}::bigint AND id < ${p(f.before.id)}::text))`);
       if (f.since !== undefined && f.since !== null) where.push(`at >= ${p(f.since)}::bigint`);
-      const rows = await h.sql.unsafe(`SELECT * FROM ${S}.recall_receipts${where.length ? ` WHERE ${where.join(" AND ")}` : ""} ORDER BY at DESC, id DESC LIMIT ${p(f.limit)}::int`, params);
+      const rows = await h.sql.unsafe(
+        `SELECT * FROM ${S}.recall_receipts${where.length ? ` WHERE ${where.join(" AND ")}` : ""} ORDER BY at DESC, id DESC LIMIT ${p(f.limit)}::int`,
+        params,
+      );
       return (rows as Record<string, any>[]).map(fromRow);
     },
 
@@ -62,7 +65,10 @@ export function pgReceipts(h: PgHandle): ReceiptStore {
     },
 
     latestShowing: async (memoryId) => {
-      const [r] = await h.sql.unsafe(`SELECT * FROM ${S}.recall_receipts WHERE kind = 'recall' AND strpos(injected, $1::text) > 0 ORDER BY at DESC, id DESC LIMIT 1`, [`"id":"${memoryId}"`]);
+      const [r] = await h.sql.unsafe(
+        `SELECT * FROM ${S}.recall_receipts WHERE kind = 'recall' AND strpos(injected, $1::text) > 0 ORDER BY at DESC, id DESC LIMIT 1`,
+        [`"id":"${memoryId}"`],
+      );
       return r ? fromRow(r) : null;
     },
 
@@ -89,7 +95,17 @@ export function pgReceipts(h: PgHandle): ReceiptStore {
         [before, limit],
       );
       return (rows as Record<string, any>[]).map(
-        (r): SessionSummary => ({ sessionId: r.session_id, agent: r.agent, project: r.project, firstAt: r.first_at, lastAt: r.last_at, prompts: r.prompts, tokens: r.tokens, injected: r.injected, used: r.used }),
+        (r): SessionSummary => ({
+          sessionId: r.session_id,
+          agent: r.agent,
+          project: r.project,
+          firstAt: r.first_at,
+          lastAt: r.last_at,
+          prompts: r.prompts,
+          tokens: r.tokens,
+          injected: r.injected,
+          used: r.used,
+        }),
       );
     },
 

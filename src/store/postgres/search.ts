@@ -3,13 +3,7 @@ import type { Logger } from "../../core/log";
 import { conjunctionCandidates, planCap, planTerms, TermCountCache } from "../../core/search/full-text";
 import { touchedBound } from "../../core/search/recent";
 import type { IndexState, RankedRow, SearchStore, VectorIndexControl, VectorMirror } from "../../core/search/store";
-import {
-  BM25_MAX_SCORED_ROWS,
-  RECENT_CONNECTION_WEIGHT,
-  RECENT_RECENCY_DAYS,
-  RECENT_RECENCY_WEIGHT,
-  RECENT_STRENGTH_WEIGHT,
-} from "../../core/search/tuning";
+import { BM25_MAX_SCORED_ROWS, RECENT_CONNECTION_WEIGHT, RECENT_RECENCY_DAYS, RECENT_RECENCY_WEIGHT, RECENT_STRENGTH_WEIGHT } from "../../core/search/tuning";
 import { DECAY_FLOOR, DECAY_HALF_LIFE_DAYS } from "../../core/memories/tuning";
 import { PG_HNSW_EF_SEARCH, PG_VECTOR_COUNT_REFRESH_MS, RECENT_FIRST_ROWS } from "./tuning";
 import type { PgHandle } from "./open";
@@ -169,7 +163,10 @@ export function pgSearch(handle: PgHandle, opts: { efSearch?: number } = {}): Se
     await firstCount();
     const known = terms.lookup(key, cap, mirror.size);
     if (known !== undefined) return known;
-    const [row] = await q(`SELECT count(*)::float8 AS n FROM (SELECT 1 FROM ${S}.memories WHERE fts @@ to_tsquery('english', $1) LIMIT $2) x`, [tsAnd(words), cap]);
+    const [row] = await q(`SELECT count(*)::float8 AS n FROM (SELECT 1 FROM ${S}.memories WHERE fts @@ to_tsquery('english', $1) LIMIT $2) x`, [
+      tsAnd(words),
+      cap,
+    ]);
     return terms.store(key, Number(row.n), cap);
   };
   /** Counts up to `cap` of memories whose fts holds `term`. */

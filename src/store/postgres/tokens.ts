@@ -50,7 +50,10 @@ export function pgAudit(h: PgHandle): AuditStore {
       for (let i = 0; i < values.length; i += 1000) {
         const part = values.slice(i, i + 1000);
         const offset = i * 6;
-        await h.sql.unsafe(`INSERT INTO ${A}(at, actor, action, target, detail, peer) VALUES ${part.map((v) => v.replace(/\$(\d+)/g, (_, d) => `$${Number(d) - offset}`)).join(", ")}`, args.slice(offset, offset + part.length * 6));
+        await h.sql.unsafe(
+          `INSERT INTO ${A}(at, actor, action, target, detail, peer) VALUES ${part.map((v) => v.replace(/\$(\d+)/g, (_, d) => `$${Number(d) - offset}`)).join(", ")}`,
+          args.slice(offset, offset + part.length * 6),
+        );
       }
     },
     async list(f) {
@@ -62,12 +65,18 @@ export function pgAudit(h: PgHandle): AuditStore {
       if (f.since !== undefined) where.push(`at >= ${p(f.since)}`);
       if (f.until !== undefined) where.push(`at < ${p(f.until)}`);
       if (f.before !== undefined) where.push(`id < ${p(f.before)}`);
-      const rows = await h.sql.unsafe(`SELECT id, at, actor, action, target, detail, peer FROM ${A} ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY id DESC LIMIT ${p(f.limit)}`, args);
+      const rows = await h.sql.unsafe(
+        `SELECT id, at, actor, action, target, detail, peer FROM ${A} ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY id DESC LIMIT ${p(f.limit)}`,
+        args,
+      );
       return rows.map((r: Record<string, unknown>) => ({ ...r, id: Number(r.id), at: Number(r.at) })) as never;
     },
     async prune(olderThan, keep) {
       const [aged] = await h.sql.unsafe(`WITH d AS (DELETE FROM ${A} WHERE at < $1 RETURNING 1) SELECT count(*)::int AS n FROM d`, [olderThan]);
-      const [over] = await h.sql.unsafe(`WITH d AS (DELETE FROM ${A} WHERE id <= (SELECT max(id) FROM ${A}) - $1 RETURNING 1) SELECT count(*)::int AS n FROM d`, [keep]);
+      const [over] = await h.sql.unsafe(
+        `WITH d AS (DELETE FROM ${A} WHERE id <= (SELECT max(id) FROM ${A}) - $1 RETURNING 1) SELECT count(*)::int AS n FROM d`,
+        [keep],
+      );
       return Number(aged.n) + Number(over.n);
     },
   };

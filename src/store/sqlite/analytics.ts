@@ -77,7 +77,9 @@ export function sqliteAnalytics(h: SqliteHandle): AnalyticsStore {
     },
     async shownNeverUsed(limit) {
       // memories_shown_unused (migration 0016): the never-used memories by showings, read from the top.
-      return q("SELECT id, content, project, shown_count AS shownCount FROM memories WHERE used_count = 0 AND shown_count > 0 ORDER BY shown_count DESC, id LIMIT ?").all(limit) as {
+      return q(
+        "SELECT id, content, project, shown_count AS shownCount FROM memories WHERE used_count = 0 AND shown_count > 0 ORDER BY shown_count DESC, id LIMIT ?",
+      ).all(limit) as {
         id: string;
         content: string;
         project: string | null;
@@ -91,18 +93,27 @@ export function sqliteAnalytics(h: SqliteHandle): AnalyticsStore {
       return db.transaction(
         (): DomainRows => ({
           totals: (() => {
-            const t = q("SELECT count(*) AS memories, sum(memory_type = 'learnings') AS learnings, count(DISTINCT project) AS projects FROM memories").get() as DomainRows["totals"];
+            const t = q(
+              "SELECT count(*) AS memories, sum(memory_type = 'learnings') AS learnings, count(DISTINCT project) AS projects FROM memories",
+            ).get() as DomainRows["totals"];
             return { ...t, learnings: t.learnings ?? 0 };
           })(),
           memories: q("SELECT id, project, memory_type AS memoryType FROM memories").all() as DomainRows["memories"],
           tags: q("SELECT memory_id AS memoryId, tag, weight FROM memory_tags").all() as DomainRows["tags"],
-          projects: q("SELECT project, count(*) AS memories, coalesce(sum(memory_type = 'learnings'), 0) AS learnings FROM memories GROUP BY project ORDER BY memories DESC").all() as DomainRows["projects"],
+          projects: q(
+            "SELECT project, count(*) AS memories, coalesce(sum(memory_type = 'learnings'), 0) AS learnings FROM memories GROUP BY project ORDER BY memories DESC",
+          ).all() as DomainRows["projects"],
         }),
       )();
     },
     async domainSample(tag, limit) {
       // memory_tags_tag orders each tag's rows by rowid: the newest tags come first without a sort.
-      return (q("SELECT m.content AS content FROM memory_tags t JOIN memories m ON m.id = t.memory_id WHERE t.tag = ? ORDER BY t.rowid DESC LIMIT ?").all(tag, limit) as { content: string }[]).map((r) => r.content);
+      return (
+        q("SELECT m.content AS content FROM memory_tags t JOIN memories m ON m.id = t.memory_id WHERE t.tag = ? ORDER BY t.rowid DESC LIMIT ?").all(
+          tag,
+          limit,
+        ) as { content: string }[]
+      ).map((r) => r.content);
     },
   };
 }

@@ -13,9 +13,12 @@ import type { Database } from "bun:sqlite";
  */
 export function withTriggersSuspended<T>(db: Database, names: readonly string[], fn: () => T): T {
   if (!db.inTransaction) throw new Error("withTriggersSuspended runs inside a transaction");
-  const sqlOf = db.query<{ name: string; sql: string }, [string]>("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND name IN (SELECT value FROM json_each(?))");
+  const sqlOf = db.query<{ name: string; sql: string }, [string]>(
+    "SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND name IN (SELECT value FROM json_each(?))",
+  );
   const saved = sqlOf.all(JSON.stringify(names));
-  if (saved.length !== names.length) throw new Error(`bulk load: triggers missing from the schema: ${names.filter((n) => !saved.some((s) => s.name === n)).join(", ")}`);
+  if (saved.length !== names.length)
+    throw new Error(`bulk load: triggers missing from the schema: ${names.filter((n) => !saved.some((s) => s.name === n)).join(", ")}`);
   for (const t of saved) db.run(`DROP TRIGGER ${t.name}`);
   const out = fn();
   for (const t of saved) db.run(t.sql);

@@ -34,10 +34,7 @@ export interface CheckpointerInput {
   stats: SharedArrayBuffer;
 }
 
-export type CheckpointerMessage =
-  | { type: "ready" }
-  | { type: "refused"; reason: string }
-  | { type: "failed"; message: string };
+export type CheckpointerMessage = { type: "ready" } | { type: "refused"; reason: string } | { type: "failed"; message: string };
 
 export interface WalIndex {
   /** Frames in the WAL (the last valid frame's number). */
@@ -130,7 +127,10 @@ export function runCheckpointer(input: CheckpointerInput, post: (m: Checkpointer
     const library = probe.query<{ version: string; sourceId: string }, []>("SELECT sqlite_version() AS version, sqlite_source_id() AS sourceId").get()!;
     probe.close();
     if (library.version !== input.library.version || library.sourceId !== input.library.sourceId) {
-      post({ type: "refused", reason: `the worker's SQLite is ${library.version} (${library.sourceId}), the main thread's ${input.library.version} (${input.library.sourceId})` });
+      post({
+        type: "refused",
+        reason: `the worker's SQLite is ${library.version} (${library.sourceId}), the main thread's ${input.library.version} (${input.library.sourceId})`,
+      });
       return;
     }
     // The main thread may have stopped already (a store closed right after it opened): then never touch the file.

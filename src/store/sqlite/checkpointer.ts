@@ -128,7 +128,8 @@ export function startCheckpointer(sqlite: Database, file: string, opts: Checkpoi
   const statsBuffer = new SharedArrayBuffer(STAT.length * 8);
   const ctl = new Int32Array(control);
   const stats = new Float64Array(statsBuffer);
-  const library = opts.library ?? sqlite.query<{ version: string; sourceId: string }, []>("SELECT sqlite_version() AS version, sqlite_source_id() AS sourceId").get()!;
+  const library =
+    opts.library ?? sqlite.query<{ version: string; sourceId: string }, []>("SELECT sqlite_version() AS version, sqlite_source_id() AS sourceId").get()!;
   const input: CheckpointerInput = {
     memsvcCheckpointer: true,
     file,
@@ -255,7 +256,11 @@ export function startCheckpointer(sqlite: Database, file: string, opts: Checkpoi
       URL.revokeObjectURL(url);
       if (mode !== "off") autocheckpoint(WAL_AUTOCHECKPOINT_PAGES);
       const s = readStats();
-      if (s.checkpoints > 0) log("info", `wal: the checkpoint worker backfilled ${counted(s.frames, "page")} in ${counted(s.checkpoints, "checkpoint")} (${s.ms} ms) and started the WAL over ${counted(s.restarts, "time")} (gate held ${s.gateMs} ms in all, ${s.gateMaxMs} at most; ${s.waits} writes waited ${s.waitMs} ms)`);
+      if (s.checkpoints > 0)
+        log(
+          "info",
+          `wal: the checkpoint worker backfilled ${counted(s.frames, "page")} in ${counted(s.checkpoints, "checkpoint")} (${s.ms} ms) and started the WAL over ${counted(s.restarts, "time")} (gate held ${s.gateMs} ms in all, ${s.gateMaxMs} at most; ${s.waits} writes waited ${s.waitMs} ms)`,
+        );
       mode = "off";
     },
     kill() {

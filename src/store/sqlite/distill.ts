@@ -18,7 +18,11 @@ export function sqliteDistill(h: SqliteHandle): DistillStore {
     },
     claimSegment(key, sessionId, at) {
       // The primary key decides: a second claim inserts nothing (one writer at a time on SQLite).
-      return h.write(() => q("INSERT INTO segments(key, session_id, memory_count, created_at) VALUES (?, ?, 0, ?) ON CONFLICT(key) DO NOTHING").run(key, sessionId, at).changes === 1);
+      return h.write(
+        () =>
+          q("INSERT INTO segments(key, session_id, memory_count, created_at) VALUES (?, ?, 0, ?) ON CONFLICT(key) DO NOTHING").run(key, sessionId, at)
+            .changes === 1,
+      );
     },
     async setSegmentCount(key, count) {
       await h.write(() => q("UPDATE segments SET memory_count = ? WHERE key = ?").run(count, key));

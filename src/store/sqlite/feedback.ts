@@ -18,6 +18,10 @@ export function sqliteFeedback(h: SqliteHandle): FeedbackStore {
         )
         .all(),
     counts: async (since, until) =>
-      db.query<{ kind: string; n: number }, [number, number]>("SELECT kind, count(*) AS n FROM memory_events WHERE kind NOT IN ('shown', 'used') AND at >= ? AND at < ? GROUP BY kind").all(since, until),
+      db
+        .query<{ kind: string; n: number }, [number, number]>(
+          "SELECT kind, count(*) AS n FROM memory_events WHERE kind NOT IN ('shown', 'used') AND at >= ? AND at < ? GROUP BY kind",
+        )
+        .all(since, until),
   };
 }

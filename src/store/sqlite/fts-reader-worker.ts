@@ -56,7 +56,10 @@ export function runFtsReader(input: FtsReaderInput, post: (m: FtsReaderMessage) 
     const library = probe.query<{ version: string; sourceId: string }, []>("SELECT sqlite_version() AS version, sqlite_source_id() AS sourceId").get()!;
     probe.close();
     if (library.version !== input.library.version || library.sourceId !== input.library.sourceId) {
-      post({ type: "refused", reason: `the worker's SQLite is ${library.version} (${library.sourceId}), the main thread's ${input.library.version} (${input.library.sourceId})` });
+      post({
+        type: "refused",
+        reason: `the worker's SQLite is ${library.version} (${library.sourceId}), the main thread's ${input.library.version} (${input.library.sourceId})`,
+      });
       close();
       return;
     }

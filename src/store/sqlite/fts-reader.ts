@@ -55,7 +55,8 @@ export function startFtsReader(sqlite: Database, file: string, sql: FtsReaderInp
   const { log } = opts;
   const control = new SharedArrayBuffer(4);
   const closed = new Int32Array(control);
-  const library = opts.library ?? sqlite.query<{ version: string; sourceId: string }, []>("SELECT sqlite_version() AS version, sqlite_source_id() AS sourceId").get()!;
+  const library =
+    opts.library ?? sqlite.query<{ version: string; sourceId: string }, []>("SELECT sqlite_version() AS version, sqlite_source_id() AS sourceId").get()!;
   const input: FtsReaderInput = { memsvcFtsReader: true, file, library, cacheKib: FTS_READER_CACHE_KIB, sql, control };
   const url = URL.createObjectURL(new File([WORKER_SOURCE], "fts-reader-worker.ts", { type: "text/typescript" }));
   // Unref'd and small, as the checkpointer's: it never keeps the process alive.
@@ -117,7 +118,8 @@ export function startFtsReader(sqlite: Database, file: string, sql: FtsReaderInp
       fallBack("warn", "stopped");
       worker.postMessage({ stop: true } satisfies FtsReaderRequest);
       // A worker that is gone already has nothing open (its connection closes with the thread).
-      if (!exited && Atomics.wait(closed, 0, 0, STOP_WAIT_MS) === "timed-out") log("warn", `search: the full-text reader did not close its connection within ${STOP_WAIT_MS / 1000} s`);
+      if (!exited && Atomics.wait(closed, 0, 0, STOP_WAIT_MS) === "timed-out")
+        log("warn", `search: the full-text reader did not close its connection within ${STOP_WAIT_MS / 1000} s`);
       worker.terminate();
       URL.revokeObjectURL(url);
     },

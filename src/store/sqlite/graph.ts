@@ -50,8 +50,12 @@ export function sqliteGraph(h: SqliteHandle): GraphStore {
         // by what links_count_insert and row_counts_links_insert would have added row by row.
         db.transaction(() =>
           withTriggersSuspended(db, BULK_LINK_TRIGGERS, () => {
-            const insert = db.query<unknown, [string, string, string, number, number]>("INSERT OR IGNORE INTO links(from_id, to_id, relationship, weight, created_at) VALUES (?, ?, ?, ?, ?)");
-            const reweigh = db.query<unknown, [number, string, string, string]>("UPDATE links SET weight = max(weight, ?) WHERE from_id = ? AND to_id = ? AND relationship = ?");
+            const insert = db.query<unknown, [string, string, string, number, number]>(
+              "INSERT OR IGNORE INTO links(from_id, to_id, relationship, weight, created_at) VALUES (?, ?, ?, ?, ?)",
+            );
+            const reweigh = db.query<unknown, [number, string, string, string]>(
+              "UPDATE links SET weight = max(weight, ?) WHERE from_id = ? AND to_id = ? AND relationship = ?",
+            );
             const added = new Map<string, number>();
             let inserted = 0;
             for (const l of links) {
@@ -117,7 +121,9 @@ export function sqliteGraph(h: SqliteHandle): GraphStore {
     async memories(ids, { now, previewChars }) {
       if (ids.length === 0) return [];
       return db
-        .query<GraphMemoryRow, { now: number; preview: number; ids: string }>(`SELECT ${GRAPH_COLUMNS_SQL} FROM memories m WHERE m.id IN (SELECT value FROM json_each(:ids))`)
+        .query<GraphMemoryRow, { now: number; preview: number; ids: string }>(
+          `SELECT ${GRAPH_COLUMNS_SQL} FROM memories m WHERE m.id IN (SELECT value FROM json_each(:ids))`,
+        )
         .all({ now, preview: previewChars, ids: JSON.stringify(ids) });
     },
 
@@ -152,7 +158,10 @@ export function sqliteGraph(h: SqliteHandle): GraphStore {
     // The primary domain is computed in SQL only to filter on it; otherwise it
     // comes from the tags fetched below (same order: weight, then name).
     const rows = db
-      .query<ExportSlice["rows"][number] & { matched: number }, { now: number; preview: number; type: string | null; tag: string | null; domain: string | null; min: number | null; limit: number }>(
+      .query<
+        ExportSlice["rows"][number] & { matched: number },
+        { now: number; preview: number; type: string | null; tag: string | null; domain: string | null; min: number | null; limit: number }
+      >(
         `SELECT *, count(*) OVER () AS matched FROM (
            SELECT m.id AS id, substr(m.content, 1, :preview) AS head, length(m.content) AS len, m.memory_type AS memoryType,
                   m.project AS project, m.source_agent AS sourceAgent, m.created_at AS createdAt, m.strength AS strength,
@@ -210,7 +219,9 @@ export function sqliteGraph(h: SqliteHandle): GraphStore {
           )
           .all({ ids: json });
       }
-      storeDomains = db.query<Count, []>(`SELECT domain AS name, count(*) AS n FROM (SELECT ${PRIMARY_DOMAIN_SQL} AS domain FROM memories m) GROUP BY domain`).all();
+      storeDomains = db
+        .query<Count, []>(`SELECT domain AS name, count(*) AS n FROM (SELECT ${PRIMARY_DOMAIN_SQL} AS domain FROM memories m) GROUP BY domain`)
+        .all();
     }
     const storeTypes = db.query<Count, []>("SELECT memory_type AS name, count(*) AS n FROM memories GROUP BY memory_type").all();
     return { rows, matched: rows.length ? rows[0].matched : 0, totalMemories: totals.m, totalLinks: totals.l, tags, edges, storeDomains, storeTypes };

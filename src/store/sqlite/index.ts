@@ -1,3 +1,2 @@
 export { openStore, getMeta, setMeta } from "./open";
-export type { Store,  } from "./open";
-;
+export type { Store } from "./open";

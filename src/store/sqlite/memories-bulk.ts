@@ -1,5 +1,14 @@
 import type { Statement } from "bun:sqlite";
-import type { ExportRow, FullMemory, ListFilterSpec, ListPageRequest, ListRow, MemoriesBulkStore, MigrateChunk, MigrateTable } from "../../core/memories/store-bulk";
+import type {
+  ExportRow,
+  FullMemory,
+  ListFilterSpec,
+  ListPageRequest,
+  ListRow,
+  MemoriesBulkStore,
+  MigrateChunk,
+  MigrateTable,
+} from "../../core/memories/store-bulk";
 import { eventRecord, rowsOf } from "../../core/memories/store-bulk";
 import { effectiveStrengthSql } from "./strength";
 import { DEFAULT_DOMAIN } from "../../core/memories/tags";
@@ -70,7 +79,8 @@ export function sqliteMemoriesBulk(h: SqliteHandle): MemoriesBulkStore {
     if (!st) cache.set(sql, (st = db.query(sql)));
     return st as Statement<R, any>;
   };
-  const tagsOf = (id: string) => q<{ tag: string; weight: number }>("SELECT tag, weight FROM memory_tags WHERE memory_id = ? ORDER BY weight DESC, tag").all(id);
+  const tagsOf = (id: string) =>
+    q<{ tag: string; weight: number }>("SELECT tag, weight FROM memory_tags WHERE memory_id = ? ORDER BY weight DESC, tag").all(id);
   const vecOf = (seq: number) => vectorOf(q<{ e: Uint8Array }>("SELECT embedding e FROM memory_vec WHERE rowid = ?").get(seq)?.e);
   const fullMemory = (m: Record<string, any>, vectors: boolean): FullMemory => {
     // created_by (issue 36) is not part of the export format (MemoryColumns), as on PostgreSQL: `SELECT *` must not add it.
@@ -97,34 +107,63 @@ export function sqliteMemoriesBulk(h: SqliteHandle): MemoriesBulkStore {
     for (const r of rows) {
       if (r.kind === "memory") {
         const m = r.memory;
-        const values = [m.id, m.content, m.memory_type, m.project, m.source_agent, m.source_agent_id, m.source_domain, m.source_session, m.privacy, m.created_at, m.updated_at, m.refreshed_at, m.strength, m.shown_count, m.used_count, m.last_shown_at, m.last_used_at];
+        const values = [
+          m.id,
+          m.content,
+          m.memory_type,
+          m.project,
+          m.source_agent,
+          m.source_agent_id,
+          m.source_domain,
+          m.source_session,
+          m.privacy,
+          m.created_at,
+          m.updated_at,
+          m.refreshed_at,
+          m.strength,
+          m.shown_count,
+          m.used_count,
+          m.last_shown_at,
+          m.last_used_at,
+        ];
         const { seq } = insert.get(...(keepSeq ? [m.seq!, ...values] : values))!;
         seqs.push(seq);
         if (m.vector) q("INSERT INTO memory_vec(rowid, embedding) VALUES (?, ?)").run(BigInt(seq), m.vector);
         for (const t of m.tags) q("INSERT INTO memory_tags(memory_id, tag, weight) VALUES (?, ?, ?)").run(m.id, t.tag, t.weight);
       } else if (r.kind === "link") {
         const l = r.link;
-        links += q("INSERT OR IGNORE INTO links(from_id, to_id, relationship, weight, created_at) VALUES (?, ?, ?, ?, ?)").run(l.from_id, l.to_id, l.relationship, l.weight, l.created_at).changes;
+        links += q("INSERT OR IGNORE INTO links(from_id, to_id, relationship, weight, created_at) VALUES (?, ?, ?, ?, ?)").run(
+          l.from_id,
+          l.to_id,
+          l.relationship,
+          l.weight,
+          l.created_at,
+        ).changes;
       } else if (r.kind === "segment") {
         const g = r.segment;
-        q("INSERT OR IGNORE INTO segments(key, session_id, memory_count, created_at) VALUES (?, ?, ?, ?)").run(g.key, g.session_id, g.memory_count, g.created_at);
+        q("INSERT OR IGNORE INTO segments(key, session_id, memory_count, created_at) VALUES (?, ?, ?, ?)").run(
+          g.key,
+          g.session_id,
+          g.memory_count,
+          g.created_at,
+        );
       } else if (r.kind === "event") {
-        q("INSERT INTO memory_events(memory_id, kind, at, detail) VALUES (?, ?, ?, ?)").run(r.event.memory_id, r.event.event, r.event.at, r.event.detail ?? null);
+        q("INSERT INTO memory_events(memory_id, kind, at, detail) VALUES (?, ?, ?, ?)").run(
+          r.event.memory_id,
+          r.event.event,
+          r.event.at,
+          r.event.detail ?? null,
+        );
       } else if (r.kind === "history") {
         const v = r.history;
-        q("INSERT OR REPLACE INTO memory_history(memory_id, version, content, memory_type, project, reason, source_id, replaced_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)").run(
-          v.memory_id,
-          v.version,
-          v.content,
-          v.memory_type,
-          v.project ?? null,
-          v.reason,
-          v.source_id ?? null,
-          v.replaced_at,
-        );
+        q(
+          "INSERT OR REPLACE INTO memory_history(memory_id, version, content, memory_type, project, reason, source_id, replaced_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        ).run(v.memory_id, v.version, v.content, v.memory_type, v.project ?? null, v.reason, v.source_id ?? null, v.replaced_at);
       } else if (r.kind === "anchor") {
         const a = r.anchor;
-        q("INSERT OR REPLACE INTO memory_anchors(memory_id, repo, branch, commit_id, paths, anchored_at, stale, stale_at, evidence, rechecked, confirmed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)").run(
+        q(
+          "INSERT OR REPLACE INTO memory_anchors(memory_id, repo, branch, commit_id, paths, anchored_at, stale, stale_at, evidence, rechecked, confirmed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        ).run(
           a.memory_id,
           a.repo,
           a.branch ?? null,
@@ -144,10 +183,22 @@ export function sqliteMemoriesBulk(h: SqliteHandle): MemoriesBulkStore {
 
   /** Each table's stable walk order for migrate: a rowid-like key and the record it becomes. */
   const MIGRATE_SQL: Record<MigrateTable, { sql: string; row: (r: Record<string, any>) => ExportRow }> = {
-    memories: { sql: "SELECT seq AS k, * FROM memories WHERE seq > ? ORDER BY seq LIMIT ?", row: ({ k: _k, ...m }) => ({ kind: "memory", memory: fullMemory(m, true) }) },
-    links: { sql: "SELECT rowid AS k, from_id, to_id, relationship, weight, created_at FROM links WHERE rowid > ? ORDER BY rowid LIMIT ?", row: ({ k: _k, ...l }) => ({ kind: "link", link: l as any }) },
-    segments: { sql: "SELECT rowid AS k, key, session_id, memory_count, created_at FROM segments WHERE rowid > ? ORDER BY rowid LIMIT ?", row: ({ k: _k, ...g }) => ({ kind: "segment", segment: g as any }) },
-    events: { sql: "SELECT id AS k, memory_id, kind AS event, at, detail FROM memory_events WHERE id > ? ORDER BY id LIMIT ?", row: ({ k: _k, ...e }) => ({ kind: "event", event: eventRecord(e as any) }) },
+    memories: {
+      sql: "SELECT seq AS k, * FROM memories WHERE seq > ? ORDER BY seq LIMIT ?",
+      row: ({ k: _k, ...m }) => ({ kind: "memory", memory: fullMemory(m, true) }),
+    },
+    links: {
+      sql: "SELECT rowid AS k, from_id, to_id, relationship, weight, created_at FROM links WHERE rowid > ? ORDER BY rowid LIMIT ?",
+      row: ({ k: _k, ...l }) => ({ kind: "link", link: l as any }),
+    },
+    segments: {
+      sql: "SELECT rowid AS k, key, session_id, memory_count, created_at FROM segments WHERE rowid > ? ORDER BY rowid LIMIT ?",
+      row: ({ k: _k, ...g }) => ({ kind: "segment", segment: g as any }),
+    },
+    events: {
+      sql: "SELECT id AS k, memory_id, kind AS event, at, detail FROM memory_events WHERE id > ? ORDER BY id LIMIT ?",
+      row: ({ k: _k, ...e }) => ({ kind: "event", event: eventRecord(e as any) }),
+    },
     history: {
       sql: "SELECT rowid AS k, memory_id, version, content, memory_type, project, reason, source_id, replaced_at FROM memory_history WHERE rowid > ? ORDER BY rowid LIMIT ?",
       row: ({ k: _k, ...v }) => ({ kind: "history", history: v as any }),
@@ -170,12 +221,17 @@ export function sqliteMemoriesBulk(h: SqliteHandle): MemoriesBulkStore {
         params.ck = req.after.key;
         params.cseq = req.after.seq;
       }
-      return q<ListRow>(`SELECT ${columns(req.previewChars)} FROM memories m WHERE ${where.sql}${keyset} ORDER BY ${key} DESC, m.seq DESC LIMIT :limit`).all(params);
+      return q<ListRow>(`SELECT ${columns(req.previewChars)} FROM memories m WHERE ${where.sql}${keyset} ORDER BY ${key} DESC, m.seq DESC LIMIT :limit`).all(
+        params,
+      );
     },
 
     async listRows(seqs, now, previewChars) {
       if (seqs.length === 0) return [];
-      return q<ListRow>(`SELECT ${columns(previewChars)} FROM memories m WHERE m.seq IN (SELECT value FROM json_each(:seqs))`).all({ seqs: JSON.stringify(seqs), now });
+      return q<ListRow>(`SELECT ${columns(previewChars)} FROM memories m WHERE m.seq IN (SELECT value FROM json_each(:seqs))`).all({
+        seqs: JSON.stringify(seqs),
+        now,
+      });
     },
 
     async countSelected(f, now) {
@@ -186,7 +242,9 @@ export function sqliteMemoriesBulk(h: SqliteHandle): MemoriesBulkStore {
     async filterIds(ids, f, now) {
       if (ids.length === 0) return [];
       const where = whereOf(f, now);
-      return q<{ seq: number; id: string }>(`SELECT m.seq AS seq, m.id AS id FROM memories m WHERE m.id IN (SELECT value FROM json_each(:ids)) AND ${where.sql}`).all({
+      return q<{ seq: number; id: string }>(
+        `SELECT m.seq AS seq, m.id AS id FROM memories m WHERE m.id IN (SELECT value FROM json_each(:ids)) AND ${where.sql}`,
+      ).all({
         ...where.params,
         ids: JSON.stringify(ids),
       });
@@ -199,7 +257,9 @@ export function sqliteMemoriesBulk(h: SqliteHandle): MemoriesBulkStore {
           if (rows.length !== confirm) return { count: rows.length };
           if (rows.length === 0) return { deleted: rows, linksRemoved: 0 };
           const ids = JSON.stringify(rows.map((r) => r.id));
-          const links = q<{ n: number }>("SELECT count(*) AS n FROM links WHERE from_id IN (SELECT value FROM json_each(?)) OR to_id IN (SELECT value FROM json_each(?))").get(ids, ids)!.n;
+          const links = q<{ n: number }>(
+            "SELECT count(*) AS n FROM links WHERE from_id IN (SELECT value FROM json_each(?)) OR to_id IN (SELECT value FROM json_each(?))",
+          ).get(ids, ids)!.n;
           // Links, tags, anchors and versions cascade; FTS and vectors go by trigger.
           q("DELETE FROM memories WHERE id IN (SELECT value FROM json_each(?))").run(ids);
           return { deleted: rows, linksRemoved: links };
@@ -208,8 +268,12 @@ export function sqliteMemoriesBulk(h: SqliteHandle): MemoriesBulkStore {
     },
 
     async facets() {
-      const projects = q<{ name: string; count: number }>("SELECT project AS name, count(*) AS count FROM memories WHERE project IS NOT NULL GROUP BY project ORDER BY count DESC, name LIMIT 500").all();
-      const domains = q<{ name: string; count: number }>("SELECT domain AS name, count(*) AS count FROM memory_primary_domain GROUP BY domain ORDER BY count DESC, name LIMIT 500").all();
+      const projects = q<{ name: string; count: number }>(
+        "SELECT project AS name, count(*) AS count FROM memories WHERE project IS NOT NULL GROUP BY project ORDER BY count DESC, name LIMIT 500",
+      ).all();
+      const domains = q<{ name: string; count: number }>(
+        "SELECT domain AS name, count(*) AS count FROM memory_primary_domain GROUP BY domain ORDER BY count DESC, name LIMIT 500",
+      ).all();
       return { projects, domains };
     },
 
@@ -232,13 +296,24 @@ export function sqliteMemoriesBulk(h: SqliteHandle): MemoriesBulkStore {
             const { seq: _seq, ...memory } = fullMemory(m, opts.vectors);
             await emit({ kind: "memory", memory });
           }
-          for (const l of db.query<any, []>("SELECT from_id, to_id, relationship, weight, created_at FROM links ORDER BY rowid").iterate()) await emit({ kind: "link", link: l });
-          for (const g of db.query<any, []>("SELECT key, session_id, memory_count, created_at FROM segments").iterate()) await emit({ kind: "segment", segment: g });
-          for (const e of db.query<any, []>("SELECT memory_id, kind AS event, at, detail FROM memory_events ORDER BY id").iterate()) await emit({ kind: "event", event: eventRecord(e) });
-          for (const v of db.query<any, []>("SELECT memory_id, version, content, memory_type, project, reason, source_id, replaced_at FROM memory_history ORDER BY memory_id, version").iterate()) {
+          for (const l of db.query<any, []>("SELECT from_id, to_id, relationship, weight, created_at FROM links ORDER BY rowid").iterate())
+            await emit({ kind: "link", link: l });
+          for (const g of db.query<any, []>("SELECT key, session_id, memory_count, created_at FROM segments").iterate())
+            await emit({ kind: "segment", segment: g });
+          for (const e of db.query<any, []>("SELECT memory_id, kind AS event, at, detail FROM memory_events ORDER BY id").iterate())
+            await emit({ kind: "event", event: eventRecord(e) });
+          for (const v of db
+            .query<any, []>(
+              "SELECT memory_id, version, content, memory_type, project, reason, source_id, replaced_at FROM memory_history ORDER BY memory_id, version",
+            )
+            .iterate()) {
             await emit({ kind: "history", history: v });
           }
-          for (const a of db.query<any, []>("SELECT memory_id, repo, branch, commit_id, paths, anchored_at, stale, stale_at, evidence, rechecked, confirmed_at FROM memory_anchors ORDER BY memory_id, repo").iterate()) {
+          for (const a of db
+            .query<any, []>(
+              "SELECT memory_id, repo, branch, commit_id, paths, anchored_at, stale, stale_at, evidence, rechecked, confirmed_at FROM memory_anchors ORDER BY memory_id, repo",
+            )
+            .iterate()) {
             await emit({ kind: "anchor", anchor: a });
           }
         } finally {
@@ -250,7 +325,8 @@ export function sqliteMemoriesBulk(h: SqliteHandle): MemoriesBulkStore {
     async importRows(data, embedderId) {
       return h.write(() =>
         db.transaction(() => {
-          if (q<{ n: number }>("SELECT count(*) AS n FROM memories").get()!.n > 0) throw invalid(`the database at ${h.file} already holds memories; import into an empty store`);
+          if (q<{ n: number }>("SELECT count(*) AS n FROM memories").get()!.n > 0)
+            throw invalid(`the database at ${h.file} already holds memories; import into an empty store`);
           const rows = rowsOf(data);
           if (getMeta(h, "embedder_id") === null) setMeta(h, "embedder_id", embedderId);
           return insertAll(rows, false);
@@ -265,7 +341,10 @@ export function sqliteMemoriesBulk(h: SqliteHandle): MemoriesBulkStore {
     },
 
     async reembedRows(afterSeq, limit) {
-      return q<{ seq: number; content: string; project: string | null }>("SELECT seq, content, project FROM memories WHERE seq > ? ORDER BY seq LIMIT ?").all(afterSeq, limit);
+      return q<{ seq: number; content: string; project: string | null }>("SELECT seq, content, project FROM memories WHERE seq > ? ORDER BY seq LIMIT ?").all(
+        afterSeq,
+        limit,
+      );
     },
 
     async applyReembed(expect, vectors, cursor) {

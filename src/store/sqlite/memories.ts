@@ -32,7 +32,15 @@ const anchorOf = (r: RawAnchor): AnchorRow => ({
   confirmedAt: r.confirmed_at ?? null,
 });
 
-type RawVersion = { version: number; content: string; memory_type: string; project: string | null; reason: string; source_id: string | null; replaced_at: number };
+type RawVersion = {
+  version: number;
+  content: string;
+  memory_type: string;
+  project: string | null;
+  reason: string;
+  source_id: string | null;
+  replaced_at: number;
+};
 const versionOf = (r: RawVersion): VersionRow => ({
   version: r.version,
   content: r.content,
@@ -67,32 +75,35 @@ export function sqliteMemories(h: SqliteHandle): Omit<MemoriesStore, keyof Memor
           const insertVec = db.query("INSERT INTO memory_vec(rowid, embedding) VALUES (?, ?)");
           // A statement cached on the connection, not drizzle's insert builder: that
           // prepared a new statement on every ingest (~0.35 ms of a 100k-store ingest's CPU, profiled).
-          const insert = db.query<{ seq: number }, [string, string, string, string | null, string, string | null, string | null, string | null, string, number, number, number, number, string | null]>(
+          const insert = db.query<
+            { seq: number },
+            [string, string, string, string | null, string, string | null, string | null, string | null, string, number, number, number, number, string | null]
+          >(
             `INSERT INTO memories(id, content, memory_type, project, source_agent, source_agent_id, source_domain, source_session, privacy, created_at, updated_at, refreshed_at, strength, created_by)
              VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq`,
           );
           const write = () =>
             rows.map((m) => {
-            const { seq } = insert.get(
-              m.id,
-              m.content,
-              m.memoryType,
-              m.project,
-              m.sourceAgent,
-              m.sourceAgentId,
-              m.sourceDomain,
-              m.sourceSession,
-              m.privacy,
-              m.createdAt,
-              m.updatedAt,
-              m.refreshedAt,
-              m.strength,
-              m.createdBy ?? null,
-            )!;
-            insertVec.run(BigInt(seq), m.vector);
-            putTags(m.id, m.tags, true);
-            return seq;
-          });
+              const { seq } = insert.get(
+                m.id,
+                m.content,
+                m.memoryType,
+                m.project,
+                m.sourceAgent,
+                m.sourceAgentId,
+                m.sourceDomain,
+                m.sourceSession,
+                m.privacy,
+                m.createdAt,
+                m.updatedAt,
+                m.refreshedAt,
+                m.strength,
+                m.createdBy ?? null,
+              )!;
+              insertVec.run(BigInt(seq), m.vector);
+              putTags(m.id, m.tags, true);
+              return seq;
+            });
           /**
            * The batch table by table (its memories in one statement, then the vectors, then the tags
            * in one statement): 0.43 -> 0.29 ms CPU a memory against row by row, interleaved
@@ -108,7 +119,25 @@ export function sqliteMemories(h: SqliteHandle): Omit<MemoriesStore, keyof Memor
                    SELECT value->>0, value->>1, value->>2, value->>3, value->>4, value->>5, value->>6, value->>7, value->>8, value->>9, value->>10, value->>11, value->>12
                      FROM json_each(?) ORDER BY key RETURNING id, seq`,
                 )
-                .all(JSON.stringify(rows.map((m) => [m.id, m.content, m.memoryType, m.project, m.sourceAgent, m.sourceAgentId, m.sourceDomain, m.sourceSession, m.privacy, m.createdAt, m.updatedAt, m.refreshedAt, m.strength])))
+                .all(
+                  JSON.stringify(
+                    rows.map((m) => [
+                      m.id,
+                      m.content,
+                      m.memoryType,
+                      m.project,
+                      m.sourceAgent,
+                      m.sourceAgentId,
+                      m.sourceDomain,
+                      m.sourceSession,
+                      m.privacy,
+                      m.createdAt,
+                      m.updatedAt,
+                      m.refreshedAt,
+                      m.strength,
+                    ]),
+                  ),
+                )
                 .map((r) => [r.id, r.seq]),
             );
             const seqs = rows.map((m) => seqOf.get(m.id)!);
@@ -116,7 +145,10 @@ export function sqliteMemories(h: SqliteHandle): Omit<MemoriesStore, keyof Memor
               insertVec.run(BigInt(seqs[i]), m.vector);
             });
             const tags = rows.flatMap((m) => m.tags.map((t) => [m.id, t.tag, t.weight]));
-            if (tags.length) db.query<unknown, [string]>("INSERT INTO memory_tags(memory_id, tag, weight) SELECT value->>0, value->>1, value->>2 FROM json_each(?) ORDER BY key").run(JSON.stringify(tags));
+            if (tags.length)
+              db.query<unknown, [string]>(
+                "INSERT INTO memory_tags(memory_id, tag, weight) SELECT value->>0, value->>1, value->>2 FROM json_each(?) ORDER BY key",
+              ).run(JSON.stringify(tags));
             return seqs;
           };
           if (rows.length < BULK_LOAD_FROM) return write();
@@ -203,7 +235,9 @@ export function sqliteMemories(h: SqliteHandle): Omit<MemoriesStore, keyof Memor
       return h.write(() =>
         db.transaction(() => {
           const n = db
-            .query<{ n: number }, [string, string]>("SELECT count(*) AS n FROM links WHERE from_id IN (SELECT value FROM json_each(?)) OR to_id IN (SELECT value FROM json_each(?))")
+            .query<{ n: number }, [string, string]>(
+              "SELECT count(*) AS n FROM links WHERE from_id IN (SELECT value FROM json_each(?)) OR to_id IN (SELECT value FROM json_each(?))",
+            )
             .get(list, list)!.n;
           db.query("DELETE FROM memories WHERE id IN (SELECT value FROM json_each(?))").run(list);
           return n;
@@ -226,7 +260,10 @@ export function sqliteMemories(h: SqliteHandle): Omit<MemoriesStore, keyof Memor
 
     async linksOf(memoryId, previewChars, limit) {
       return db
-        .query<{ id: string; head: string; length: number; memoryType: string; relationship: string; weight: number; direction: "out" | "in" }, [string, number, number]>(
+        .query<
+          { id: string; head: string; length: number; memoryType: string; relationship: string; weight: number; direction: "out" | "in" },
+          [string, number, number]
+        >(
           `SELECT * FROM (
              SELECT m.id AS id, substr(m.content, 1, ?2) AS head, length(m.content) AS length, m.memory_type AS memoryType, l.relationship AS relationship, l.weight AS weight, 'out' AS direction
                FROM links l JOIN memories m ON m.id = l.to_id WHERE l.from_id = ?1
@@ -239,23 +276,22 @@ export function sqliteMemories(h: SqliteHandle): Omit<MemoriesStore, keyof Memor
     },
 
     async snapshot(memoryId) {
-      return db.query<{ content: string; memoryType: string; project: string | null }, [string]>("SELECT content, memory_type AS memoryType, project FROM memories WHERE id = ?").get(memoryId) ?? null;
+      return (
+        db
+          .query<{ content: string; memoryType: string; project: string | null }, [string]>(
+            "SELECT content, memory_type AS memoryType, project FROM memories WHERE id = ?",
+          )
+          .get(memoryId) ?? null
+      );
     },
 
     async addVersion(memoryId, v, keep) {
       return h.write(() =>
         db.transaction(() => {
           const { n } = db.query<{ n: number }, [string]>("SELECT coalesce(max(version), 0) + 1 AS n FROM memory_history WHERE memory_id = ?").get(memoryId)!;
-          db.query("INSERT INTO memory_history(memory_id, version, content, memory_type, project, reason, source_id, replaced_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)").run(
-            memoryId,
-            n,
-            v.content,
-            v.memoryType,
-            v.project,
-            v.reason,
-            v.sourceId,
-            v.replacedAt,
-          );
+          db.query(
+            "INSERT INTO memory_history(memory_id, version, content, memory_type, project, reason, source_id, replaced_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+          ).run(memoryId, n, v.content, v.memoryType, v.project, v.reason, v.sourceId, v.replacedAt);
           db.query("DELETE FROM memory_history WHERE memory_id = ? AND version <= ?").run(memoryId, n - keep);
           return n;
         })(),
@@ -264,14 +300,18 @@ export function sqliteMemories(h: SqliteHandle): Omit<MemoriesStore, keyof Memor
 
     async versions(memoryId) {
       return db
-        .query<RawVersion, [string]>("SELECT version, content, memory_type, project, reason, source_id, replaced_at FROM memory_history WHERE memory_id = ? ORDER BY version")
+        .query<RawVersion, [string]>(
+          "SELECT version, content, memory_type, project, reason, source_id, replaced_at FROM memory_history WHERE memory_id = ? ORDER BY version",
+        )
         .all(memoryId)
         .map(versionOf);
     },
 
     async version(memoryId, version) {
       const r = db
-        .query<RawVersion, [string, number]>("SELECT version, content, memory_type, project, reason, source_id, replaced_at FROM memory_history WHERE memory_id = ? AND version = ?")
+        .query<RawVersion, [string, number]>(
+          "SELECT version, content, memory_type, project, reason, source_id, replaced_at FROM memory_history WHERE memory_id = ? AND version = ?",
+        )
         .get(memoryId, version);
       return r ? versionOf(r) : null;
     },
@@ -284,7 +324,9 @@ export function sqliteMemories(h: SqliteHandle): Omit<MemoriesStore, keyof Memor
       const out = new Map<string, string[]>();
       if (memoryIds.length === 0) return out;
       const rows = db
-        .query<{ memory_id: string; paths: string }, [string, string]>("SELECT memory_id, paths FROM memory_anchors WHERE repo = ? AND memory_id IN (SELECT value FROM json_each(?))")
+        .query<{ memory_id: string; paths: string }, [string, string]>(
+          "SELECT memory_id, paths FROM memory_anchors WHERE repo = ? AND memory_id IN (SELECT value FROM json_each(?))",
+        )
         .all(repo, json(memoryIds));
       for (const r of rows) out.set(r.memory_id, JSON.parse(r.paths));
       return out;
@@ -308,7 +350,9 @@ export function sqliteMemories(h: SqliteHandle): Omit<MemoriesStore, keyof Memor
     async anchorsOf(memoryIds) {
       if (memoryIds.length === 0) return [];
       return db
-        .query<RawAnchor, [string]>("SELECT * FROM memory_anchors WHERE memory_id IN (SELECT value FROM json_each(?)) ORDER BY memory_id, anchored_at DESC, repo")
+        .query<RawAnchor, [string]>(
+          "SELECT * FROM memory_anchors WHERE memory_id IN (SELECT value FROM json_each(?)) ORDER BY memory_id, anchored_at DESC, repo",
+        )
         .all(json(memoryIds))
         .map(anchorOf);
     },
@@ -351,25 +395,47 @@ export function sqliteMemories(h: SqliteHandle): Omit<MemoriesStore, keyof Memor
 
     async staleAnchors(limit) {
       return db
-        .query<{ memory_id: string; repo: string; commit_id: string; paths: string; stale: string; rechecked: string | null; evidence: string | null }, [number]>(
+        .query<
+          { memory_id: string; repo: string; commit_id: string; paths: string; stale: string; rechecked: string | null; evidence: string | null },
+          [number]
+        >(
           "SELECT memory_id, repo, commit_id, paths, stale, rechecked, evidence FROM memory_anchors WHERE stale IS NOT NULL ORDER BY stale_at, memory_id, repo LIMIT ?",
         )
         .all(limit)
-        .map((r) => ({ memoryId: r.memory_id, repo: r.repo, commit: r.commit_id, paths: JSON.parse(r.paths), staleText: r.stale, rechecked: r.rechecked, evidence: r.evidence }));
+        .map((r) => ({
+          memoryId: r.memory_id,
+          repo: r.repo,
+          commit: r.commit_id,
+          paths: JSON.parse(r.paths),
+          staleText: r.stale,
+          rechecked: r.rechecked,
+          evidence: r.evidence,
+        }));
     },
 
     async evidenceOf(memoryId) {
-      return db.query<{ repo: string; evidence: string }, [string]>("SELECT repo, evidence FROM memory_anchors WHERE memory_id = ? AND evidence IS NOT NULL ORDER BY repo").all(memoryId);
+      return db
+        .query<{ repo: string; evidence: string }, [string]>(
+          "SELECT repo, evidence FROM memory_anchors WHERE memory_id = ? AND evidence IS NOT NULL ORDER BY repo",
+        )
+        .all(memoryId);
     },
 
     async settleAnchor(memoryId, repo, staleText, outcome) {
       return h.write(() => {
-        if (outcome.kind === "delete") return db.query("DELETE FROM memory_anchors WHERE memory_id = ? AND repo = ? AND stale = ?").run(memoryId, repo, staleText).changes > 0;
-        if (outcome.kind === "checked") return db.query("UPDATE memory_anchors SET rechecked = ? WHERE memory_id = ? AND repo = ? AND stale = ?").run(outcome.rechecked, memoryId, repo, staleText).changes > 0;
+        if (outcome.kind === "delete")
+          return db.query("DELETE FROM memory_anchors WHERE memory_id = ? AND repo = ? AND stale = ?").run(memoryId, repo, staleText).changes > 0;
+        if (outcome.kind === "checked")
+          return (
+            db.query("UPDATE memory_anchors SET rechecked = ? WHERE memory_id = ? AND repo = ? AND stale = ?").run(outcome.rechecked, memoryId, repo, staleText)
+              .changes > 0
+          );
         const a = outcome.anchor;
         return (
           db
-            .query("UPDATE memory_anchors SET commit_id = ?, paths = ?, stale = NULL, stale_at = NULL, rechecked = NULL, confirmed_at = ? WHERE memory_id = ? AND repo = ? AND stale = ?")
+            .query(
+              "UPDATE memory_anchors SET commit_id = ?, paths = ?, stale = NULL, stale_at = NULL, rechecked = NULL, confirmed_at = ? WHERE memory_id = ? AND repo = ? AND stale = ?",
+            )
             .run(a.commit, JSON.stringify(a.paths), a.at, memoryId, repo, staleText).changes > 0
         );
       });

@@ -94,26 +94,30 @@ export function sqliteNightly(h: SqliteHandle): NightlyStore {
 
     saveRun(id, owner, p) {
       return h.write(
-        () => db.run("UPDATE nightly_runs SET cursor = ?, digest = ?, heartbeat_at = ? WHERE id = ? AND owner = ? AND status = 'running'", [p.cursor, p.digest, p.now, id, owner]).changes === 1,
+        () =>
+          db.run("UPDATE nightly_runs SET cursor = ?, digest = ?, heartbeat_at = ? WHERE id = ? AND owner = ? AND status = 'running'", [
+            p.cursor,
+            p.digest,
+            p.now,
+            id,
+            owner,
+          ]).changes === 1,
       );
     },
 
     heartbeat(id, owner, now) {
-      return h.write(() => db.run("UPDATE nightly_runs SET heartbeat_at = ? WHERE id = ? AND owner = ? AND status = 'running'", [now, id, owner]).changes === 1);
+      return h.write(
+        () => db.run("UPDATE nightly_runs SET heartbeat_at = ? WHERE id = ? AND owner = ? AND status = 'running'", [now, id, owner]).changes === 1,
+      );
     },
 
     finishRun(id, owner, f) {
       return h.write(
         () =>
-          db.run("UPDATE nightly_runs SET status = ?, cursor = ?, digest = ?, heartbeat_at = ?, finished_at = ? WHERE id = ? AND owner = ? AND status = 'running'", [
-            f.status,
-            f.cursor,
-            f.digest,
-            f.now,
-            f.now,
-            id,
-            owner,
-          ]).changes === 1,
+          db.run(
+            "UPDATE nightly_runs SET status = ?, cursor = ?, digest = ?, heartbeat_at = ?, finished_at = ? WHERE id = ? AND owner = ? AND status = 'running'",
+            [f.status, f.cursor, f.digest, f.now, f.now, id, owner],
+          ).changes === 1,
       );
     },
 
@@ -132,13 +136,18 @@ export function sqliteNightly(h: SqliteHandle): NightlyStore {
 
     async countDay(start, end, after) {
       return db
-        .query<{ n: number }, { start: number; end: number; key: string; seq: number }>(`SELECT count(*) AS n FROM memories WHERE ${DAY_FILTER} AND (coalesce(project, ''), seq) > (:key, :seq)`)
+        .query<{ n: number }, { start: number; end: number; key: string; seq: number }>(
+          `SELECT count(*) AS n FROM memories WHERE ${DAY_FILTER} AND (coalesce(project, ''), seq) > (:key, :seq)`,
+        )
         .get({ start, end, key: after[0], seq: after[1] })!.n;
     },
 
     async dayRows(start, end, after, limit) {
       return db
-        .query<{ seq: number; id: string; content: string; memoryType: string; project: string | null; pkey: string; createdAt: number }, { start: number; end: number; key: string; seq: number; limit: number }>(
+        .query<
+          { seq: number; id: string; content: string; memoryType: string; project: string | null; pkey: string; createdAt: number },
+          { start: number; end: number; key: string; seq: number; limit: number }
+        >(
           `SELECT seq, id, content, memory_type AS memoryType, project, coalesce(project, '') AS pkey, created_at AS createdAt FROM memories
             WHERE ${DAY_FILTER} AND (coalesce(project, ''), seq) > (:key, :seq)
             ORDER BY pkey, seq LIMIT :limit`,
@@ -158,7 +167,9 @@ export function sqliteNightly(h: SqliteHandle): NightlyStore {
 
     async mergeRowsBySeq(seqs) {
       if (seqs.length === 0) return [];
-      return db.query<NightlyMergeRow, [string]>(`SELECT ${MERGE_COLUMNS} FROM memories WHERE seq IN (SELECT value FROM json_each(?))`).all(JSON.stringify(seqs));
+      return db
+        .query<NightlyMergeRow, [string]>(`SELECT ${MERGE_COLUMNS} FROM memories WHERE seq IN (SELECT value FROM json_each(?))`)
+        .all(JSON.stringify(seqs));
     },
 
     async vectorOf(seq) {
@@ -215,7 +226,9 @@ export function sqliteNightly(h: SqliteHandle): NightlyStore {
       return h.write(
         () =>
           db
-            .query<{ id: string }, typeof params & { factor: number }>(`UPDATE memories SET strength = max(:floor, strength * :factor) WHERE ${where} RETURNING id`)
+            .query<{ id: string }, typeof params & { factor: number }>(
+              `UPDATE memories SET strength = max(:floor, strength * :factor) WHERE ${where} RETURNING id`,
+            )
             .all({ ...params, factor: p.factor }).length,
       );
     },
@@ -269,7 +282,11 @@ export function sqliteNightly(h: SqliteHandle): NightlyStore {
                FROM memories GROUP BY project ORDER BY memories DESC LIMIT ?`,
           )
           .all(top),
-        domains: db.query<{ domain: string; memories: number }, [number]>("SELECT tag AS domain, count(*) AS memories FROM memory_tags GROUP BY tag ORDER BY memories DESC, tag LIMIT ?").all(top),
+        domains: db
+          .query<{ domain: string; memories: number }, [number]>(
+            "SELECT tag AS domain, count(*) AS memories FROM memory_tags GROUP BY tag ORDER BY memories DESC, tag LIMIT ?",
+          )
+          .all(top),
       };
     },
   };

@@ -52,7 +52,8 @@ export function openStore(file: string, opts: OpenOptions = {}): Store {
   sqlite.loadExtension(sqliteVecLibrary(), "sqlite3_vec_init");
   migrate(sqlite);
   // After the migrations: the worker's connection then reads the schema as it stays.
-  const checkpointer = opts.checkpointer && file !== ":memory:" && journal === "wal" && writable(file) ? checkpointerOrNull(sqlite, file, opts.checkpointer) : null;
+  const checkpointer =
+    opts.checkpointer && file !== ":memory:" && journal === "wal" && writable(file) ? checkpointerOrNull(sqlite, file, opts.checkpointer) : null;
   const ftsReader = opts.ftsReader && file !== ":memory:" && journal === "wal" ? ftsReaderOrNull(sqlite, file, opts.ftsReader) : null;
   let closed = false;
   return {

@@ -25,7 +25,9 @@ export function sqliteRecall(h: SqliteHandle): RecallStore {
   const count = () => q<{ n: number }, []>("SELECT count(*) AS n FROM recall_sessions").get()!.n;
 
   function expire(e: RecallExpiry): number {
-    const gone = q<{ id: string }, [{ idle: number; oneTurn: number }]>(`DELETE FROM recall_sessions WHERE ${EXPIRED} RETURNING session_id AS id`).all(expiryParams(e));
+    const gone = q<{ id: string }, [{ idle: number; oneTurn: number }]>(`DELETE FROM recall_sessions WHERE ${EXPIRED} RETURNING session_id AS id`).all(
+      expiryParams(e),
+    );
     const over = count() - e.max;
     if (over > 0) {
       gone.push(
@@ -35,7 +37,8 @@ export function sqliteRecall(h: SqliteHandle): RecallStore {
       );
     }
     // Receipts go with their session's state.
-    if (gone.length) q<unknown, [string]>("DELETE FROM recall_receipts WHERE session_id IN (SELECT value FROM json_each(?))").run(JSON.stringify(gone.map((g) => g.id)));
+    if (gone.length)
+      q<unknown, [string]>("DELETE FROM recall_receipts WHERE session_id IN (SELECT value FROM json_each(?))").run(JSON.stringify(gone.map((g) => g.id)));
     return gone.length;
   }
 
@@ -70,10 +73,9 @@ export function sqliteRecall(h: SqliteHandle): RecallStore {
       h.write(() =>
         transact(db, (): { turn: number; claimed: string[] } => {
           const turn = advance(end.sessionId, end.now, end.expiry);
-          q<unknown, [string, string]>("INSERT INTO recall_topics(session_id, topic) VALUES (?1, ?2) ON CONFLICT(session_id) DO UPDATE SET topic = excluded.topic").run(
-            end.sessionId,
-            end.topic,
-          );
+          q<unknown, [string, string]>(
+            "INSERT INTO recall_topics(session_id, topic) VALUES (?1, ?2) ON CONFLICT(session_id) DO UPDATE SET topic = excluded.topic",
+          ).run(end.sessionId, end.topic);
           if (end.picks.length === 0) return { turn, claimed: [] };
           // A pick another turn of the session showed within the window (a concurrent prompt) is not claimed: no update, no row returned.
           const claimed = new Set(
@@ -111,7 +113,9 @@ export function sqliteRecall(h: SqliteHandle): RecallStore {
 
     expireSessions: async (e, dryRun) => {
       if (!dryRun) return h.write(() => transact(db, () => expire(e)));
-      const expired = q<{ n: number }, [{ idle: number; oneTurn: number }]>(`SELECT count(*) AS n FROM recall_sessions WHERE ${EXPIRED}`).get(expiryParams(e))!.n;
+      const expired = q<{ n: number }, [{ idle: number; oneTurn: number }]>(`SELECT count(*) AS n FROM recall_sessions WHERE ${EXPIRED}`).get(
+        expiryParams(e),
+      )!.n;
       return expired + Math.max(0, count() - expired - e.max);
     },
 

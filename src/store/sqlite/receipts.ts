@@ -54,7 +54,22 @@ export function sqliteReceipts(h: SqliteHandle): ReceiptStore {
     q<unknown, SQLQueryBindings[]>(
       `INSERT OR IGNORE INTO recall_receipts(id, at, kind, via, session_id, turn, agent, project, prompt, prompt_hash, tokens, budget, injected, dropped)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    ).run(r.id, r.at, r.kind, r.via, r.sessionId, r.turn, r.agent, r.project, r.prompt, r.promptHash, r.tokens, r.budget, JSON.stringify(r.injected), JSON.stringify(r.dropped));
+    ).run(
+      r.id,
+      r.at,
+      r.kind,
+      r.via,
+      r.sessionId,
+      r.turn,
+      r.agent,
+      r.project,
+      r.prompt,
+      r.promptHash,
+      r.tokens,
+      r.budget,
+      JSON.stringify(r.injected),
+      JSON.stringify(r.dropped),
+    );
 
   return {
     addReceipts: async (rows) => {
@@ -65,14 +80,14 @@ export function sqliteReceipts(h: SqliteHandle): ReceiptStore {
     listReceipts: async (f) => {
       const where: string[] = [];
       const params: SQLQueryBindings[] = [];
-      if (f.sessionId) (where.push("session_id = ?"), params.push(f.sessionId));
-      if (f.agent) (where.push("agent = ?"), params.push(f.agent));
-      if (f.project) (where.push("project = ?"), params.push(f.project));
-      if (f.kind) (where.push("kind = ?"), params.push(f.kind));
+      if (f.sessionId) where.push("session_id = ?"), params.push(f.sessionId);
+      if (f.agent) where.push("agent = ?"), params.push(f.agent);
+      if (f.project) where.push("project = ?"), params.push(f.project);
+      if (f.kind) where.push("kind = ?"), params.push(f.kind);
       // A prefix of an id: the injected JSON names full ids.
-      if (f.memoryId) (where.push("injected LIKE ? ESCAPE '\\'"), params.push(`%"id":"${f.memoryId.replace(/[%_\\]/g, "\\$&")}%`));
-      if (f.before) (where.push("(at < ? OR (at = ? AND id < ?))"), params.push(f.before.at, f.before.at, f.before.id));
-      if (f.since !== undefined && f.since !== null) (where.push("at >= ?"), params.push(f.since));
+      if (f.memoryId) where.push("injected LIKE ? ESCAPE '\\'"), params.push(`%"id":"${f.memoryId.replace(/[%_\\]/g, "\\$&")}%`);
+      if (f.before) where.push("(at < ? OR (at = ? AND id < ?))"), params.push(f.before.at, f.before.at, f.before.id);
+      if (f.since !== undefined && f.since !== null) where.push("at >= ?"), params.push(f.since);
       const sql = `SELECT * FROM recall_receipts${where.length ? ` WHERE ${where.join(" AND ")}` : ""} ORDER BY at DESC, id DESC LIMIT ?`;
       return (db.query(sql).all(...params, f.limit) as Row[]).map(receiptFromRow);
     },
@@ -83,7 +98,9 @@ export function sqliteReceipts(h: SqliteHandle): ReceiptStore {
     },
 
     latestShowing: async (memoryId) => {
-      const r = q<Row, [string]>("SELECT * FROM recall_receipts WHERE kind = 'recall' AND injected LIKE ? ORDER BY at DESC, id DESC LIMIT 1").get(`%"id":"${memoryId}"%`);
+      const r = q<Row, [string]>("SELECT * FROM recall_receipts WHERE kind = 'recall' AND injected LIKE ? ORDER BY at DESC, id DESC LIMIT 1").get(
+        `%"id":"${memoryId}"%`,
+      );
       return r ? receiptFromRow(r) : null;
     },
 
@@ -94,7 +111,8 @@ export function sqliteReceipts(h: SqliteHandle): ReceiptStore {
           if (!r) return [];
           const used = JSON.parse(r.used) as string[];
           const fresh = [...new Set(ids)].filter((id) => !used.includes(id));
-          if (fresh.length) q<unknown, [string, string]>("UPDATE recall_receipts SET used = ? WHERE id = ?").run(JSON.stringify([...used, ...fresh]), receiptId);
+          if (fresh.length)
+            q<unknown, [string, string]>("UPDATE recall_receipts SET used = ? WHERE id = ?").run(JSON.stringify([...used, ...fresh]), receiptId);
           return fresh;
         }),
       ),
@@ -134,7 +152,8 @@ export function sqliteReceipts(h: SqliteHandle): ReceiptStore {
         transact(db, () => {
           let n = q<unknown, [number]>("DELETE FROM recall_receipts WHERE at < ?").run(before).changes;
           const over = q<{ n: number }, []>("SELECT count(*) AS n FROM recall_receipts").get()!.n - max;
-          if (over > 0) n += q<unknown, [number]>("DELETE FROM recall_receipts WHERE id IN (SELECT id FROM recall_receipts ORDER BY at, id LIMIT ?)").run(over).changes;
+          if (over > 0)
+            n += q<unknown, [number]>("DELETE FROM recall_receipts WHERE id IN (SELECT id FROM recall_receipts ORDER BY at, id LIMIT ?)").run(over).changes;
           return n;
         }),
       ),

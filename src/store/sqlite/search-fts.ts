@@ -58,7 +58,13 @@ export function ftsExpression(query: string): string | null {
  * Counts are cached; a new word (or pair) is counted once. `minRows`: the
  * rows a search wants (its k), which a conjunction must leave.
  */
-export function bm25Expression(terms: readonly string[], total: number, df: (term: string, cap: number) => number, together?: CountTogether, minRows = 1): string | null {
+export function bm25Expression(
+  terms: readonly string[],
+  total: number,
+  df: (term: string, cap: number) => number,
+  together?: CountTogether,
+  minRows = 1,
+): string | null {
   const cap = planCap(total);
   const plan = planTerms(terms, total, (t) => df(t, cap), together, minRows);
   if (!plan) return null;

@@ -3,12 +3,7 @@ import { effectiveStrength } from "../../core/memories";
 import { effectiveStrengthSql } from "./strength";
 import { fromSql, touchedBound } from "../../core/search/recent";
 import type { RankedRow } from "../../core/search/store";
-import {
-  RECENT_CONNECTION_WEIGHT,
-  RECENT_RECENCY_DAYS,
-  RECENT_RECENCY_WEIGHT,
-  RECENT_STRENGTH_WEIGHT,
-} from "../../core/search/tuning";
+import { RECENT_CONNECTION_WEIGHT, RECENT_RECENCY_DAYS, RECENT_RECENCY_WEIGHT, RECENT_STRENGTH_WEIGHT } from "../../core/search/tuning";
 import { RECENT_LINK_LIST_FROM, RECENT_LIST_FIRST, RECENT_WALK_FIRST } from "./tuning";
 
 /**
@@ -75,7 +70,9 @@ function walkStatements(sqlite: Database, project: string | null) {
     const cut = sqlite.query<{ v: number }, Record<string, number | string>>(
       `SELECT ${col} AS v FROM memories WHERE ${and} ${col} <= :hi ORDER BY ${col} DESC LIMIT 1 OFFSET :skip`,
     );
-    const max = sqlite.query<{ v: number | null }, Record<string, string>>(`SELECT max(${col}) AS v FROM memories ${terms.length ? `WHERE ${terms.join(" AND ")}` : ""}`);
+    const max = sqlite.query<{ v: number | null }, Record<string, string>>(
+      `SELECT max(${col}) AS v FROM memories ${terms.length ? `WHERE ${terms.join(" AND ")}` : ""}`,
+    );
     // The best rows in (:lo, :hi] that pass the cheap test, which lets through every
     // row that can reach the floor: importance is at most strength * :strong +
     // link_count * LINKS_SLOPE + LINKS_AT_ZERO + the recency the range allows, where
@@ -138,7 +135,10 @@ export function walkTouched(sqlite: Database, p: RecentParams, batches = { touch
   const take = (rows: Scored[]) => {
     if (rows.length === 0) return;
     const have = new Set(top.map((r) => r.seq));
-    top = top.concat(rows.filter((r) => !have.has(r.seq))).sort(byImportance).slice(0, k);
+    top = top
+      .concat(rows.filter((r) => !have.has(r.seq)))
+      .sort(byImportance)
+      .slice(0, k);
   };
   const floor = () => (top.length < k ? -Infinity : top[k - 1].importance === null ? NaN : top[k - 1].importance! - SLACK);
   // `bottom`: where a list ends. The link list holds only rows with at least

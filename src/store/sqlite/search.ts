@@ -40,7 +40,14 @@ function sharedOf(h: SqliteHandle): Shared {
   let sh = shared.get(h.sqlite);
   if (!sh) {
     const counted = memoryCounter(h.sqlite);
-    const self: Shared = { index: new VectorIndex(), state: null, ctx: null, counts: new TermCounts(h.sqlite), bm25: bm25Statements(h.sqlite), countMemories: () => 0 };
+    const self: Shared = {
+      index: new VectorIndex(),
+      state: null,
+      ctx: null,
+      counts: new TermCounts(h.sqlite),
+      bm25: bm25Statements(h.sqlite),
+      countMemories: () => 0,
+    };
     // A complete index holds every memory: its size is exact and moves with each write at once.
     // The cursor is cached (it is read once per prompt word): word weights tolerate the count's lag already.
     self.countMemories = () => (loaded(self) && cachedMeta(h, "reembed_cursor", MEMORY_COUNT_REFRESH_MS) === null ? self.index.size : counted());
@@ -150,7 +157,9 @@ export function sqliteSearch(h: SqliteHandle): SearchStore {
 
     async contentPrefixes(seqs, chars) {
       return db
-        .query<{ seq: number; text: string }, [number, string]>("SELECT seq, substr(content, 1, ?) AS text FROM memories WHERE seq IN (SELECT value FROM json_each(?))")
+        .query<{ seq: number; text: string }, [number, string]>(
+          "SELECT seq, substr(content, 1, ?) AS text FROM memories WHERE seq IN (SELECT value FROM json_each(?))",
+        )
         .all(chars, JSON.stringify(seqs));
     },
 

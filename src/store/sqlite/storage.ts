@@ -29,7 +29,15 @@ export interface SqliteHandle extends Store {
 /** The sqlite engine behind every capability's store interface. */
 export function sqliteStorage(store: Store): Storage {
   const lock = new WriteLock(store.checkpointer?.gate ?? null);
-  const outside: SqliteHandle = { ...store, sqlite: store.sqlite, orm: store.orm, file: store.file, close: () => store.close(), write: (fn) => lock.hold(fn), inTransaction: false };
+  const outside: SqliteHandle = {
+    ...store,
+    sqlite: store.sqlite,
+    orm: store.orm,
+    file: store.file,
+    close: () => store.close(),
+    write: (fn) => lock.hold(fn),
+    inTransaction: false,
+  };
   const inside: SqliteHandle = { ...outside, write: async (fn) => fn(), inTransaction: true };
   let savepoints = 0;
   const txStorage = build(inside, null);
@@ -61,9 +69,7 @@ export function sqliteStorage(store: Store): Storage {
       },
       async stats() {
         // Kept by trigger (migration 0015): count(*) read a whole index per table, 7-90 ms at 100k.
-        const counts = h.sqlite
-          .query<{ m: number; l: number }, []>(`SELECT ${MEMORY_COUNT_SQL} AS m, ${LINK_COUNT_SQL} AS l`)
-          .get()!;
+        const counts = h.sqlite.query<{ m: number; l: number }, []>(`SELECT ${MEMORY_COUNT_SQL} AS m, ${LINK_COUNT_SQL} AS l`).get()!;
         let bytes = 0;
         for (const suffix of ["", "-wal"]) {
           try {

@@ -12,7 +12,16 @@ export function sqliteTokens(h: SqliteHandle): TokensStore {
       return h.write(() => {
         const live = db.query("SELECT 1 FROM tokens WHERE name = ? AND revoked_at IS NULL").get(r.name);
         if (live) return false;
-        db.query(`INSERT INTO tokens(${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`).run(r.name, r.hash, r.role, r.projects ? JSON.stringify(r.projects) : null, r.createdAt, r.expiresAt, r.lastUsedAt, r.revokedAt);
+        db.query(`INSERT INTO tokens(${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`).run(
+          r.name,
+          r.hash,
+          r.role,
+          r.projects ? JSON.stringify(r.projects) : null,
+          r.createdAt,
+          r.expiresAt,
+          r.lastUsedAt,
+          r.revokedAt,
+        );
         return true;
       });
     },
@@ -51,15 +60,19 @@ export function sqliteAudit(h: SqliteHandle): AuditStore {
       const where: string[] = [];
       const args: (string | number)[] = [];
       if (f.actor !== undefined) where.push("actor = ?"), args.push(f.actor);
-      if (f.action !== undefined) f.action.endsWith(".") ? (where.push("substr(action, 1, ?) = ?"), args.push(f.action.length, f.action)) : (where.push("action = ?"), args.push(f.action));
+      if (f.action !== undefined)
+        f.action.endsWith(".")
+          ? (where.push("substr(action, 1, ?) = ?"), args.push(f.action.length, f.action))
+          : (where.push("action = ?"), args.push(f.action));
       if (f.since !== undefined) where.push("at >= ?"), args.push(f.since);
       if (f.until !== undefined) where.push("at < ?"), args.push(f.until);
       if (f.before !== undefined) where.push("id < ?"), args.push(f.before);
       args.push(f.limit);
       return db
-        .query<{ id: number; at: number; actor: string; action: string; target: string | null; detail: string | null; peer: string | null }, (string | number)[]>(
-          `SELECT id, at, actor, action, target, detail, peer FROM audit_log ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY id DESC LIMIT ?`,
-        )
+        .query<
+          { id: number; at: number; actor: string; action: string; target: string | null; detail: string | null; peer: string | null },
+          (string | number)[]
+        >(`SELECT id, at, actor, action, target, detail, peer FROM audit_log ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY id DESC LIMIT ?`)
         .all(...args);
     },
     async prune(olderThan, keep) {

@@ -17,8 +17,13 @@ const server = Bun.serve({
   hostname: "127.0.0.1",
   async fetch(req) {
     const body = (await req.json()) as { session_id: string; segment_id: string };
-    if (mode === "no-model") return Response.json({ error: { code: "unavailable", message: "no language model is configured, so /distill cannot run: set llm.baseURL ..." } }, { status: 503 });
-    if (mode === "model-down") return Response.json({ error: { code: "unavailable", message: "the language model at http://x is unreachable" } }, { status: 503 });
+    if (mode === "no-model")
+      return Response.json(
+        { error: { code: "unavailable", message: "no language model is configured, so /distill cannot run: set llm.baseURL ..." } },
+        { status: 503 },
+      );
+    if (mode === "model-down")
+      return Response.json({ error: { code: "unavailable", message: "the language model at http://x is unreachable" } }, { status: 503 });
     posted.push(`${body.session_id}#${body.segment_id}`);
     return Response.json({ ids: [crypto.randomUUID()], distilled: 1, dropped: [] }, { status: 201 });
   },
@@ -39,7 +44,13 @@ describe("capture backlog: which sessions wait, and why", () => {
   test("a 503 without a model leaves the failed session and the untried ones waiting for a model; a later run empties it", async () => {
     const { home, a, b, config } = setup();
     mode = "no-model";
-    const first = await capture({ config, transcripts: [{ path: a, format: "generic" }, { path: b, format: "generic" }] });
+    const first = await capture({
+      config,
+      transcripts: [
+        { path: a, format: "generic" },
+        { path: b, format: "generic" },
+      ],
+    });
     expect(first.failed).toBe(true);
     const waiting = readBacklog(home);
     expect(waiting.sessions.map((s) => s.file).sort()).toEqual([a, b].sort());

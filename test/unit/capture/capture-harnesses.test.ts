@@ -17,7 +17,10 @@ const GEMINI_TMP = join(ROOT, "test/fixtures/gemini/tmp");
 const GEMINI = join(GEMINI_TMP, "billing-api/chats/session-2026-03-03T10-02-7c1e9a4b.json");
 const OPENCODE = join(ROOT, "test/fixtures/opencode/storage");
 const tmp = () => mkdtempSync(join(tmpdir(), "memsvc-harness-"));
-const textOf = (parts: Parameters<typeof denoise>[0]) => denoise(parts).map((m) => `${m.role}: ${m.content}`).join("\n");
+const textOf = (parts: Parameters<typeof denoise>[0]) =>
+  denoise(parts)
+    .map((m) => `${m.role}: ${m.content}`)
+    .join("\n");
 
 describe("Codex CLI rollout reader", () => {
   const { lines, size } = readJsonl(CODEX, readCodexLine);
@@ -38,7 +41,8 @@ describe("Codex CLI rollout reader", () => {
   });
 
   test("drops AGENTS.md, environment context and reasoning", () => {
-    for (const gone of ["AGENTS.md instructions", "<environment_context>", "sandbox_mode", "Looking for the ledger client", "gAAAAAB", "token_count"]) expect(text).not.toContain(gone);
+    for (const gone of ["AGENTS.md instructions", "<environment_context>", "sandbox_mode", "Looking for the ledger client", "gAAAAAB", "token_count"])
+      expect(text).not.toContain(gone);
   });
 
   test("tool calls are one-line summaries; exit codes mark errors", () => {
@@ -92,11 +96,17 @@ describe("Gemini CLI chat reader", () => {
 
   test("a message whose tool call is still running waits for the next run", () => {
     const doc = JSON.parse(readFileSync(GEMINI, "utf8"));
-    doc.messages.push({ id: "late", timestamp: "2026-03-03T10:07:00.000Z", type: "gemini", content: "", toolCalls: [{ id: "t", name: "run_shell_command", args: { command: "make" }, status: "executing" }] });
+    doc.messages.push({
+      id: "late",
+      timestamp: "2026-03-03T10:07:00.000Z",
+      type: "gemini",
+      content: "",
+      toolCalls: [{ id: "t", name: "run_shell_command", args: { command: "make" }, status: "executing" }],
+    });
     const file = join(tmp(), "session-x.json");
     writeFileSync(file, JSON.stringify(doc));
     expect(readGeminiSession(file)!.messages).toHaveLength(7);
-    writeFileSync(file, "{\"sessionId\": \"half-writ");
+    writeFileSync(file, '{"sessionId": "half-writ');
     expect(readGeminiSession(file)).toBeNull();
   });
 });
@@ -150,7 +160,14 @@ describe("flat copies of rewritten-in-place sessions", () => {
     expect(flatten(flatDir(state), readGeminiSession(file)!)).toBe(flat);
     const after = readFileSync(flat, "utf8");
     expect(after.startsWith(before)).toBe(true);
-    const delta = planTranscript(flat, "flat", { file: flat, sessionId: first.sessionId, project: first.project, offset: first.tailEnd, pending: [], updatedAt: "" });
+    const delta = planTranscript(flat, "flat", {
+      file: flat,
+      sessionId: first.sessionId,
+      project: first.project,
+      offset: first.tailEnd,
+      pending: [],
+      updatedAt: "",
+    });
     expect(delta.segments.map((s) => s.messages.map((m) => m.content).join())).toEqual(["Ship it behind the EXPORT_PAGED flag."]);
 
     doc.messages = doc.messages.slice(0, 2);
@@ -166,7 +183,9 @@ describe("discovery and provenance", () => {
     cpSync(CODEX, join(codexRoot, "2026/03/02", CODEX.replace(/^.*[\\/]/, "")));
     writeFileSync(join(codexRoot, "2026/03/02/notes.jsonl"), "{}\n");
     const state = tmp();
-    expect(discover("codex", codexRoot, state).map((f) => [f.format, f.path.endsWith("0197a1c2-5d4e-7f00-9b1a-3c2d4e5f6a7b.jsonl")])).toEqual([["codex", true]]);
+    expect(discover("codex", codexRoot, state).map((f) => [f.format, f.path.endsWith("0197a1c2-5d4e-7f00-9b1a-3c2d4e5f6a7b.jsonl")])).toEqual([
+      ["codex", true],
+    ]);
     const gemini = discover("gemini", GEMINI_TMP, state);
     expect(gemini.map((f) => f.format)).toEqual(["flat"]);
     expect(gemini[0].path.startsWith(flatDir(state))).toBe(true);

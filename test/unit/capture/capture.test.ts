@@ -32,7 +32,15 @@ describe("Claude Code reader and denoiser", () => {
   });
 
   test("drops harness noise: meta lines, slash commands, thinking, interruptions, bookkeeping tools", () => {
-    for (const gone of ["Caveat: The messages below", "<command-name>", "local-command-stdout", "I should look at the job logs first", "Request interrupted", "TodoWrite", "Todos have been modified"]) {
+    for (const gone of [
+      "Caveat: The messages below",
+      "<command-name>",
+      "local-command-stdout",
+      "I should look at the job logs first",
+      "Request interrupted",
+      "TodoWrite",
+      "Todos have been modified",
+    ]) {
       expect(text).not.toContain(gone);
     }
   });
@@ -58,7 +66,11 @@ describe("Claude Code reader and denoiser", () => {
 
   test("sub-agent sidechains are skipped", () => {
     const stripe = readJsonl(join(ROOT, "test/fixtures/claude-code/stripe-webhooks.jsonl"), readClaudeLine).lines;
-    expect(denoise(stripe.flatMap((l) => l.parts)).map((m) => m.content).join("\n")).not.toContain("Sub-agent scratch notes");
+    expect(
+      denoise(stripe.flatMap((l) => l.parts))
+        .map((m) => m.content)
+        .join("\n"),
+    ).not.toContain("Sub-agent scratch notes");
   });
 });
 
@@ -107,8 +119,18 @@ describe("segments and watermarks", () => {
     const first = planTranscript(file, "claude", null);
     expect(first.segments).toHaveLength(1);
     const seg = first.segments[0];
-    appendFileSync(file, `${JSON.stringify({ type: "user", sessionId: first.sessionId, cwd: "/x/shop-api", timestamp: "2026-03-15T10:00:00Z", message: { role: "user", content: "One more durable fact about the orders export schedule." } })}\n`);
-    const state = { file, sessionId: first.sessionId, project: first.project, offset: 0, pending: [{ start: seg.start, end: seg.end, id: seg.id }], updatedAt: "" };
+    appendFileSync(
+      file,
+      `${JSON.stringify({ type: "user", sessionId: first.sessionId, cwd: "/x/shop-api", timestamp: "2026-03-15T10:00:00Z", message: { role: "user", content: "One more durable fact about the orders export schedule." } })}\n`,
+    );
+    const state = {
+      file,
+      sessionId: first.sessionId,
+      project: first.project,
+      offset: 0,
+      pending: [{ start: seg.start, end: seg.end, id: seg.id }],
+      updatedAt: "",
+    };
     const again = planTranscript(file, "claude", state);
     expect(again.segments).toHaveLength(2);
     expect(again.segments[0]).toMatchObject({ start: seg.start, end: seg.end, id: seg.id });

@@ -40,9 +40,25 @@ beforeAll(async () => {
   fake = startFakeLlm();
   srv = await startServer({ config: { llm: { baseURL: fake.baseURL, model: "fake-distiller", timeoutMs: 5000 } } });
   home = homeWith({ sourceAgent: "dana-laptop" });
-  expect((await fetch(`${srv.url}/identity`, { method: "PUT", headers: { "content-type": "application/json" }, body: JSON.stringify({ sections: { style: "Prefer small pull requests with one concern each." } }) })).status).toBeLessThan(300);
-  await postJson(`${srv.url}/ingest`, { content: "Run shop-api migrations with lock_timeout = 5s so they fail fast behind the nightly export.", project: "shop-api", memory_type: "learnings" });
-  await postJson(`${srv.url}/ingest`, { content: "The shop-api staging database is reached through pgbouncer on port 6432.", project: "shop-api", memory_type: "knowledge" });
+  expect(
+    (
+      await fetch(`${srv.url}/identity`, {
+        method: "PUT",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ sections: { style: "Prefer small pull requests with one concern each." } }),
+      })
+    ).status,
+  ).toBeLessThan(300);
+  await postJson(`${srv.url}/ingest`, {
+    content: "Run shop-api migrations with lock_timeout = 5s so they fail fast behind the nightly export.",
+    project: "shop-api",
+    memory_type: "learnings",
+  });
+  await postJson(`${srv.url}/ingest`, {
+    content: "The shop-api staging database is reached through pgbouncer on port 6432.",
+    project: "shop-api",
+    memory_type: "knowledge",
+  });
 });
 afterAll(async () => {
   await srv.stop();
@@ -93,7 +109,8 @@ describe("against a real server", () => {
 
     const transcript = join(mkdtempSync(join(tmpdir(), "memsvc-hook-t-")), "stripe.jsonl");
     copyFileSync(join(ROOT, "test/fixtures/claude-code/stripe-webhooks.jsonl"), transcript);
-    fake.fallback = () => memoriesReply("billing-worker dedups Stripe webhook deliveries by event id in processed_events, kept 7 days (Stripe retries for 3 days).");
+    fake.fallback = () =>
+      memoriesReply("billing-worker dedups Stripe webhook deliveries by event id in processed_events, kept 7 days (Stripe retries for 3 days).");
     const compact = await hook("pre-compact", { ...base, transcript_path: transcript, hook_event_name: "PreCompact", trigger: "auto" });
     expect(compact).toEqual({ code: 0, out: "" });
     // The recall session was reset: the same prompt finds the memory again.
@@ -101,7 +118,9 @@ describe("against a real server", () => {
     // The detached capture finishes on its own.
     for (let i = 0; i < 200 && readState(stateDir(home), transcript)?.offset !== statSync(transcript).size; i++) await Bun.sleep(50);
     expect(readState(stateDir(home), transcript)?.offset).toBe(statSync(transcript).size);
-    const [{ n: stored }] = await dbRows<{ n: number }>(srv.services, "SELECT count(*) AS n FROM memories WHERE source_session = ?", ["a91e47d0-2c6b-4f83-b5e1-0c4d7a9f2e16"]);
+    const [{ n: stored }] = await dbRows<{ n: number }>(srv.services, "SELECT count(*) AS n FROM memories WHERE source_session = ?", [
+      "a91e47d0-2c6b-4f83-b5e1-0c4d7a9f2e16",
+    ]);
     expect(stored).toBe(1);
     expect(existsSync(join(home, "state", "capture.log"))).toBe(true);
   });
@@ -132,20 +151,22 @@ describe("never breaks the agent", () => {
 
   for (const event of ["session-start", "user-prompt", "pre-compact", "session-end"]) {
     test(`${event}: no server -> exit 0, no output`, async () => {
-      expect(await hook(event, { ...base, prompt: "How do I reach the staging database?" }, { url: closedUrl, home: homeWith({}) })).toEqual({ code: 0, out: "" });
+      expect(await hook(event, { ...base, prompt: "How do I reach the staging database?" }, { url: closedUrl, home: homeWith({}) })).toEqual({
+        code: 0,
+        out: "",
+      });
     });
     // The hook ends itself (its budget is under 1 s; timing it belongs in a
     // bench, not here): the 6 s test timeout only catches a hook that hangs.
-    test(
-      `${event}: a server that never answers -> the hook gives up by itself: exit 0, no output`,
-      async () => {
-        const before = sockets.length;
-        expect(await hook(event, { ...base, prompt: "How do I reach the staging database?" }, { url: hangingUrl, home: homeWith({}) })).toEqual({ code: 0, out: "" });
-        // It did reach the silent server (session-end only spawns the detached capture, which may connect later).
-        if (event !== "session-end") expect(sockets.length).toBeGreaterThan(before);
-      },
-      6000,
-    );
+    test(`${event}: a server that never answers -> the hook gives up by itself: exit 0, no output`, async () => {
+      const before = sockets.length;
+      expect(await hook(event, { ...base, prompt: "How do I reach the staging database?" }, { url: hangingUrl, home: homeWith({}) })).toEqual({
+        code: 0,
+        out: "",
+      });
+      // It did reach the silent server (session-end only spawns the detached capture, which may connect later).
+      if (event !== "session-end") expect(sockets.length).toBeGreaterThan(before);
+    }, 6000);
   }
 
   test("garbage on stdin, an unknown event and a broken config are silent", async () => {

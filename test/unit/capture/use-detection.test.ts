@@ -5,8 +5,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { cuesOf, readInjections, recordInjection, terms, usedMemories } from "../../../src/capture/use";
 
-const PG = { id: "3f2a9c1b-0000-4000-8000-000000000001", content: "The staging Postgres database listens on port 5433 behind pgbouncer (config in infra/pgbouncer.ini)." };
-const DEPLOY = { id: "7c1d0e2f-0000-4000-8000-000000000002", content: "Production deploys run through the GitHub Actions workflow deploy.yml with a manual approval." };
+const PG = {
+  id: "3f2a9c1b-0000-4000-8000-000000000001",
+  content: "The staging Postgres database listens on port 5433 behind pgbouncer (config in infra/pgbouncer.ini).",
+};
+const DEPLOY = {
+  id: "7c1d0e2f-0000-4000-8000-000000000002",
+  content: "Production deploys run through the GitHub Actions workflow deploy.yml with a manual approval.",
+};
 const PROMPT = new Set(terms("how do I connect to the staging postgres database?"));
 
 describe("use detection", () => {
@@ -43,6 +49,7 @@ describe("use detection", () => {
     expect(got[0]).toMatchObject({ session_id: "sess-1", at: 1000, ids: [PG.id, DEPLOY.id] });
     expect(got[0].prompt_terms).toContain("postgres");
     expect(statSync(join(home, "state", "injected")).mode & 0o777).toBe(0o700);
-    for (const f of require("node:fs").readdirSync(join(home, "state", "injected"))) expect(statSync(join(home, "state", "injected", f)).mode & 0o777).toBe(0o600);
+    for (const f of require("node:fs").readdirSync(join(home, "state", "injected")))
+      expect(statSync(join(home, "state", "injected", f)).mode & 0o777).toBe(0o600);
   });
 });

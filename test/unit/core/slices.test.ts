@@ -40,7 +40,11 @@ async function storeOf(texts: string[]): Promise<TestServices> {
   const s = makeServices();
   open.push(s);
   const vectors = await s.embedder.embed(texts, "document");
-  const rows = await insertMemoryRows(s, texts.map((content) => ({ content, memoryType: "knowledge" as const, project: "p", sourceAgent: "test", createdAt: Date.now() })), vectors);
+  const rows = await insertMemoryRows(
+    s,
+    texts.map((content) => ({ content, memoryType: "knowledge" as const, project: "p", sourceAgent: "test", createdAt: Date.now() })),
+    vectors,
+  );
   rows.forEach((r, i) => {
     s.index.upsert(r.seq, vectors[i]!, "p");
   });

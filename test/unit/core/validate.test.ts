@@ -15,7 +15,15 @@ const message = (schema: Parameters<typeof checkInput>[0], value: unknown) => {
 };
 
 test("paths read as a person writes them, with {field} in a schema's message", () => {
-  expect(message(MarkStaleInput, { repo: "r", marks: [{ id: "a", reason: "changed" }, { id: "b", reason: "changed", commits: -2 }] })).toBe("marks[1].commits must be a whole number >= 0");
+  expect(
+    message(MarkStaleInput, {
+      repo: "r",
+      marks: [
+        { id: "a", reason: "changed" },
+        { id: "b", reason: "changed", commits: -2 },
+      ],
+    }),
+  ).toBe("marks[1].commits must be a whole number >= 0");
   expect(message(MarkStaleInput, { repo: "r", marks: ["x"] })).toBe("marks[0] must be an object");
   expect(message(MarkStaleInput, { repo: "r", marks: [{ id: "a" }] })).toBe("marks[0].reason must be one of changed, missing, commit-unknown, repo-deleted");
   expect(message(DistillInput, { messages: [{ content: "x" }] })).toBe("messages[0].role must be a string");
@@ -31,7 +39,9 @@ test("a nullable field's own rule names the problem inside it; null stays absent
 test("`missing` names an absent field; `unknownKeys` names every unknown key, at any depth", () => {
   expect(message(RestoreInput, { id: "abcd1234" })).toBe("version is required (see GET /memory/history)");
   expect(message(RestoreInput, { id: "abcd1234", version: 1, content: "x", b: 1 })).toBe('unknown fields content, b: the body is {"id", "version"}');
-  const inner = Type.Object({ a: Type.Optional(Type.Object({ x: Type.String() }, { additionalProperties: false, unknownKeys: (k: string[]) => `a: no ${k.join()}` })) });
+  const inner = Type.Object({
+    a: Type.Optional(Type.Object({ x: Type.String() }, { additionalProperties: false, unknownKeys: (k: string[]) => `a: no ${k.join()}` })),
+  });
   expect(unknownKeysProblem(inner, { a: { x: "1", y: 2 } })).toBe("a: no y");
   expect(unknownKeysProblem(inner, { a: { x: "1" } })).toBeNull();
   // Without the rule, unknown keys are TypeBox's business (MCP refuses them; REST drops them).

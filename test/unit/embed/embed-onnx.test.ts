@@ -94,9 +94,7 @@ describe("OnnxEmbedder with the generated tiny model", () => {
 
   test("a model of the wrong width is refused with a clear error", async () => {
     const dir = await makeTinyModel(join(root, "narrow"), "test/narrow", { hidden: 256 });
-    await expect(OnnxEmbedder.load({ model: "test/narrow", modelsDir: dir, allowDownload: false })).rejects.toThrow(
-      "produces 256-dimensional vectors",
-    );
+    await expect(OnnxEmbedder.load({ model: "test/narrow", modelsDir: dir, allowDownload: false })).rejects.toThrow("produces 256-dimensional vectors");
   });
 
   test("onnxruntime's telemetry stays off: nothing is written under the user's home", async () => {

@@ -5,7 +5,9 @@ const msg = (role: string, n: number, tag: string) => ({ role, content: `${tag} 
 
 describe("chunking", () => {
   test("short transcripts are one chunk, rendered with their roles", () => {
-    expect(chunkTranscript([msg("user", 3, "a"), msg("assistant", 3, "b")], 1000)).toEqual(["user: a word word word a-end\n\nassistant: b word word word b-end"]);
+    expect(chunkTranscript([msg("user", 3, "a"), msg("assistant", 3, "b")], 1000)).toEqual([
+      "user: a word word word a-end\n\nassistant: b word word word b-end",
+    ]);
   });
 
   test("chunks never exceed the budget and cut only between messages", () => {

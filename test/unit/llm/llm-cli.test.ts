@@ -31,7 +31,11 @@ beforeEach(() => {
   delete process.env.HARNESS_STANDIN_MODE;
 });
 afterEach(() => {
-  for (const [k, v] of [["HARNESS_STANDIN_DIR", savedEnv.dir], ["HARNESS_STANDIN_MODE", savedEnv.mode], ["HOME", savedEnv.home]] as const) {
+  for (const [k, v] of [
+    ["HARNESS_STANDIN_DIR", savedEnv.dir],
+    ["HARNESS_STANDIN_MODE", savedEnv.mode],
+    ["HOME", savedEnv.home],
+  ] as const) {
     if (v === undefined) delete process.env[k];
     else process.env[k] = v;
   }
@@ -81,12 +85,25 @@ const alive = (pid: number) => {
 describe("each provider returns the model's JSON, asked as its CLI documents", () => {
   const expectedArgv: Record<HarnessCliProvider, (model: string | null) => string[]> = {
     "claude-cli": (m) => ["-p", "--output-format", "json", "--tools", "", "--strict-mcp-config", "--no-session-persistence", ...(m ? ["--model", m] : [])],
-    "codex-cli": (m) => ["exec", "--json", "--skip-git-repo-check", "--sandbox", "read-only", "--ephemeral", "-o", "<workdir>/last-message.txt", ...(m ? ["-m", m] : []), "-"],
+    "codex-cli": (m) => [
+      "exec",
+      "--json",
+      "--skip-git-repo-check",
+      "--sandbox",
+      "read-only",
+      "--ephemeral",
+      "-o",
+      "<workdir>/last-message.txt",
+      ...(m ? ["-m", m] : []),
+      "-",
+    ],
     "gemini-cli": (m) => ["-p", GEMINI_INSTRUCTION, "--output-format", "json", "-e", "none", ...(m ? ["-m", m] : [])],
   };
   for (const provider of ["claude-cli", "codex-cli", "gemini-cli"] as const) {
     test(`${provider}: parsed JSON, flags, prompt on stdin with the secret redacted`, async () => {
-      const answer = { memories: [{ content: 'Migrations on "orders" need lock_timeout = 5s.\nOtherwise the deploy blocks.', memory_type: "learnings", tags: ["postgres"] }] };
+      const answer = {
+        memories: [{ content: 'Migrations on "orders" need lock_timeout = 5s.\nOtherwise the deploy blocks.', memory_type: "learnings", tags: ["postgres"] }],
+      };
       writeFileSync(join(work, "reply.txt"), `Here it is:\n\`\`\`json\n${JSON.stringify(answer, null, 2)}\n\`\`\`\n`);
       const c = client(provider, { model: "the-model" });
       expect(await c.chatJson(MESSAGES)).toEqual(answer);
@@ -116,7 +133,9 @@ describe("each provider returns the model's JSON, asked as its CLI documents", (
     const other = join(work, "home", ".gemini", "tmp", "f".repeat(64), "chats");
     mkdirSync(other, { recursive: true });
     process.env.HARNESS_STANDIN_MODE = "logged-out";
-    await client("gemini-cli").chatJson(MESSAGES).catch(() => {});
+    await client("gemini-cli")
+      .chatJson(MESSAGES)
+      .catch(() => {});
     expect(existsSync(join(readFileSync(join(work, "chats"), "utf8").trim(), ".."))).toBe(false);
     expect(existsSync(other)).toBe(true);
   });
@@ -263,7 +282,9 @@ describe("config", () => {
     expect(c.llm).toMatchObject({ provider: "claude-cli", model: "sonnet", baseURL: null, command: null, dailyCap: 50, contextChars: 64_000 });
     expect(c.nightly.maxModelCalls).toBe(10);
     expect(createLlmClient(c.llm, c.paths.state)?.label).toBe("claude-cli (Claude Code headless, subscription) sonnet");
-    const set = loadConfig({ MEMSVC_HOME: homeWith({ llm: { provider: "gemini-cli", command: "/opt/bin/gemini", dailyCap: 5, contextChars: 30_000 }, nightly: { maxModelCalls: 3 } }) });
+    const set = loadConfig({
+      MEMSVC_HOME: homeWith({ llm: { provider: "gemini-cli", command: "/opt/bin/gemini", dailyCap: 5, contextChars: 30_000 }, nightly: { maxModelCalls: 3 } }),
+    });
     expect(set.llm).toMatchObject({ command: "/opt/bin/gemini", dailyCap: 5, contextChars: 30_000 });
     expect(set.nightly.maxModelCalls).toBe(3);
     const openai = loadConfig({ MEMSVC_HOME: homeWith({}) });

@@ -15,7 +15,16 @@ beforeEach(() => {
   stateDir = join(work, "state");
 });
 
-const llm = (dailyCap: number) => ({ provider: "claude-cli" as const, baseURL: null, apiKey: null, model: null, command: join(STANDINS, "claude"), dailyCap, timeoutMs: 10_000, contextChars: 60_000 });
+const llm = (dailyCap: number) => ({
+  provider: "claude-cli" as const,
+  baseURL: null,
+  apiKey: null,
+  model: null,
+  command: join(STANDINS, "claude"),
+  dailyCap,
+  timeoutMs: 10_000,
+  contextChars: 60_000,
+});
 const ask = [{ role: "user" as const, content: 'Reply with exactly this JSON and nothing else: {"ok": true}' }];
 
 describe("the daily cap on harness CLI calls", () => {
@@ -78,7 +87,8 @@ describe("the daily cap on harness CLI calls", () => {
   });
 
   test("two processes racing lose no count, and together never pass the cap", async () => {
-    const run = (tries: number, cap: number) => Bun.spawn([process.execPath, join(STANDINS, "reserve-calls.ts"), stateDir, String(cap), String(tries)], { env: process.env, stdout: "pipe" });
+    const run = (tries: number, cap: number) =>
+      Bun.spawn([process.execPath, join(STANDINS, "reserve-calls.ts"), stateDir, String(cap), String(tries)], { env: process.env, stdout: "pipe" });
     // Under the cap: every reservation of both is counted.
     const [a, b] = [run(150, 1000), run(150, 1000)];
     const results = await Promise.all([a, b].map(async (p) => JSON.parse(await new Response(p.stdout).text())));

@@ -22,6 +22,8 @@ test("from source, sqlite-vec is the installed package of the running platform, 
   prepareSqlite();
   const db = new Database(":memory:");
   db.loadExtension(path, "sqlite3_vec_init");
-  expect(db.query<{ v: string }, []>("SELECT vec_version() v").get()?.v).toBe(`v${JSON.parse(readFileSync(Bun.resolveSync("sqlite-vec/package.json", import.meta.dir), "utf8")).version}`);
+  expect(db.query<{ v: string }, []>("SELECT vec_version() v").get()?.v).toBe(
+    `v${JSON.parse(readFileSync(Bun.resolveSync("sqlite-vec/package.json", import.meta.dir), "utf8")).version}`,
+  );
   db.close();
 });

@@ -75,7 +75,12 @@ describe("install.sh and install.ps1 against the release", () => {
     const arches = [...installSh.matchAll(/\) arch=(\w+) ;;/g)].map((m) => m[1]);
     expect(installSh).toContain("name=memsvc-$os-$arch");
     const names = oses.flatMap((os) => arches.map((arch) => `memsvc-${os}-${arch}`)).sort();
-    expect(names).toEqual(Object.values(PLATFORMS).filter((p) => p.os !== "win32").map((p) => p.binary).sort());
+    expect(names).toEqual(
+      Object.values(PLATFORMS)
+        .filter((p) => p.os !== "win32")
+        .map((p) => p.binary)
+        .sort(),
+    );
   });
 
   test("install.ps1 fetches the Windows binary PLATFORMS names and SHA256SUMS", () => {
@@ -84,7 +89,11 @@ describe("install.sh and install.ps1 against the release", () => {
   });
 
   test("both scripts default to the same latest-release URL, the repository named once each and overridable by MEMSVC_REPO", () => {
-    const code = (script: string) => script.split("\n").filter((line) => !line.trimStart().startsWith("#")).join("\n");
+    const code = (script: string) =>
+      script
+        .split("\n")
+        .filter((line) => !line.trimStart().startsWith("#"))
+        .join("\n");
     expect(code(installSh).match(/memsvc\/memsvc/g)).toHaveLength(1);
     expect(code(installPs1).match(/memsvc\/memsvc/g)).toHaveLength(1);
     expect(installSh).toContain("repo=${MEMSVC_REPO:-memsvc/memsvc}");

@@ -12,7 +12,13 @@ import { findLlms, keyCandidate, KEY_PROVIDERS, liveTest, pickChatModel, probeOl
  * the OpenAI-compatible /v1/chat/completions the live test calls.
  */
 function chat(content: string) {
-  return Response.json({ id: "c1", object: "chat.completion", created: 0, model: "m", choices: [{ index: 0, message: { role: "assistant", content }, finish_reason: "stop" }] });
+  return Response.json({
+    id: "c1",
+    object: "chat.completion",
+    created: 0,
+    model: "m",
+    choices: [{ index: 0, message: { role: "assistant", content }, finish_reason: "stop" }],
+  });
 }
 
 const calls: string[] = [];
@@ -23,7 +29,14 @@ const ollama = Bun.serve({
     const url = new URL(req.url);
     calls.push(`ollama ${req.method} ${url.pathname}`);
     // Ollama's documented /api/tags shape: models[].name (an embedding model first, to be passed over).
-    if (url.pathname === "/api/tags") return Response.json({ models: [{ name: "nomic-embed-text:latest", size: 1 }, { name: "llama3.2:3b", size: 2 }, { name: "qwen2.5:7b-instruct", size: 3 }] });
+    if (url.pathname === "/api/tags")
+      return Response.json({
+        models: [
+          { name: "nomic-embed-text:latest", size: 1 },
+          { name: "llama3.2:3b", size: 2 },
+          { name: "qwen2.5:7b-instruct", size: 3 },
+        ],
+      });
     if (url.pathname === "/v1/chat/completions") {
       const body = (await req.json()) as { model: string };
       return chat(body.model === "qwen2.5:7b-instruct" ? '{"ok": true}' : "I am not sure what you mean.");
@@ -36,7 +49,14 @@ const lmstudio = Bun.serve({
   hostname: "127.0.0.1",
   fetch(req) {
     const url = new URL(req.url);
-    if (url.pathname === "/v1/models") return Response.json({ object: "list", data: [{ id: "text-embedding-nomic-embed-text-v1.5", object: "model" }, { id: "mistral-7b-instruct-v0.3", object: "model" }] });
+    if (url.pathname === "/v1/models")
+      return Response.json({
+        object: "list",
+        data: [
+          { id: "text-embedding-nomic-embed-text-v1.5", object: "model" },
+          { id: "mistral-7b-instruct-v0.3", object: "model" },
+        ],
+      });
     if (url.pathname === "/v1/chat/completions") return chat('```json\n{"ok": true}\n```');
     return new Response("not found", { status: 404 });
   },
@@ -62,7 +82,12 @@ describe("finding a language model", () => {
   });
 
   test("local servers come first, then keys; each candidate only counts once a live call answers", async () => {
-    const env = { OLLAMA_HOST: `http://0.0.0.0:${ollama.port}`, LM_STUDIO_URL: `http://127.0.0.1:${lmstudio.port}`, OPENAI_API_KEY: "sk-x", ANTHROPIC_API_KEY: "sk-ant-x" };
+    const env = {
+      OLLAMA_HOST: `http://0.0.0.0:${ollama.port}`,
+      LM_STUDIO_URL: `http://127.0.0.1:${lmstudio.port}`,
+      OPENAI_API_KEY: "sk-x",
+      ANTHROPIC_API_KEY: "sk-ant-x",
+    };
     const found = await findLlms(env);
     expect(found.map((c) => c.id)).toEqual(["ollama", "lmstudio", "openai", "anthropic"]);
     expect(found[1]!.llm.model).toBe("mistral-7b-instruct-v0.3");
@@ -75,7 +100,11 @@ describe("finding a language model", () => {
   });
 
   test("keys: OpenAI honours OPENAI_BASE_URL/OPENAI_MODEL; Anthropic uses its OpenAI-compatible endpoint; the key's variable is named", () => {
-    const openai = keyCandidate(KEY_PROVIDERS.find((p) => p.id === "openai")!, { OPENAI_API_KEY: "sk-1", OPENAI_BASE_URL: "http://proxy.local/v1/", OPENAI_MODEL: "gpt-x" })!;
+    const openai = keyCandidate(KEY_PROVIDERS.find((p) => p.id === "openai")!, {
+      OPENAI_API_KEY: "sk-1",
+      OPENAI_BASE_URL: "http://proxy.local/v1/",
+      OPENAI_MODEL: "gpt-x",
+    })!;
     expect(openai).toMatchObject({ keyFrom: "OPENAI_API_KEY", llm: { baseURL: "http://proxy.local/v1", apiKey: "sk-1", model: "gpt-x" } });
     const anthropic = keyCandidate(KEY_PROVIDERS.find((p) => p.id === "anthropic")!, { ANTHROPIC_API_KEY: "sk-ant" })!;
     expect(anthropic.llm.baseURL).toBe("https://api.anthropic.com/v1/");
@@ -86,7 +115,12 @@ describe("finding a language model", () => {
   test("--llm choices: a URL lists its model, a key provider needs its key, a missing local server is a clear error", async () => {
     const url = await resolveChoice(`http://127.0.0.1:${lmstudio.port}/v1`, { env: noLocal, cliCandidates: [] });
     expect(url!.llm).toEqual({ baseURL: `http://127.0.0.1:${lmstudio.port}/v1`, model: "text-embedding-nomic-embed-text-v1.5" });
-    const named = await resolveChoice(`http://127.0.0.1:${lmstudio.port}/v1/`, { env: noLocal, model: "mistral-7b-instruct-v0.3", apiKey: "k", cliCandidates: [] });
+    const named = await resolveChoice(`http://127.0.0.1:${lmstudio.port}/v1/`, {
+      env: noLocal,
+      model: "mistral-7b-instruct-v0.3",
+      apiKey: "k",
+      cliCandidates: [],
+    });
     expect(named!.llm).toEqual({ baseURL: `http://127.0.0.1:${lmstudio.port}/v1`, model: "mistral-7b-instruct-v0.3", apiKey: "k" });
     await expect(resolveChoice("openai", { env: {}, cliCandidates: [] })).rejects.toThrow(/set OPENAI_API_KEY or pass --api-key/);
     expect((await resolveChoice("openai", { env: {}, apiKey: "sk-given", cliCandidates: [] }))!.keyFrom).toBe("--api-key");

@@ -24,7 +24,11 @@ const python = Bun.which("python3");
 const systemdAnalyze = Bun.which("systemd-analyze");
 
 function parsePlist(xml: string): any {
-  const r = Bun.spawnSync([python!, "-c", "import json,plistlib,sys; print(json.dumps(plistlib.loads(sys.stdin.buffer.read())))"], { stdin: new TextEncoder().encode(xml), stdout: "pipe", stderr: "pipe" });
+  const r = Bun.spawnSync([python!, "-c", "import json,plistlib,sys; print(json.dumps(plistlib.loads(sys.stdin.buffer.read())))"], {
+    stdin: new TextEncoder().encode(xml),
+    stdout: "pipe",
+    stderr: "pipe",
+  });
   if (r.exitCode !== 0) throw new Error(`plistlib refused the plist: ${r.stderr.toString()}`);
   return JSON.parse(r.stdout.toString());
 }
@@ -62,13 +66,20 @@ describe("launchd LaunchAgent", () => {
   });
 
   test("a control character cannot be written into the plist", () => {
-    expect(() => planService({ command: ["/bin/memsvc"], home: "/Users/a/\u0001", env: { HOME: "/Users/a" }, platform: "darwin" })).toThrow(/control character/);
+    expect(() => planService({ command: ["/bin/memsvc"], home: "/Users/a/\u0001", env: { HOME: "/Users/a" }, platform: "darwin" })).toThrow(
+      /control character/,
+    );
   });
 
   test("launchctl bootstrap gui/<uid>, falling back to load -w", () => {
     const ctx = serviceContext({ command: ["/usr/local/bin/memsvc"], home: "/Users/a/.memsvc", env: { HOME: "/Users/a" } }, "darwin");
     const detail = platformPlan(ctx, "darwin", true);
-    expect(detail.commands).toEqual([{ argv: ["launchctl", "bootstrap", `gui/${ctx.uid}`, "/Users/a/Library/LaunchAgents/dev.memsvc.server.plist"], fallback: ["launchctl", "load", "-w", "/Users/a/Library/LaunchAgents/dev.memsvc.server.plist"] }]);
+    expect(detail.commands).toEqual([
+      {
+        argv: ["launchctl", "bootstrap", `gui/${ctx.uid}`, "/Users/a/Library/LaunchAgents/dev.memsvc.server.plist"],
+        fallback: ["launchctl", "load", "-w", "/Users/a/Library/LaunchAgents/dev.memsvc.server.plist"],
+      },
+    ]);
     expect(detail.removeCommands[0]!.argv).toEqual(["launchctl", "bootout", `gui/${ctx.uid}/dev.memsvc.server`]);
   });
 });
@@ -95,7 +106,9 @@ describe("systemd user unit", () => {
   });
 
   test("a relative XDG_CONFIG_HOME is ignored (XDG base directory spec); a line break is refused", () => {
-    expect(planService({ command: ["/bin/memsvc"], home: "/h/.memsvc", env: { HOME: "/h", XDG_CONFIG_HOME: "cfg" }, platform: "linux" }).file).toBe("/h/.config/systemd/user/memsvc.service");
+    expect(planService({ command: ["/bin/memsvc"], home: "/h/.memsvc", env: { HOME: "/h", XDG_CONFIG_HOME: "cfg" }, platform: "linux" }).file).toBe(
+      "/h/.config/systemd/user/memsvc.service",
+    );
     expect(() => planService({ command: ["/bin/memsvc"], home: "/h/a\nExecStartPre=/bin/evil", env: { HOME: "/h" }, platform: "linux" })).toThrow(/line break/);
   });
 
@@ -179,14 +192,16 @@ describe("Windows logon task", () => {
   });
 
   test("windowsArg survives the C runtime's parsing for quotes, trailing backslashes and spaces", () => {
-    const cases = ["plain", "", "a b", 'say "hi"', "C:\\dir with space\\", "back\\\\slash\\\"quote", '"', "\\\\server\\share\\x y"];
+    const cases = ["plain", "", "a b", 'say "hi"', "C:\\dir with space\\", 'back\\\\slash\\"quote', '"', "\\\\server\\share\\x y"];
     for (const c of cases) expect(parseWindowsCommandLine(`x ${windowsArg(c)} y`)).toEqual(["x", c, "y"]);
   });
 
   test("the launcher sets MEMSVC_HOME and runs the server hidden through cmd with every path quoted", () => {
     const lines = platformPlan(ctx, "win32", true).content.split("\r\n");
     expect(lines).toContain('shell.Environment("Process")("MEMSVC_HOME") = "C:\\Users\\Ann Lee\\.memsvc"');
-    expect(lines).toContain('shell.Run "cmd.exe /d /c """"C:\\Program Files\\memsvc\\memsvc.exe"" server --service >> ""C:\\Users\\Ann Lee\\.memsvc\\logs\\server.log"" 2>&1""", 0, False');
+    expect(lines).toContain(
+      'shell.Run "cmd.exe /d /c """"C:\\Program Files\\memsvc\\memsvc.exe"" server --service >> ""C:\\Users\\Ann Lee\\.memsvc\\logs\\server.log"" 2>&1""", 0, False',
+    );
   });
 
   test("without schtasks the launcher goes into the Startup folder and nothing is run", () => {

@@ -35,7 +35,13 @@ function rows(): NewMemoryRow[] {
     strength: i % 4 ? 1 : 1.25,
     vector: hashEmbed(`bulk memory ${i}`),
     // Ties on weight pick the tag first by name; some memories have none.
-    tags: i % 5 === 0 ? [] : [{ tag: ["zeta", "alpha", "mid"][i % 3], weight: 0.5 }, { tag: ["beta", "aaa", "omega"][i % 3], weight: i % 2 ? 0.5 : 0.9 }],
+    tags:
+      i % 5 === 0
+        ? []
+        : [
+            { tag: ["zeta", "alpha", "mid"][i % 3], weight: 0.5 },
+            { tag: ["beta", "aaa", "omega"][i % 3], weight: i % 2 ? 0.5 : 0.9 },
+          ],
   }));
 }
 /** Links among the first 40 (stored before) and the new ones: repeats with other weights, a link to itself, one already stored. */

@@ -68,7 +68,10 @@ test("a value PostgreSQL cannot store (a NUL character) is the client's 400, not
   try {
     const write = ingestMemory(s, { content: "The cache warms at boot from the snapshot bucket.", project: "a\u0000b" });
     if (onPostgres) {
-      const e = await write.then(() => null, (x: unknown) => x);
+      const e = await write.then(
+        () => null,
+        (x: unknown) => x,
+      );
       expect(storageFailure(e)?.code).toBe("invalid");
       expect((await dbRows<{ n: number }>(s, "SELECT count(*) AS n FROM memories"))[0].n).toBe(0);
     } else {

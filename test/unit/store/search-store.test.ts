@@ -18,7 +18,10 @@ const pgOnly = (name: string, fn: () => Promise<void>) => test.skipIf(!onPostgre
 
 const vectorText = (v: Float32Array) => `[${Array.from(v).join(",")}]`;
 
-async function insert(s: TestServices, rows: { content: string; project: string | null; createdAt?: number; strength?: number; links?: number }[]): Promise<number[]> {
+async function insert(
+  s: TestServices,
+  rows: { content: string; project: string | null; createdAt?: number; strength?: number; links?: number }[],
+): Promise<number[]> {
   await s.storage.ready();
   const seqs: number[] = [];
   for (const r of rows) {
@@ -85,12 +88,19 @@ pgOnly("/recent's candidate lists give exactly what scoring every row gives", as
   const now = Date.UTC(2026, 5, 1);
   const day = 86_400_000;
   let x = 12345;
-  const rnd = () => ((x = (x * 1103515245 + 12345) >>> 0) / 2 ** 32);
+  const rnd = () => (x = (x * 1103515245 + 12345) >>> 0) / 2 ** 32;
   await s.storage.ready();
   // 2,500 rows in one statement (generate_series) with varied strength, links and dates.
   const rows = Array.from({ length: 2500 }, (_, i) => {
     const created = now - Math.floor(rnd() * 365 * day);
-    return [i, i % 8 === 0 ? "c" : i % 3 ? "a" : "b", created, created + Math.floor(rnd() * (now - created)), rnd() < 0.05 ? 1 + rnd() * 4 : 1, Math.floor(rnd() ** 3 * 20)];
+    return [
+      i,
+      i % 8 === 0 ? "c" : i % 3 ? "a" : "b",
+      created,
+      created + Math.floor(rnd() * (now - created)),
+      rnd() < 0.05 ? 1 + rnd() * 4 : 1,
+      Math.floor(rnd() ** 3 * 20),
+    ];
   });
   await dbRows(
     s,
@@ -100,7 +110,9 @@ pgOnly("/recent's candidate lists give exactly what scoring every row gives", as
     [JSON.stringify(rows)],
   );
   const importance = (r: { strength: number; refreshedAt: number; linkCount: number; createdAt: number }) =>
-    r.strength * (0.15 + 0.85 * 0.5 ** (Math.max(0, now - r.refreshedAt) / (30 * day))) + 0.35 * Math.log(1 + r.linkCount) + 1.5 * Math.exp(-Math.max(0, now - r.createdAt) / (7 * day));
+    r.strength * (0.15 + 0.85 * 0.5 ** (Math.max(0, now - r.refreshedAt) / (30 * day))) +
+    0.35 * Math.log(1 + r.linkCount) +
+    1.5 * Math.exp(-Math.max(0, now - r.createdAt) / (7 * day));
   const all = await dbRows<{ seq: number; project: string; strength: number; refreshedAt: number; linkCount: number; createdAt: number }>(
     s,
     `SELECT seq, project, strength, refreshed_at AS "refreshedAt", link_count AS "linkCount", created_at AS "createdAt" FROM memories`,

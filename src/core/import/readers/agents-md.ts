@@ -24,7 +24,8 @@ export async function readAgentsMd(path: string, opts: ReaderOptions): Promise<R
   const bad = checkPath(root, "folder");
   if (bad) return { items: [], problems: [{ source: root, message: bad }], sources: 0 };
   const files = walk(root, (n) => n in FILES, { maxDepth: 8, hidden: (n) => n === ".claude" || n === ".gemini" });
-  if (files.length === 0) return { items: [], problems: [{ source: root, message: "no AGENTS.md, GEMINI.md or CLAUDE.md found under this folder" }], sources: 0 };
+  if (files.length === 0)
+    return { items: [], problems: [{ source: root, message: "no AGENTS.md, GEMINI.md or CLAUDE.md found under this folder" }], sources: 0 };
   return eachFile(files, async (file) =>
     noteItems(await readText(file), {
       sourceAgent: FILES[basename(file)],

@@ -19,13 +19,23 @@ export async function readClaudeCode(path: string, opts: ReaderOptions): Promise
   const bad = checkPath(root, "folder");
   if (bad) return { items: [], problems: [{ source: root, message: bad }], sources: 0 };
   // A project has a .claude folder too (settings, CLAUDE.md): the user's has projects/, or is in the home folder.
-  const claudeDir = basename(root) === ".claude" ? root : existsSync(join(root, ".claude", "projects")) || (root === homedir() && existsSync(join(root, ".claude"))) ? join(root, ".claude") : null;
+  const claudeDir =
+    basename(root) === ".claude"
+      ? root
+      : existsSync(join(root, ".claude", "projects")) || (root === homedir() && existsSync(join(root, ".claude")))
+        ? join(root, ".claude")
+        : null;
   const jobs: { file: string; project: string | null; kind: "instructions" | "auto" | "index" }[] = [];
   const problems: SourceProblem[] = [];
   if (!claudeDir) {
     // One project folder.
     jobs.push(...projectFiles(root).map((file) => ({ file, project: basename(root), kind: "instructions" as const })));
-    if (jobs.length === 0) return { items: [], problems: [{ source: root, message: "no Claude Code memory here: neither a .claude folder with CLAUDE.md or projects/, nor a project CLAUDE.md" }], sources: 0 };
+    if (jobs.length === 0)
+      return {
+        items: [],
+        problems: [{ source: root, message: "no Claude Code memory here: neither a .claude folder with CLAUDE.md or projects/, nor a project CLAUDE.md" }],
+        sources: 0,
+      };
   } else {
     const home = dirname(claudeDir);
     if (existsSync(join(claudeDir, "CLAUDE.md"))) jobs.push({ file: join(claudeDir, "CLAUDE.md"), project: null, kind: "instructions" });
@@ -37,9 +47,11 @@ export async function readClaudeCode(path: string, opts: ReaderOptions): Promise
       const memory = join(projectsDir, slug, "memory");
       if (!existsSync(memory) || !statSync(memory).isDirectory()) continue;
       const project = projectOfSlug(slug, known);
-      for (const file of walk(memory, (n) => n.endsWith(".md"), { maxDepth: 0 })) jobs.push({ file, project, kind: basename(file) === "MEMORY.md" ? "index" : "auto" });
+      for (const file of walk(memory, (n) => n.endsWith(".md"), { maxDepth: 0 }))
+        jobs.push({ file, project, kind: basename(file) === "MEMORY.md" ? "index" : "auto" });
     }
-    if (jobs.length === 0) return { items: [], problems: [{ source: claudeDir, message: "no CLAUDE.md, rules or automatic memory found in this .claude folder" }], sources: 0 };
+    if (jobs.length === 0)
+      return { items: [], problems: [{ source: claudeDir, message: "no CLAUDE.md, rules or automatic memory found in this .claude folder" }], sources: 0 };
   }
   const byFile = new Map(jobs.map((j) => [j.file, j]));
   const read = await eachFile(
@@ -74,7 +86,9 @@ function knownProjects(home: string, problems: SourceProblem[]): string[] {
   if (!existsSync(file)) return [];
   try {
     const projects = (JSON.parse(readFileSync(file, "utf8")) as { projects?: Record<string, unknown> }).projects ?? {};
-    return Object.keys(projects).filter((p) => p.startsWith("/") && existsSync(p) && statSync(p).isDirectory()).sort();
+    return Object.keys(projects)
+      .filter((p) => p.startsWith("/") && existsSync(p) && statSync(p).isDirectory())
+      .sort();
   } catch (e) {
     problems.push({ source: file, message: `not readable as JSON, so project CLAUDE.md files were not looked up (${(e as Error).message.split("\n")[0]})` });
     return [];

@@ -28,9 +28,20 @@ export async function readClaudeMem(path: string, opts: ReaderOptions): Promise<
     return fail(`not an SQLite database (${(e as Error).message.split("\n")[0]})`);
   }
   try {
-    const tables = new Set(db.query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type = 'table'").all().map((r) => r.name));
+    const tables = new Set(
+      db
+        .query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type = 'table'")
+        .all()
+        .map((r) => r.name),
+    );
     if (!tables.has("observations")) return fail("not a claude-mem database: it has no observations table");
-    const cols = (t: string) => new Set(db.query<{ name: string }, []>(`PRAGMA table_info(${t})`).all().map((r) => r.name));
+    const cols = (t: string) =>
+      new Set(
+        db
+          .query<{ name: string }, []>(`PRAGMA table_info(${t})`)
+          .all()
+          .map((r) => r.name),
+      );
     const obsCols = cols("observations");
     const session = obsCols.has("memory_session_id") ? "memory_session_id" : obsCols.has("sdk_session_id") ? "sdk_session_id" : null;
     const missing = ["id", "project", "type"].filter((c) => !obsCols.has(c));
@@ -70,9 +81,17 @@ export async function readClaudeMem(path: string, opts: ReaderOptions): Promise<
     if (tables.has("session_summaries")) {
       const sumCols = cols("session_summaries");
       const sumSession = sumCols.has("memory_session_id") ? "memory_session_id" : sumCols.has("sdk_session_id") ? "sdk_session_id" : null;
-      if (!sumSession || !sumCols.has("project")) return fail("session_summaries lacks its session or project column: not a claude-mem layout this version reads");
+      if (!sumSession || !sumCols.has("project"))
+        return fail("session_summaries lacks its session or project column: not a claude-mem layout this version reads");
       const fields = ["request", "investigated", "learned", "completed", "next_steps", "notes"] as const;
-      const labels: Record<(typeof fields)[number], string> = { request: "Request", investigated: "Investigated", learned: "Learned", completed: "Completed", next_steps: "Next steps", notes: "Notes" };
+      const labels: Record<(typeof fields)[number], string> = {
+        request: "Request",
+        investigated: "Investigated",
+        learned: "Learned",
+        completed: "Completed",
+        next_steps: "Next steps",
+        notes: "Notes",
+      };
       const summaries = db
         .query<Record<string, unknown>, []>(
           `SELECT id, ${sumSession} AS session, project, ${[...fields, "created_at", "created_at_epoch", "merged_into_project"].map((c) => pick(sumCols, c)).join(", ")} FROM session_summaries ORDER BY id`,
@@ -97,7 +116,11 @@ export async function readClaudeMem(path: string, opts: ReaderOptions): Promise<
         });
       }
     }
-    return { items, problems: skipped ? [{ source: file, message: `${counted(skipped, "row")} with no text ${skipped === 1 ? "was" : "were"} left out` }] : [], sources: 1 };
+    return {
+      items,
+      problems: skipped ? [{ source: file, message: `${counted(skipped, "row")} with no text ${skipped === 1 ? "was" : "were"} left out` }] : [],
+      sources: 1,
+    };
   } catch (e) {
     return fail(`could not be read as a claude-mem database (${(e as Error).message.split("\n")[0]})`);
   } finally {

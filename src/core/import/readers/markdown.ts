@@ -13,7 +13,11 @@ export async function readMarkdown(path: string, opts: ReaderOptions): Promise<R
   if (checkPath(root, "file") === null && /\.md$/i.test(root)) return readNotes([root], resolve(root, ".."), opts);
   const bad = checkPath(root, "folder");
   if (bad) return { items: [], problems: [{ source: root, message: bad }], sources: 0 };
-  return readNotes(walk(root, (n) => /\.(md|markdown)$/i.test(n)), root, opts);
+  return readNotes(
+    walk(root, (n) => /\.(md|markdown)$/i.test(n)),
+    root,
+    opts,
+  );
 }
 
 function readNotes(files: string[], root: string, opts: ReaderOptions): Promise<ReadResult> {

@@ -23,7 +23,11 @@ export async function readMem0(path: string, opts: ReaderOptions): Promise<ReadR
   } catch (e) {
     return fail(`not JSON (${(e as Error).message.split("\n")[0]})`);
   }
-  const list = Array.isArray(data) ? data : data && typeof data === "object" ? ((data as Record<string, unknown>).results ?? (data as Record<string, unknown>).memories) : null;
+  const list = Array.isArray(data)
+    ? data
+    : data && typeof data === "object"
+      ? ((data as Record<string, unknown>).results ?? (data as Record<string, unknown>).memories)
+      : null;
   if (!Array.isArray(list)) return fail('not a mem0 export: expected a list of memories or {"results": [...]}');
   const items: ImportItem[] = [];
   for (const [i, m] of list.entries()) {

@@ -32,7 +32,8 @@ export async function readMemsvcJsonl(path: string, opts: ReaderOptions): Promis
     }
     if (r.kind === "meta") meta = r.format === FORMAT;
     else if (r.kind === "memory") {
-      if (typeof r.id !== "string" || typeof r.content !== "string" || !r.content.trim() || typeof r.created_at !== "number") return fail(`line ${n}: a memory without id, content or created_at`);
+      if (typeof r.id !== "string" || typeof r.content !== "string" || !r.content.trim() || typeof r.created_at !== "number")
+        return fail(`line ${n}: a memory without id, content or created_at`);
       const type = String(r.memory_type).toLowerCase();
       byId.set(r.id, {
         content: r.content,
@@ -48,7 +49,8 @@ export async function readMemsvcJsonl(path: string, opts: ReaderOptions): Promis
         links: [],
       });
     } else if (r.kind === "link") {
-      if (typeof r.from_id === "string" && typeof r.to_id === "string") links.push({ from: r.from_id, to: r.to_id, relationship: String(r.relationship ?? "related"), weight: Number(r.weight) || 0.5 });
+      if (typeof r.from_id === "string" && typeof r.to_id === "string")
+        links.push({ from: r.from_id, to: r.to_id, relationship: String(r.relationship ?? "related"), weight: Number(r.weight) || 0.5 });
     }
   }
   if (!meta) return fail(`not a ${FORMAT} export (missing or different meta line)`);

@@ -38,7 +38,14 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 export const LINKS_MARKER = "<!-- memsvc:links -->";
 
 const stringList = (v: unknown): string[] =>
-  Array.isArray(v) ? v.filter((x): x is string => typeof x === "string") : typeof v === "string" ? v.split(/[,\s]+/).map((x) => x.replace(/^#/, "")).filter(Boolean) : [];
+  Array.isArray(v)
+    ? v.filter((x): x is string => typeof x === "string")
+    : typeof v === "string"
+      ? v
+          .split(/[,\s]+/)
+          .map((x) => x.replace(/^#/, ""))
+          .filter(Boolean)
+      : [];
 
 /** The key a wikilink or relation target resolves by: its note name, case-insensitive, without a folder or .md. */
 export const noteKey = (name: string) => `note:${basename(name.trim(), ".md").toLowerCase()}`;

@@ -97,7 +97,14 @@ function weightRuns(weight: Float64Array): [number, number, number][] {
 
 function encodeFunction(work: number): number[] {
   const { block, from, sign, picked, weight } = projectionTables;
-  if (DIMENSIONS % block !== 0 || block !== 128 || CODE_DIMS % 32 !== 0 || from.length !== DIMENSIONS || picked.length !== CODE_DIMS || sign.length !== DIMENSIONS) {
+  if (
+    DIMENSIONS % block !== 0 ||
+    block !== 128 ||
+    CODE_DIMS % 32 !== 0 ||
+    from.length !== DIMENSIONS ||
+    picked.length !== CODE_DIMS ||
+    sign.length !== DIMENSIONS
+  ) {
     throw new Error("encode kernel: unexpected projection shape");
   }
   const runs = weightRuns(weight);
@@ -160,14 +167,44 @@ function encodeFunction(work: number): number[] {
   });
   // Stages 8, 16, 32: group G (48 of them) is positions (G >> 3) * 64 + (G & 7) + 8m.
   loop(DIMENSIONS / 8, () => {
-    put(op.i32Const(work), get(G), op.i32Const(3), s.i32ShrU, op.i32Const(10), s.i32Shl, op.i32Add, get(G), op.i32Const(7), s.i32And, op.i32Const(4), s.i32Shl, op.i32Add, set(A));
+    put(
+      op.i32Const(work),
+      get(G),
+      op.i32Const(3),
+      s.i32ShrU,
+      op.i32Const(10),
+      s.i32Shl,
+      op.i32Add,
+      get(G),
+      op.i32Const(7),
+      s.i32And,
+      op.i32Const(4),
+      s.i32Shl,
+      op.i32Add,
+      set(A),
+    );
     loadL(8, 128);
     butterflies(8);
     storeL(8, 128);
   });
   // Stage 64 (pairs never leave their block of 128): pair G (192) is positions (G >> 6) * 128 + (G & 63), + 64.
   loop(DIMENSIONS / 2, () => {
-    put(op.i32Const(work), get(G), op.i32Const(6), s.i32ShrU, op.i32Const(11), s.i32Shl, op.i32Add, get(G), op.i32Const(63), s.i32And, op.i32Const(4), s.i32Shl, op.i32Add, set(A));
+    put(
+      op.i32Const(work),
+      get(G),
+      op.i32Const(6),
+      s.i32ShrU,
+      op.i32Const(11),
+      s.i32Shl,
+      op.i32Add,
+      get(G),
+      op.i32Const(63),
+      s.i32And,
+      op.i32Const(4),
+      s.i32Shl,
+      op.i32Add,
+      set(A),
+    );
     loadL(2, 1024);
     butterflies(2);
     storeL(2, 1024);
@@ -226,7 +263,13 @@ function encodeFunction(work: number): number[] {
   put(get(3), op.i32Const(64), op.i32Add, set(3));
   put(get(1), op.i32Const(8), op.i32Sub, set(1));
   put(op.br(0), op.end, op.end, op.end);
-  return [...vec([[G - R + 1, I32], [...uleb(Y - L + 1), V128]]), ...body];
+  return [
+    ...vec([
+      [G - R + 1, I32],
+      [...uleb(Y - L + 1), V128],
+    ]),
+    ...body,
+  ];
 }
 
 function moduleBytes(work: number): Uint8Array<ArrayBuffer> {

@@ -35,9 +35,17 @@ function scanFunction(relaxed: boolean, dims: number): number[] {
     if (narrow) return [...op.localGet(q), ...lanes, ...op.i16x8RelaxedDot, ...op.localGet(acc), ...op.i16x8Add, ...op.localSet(acc)];
     if (relaxed) return [...op.localGet(q), ...lanes, ...op.localGet(acc), ...op.i32x4RelaxedDotAdd, ...op.localSet(acc)];
     return [
-      ...op.localGet(q), ...lanes, ...op.i16x8ExtmulLowS,
-      ...op.localGet(q), ...lanes, ...op.i16x8ExtmulHighS,
-      ...op.i16x8Add, ...op.i32x4ExtaddPairwiseS, ...op.localGet(acc), ...op.i32x4Add, ...op.localSet(acc),
+      ...op.localGet(q),
+      ...lanes,
+      ...op.i16x8ExtmulLowS,
+      ...op.localGet(q),
+      ...lanes,
+      ...op.i16x8ExtmulHighS,
+      ...op.i16x8Add,
+      ...op.i32x4ExtaddPairwiseS,
+      ...op.localGet(acc),
+      ...op.i32x4Add,
+      ...op.localSet(acc),
     ];
   };
   for (let g = 0; g < chunks / 2; g++) {

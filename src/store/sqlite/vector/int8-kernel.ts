@@ -89,7 +89,13 @@ function scanListFunction(relaxed: boolean): number[] {
   body.push(...op.localGet(4), ...op.i32Const(4), ...op.i32Add, ...op.localSet(4));
   body.push(...op.localGet(3), ...op.i32Const(1), ...op.i32Sub, ...op.localSet(3));
   body.push(...op.br(0), ...op.end, ...op.end, ...op.end);
-  return [...vec([[...uleb(CHUNKS + 3), V128], [1, I32]]), ...body];
+  return [
+    ...vec([
+      [...uleb(CHUNKS + 3), V128],
+      [1, I32],
+    ]),
+    ...body,
+  ];
 }
 
 function moduleBytes(relaxed = false): Uint8Array<ArrayBuffer> {

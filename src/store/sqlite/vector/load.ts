@@ -239,7 +239,9 @@ export function fromVec0(s: IndexContext, state: IndexState, via: "chunks" | "ro
   if (!chunked) return fromVec0Rows(s, state, upTo);
   state.total = chunked.count(upTo);
   const chunks = chunked.chunks();
-  const projects = s.store.sqlite.query<{ seq: number; project: string | null }, [string]>("SELECT seq, project FROM memories WHERE seq IN (SELECT value FROM json_each(?))");
+  const projects = s.store.sqlite.query<{ seq: number; project: string | null }, [string]>(
+    "SELECT seq, project FROM memories WHERE seq IN (SELECT value FROM json_each(?))",
+  );
   let rows: (() => boolean) | null = null;
   let chunk: Vec0Chunk | null = null;
   let at = 0;
@@ -326,7 +328,10 @@ export function placedFromVec0(s: IndexContext, state: IndexState): (() => boole
       return;
     }
     after = 0;
-    project = group === null ? (db.query<{ p: string | null }, []>("SELECT min(project) AS p FROM memories").get()?.p ?? undefined) : (nextProject.get(group)?.p ?? undefined);
+    project =
+      group === null
+        ? (db.query<{ p: string | null }, []>("SELECT min(project) AS p FROM memories").get()?.p ?? undefined)
+        : (nextProject.get(group)?.p ?? undefined);
   };
 
   const begin = (): void => {
@@ -423,7 +428,9 @@ function rowScanInstead(s: IndexContext, state: IndexState, upTo: number, e: unk
 function fromVec0Rows(s: IndexContext, state: IndexState, upTo: number): () => boolean {
   state.total = s.store.sqlite.query<{ n: number }, [number]>("SELECT count(*) AS n FROM memory_vec WHERE rowid <= ?").get(upTo)!.n;
   const rows = s.store.sqlite
-    .query<VecRow, [number]>("SELECT v.rowid AS seq, v.embedding AS embedding, m.project AS project FROM memory_vec v JOIN memories m ON m.seq = v.rowid WHERE v.rowid <= ?")
+    .query<VecRow, [number]>(
+      "SELECT v.rowid AS seq, v.embedding AS embedding, m.project AS project FROM memory_vec v JOIN memories m ON m.seq = v.rowid WHERE v.rowid <= ?",
+    )
     .iterate(upTo);
   return () => {
     for (let n = 0; n < INDEX_LOAD_CHUNK; n++) {
@@ -523,7 +530,8 @@ async function saveInBackground(s: IndexContext, state: IndexState): Promise<voi
   for (let attempt = 1; !state.stop; attempt++) {
     syncIndex(s, state);
     const cursor = state.cursor;
-    const snap = attempt <= INDEX_SNAPSHOT_ATTEMPTS ? await s.index.snapshotInSlices(INDEX_SNAPSHOT_SLICE_ROWS, nextTurn, () => !state.stop) : s.index.snapshot();
+    const snap =
+      attempt <= INDEX_SNAPSHOT_ATTEMPTS ? await s.index.snapshotInSlices(INDEX_SNAPSHOT_SLICE_ROWS, nextTurn, () => !state.stop) : s.index.snapshot();
     if (state.stop) return;
     if (!snap) {
       await (s.quiet?.() ?? nextTurn());
@@ -571,7 +579,9 @@ function catchUp(s: IndexContext, state: IndexState): void {
     reloadAll(s, s.index, state);
     return;
   }
-  const changed = s.store.sqlite.query<{ seq: number }, [number, number]>("SELECT DISTINCT seq FROM vector_changes WHERE id > ? AND id <= ?").all(state.cursor, newest);
+  const changed = s.store.sqlite
+    .query<{ seq: number }, [number, number]>("SELECT DISTINCT seq FROM vector_changes WHERE id > ? AND id <= ?")
+    .all(state.cursor, newest);
   const upTo = reembedLimit(s);
   const read = s.store.sqlite.query<VecRow, [string]>(
     "SELECT m.seq AS seq, v.embedding AS embedding, m.project AS project FROM memories m LEFT JOIN memory_vec v ON v.rowid = m.seq WHERE m.seq IN (SELECT value FROM json_each(?))",

@@ -133,8 +133,8 @@ export function encode(v: ArrayLike<number>, into: Uint8Array, at: number): numb
     for (let j = 0; j < 16; j++) {
       let lo = Math.floor(projected[g + j] * inv) + 8;
       let hi = Math.floor(projected[g + 16 + j] * inv) + 8;
-      lo = lo < 0 ? 0 : Math.min(lo , 15);
-      hi = hi < 0 ? 0 : Math.min(hi , 15);
+      lo = lo < 0 ? 0 : Math.min(lo, 15);
+      hi = hi < 0 ? 0 : Math.min(hi, 15);
       into[at + (g >> 1) + j] = lo | (hi << 4);
     }
   }

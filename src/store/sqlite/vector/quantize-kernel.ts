@@ -74,7 +74,19 @@ function quantizeFunction(): number[] {
   put(ZERO, set(ACC), op.i32Const(0), set(I), op.loop);
   put(get(ACC), get(0), get(I), op.i32Add, op.v128Load(0), s.f32x4Abs, s.f32x4Pmax, set(ACC));
   put(get(I), op.i32Const(16), op.i32Add, op.localTee(I), op.i32Const(DIMENSIONS * 4), s.i32LtU, op.brIf(0), op.end);
-  put(get(ACC), s.f32x4ExtractLane(0), get(ACC), s.f32x4ExtractLane(1), s.f32Max, get(ACC), s.f32x4ExtractLane(2), s.f32Max, get(ACC), s.f32x4ExtractLane(3), s.f32Max);
+  put(
+    get(ACC),
+    s.f32x4ExtractLane(0),
+    get(ACC),
+    s.f32x4ExtractLane(1),
+    s.f32Max,
+    get(ACC),
+    s.f32x4ExtractLane(2),
+    s.f32Max,
+    get(ACC),
+    s.f32x4ExtractLane(3),
+    s.f32Max,
+  );
   put(s.f64PromoteF32, set(MAX));
   // scale = max > 0 ? max / 127 : 1; inv = 1 / scale.
   put(get(MAX), s.f64Const(127), s.f64Div, s.f64Const(1), get(MAX), s.f64Const(0), s.f64Gt, s.select, set(SCALE));
@@ -102,9 +114,30 @@ function quantizeFunction(): number[] {
   put(get(1), get(I), op.i32Add);
   put(get(Q), get(Q + 1), s.i16x8NarrowI32x4S, get(Q + 2), get(Q + 3), s.i16x8NarrowI32x4S, s.i8x16NarrowI16x8S, s.v128Store(0));
   put(get(I), op.i32Const(16), op.i32Add, op.localTee(I), op.i32Const(DIMENSIONS), s.i32LtU, op.brIf(0), op.end);
-  put(get(2), get(SUM), s.i32x4ExtractLane(0), get(SUM), s.i32x4ExtractLane(1), op.i32Add, get(SUM), s.i32x4ExtractLane(2), op.i32Add, get(SUM), s.i32x4ExtractLane(3), op.i32Add, op.i32Store(0));
+  put(
+    get(2),
+    get(SUM),
+    s.i32x4ExtractLane(0),
+    get(SUM),
+    s.i32x4ExtractLane(1),
+    op.i32Add,
+    get(SUM),
+    s.i32x4ExtractLane(2),
+    op.i32Add,
+    get(SUM),
+    s.i32x4ExtractLane(3),
+    op.i32Add,
+    op.i32Store(0),
+  );
   put(get(SCALE), op.end);
-  return [...vec([[1, I32], [2, F64], [FL + 1 - ACC, V128]]), ...body];
+  return [
+    ...vec([
+      [1, I32],
+      [2, F64],
+      [FL + 1 - ACC, V128],
+    ]),
+    ...body,
+  ];
 }
 
 function moduleBytes(): Uint8Array<ArrayBuffer> {

@@ -6,7 +6,20 @@ import { encodeKernel, type EncodeFn } from "./encode-kernel";
 import { quantizeKernel, type QuantizeFn } from "./quantize-kernel";
 import { VECTOR_CLUSTER_TAIL_MIN, VECTOR_CLUSTER_TAIL_SHARE } from "./tuning";
 import { shuffle } from "../../../core/shuffle";
-import { CODE_QUERY_AT, CODES_AT, ENCODE_AT, ENCODE_BATCH, ENCODE_CODES_AT, ENCODE_LIST_AT, ENCODE_STEPS_AT, PAGE, QUERY_AT, ROWS_AT, STAGE_AT, STAGE_SUM_AT } from "./layout";
+import {
+  CODE_QUERY_AT,
+  CODES_AT,
+  ENCODE_AT,
+  ENCODE_BATCH,
+  ENCODE_CODES_AT,
+  ENCODE_LIST_AT,
+  ENCODE_STEPS_AT,
+  PAGE,
+  QUERY_AT,
+  ROWS_AT,
+  STAGE_AT,
+  STAGE_SUM_AT,
+} from "./layout";
 import { quantize } from "./select";
 
 /** Rows a block of float vectors holds (rows.ts floatBlocks): 1.5 MB. */

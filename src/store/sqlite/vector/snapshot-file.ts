@@ -72,7 +72,13 @@ export function saveIndexFile(file: string, index: VectorIndex, embedder: string
  * behind it waited for the disk. Its own temporary name: a shutdown's
  * saveIndexFile may run meanwhile; either rename leaves a whole file.
  */
-export async function saveIndexFileInBackground(file: string, snap: IndexSnapshot, embedder: string, cursor: number, stillWanted: () => boolean = () => true): Promise<void> {
+export async function saveIndexFileInBackground(
+  file: string,
+  snap: IndexSnapshot,
+  embedder: string,
+  cursor: number,
+  stillWanted: () => boolean = () => true,
+): Promise<void> {
   const parts = fileParts(snap, embedder, cursor);
   const tmp = `${file}.tmp-bg`;
   const fh = await open(tmp, "w", 0o600);
@@ -120,7 +126,15 @@ export async function readIndexFileInto(file: string, begin: (header: IndexFileH
     const header = JSON.parse(json.toString("utf8")) as IndexFileHeader;
     const n = header.count;
     let at = MAGIC.length + 4 + headLen;
-    if (header.dims !== DIMENSIONS || header.codes !== PROJECTION_ID || !Number.isInteger(n) || n < 0 || !Array.isArray(header.groupNames) || size !== at + n * ROW_BYTES) return null;
+    if (
+      header.dims !== DIMENSIONS ||
+      header.codes !== PROJECTION_ID ||
+      !Number.isInteger(n) ||
+      n < 0 ||
+      !Array.isArray(header.groupNames) ||
+      size !== at + n * ROW_BYTES
+    )
+      return null;
     const into = begin(header);
     if (!into) return null;
     for (const part of snapshotParts(into)) {

@@ -147,5 +147,4 @@ export class VectorSnapshots extends VectorRows {
       this.clusteredUpTo = this.inGroupOrder() ? to : 0;
     }
   }
-
 }

@@ -43,11 +43,18 @@ export function vec0Chunks(db: Database, table: string): { count(upTo: number): 
     const created = db.query<{ value: string }, []>(`SELECT value FROM "${table}_info" WHERE key = 'CREATE_VERSION'`).get()?.value ?? "";
     if (!created.startsWith("v0.1.")) return null;
     for (const [suffix, columns] of Object.entries(SHADOW_COLUMNS)) {
-      const have = db.query<{ name: string }, []>(`SELECT name FROM pragma_table_info('${table}_${suffix}')`).all().map((c) => c.name);
+      const have = db
+        .query<{ name: string }, []>(`SELECT name FROM pragma_table_info('${table}_${suffix}')`)
+        .all()
+        .map((c) => c.name);
       if (have.join(",") !== columns.join(",")) return null;
     }
     // A second vector column or metadata columns: another layout than the one handled here.
-    const extra = db.query<{ n: number }, []>(`SELECT count(*) AS n FROM sqlite_master WHERE name GLOB '${table}_vector_chunks*' OR name GLOB '${table}_metadata*' OR name GLOB '${table}_auxiliary'`).get()!.n;
+    const extra = db
+      .query<{ n: number }, []>(
+        `SELECT count(*) AS n FROM sqlite_master WHERE name GLOB '${table}_vector_chunks*' OR name GLOB '${table}_metadata*' OR name GLOB '${table}_auxiliary'`,
+      )
+      .get()!.n;
     if (extra !== 1) return null;
   } catch {
     return null;
@@ -72,11 +79,17 @@ export function decodeChunk(size: number, validity: Uint8Array, rowids: Uint8Arr
     throw new Vec0LayoutError("vec0 chunk of an unexpected shape");
   }
   if (validity.byteLength * 8 < size || rowids.byteLength !== size * 8 || vectors.byteLength !== size * DIMENSIONS * 4) {
-    throw new Vec0LayoutError(`vec0 chunk blobs of unexpected sizes (size ${size}: validity ${validity.byteLength}, rowids ${rowids.byteLength}, vectors ${vectors.byteLength})`);
+    throw new Vec0LayoutError(
+      `vec0 chunk blobs of unexpected sizes (size ${size}: validity ${validity.byteLength}, rowids ${rowids.byteLength}, vectors ${vectors.byteLength})`,
+    );
   }
   // Typed views need aligned offsets; SQLite's blob copies normally are, else copy.
   const ids = new Int32Array(rowids.byteOffset % 4 ? rowids.slice().buffer : rowids.buffer, rowids.byteOffset % 4 ? 0 : rowids.byteOffset, size * 2);
-  const floats = new Float32Array(vectors.byteOffset % 4 ? vectors.slice().buffer : vectors.buffer, vectors.byteOffset % 4 ? 0 : vectors.byteOffset, size * DIMENSIONS);
+  const floats = new Float32Array(
+    vectors.byteOffset % 4 ? vectors.slice().buffer : vectors.buffer,
+    vectors.byteOffset % 4 ? 0 : vectors.byteOffset,
+    size * DIMENSIONS,
+  );
   const seqs: number[] = [];
   const slots: number[] = [];
   for (let i = 0; i < size; i++) {

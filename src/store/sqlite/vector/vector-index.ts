@@ -172,7 +172,17 @@ export class VectorIndex extends VectorSnapshots {
    * rows were not enough to prove the top k (near ties within the rounding
    * error). The int8 scores are still in `dots`.
    */
-  private rescoreRest(query: Float32Array, members: Int32Array | null, queryScale: number, slack: number, l1: number, kth: number, heapSlot: Int32Array, size: number, hits: VectorHit[]): void {
+  private rescoreRest(
+    query: Float32Array,
+    members: Int32Array | null,
+    queryScale: number,
+    slack: number,
+    l1: number,
+    kth: number,
+    heapSlot: Int32Array,
+    size: number,
+    hits: VectorHit[],
+  ): void {
     const inHeap = new Set<number>();
     for (let j = 0; j < size; j++) inHeap.add(heapSlot[j]);
     const offset = this.kernel?.offset ?? 0;
@@ -222,7 +232,6 @@ export class VectorIndex extends VectorSnapshots {
       this.dots[i] = d;
     }
   }
-
 }
 
 /**

@@ -78,7 +78,14 @@ export interface KernelFunction {
  */
 export function kernelModule(fns: readonly KernelFunction[]): Uint8Array<ArrayBuffer> {
   return new Uint8Array([
-    0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
+    0x00,
+    0x61,
+    0x73,
+    0x6d,
+    0x01,
+    0x00,
+    0x00,
+    0x00,
     ...section(1, vec(fns.map((f) => [0x60, ...vec(f.params.map((t) => [t])), ...vec(f.results.map((t) => [t]))]))),
     ...section(2, vec([[...str("env"), ...str("memory"), 0x02, 0x00, ...uleb(1)]])),
     ...section(3, vec(fns.map((_, i) => uleb(i)))),

@@ -14,17 +14,11 @@ let s: TestServices;
 beforeAll(async () => {
   s = makeServices();
   const memory = (id: string, type: string, project: string | null, createdAt: number, shown: number, used: number) =>
-    dbRows(s, "INSERT INTO memories(id, content, memory_type, project, source_agent, created_at, updated_at, refreshed_at, strength, shown_count, used_count) VALUES (?, ?, ?, ?, 'test', ?, ?, ?, 1, ?, ?)", [
-      id,
-      `content of ${id}`,
-      type,
-      project,
-      createdAt,
-      createdAt,
-      createdAt,
-      shown,
-      used,
-    ]);
+    dbRows(
+      s,
+      "INSERT INTO memories(id, content, memory_type, project, source_agent, created_at, updated_at, refreshed_at, strength, shown_count, used_count) VALUES (?, ?, ?, ?, 'test', ?, ?, ?, 1, ?, ?)",
+      [id, `content of ${id}`, type, project, createdAt, createdAt, createdAt, shown, used],
+    );
   await memory("m1", "knowledge", "p", D0 - 1, 0, 0); // the last ms before the window
   await memory("m2", "learnings", "p", D0 + 10, 2, 1);
   await memory("m3", "knowledge", "q", D0 + DAY + 5, 1, 0);

@@ -134,7 +134,15 @@ describe("dashboardData on an empty store", () => {
     expect(d.growth.base).toBe(0);
     expect(d.growth.days.every((x) => x.added === 0 && x.total === 0)).toBe(true);
     expect(d.domains).toEqual({ primary_domains: 0, top: [], other: { domains: 0, memories: 0 } });
-    expect(d.recall).toMatchObject({ showings: 0, uses: 0, uses_per_showing: null, never_shown: 0, never_used: 0, never_shown_share: null, never_used_share: null });
+    expect(d.recall).toMatchObject({
+      showings: 0,
+      uses: 0,
+      uses_per_showing: null,
+      never_shown: 0,
+      never_used: 0,
+      never_shown_share: null,
+      never_used_share: null,
+    });
     expect(d.recall.days.every((x) => x.uses_per_showing === null)).toBe(true);
     expect(d.nightly).toEqual([]);
     expect(d.account).toEqual({ name: null, org: null, plan: null });
@@ -156,29 +164,34 @@ describe("account", () => {
 });
 
 describe("migration 0003 on a store written before it", () => {
-  test.skipIf(onPostgres)("fills memory_primary_domain from the tags already stored [SQLite's migration 0003; PostgreSQL's 0001 has the table from the start]", async () => {
-    const { openStore } = await import("../../../../src/store/sqlite");
-    s = makeServices();
-    const { home, db: file } = s.config.paths;
-    await s.close();
-    s = null;
-    // Back to the schema before 0003, with tagged memories in it.
-    const old = openStore(file);
-    old.sqlite.run(`DROP TABLE memory_primary_domain; DROP TRIGGER memory_tags_primary_insert; DROP TRIGGER memory_tags_primary_delete; DROP TRIGGER memory_tags_primary_update;
+  test.skipIf(onPostgres)(
+    "fills memory_primary_domain from the tags already stored [SQLite's migration 0003; PostgreSQL's 0001 has the table from the start]",
+    async () => {
+      const { openStore } = await import("../../../../src/store/sqlite");
+      s = makeServices();
+      const { home, db: file } = s.config.paths;
+      await s.close();
+      s = null;
+      // Back to the schema before 0003, with tagged memories in it.
+      const old = openStore(file);
+      old.sqlite.run(`DROP TABLE memory_primary_domain; DROP TRIGGER memory_tags_primary_insert; DROP TRIGGER memory_tags_primary_delete; DROP TRIGGER memory_tags_primary_update;
       DROP INDEX memory_events_kind_at; DROP INDEX memories_type_created; DROP INDEX memories_never_shown; DROP INDEX memories_never_used;
       UPDATE meta SET value = '2' WHERE key = 'schema_version'`);
-    old.sqlite.run("INSERT INTO memories(id, content, memory_type, created_at, updated_at, refreshed_at) VALUES ('a', 'x', 'knowledge', 1, 1, 1), ('b', 'y', 'knowledge', 1, 1, 1), ('c', 'z', 'knowledge', 1, 1, 1)");
-    old.sqlite.run("INSERT INTO memory_tags(memory_id, tag, weight) VALUES ('a', 'zeta', 0.8), ('a', 'beta', 0.5), ('b', 'omega', 0.7), ('b', 'alpha', 0.7)");
-    old.close();
-    s = makeServices({ home, now: () => NOW });
-    expect(s.store.sqlite.query("SELECT memory_id, domain FROM memory_primary_domain ORDER BY memory_id").all()).toEqual([
-      { memory_id: "a", domain: "zeta" },
-      { memory_id: "b", domain: "alpha" }, // a tie goes to the first name
-    ]);
-    expect((await dashboardData(s)).domains.top).toEqual([
-      { domain: "alpha", memories: 1 },
-      { domain: "general", memories: 1 },
-      { domain: "zeta", memories: 1 },
-    ]);
-  });
+      old.sqlite.run(
+        "INSERT INTO memories(id, content, memory_type, created_at, updated_at, refreshed_at) VALUES ('a', 'x', 'knowledge', 1, 1, 1), ('b', 'y', 'knowledge', 1, 1, 1), ('c', 'z', 'knowledge', 1, 1, 1)",
+      );
+      old.sqlite.run("INSERT INTO memory_tags(memory_id, tag, weight) VALUES ('a', 'zeta', 0.8), ('a', 'beta', 0.5), ('b', 'omega', 0.7), ('b', 'alpha', 0.7)");
+      old.close();
+      s = makeServices({ home, now: () => NOW });
+      expect(s.store.sqlite.query("SELECT memory_id, domain FROM memory_primary_domain ORDER BY memory_id").all()).toEqual([
+        { memory_id: "a", domain: "zeta" },
+        { memory_id: "b", domain: "alpha" }, // a tie goes to the first name
+      ]);
+      expect((await dashboardData(s)).domains.top).toEqual([
+        { domain: "alpha", memories: 1 },
+        { domain: "general", memories: 1 },
+        { domain: "zeta", memories: 1 },
+      ]);
+    },
+  );
 });

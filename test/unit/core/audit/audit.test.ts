@@ -34,7 +34,14 @@ describe("audit log", () => {
     const now = Date.parse("2026-03-10T00:00:00Z");
     await s.storage.audit.append([
       { at: now - 30 * day, actor: "old", action: "memory.deleted", target: "a", detail: null, peer: null },
-      ...Array.from({ length: 5 }, (_, i) => ({ at: now - i * 1000, actor: i % 2 ? "dana" : "lee", action: i % 2 ? "memory.created" : "token.created", target: `t${i}`, detail: null, peer: "10.0.0.1" })),
+      ...Array.from({ length: 5 }, (_, i) => ({
+        at: now - i * 1000,
+        actor: i % 2 ? "dana" : "lee",
+        action: i % 2 ? "memory.created" : "token.created",
+        target: `t${i}`,
+        detail: null,
+        peer: "10.0.0.1",
+      })),
     ]);
     const log = new AuditLog(s.storage.audit, { retentionDays: s.config.audit.retentionDays, now: () => now });
     log.record({ actor: "x", action: "memory.changed", target: null, detail: null, peer: null });

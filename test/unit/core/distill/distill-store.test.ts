@@ -20,7 +20,11 @@ function sameStore(s: TestServices): TestServices {
 }
 
 async function addMemory(s: TestServices, id: string, content: string, project: string | null, vector?: number[]): Promise<number> {
-  await dbRows(s, "INSERT INTO memories(id, content, memory_type, project, source_agent, created_at, updated_at, refreshed_at, strength) VALUES (?, ?, 'knowledge', ?, 'test', 1, 1, 1, 1.5)", [id, content, project]);
+  await dbRows(
+    s,
+    "INSERT INTO memories(id, content, memory_type, project, source_agent, created_at, updated_at, refreshed_at, strength) VALUES (?, ?, 'knowledge', ?, 'test', 1, 1, 1, 1.5)",
+    [id, content, project],
+  );
   const { seq } = (await dbRow<{ seq: number }>(s, "SELECT seq FROM memories WHERE id = ?", [id]))!;
   if (vector) {
     if (onPostgres) await dbRows(s, "INSERT INTO memory_vec(seq, embedding) VALUES (?, ?::vector)", [seq, `[${vector.join(",")}]`]);
@@ -41,7 +45,9 @@ describe("segment keys", () => {
     });
     expect(await s.storage.distill.segmentCount("sess#1")).toBe(3);
     expect(await s.storage.transaction((tx) => tx.distill.claimSegment("sess#1", "sess", 11))).toBe(false);
-    expect(await dbRows(s, "SELECT key, session_id, memory_count, created_at FROM segments")).toEqual([{ key: "sess#1", session_id: "sess", memory_count: 3, created_at: 10 }]);
+    expect(await dbRows(s, "SELECT key, session_id, memory_count, created_at FROM segments")).toEqual([
+      { key: "sess#1", session_id: "sess", memory_count: 3, created_at: 10 },
+    ]);
   });
 
   test("a rolled-back claim leaves no key behind", async () => {
@@ -57,27 +63,30 @@ describe("segment keys", () => {
 
   // Two SQLite connections in one thread cannot contend: the second BEGIN IMMEDIATE would wait
   // (busy_timeout) on the thread that holds the first. test/http/distill-servers.test.ts covers SQLite.
-  test.skipIf(!onPostgres)("two stores over one database claim the same key at once: exactly one wins, the other sees its count [PostgreSQL only: one thread cannot hold two contending SQLite transactions]", async () => {
-    const a = services();
-    const b = sameStore(a);
-    const attempt = (s: TestServices, n: number) =>
-      s.storage.transaction(async (tx) => {
-        const won = await tx.distill.claimSegment("race#1", "race", n);
-        // Hold the transaction open, as the segment's memory writes would.
-        await Bun.sleep(50);
-        if (won) await tx.distill.setSegmentCount("race#1", n);
-        return { won, count: won ? n : await tx.distill.segmentCount("race#1") };
-      });
-    // On a PostgreSQL server (each store its own backends) the second INSERT
-    // waits on the first's uncommitted key and then inserts nothing; PGlite
-    // (local runs) serialises the two, so there it finds the first committed.
-    const results = await Promise.all([attempt(a, 4), attempt(b, 7)]);
-    expect(results.filter((r) => r.won).length).toBe(1);
-    const winner = results.find((r) => r.won)!;
-    const loser = results.find((r) => !r.won)!;
-    expect(loser.count).toBe(winner.count);
-    expect(await dbRows(a, "SELECT count(*) AS n FROM segments")).toEqual([{ n: 1 }]);
-  });
+  test.skipIf(!onPostgres)(
+    "two stores over one database claim the same key at once: exactly one wins, the other sees its count [PostgreSQL only: one thread cannot hold two contending SQLite transactions]",
+    async () => {
+      const a = services();
+      const b = sameStore(a);
+      const attempt = (s: TestServices, n: number) =>
+        s.storage.transaction(async (tx) => {
+          const won = await tx.distill.claimSegment("race#1", "race", n);
+          // Hold the transaction open, as the segment's memory writes would.
+          await Bun.sleep(50);
+          if (won) await tx.distill.setSegmentCount("race#1", n);
+          return { won, count: won ? n : await tx.distill.segmentCount("race#1") };
+        });
+      // On a PostgreSQL server (each store its own backends) the second INSERT
+      // waits on the first's uncommitted key and then inserts nothing; PGlite
+      // (local runs) serialises the two, so there it finds the first committed.
+      const results = await Promise.all([attempt(a, 4), attempt(b, 7)]);
+      expect(results.filter((r) => r.won).length).toBe(1);
+      const winner = results.find((r) => r.won)!;
+      const loser = results.find((r) => !r.won)!;
+      expect(loser.count).toBe(winner.count);
+      expect(await dbRows(a, "SELECT count(*) AS n FROM segments")).toEqual([{ n: 1 }]);
+    },
+  );
 });
 
 describe("memories distill reads and merges", () => {
@@ -108,12 +117,26 @@ describe("memories distill reads and merges", () => {
         { reason: "too short", content: "ok" },
       ]);
     });
-    expect(await dbRow(s, "SELECT strength, refreshed_at, updated_at, content FROM memories WHERE seq = ?", [seq])).toEqual({ strength: 2, refreshed_at: 500, updated_at: 1, content: "old text" });
+    expect(await dbRow(s, "SELECT strength, refreshed_at, updated_at, content FROM memories WHERE seq = ?", [seq])).toEqual({
+      strength: 2,
+      refreshed_at: 500,
+      updated_at: 1,
+      content: "old text",
+    });
     await s.storage.distill.rewrite(seq, "new text", new Float32Array(unit(5)), 2.5, 700);
-    expect(await dbRow(s, "SELECT strength, refreshed_at, updated_at, content FROM memories WHERE seq = ?", [seq])).toEqual({ strength: 2.5, refreshed_at: 700, updated_at: 700, content: "new text" });
+    expect(await dbRow(s, "SELECT strength, refreshed_at, updated_at, content FROM memories WHERE seq = ?", [seq])).toEqual({
+      strength: 2.5,
+      refreshed_at: 700,
+      updated_at: 700,
+      content: "new text",
+    });
     const stored = onPostgres
       ? JSON.parse((await dbRow<{ v: string }>(s, "SELECT embedding::text AS v FROM memory_vec WHERE seq = ?", [seq]))!.v)
-      : Array.from(new Float32Array((s.store.sqlite.query("SELECT embedding FROM memory_vec WHERE rowid = ?").get(seq) as { embedding: Uint8Array }).embedding.buffer.slice(0)));
+      : Array.from(
+          new Float32Array(
+            (s.store.sqlite.query("SELECT embedding FROM memory_vec WHERE rowid = ?").get(seq) as { embedding: Uint8Array }).embedding.buffer.slice(0),
+          ),
+        );
     expect(stored.indexOf(1)).toBe(5);
     expect(await dbRows(s, "SELECT at, reason, content FROM distill_dropped ORDER BY id")).toEqual([
       { at: 600, reason: "filler", content: "Sure!" },

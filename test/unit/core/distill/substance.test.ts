@@ -14,7 +14,10 @@ describe("substance gate", () => {
     ["Fixed the bug.", "too short"],
     ["Deploy works now", "too short"],
     ['{"exit_code": 0, "stdout": "ok"}\n/usr/local/bin/node\n$ npm run build', "tool noise"],
-    ["    at Object.<anonymous> (/app/src/index.js:10:15)\n    at Module._compile (node:internal/modules/cjs/loader:1256:14)\n    at node:internal/main/run_main_module:28:49", "tool noise"],
+    [
+      "    at Object.<anonymous> (/app/src/index.js:10:15)\n    at Module._compile (node:internal/modules/cjs/loader:1256:14)\n    at node:internal/main/run_main_module:28:49",
+      "tool noise",
+    ],
     ["a3f9c2e1b7d84f6e9a0b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e2f3", "tool noise"],
   ];
   for (const [content, reason] of dropped) {

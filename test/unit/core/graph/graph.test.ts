@@ -65,7 +65,7 @@ async function small() {
 describe("neighbors", () => {
   test("lists linked memories in both directions, strongest link first, with every relationship", async () => {
     const ids = await small();
-    const r = (await neighbors(s, { id: ids.b }));
+    const r = await neighbors(s, { id: ids.b });
     expect(r.memory.id).toBe(ids.b);
     expect(r.memory.content).toBe("Beta: migrations must run before deploy");
     expect(r.memory.domain).toBe("infra");
@@ -82,10 +82,10 @@ describe("neighbors", () => {
 
   test("relationship filter (normalised), limit, 8-char prefix; does not mark the memory used", async () => {
     const ids = await small();
-    const r = (await neighbors(s, { id: ids.a.slice(0, 8), relationship: "Supersedes", limit: "5" }));
+    const r = await neighbors(s, { id: ids.a.slice(0, 8), relationship: "Supersedes", limit: "5" });
     expect(r.relationship).toBe("supersedes");
     expect(r.neighbors.map((n) => n.id)).toEqual([ids.d]);
-    const limited = (await neighbors(s, { id: ids.a, limit: 1 }));
+    const limited = await neighbors(s, { id: ids.a, limit: 1 });
     expect(limited.total).toBe(2);
     expect(limited.count).toBe(1);
     expect(limited.neighbors[0].id).toBe(ids.b);
@@ -95,24 +95,29 @@ describe("neighbors", () => {
 
   test("missing id, bad limit: 400; unknown id: 404", async () => {
     await small();
-    expect((await codeOf(async () => (await neighbors(s, { id: undefined })))).code).toBe("invalid");
-    expect((await codeOf(async () => (await neighbors(s, { id: "00000000-0000-4000-8000-000000000000" })))).code).toBe("not_found");
+    expect((await codeOf(async () => await neighbors(s, { id: undefined }))).code).toBe("invalid");
+    expect((await codeOf(async () => await neighbors(s, { id: "00000000-0000-4000-8000-000000000000" }))).code).toBe("not_found");
     const any = (await exportGraph(s, { limit: 1 })).nodes[0].id;
-    for (const limit of ["abc", "0", "-3", "1.5"]) expect((await codeOf(async () => (await neighbors(s, { id: any, limit })))).message).toContain("limit");
+    for (const limit of ["abc", "0", "-3", "1.5"]) expect((await codeOf(async () => await neighbors(s, { id: any, limit }))).message).toContain("limit");
   });
 });
 
 describe("hubs", () => {
   test("most links first; memories without links are not hubs; domain filters on the primary domain", async () => {
     const ids = await small();
-    const all = (await hubs(s, {}));
+    const all = await hubs(s, {});
     // a: 3 links, b: 3 links, then c, d, e, f with 1; g has none.
-    expect(all.hubs.slice(0, 2).map((h) => h.id).sort()).toEqual([ids.a, ids.b].sort());
+    expect(
+      all.hubs
+        .slice(0, 2)
+        .map((h) => h.id)
+        .sort(),
+    ).toEqual([ids.a, ids.b].sort());
     expect(all.hubs[0].connections).toBe(3);
     expect(all.hubs.map((h) => h.id)).not.toContain(ids.g);
     expect(all.count).toBe(6);
     // c carries the tag "infra" only as a secondary tag: not in the infra domain.
-    const infra = (await hubs(s, { domain: "INFRA", limit: 10 }));
+    const infra = await hubs(s, { domain: "INFRA", limit: 10 });
     expect(infra.domain).toBe("infra");
     expect(infra.hubs.map((h) => h.id).sort()).toEqual([ids.a, ids.b, ids.d].sort());
     expect((await hubs(s, { domain: "cooking" })).hubs.map((h) => h.id).sort()).toEqual([ids.e, ids.f].sort());
@@ -124,8 +129,18 @@ describe("hubs", () => {
     fresh();
     const cut = RECENT_LINK_LIST_FROM;
     // Hubs with cut + 2, cut, cut - 1 and 1 links, two of them in domain "web"; leaves link to them.
-    const hubsWanted: [string, number, string | null][] = [["h1", cut + 2, "infra"], ["h2", cut, "web"], ["h3", cut - 1, "web"], ["h4", 1, "infra"], ["h5", 2, null]];
-    const memories: { key: string; content: string; project: string | null }[] = hubsWanted.map(([key, , project]) => ({ key, content: `Hub ${key} for ${project}`, project }));
+    const hubsWanted: [string, number, string | null][] = [
+      ["h1", cut + 2, "infra"],
+      ["h2", cut, "web"],
+      ["h3", cut - 1, "web"],
+      ["h4", 1, "infra"],
+      ["h5", 2, null],
+    ];
+    const memories: { key: string; content: string; project: string | null }[] = hubsWanted.map(([key, , project]) => ({
+      key,
+      content: `Hub ${key} for ${project}`,
+      project,
+    }));
     const links: [string, string, string, number][] = [];
     for (const [key, n] of hubsWanted) {
       for (let i = 0; i < n; i++) {
@@ -151,15 +166,15 @@ describe("hubs", () => {
 
   test("bad limit or domain: 400", async () => {
     await small();
-    expect((await codeOf(async () => (await hubs(s, { limit: "many" })))).code).toBe("invalid");
-    expect((await codeOf(async () => (await hubs(s, { domain: "---" })))).message).toContain("domain");
+    expect((await codeOf(async () => await hubs(s, { limit: "many" }))).code).toBe("invalid");
+    expect((await codeOf(async () => await hubs(s, { domain: "---" }))).message).toContain("domain");
   });
 });
 
 describe("path", () => {
   test("shortest path over links in either direction", async () => {
     const ids = await small();
-    const r = (await path(s, { id: ids.d, target_id: ids.c }));
+    const r = await path(s, { id: ids.d, target_id: ids.c });
     expect(r.found).toBe(true);
     expect(r.hops).toBe(3);
     expect(r.path.map((m) => m.id)).toEqual([ids.d, ids.a, ids.b, ids.c]);
@@ -170,7 +185,7 @@ describe("path", () => {
   test("the same memory is a path of 0 links; disconnected memories give found:false with a message", async () => {
     const ids = await small();
     expect((await path(s, { id: ids.a, target_id: ids.a })).hops).toBe(0);
-    const none = (await path(s, { id: ids.a, target_id: ids.e }));
+    const none = await path(s, { id: ids.a, target_id: ids.e });
     expect(none).toMatchObject({ found: false, hops: null, path: [], links: [] });
     expect(none.message).toContain("not connected");
   });
@@ -179,17 +194,21 @@ describe("path", () => {
     fresh();
     const n = GRAPH_PATH_MAX_HOPS + 2;
     const chain = Array.from({ length: n }, (_, i) => ({ key: `m${i}` }));
-    const ids = await seedGraph(s, chain, chain.slice(1).map((m, i) => [`m${i}`, m.key, "next", 1] as [string, string, string, number]));
+    const ids = await seedGraph(
+      s,
+      chain,
+      chain.slice(1).map((m, i) => [`m${i}`, m.key, "next", 1] as [string, string, string, number]),
+    );
     expect((await path(s, { id: ids.m0, target_id: ids[`m${GRAPH_PATH_MAX_HOPS}`] })).hops).toBe(GRAPH_PATH_MAX_HOPS);
-    const far = (await path(s, { id: ids.m0, target_id: ids[`m${n - 1}`] }));
+    const far = await path(s, { id: ids.m0, target_id: ids[`m${n - 1}`] });
     expect(far.found).toBe(false);
     expect(far.message).toContain(`within ${GRAPH_PATH_MAX_HOPS} links`);
   });
 
   test("missing target_id: 400; unknown: 404", async () => {
     const ids = await small();
-    expect((await codeOf(async () => (await path(s, { id: ids.a, target_id: undefined })))).message).toContain("target_id");
-    expect((await codeOf(async () => (await path(s, { id: ids.a, target_id: "ffffffff" })))).code).toBe("not_found");
+    expect((await codeOf(async () => await path(s, { id: ids.a, target_id: undefined }))).message).toContain("target_id");
+    expect((await codeOf(async () => await path(s, { id: ids.a, target_id: "ffffffff" }))).code).toBe("not_found");
   });
 });
 
@@ -201,7 +220,7 @@ describe("export", () => {
       { key: "new", strength: 1, ageDays: 0, project: "web" },
       { key: "mid", strength: 2, ageDays: 15, project: null, tags: ["cooking"] },
     ]);
-    const g = (await exportGraph(s, {}));
+    const g = await exportGraph(s, {});
     // 3 * (0.15 + 0.85/16) ≈ 0.61 < 1 < 2 * (0.15 + 0.85 * 0.707) ≈ 1.5
     expect(g.nodes.map((n) => n.id)).toEqual([ids.mid, ids.new, ids.old]);
     const old = g.nodes[2];
@@ -222,7 +241,7 @@ describe("export", () => {
 
   test("an edge only when both ends are nodes", async () => {
     const ids = await small();
-    const g = (await exportGraph(s, { domain: "infra" }));
+    const g = await exportGraph(s, { domain: "infra" });
     expect(g.nodes.map((n) => n.id).sort()).toEqual([ids.a, ids.b, ids.d].sort());
     // b -> c is left out: c is not a node of this slice.
     expect(g.edges.map((e) => `${e.source}>${e.target}:${e.relationship}`).sort()).toEqual(
@@ -254,13 +273,13 @@ describe("export", () => {
       ],
     );
     const pairs = (g: Awaited<ReturnType<typeof exportGraph>>) => g.edges.map((e) => `${e.source}>${e.target}`).sort();
-    const small = (await exportGraph(s, { domain: "infra" })); // 3 of 20 nodes
+    const small = await exportGraph(s, { domain: "infra" }); // 3 of 20 nodes
     expect(pairs(small)).toEqual([`${ids.a}>${ids.b}`, `${ids.b}>${ids.c}`].sort());
     expect(small.domains.map((d) => [d.name, d.memories, d.nodes])).toEqual([
       ["cooking", 17, 0],
       ["infra", 3, 3],
     ]);
-    const large = (await exportGraph(s, { domain: "cooking" })); // 17 of 20 nodes
+    const large = await exportGraph(s, { domain: "cooking" }); // 17 of 20 nodes
     expect(pairs(large)).toEqual([`${ids.k0}>${ids.k1}`]);
     expect(large.domains.map((d) => [d.name, d.memories, d.nodes])).toEqual([
       ["cooking", 17, 17],
@@ -305,12 +324,12 @@ describe("export", () => {
        SELECT 'bulk-' || i, 'bulk ' || i, 'knowledge', ?, ?, ?, 1 + 1.0 * i / ? FROM k`,
       [n - 1, NOW, NOW, NOW, n],
     );
-    const def = (await exportGraph(s, {}));
+    const def = await exportGraph(s, {});
     expect(def.nodes.length).toBe(5000);
     expect(def.meta).toMatchObject({ matched: n, nodes: 5000, limit: 5000, truncated: true });
     // The strongest come first.
     expect(def.nodes[0].preview).toBe(`bulk ${n - 1}`);
-    const capped = (await exportGraph(s, { limit: "20000" }));
+    const capped = await exportGraph(s, { limit: "20000" });
     expect(capped.nodes.length).toBe(10_000);
     expect(capped.meta.limit).toBe(10_000);
     expect((await exportGraph(s, { limit: 7 })).nodes.length).toBe(7);
@@ -330,7 +349,7 @@ describe("export", () => {
       [{ tag: "x".repeat(101) }, "tag"],
     ];
     for (const [input, field] of bad) {
-      const e = await codeOf(async () => (await exportGraph(s, input)));
+      const e = await codeOf(async () => await exportGraph(s, input));
       expect(e.code).toBe("invalid");
       expect(e.message).toContain(field);
     }
@@ -347,7 +366,7 @@ describe("deleting a memory", () => {
     expect((await neighbors(s, { id: ids.b })).neighbors.map((n) => n.id)).toEqual([ids.c]);
     expect((await neighbors(s, { id: ids.d })).total).toBe(0);
     expect((await path(s, { id: ids.d, target_id: ids.c })).found).toBe(false);
-    const g = (await exportGraph(s, {}));
+    const g = await exportGraph(s, {});
     expect(g.nodes.map((n) => n.id)).not.toContain(ids.a);
     expect(g.edges.length).toBe(2);
     // No link of a's is left anywhere: 5 - 3.
@@ -358,37 +377,40 @@ describe("deleting a memory", () => {
 describe("graphQuery (GET /graph)", () => {
   test("dispatches each op; unknown op, missing op and unknown parameters are 400", async () => {
     const ids = await small();
-    expect((await graphQuery(s, { op: "neighbors", id: ids.a }))).toHaveProperty("neighbors");
-    expect((await graphQuery(s, { op: "hubs" }))).toHaveProperty("hubs");
-    expect((await graphQuery(s, { op: "path", id: ids.a, target_id: ids.c }))).toMatchObject({ found: true, hops: 2 });
-    expect((await graphQuery(s, { op: "export", type: "decision" }))).toHaveProperty("meta");
-    expect((await codeOf(async () => (await graphQuery(s, {} as never)))).message).toContain("op is required");
-    expect((await codeOf(async () => (await graphQuery(s, { op: "shortest" } as never)))).message).toContain("unknown op");
-    expect((await codeOf(async () => (await graphQuery(s, { op: "export", min_strength: "1" } as never)))).message).toContain("min_strength");
-    expect((await codeOf(async () => (await graphQuery(s, { op: "hubs", id: ids.a })))).message).toContain('"id"');
+    expect(await graphQuery(s, { op: "neighbors", id: ids.a })).toHaveProperty("neighbors");
+    expect(await graphQuery(s, { op: "hubs" })).toHaveProperty("hubs");
+    expect(await graphQuery(s, { op: "path", id: ids.a, target_id: ids.c })).toMatchObject({ found: true, hops: 2 });
+    expect(await graphQuery(s, { op: "export", type: "decision" })).toHaveProperty("meta");
+    expect((await codeOf(async () => await graphQuery(s, {} as never))).message).toContain("op is required");
+    expect((await codeOf(async () => await graphQuery(s, { op: "shortest" } as never))).message).toContain("unknown op");
+    expect((await codeOf(async () => await graphQuery(s, { op: "export", min_strength: "1" } as never))).message).toContain("min_strength");
+    expect((await codeOf(async () => await graphQuery(s, { op: "hubs", id: ids.a }))).message).toContain('"id"');
   });
 });
 
 describe("text renderings for memsvc_graph", () => {
   test("neighbours with relationships, hubs with link counts, the path step by step", async () => {
     const ids = await small();
-    const n = neighborsText((await neighbors(s, { id: ids.b })));
+    const n = neighborsText(await neighbors(s, { id: ids.b }));
     expect(n).toContain(`Memory ${ids.b.slice(0, 8)}`);
     expect(n).toContain(`- ${ids.a.slice(0, 8)} [← related 0.9; ← fixes 0.5]`);
     expect(n).toContain(`- ${ids.c.slice(0, 8)} [caused_by → 0.7]`);
-    expect(hubsText((await hubs(s, { domain: "cooking" })))).toMatch(/\b1 link\b(?!s)/);
-    expect(hubsText((await hubs(s, { domain: "nowhere" })))).toBe('No linked memories in domain "nowhere" yet.');
-    const p = pathText((await path(s, { id: ids.c, target_id: ids.a })));
+    expect(hubsText(await hubs(s, { domain: "cooking" }))).toMatch(/\b1 link\b(?!s)/);
+    expect(hubsText(await hubs(s, { domain: "nowhere" }))).toBe('No linked memories in domain "nowhere" yet.');
+    const p = pathText(await path(s, { id: ids.c, target_id: ids.a }));
     expect(p).toContain("(2 links)");
     expect(p).toContain("<-- caused_by (0.7) --");
-    expect(pathText((await path(s, { id: ids.a, target_id: ids.f })))).toContain("no link path");
+    expect(pathText(await path(s, { id: ids.a, target_id: ids.f }))).toContain("no link path");
   });
 });
 
 test("addLink between memories feeds the graph at once", async () => {
   const ids = await small();
   await addLink(s, ids.g, ids.e, "Depends On", 0.4);
-  expect((await neighbors(s, { id: ids.g })).neighbors[0]).toMatchObject({ id: ids.e, relationships: [{ relationship: "depends_on", direction: "out", weight: 0.4 }] });
+  expect((await neighbors(s, { id: ids.g })).neighbors[0]).toMatchObject({
+    id: ids.e,
+    relationships: [{ relationship: "depends_on", direction: "out", weight: 0.4 }],
+  });
   expect((await path(s, { id: ids.g, target_id: ids.f })).hops).toBe(2);
 });
 
@@ -399,14 +421,18 @@ test("linkToNearest links a memory to its nearest others in its project above th
     for (const [i, x] of pairs) v[i] = x;
     return v;
   };
-  const between = unit([[0, 0.8], [1, 0.6]]);
+  const between = unit([
+    [0, 0.8],
+    [1, 0.6],
+  ]);
   const ids = await seedGraph(s, [
     { key: "x", project: "p", vector: unit([[0, 1]]) },
     { key: "y", project: "p", vector: unit([[1, 1]]) },
     { key: "other", project: "q", vector: unit([[0, 1]]) },
     { key: "new", project: "p", vector: between },
   ]);
-  const link = (minSimilarity: number, batch: string[] = []) => s.storage.transaction((tx) => linkToNearest(withStorage(s, tx), ids.new, between, "p", { minSimilarity, batch }));
+  const link = (minSimilarity: number, batch: string[] = []) =>
+    s.storage.transaction((tx) => linkToNearest(withStorage(s, tx), ids.new, between, "p", { minSimilarity, batch }));
   // y (0.6) is below the floor; "other" is in another project; "new" itself is nearest of all.
   expect(await link(0.7)).toBe(1);
   const r = await neighbors(s, { id: ids.new });

@@ -25,7 +25,8 @@ function folder(): string {
 
 function bodies(dir: string): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const f of readdirSync(dir).sort()) if (/^[a-z].*\.md$/.test(f) && statSync(join(dir, f)).isFile()) out[f.slice(0, -3)] = readFileSync(join(dir, f), "utf8");
+  for (const f of readdirSync(dir).sort())
+    if (/^[a-z].*\.md$/.test(f) && statSync(join(dir, f)).isFile()) out[f.slice(0, -3)] = readFileSync(join(dir, f), "utf8");
   return out;
 }
 
@@ -166,7 +167,10 @@ describe("recovery of an interrupted multi-section write", () => {
     const dir = join(root, "inner");
     mkdirSync(dir);
     writeFileSync(join(root, "victim.md"), "keep me");
-    writeFileSync(join(dir, `.put.${DEAD_PID}.abcdef01.journal`), JSON.stringify({ state: "back", entries: [{ temp: "x", target: "../victim.md", backup: null }] }));
+    writeFileSync(
+      join(dir, `.put.${DEAD_PID}.abcdef01.journal`),
+      JSON.stringify({ state: "back", entries: [{ temp: "x", target: "../victim.md", backup: null }] }),
+    );
     recoverFolder(dir, warn);
     expect(readFileSync(join(root, "victim.md"), "utf8")).toBe("keep me");
   });
@@ -210,7 +214,8 @@ describe("writeSections", () => {
  * new, gamma), then on failure the "back" journal and the backup restores.
  */
 describe("a rename failing mid-write (child process with a failing renameSync)", () => {
-  const child = (dir: string, failAt: number, killAt = 0) => run([BUN, join(import.meta.dir, "../../../helpers/rename-fault.ts"), dir, String(failAt), String(killAt)], { ...process.env } as Record<string, string>);
+  const child = (dir: string, failAt: number, killAt = 0) =>
+    run([BUN, join(import.meta.dir, "../../../helpers/rename-fault.ts"), dir, String(failAt), String(killAt)], { ...process.env } as Record<string, string>);
 
   for (const failAt of [2, 3, 4, 5]) {
     test(`rename ${failAt} fails: the error is raised and every section keeps its old body`, async () => {

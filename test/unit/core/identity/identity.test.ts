@@ -3,7 +3,18 @@ import { closeSync, existsSync, fstatSync, mkdirSync, mkdtempSync, openSync, rea
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { AppError } from "../../../../src/errors";
-import { agentView, getIdentity, globalView, identityForClient, identityMarkdown, knownAgents, putIdentity, resolveMode, type AgentIdentityView, type IdentityView } from "../../../../src/core/identity";
+import {
+  agentView,
+  getIdentity,
+  globalView,
+  identityForClient,
+  identityMarkdown,
+  knownAgents,
+  putIdentity,
+  resolveMode,
+  type AgentIdentityView,
+  type IdentityView,
+} from "../../../../src/core/identity";
 import { isValidName } from "../../../../src/core/identity";
 import { memoryInstructions } from "../../../../src/core/identity";
 import { IDENTITY_SECTION_MAX_BYTES } from "../../../../src/core/identity/tuning";
@@ -56,7 +67,8 @@ const sectionsOf = (v: IdentityView | AgentIdentityView) => {
 describe("names", () => {
   test("the allowlist accepts lowercase names up to 64 characters and nothing else", async () => {
     for (const ok of ["a", "0", "soul", "code-style", "tools_2", "a".repeat(64)]) expect(isValidName(ok)).toBe(true);
-    for (const bad of ["", "A", "Soul", "-x", "_x", "a".repeat(65), "a/b", "../x", "..", "a.b", "a b", "é", "x\n", "memory/.."]) expect(isValidName(bad)).toBe(false);
+    for (const bad of ["", "A", "Soul", "-x", "_x", "a".repeat(65), "a/b", "../x", "..", "a.b", "a b", "é", "x\n", "memory/.."])
+      expect(isValidName(bad)).toBe(false);
   });
 });
 
@@ -70,44 +82,50 @@ describe("GET", () => {
     expect(v.agents).toEqual({});
   });
 
-  onFiles("the memory section is product-owned, versioned, overrides memory.md and disappears when disabled [identity files: on PostgreSQL sections live in the database]", async () => {
-    const on = services();
-    mkdirSync(id(on), { recursive: true });
-    writeFileSync(join(id(on), "memory.md"), "user text that must not show");
-    const body = (await globalView(on)).sections.memory;
-    expect(body).toBe(memoryInstructions());
-    expect(body).toContain(VERSION);
-    expect(body).toContain("## Memory recall (auto)");
-    expect(body).toContain("(memory <short_id>, <date>, from <source_agent>)");
-    expect(body).toContain("memsvc_get");
-    expect((await globalView(on)).updated_at).toBeNull(); // the ignored file does not count
+  onFiles(
+    "the memory section is product-owned, versioned, overrides memory.md and disappears when disabled [identity files: on PostgreSQL sections live in the database]",
+    async () => {
+      const on = services();
+      mkdirSync(id(on), { recursive: true });
+      writeFileSync(join(id(on), "memory.md"), "user text that must not show");
+      const body = (await globalView(on)).sections.memory;
+      expect(body).toBe(memoryInstructions());
+      expect(body).toContain(VERSION);
+      expect(body).toContain("## Memory recall (auto)");
+      expect(body).toContain("(memory <short_id>, <date>, from <source_agent>)");
+      expect(body).toContain("memsvc_get");
+      expect((await globalView(on)).updated_at).toBeNull(); // the ignored file does not count
 
-    const off = services({ config: { memoryInstructions: false } });
-    mkdirSync(id(off), { recursive: true });
-    writeFileSync(join(id(off), "memory.md"), "still not a section");
-    writeFileSync(join(id(off), "soul.md"), "# Soul");
-    expect((await globalView(off)).sections).toEqual({ soul: "# Soul" });
-  });
+      const off = services({ config: { memoryInstructions: false } });
+      mkdirSync(id(off), { recursive: true });
+      writeFileSync(join(id(off), "memory.md"), "still not a section");
+      writeFileSync(join(id(off), "soul.md"), "# Soul");
+      expect((await globalView(off)).sections).toEqual({ soul: "# Soul" });
+    },
+  );
 
-  onFiles("sections come back exactly as on disk; updated_at is the newest mtime; odd files are skipped with a warning [identity files: on PostgreSQL sections live in the database]", async () => {
-    const s = services();
-    mkdirSync(id(s), { recursive: true });
-    writeFileSync(join(id(s), "soul.md"), "I am *careful*.\n");
-    writeFileSync(join(id(s), "tools.md"), "- bun\n");
-    writeFileSync(join(id(s), "My Notes.md"), "invisible");
-    writeFileSync(join(id(s), "notes.txt"), "not markdown");
-    mkdirSync(join(id(s), "dir.md"));
-    const v = await globalView(s);
-    expect(sectionsOf(v)).toEqual({ soul: "I am *careful*.\n", tools: "- bun\n" });
-    const newest = Math.max(statSync(join(id(s), "soul.md")).mtimeMs, statSync(join(id(s), "tools.md")).mtimeMs);
-    expect(v.updated_at).toBe(new Date(newest).toISOString());
-    expect(s.logs.some((l) => l.level === "warn" && l.message.includes("My Notes"))).toBe(true);
-  });
+  onFiles(
+    "sections come back exactly as on disk; updated_at is the newest mtime; odd files are skipped with a warning [identity files: on PostgreSQL sections live in the database]",
+    async () => {
+      const s = services();
+      mkdirSync(id(s), { recursive: true });
+      writeFileSync(join(id(s), "soul.md"), "I am *careful*.\n");
+      writeFileSync(join(id(s), "tools.md"), "- bun\n");
+      writeFileSync(join(id(s), "My Notes.md"), "invisible");
+      writeFileSync(join(id(s), "notes.txt"), "not markdown");
+      mkdirSync(join(id(s), "dir.md"));
+      const v = await globalView(s);
+      expect(sectionsOf(v)).toEqual({ soul: "I am *careful*.\n", tools: "- bun\n" });
+      const newest = Math.max(statSync(join(id(s), "soul.md")).mtimeMs, statSync(join(id(s), "tools.md")).mtimeMs);
+      expect(v.updated_at).toBe(new Date(newest).toISOString());
+      expect(s.logs.some((l) => l.level === "warn" && l.message.includes("My Notes"))).toBe(true);
+    },
+  );
 
   test("project, limit or privacy are refused with a pointer to /recent", async () => {
     const s = services();
     for (const q of [{ project: "x" }, { limit: "5" }, { privacy: "WORK" }, { limit: "" }]) {
-      const e = await caught(async () => (await getIdentity(s, q)));
+      const e = await caught(async () => await getIdentity(s, q));
       expect(e.code).toBe("invalid");
       expect(e.message).toContain("/recent");
     }
@@ -115,16 +133,19 @@ describe("GET", () => {
 });
 
 describe("PUT", () => {
-  onFiles("partial upsert: named sections are written, others untouched, success body reports them [identity files: on PostgreSQL sections live in the database]", async () => {
-    const s = services();
-    await put(s, { soul: "one", tools: "two" });
-    const r = await put(s, { tools: "two, edited" });
-    expect(r).toEqual({ ok: true, written: ["tools"], updated_at: (await globalView(s)).updated_at });
-    expect(r.updated_at).not.toBeNull();
-    expect(readFileSync(join(id(s), "soul.md"), "utf8")).toBe("one");
-    expect(readFileSync(join(id(s), "tools.md"), "utf8")).toBe("two, edited");
-    expect(sectionsOf((await globalView(s)))).toEqual({ soul: "one", tools: "two, edited" });
-  });
+  onFiles(
+    "partial upsert: named sections are written, others untouched, success body reports them [identity files: on PostgreSQL sections live in the database]",
+    async () => {
+      const s = services();
+      await put(s, { soul: "one", tools: "two" });
+      const r = await put(s, { tools: "two, edited" });
+      expect(r).toEqual({ ok: true, written: ["tools"], updated_at: (await globalView(s)).updated_at });
+      expect(r.updated_at).not.toBeNull();
+      expect(readFileSync(join(id(s), "soul.md"), "utf8")).toBe("one");
+      expect(readFileSync(join(id(s), "tools.md"), "utf8")).toBe("two, edited");
+      expect(sectionsOf(await globalView(s))).toEqual({ soul: "one", tools: "two, edited" });
+    },
+  );
 
   test("one invalid name, the reserved name, a non-string or an oversized body: 400 and no file changes", async () => {
     const s = services();
@@ -140,39 +161,42 @@ describe("PUT", () => {
       [{ soul: "changed", big: "x".repeat(IDENTITY_SECTION_MAX_BYTES + 1) }, "invalid"],
     ];
     for (const [sections, code] of cases) {
-      const e = await caught(async () => (await put(s, sections)));
+      const e = await caught(async () => await put(s, sections));
       expect(e.code).toBe(code as AppError["code"]);
       expect(e.message).toContain("nothing was written");
       expect(snapshot(id(s))).toEqual(before);
     }
-    expect((await caught(async () => (await put(s, { soul: "changed", "Bad Name": "x" })))).details).toEqual({ invalid_names: ["Bad Name"] });
+    expect((await caught(async () => await put(s, { soul: "changed", "Bad Name": "x" }))).details).toEqual({ invalid_names: ["Bad Name"] });
   });
 
   test("a body at exactly the size limit is accepted (multi-byte characters counted as bytes)", async () => {
     const s = services();
     const euro = "€".repeat(Math.floor(IDENTITY_SECTION_MAX_BYTES / 3)); // 3 bytes each
     expect((await put(s, { big: euro })).written).toEqual(["big"]);
-    expect((await caught(async () => (await put(s, { big: `${euro}€€` })))).details).toMatchObject({ section: "big", limit: IDENTITY_SECTION_MAX_BYTES });
+    expect((await caught(async () => await put(s, { big: `${euro}€€` }))).details).toMatchObject({ section: "big", limit: IDENTITY_SECTION_MAX_BYTES });
   });
 
   test("malformed bodies are 400: not an object, sections missing or an array, unknown fields", async () => {
     const s = services();
     for (const body of [null, "text", [], {}, { sections: [] }, { sections: "x" }, { sections: {}, agent: "bob" }]) {
-      expect((await caught(async () => (await putIdentity(s, body as never)))).code).toBe("invalid");
+      expect((await caught(async () => await putIdentity(s, body as never))).code).toBe("invalid");
     }
     expect(existsSync(id(s))).toBe(false);
   });
 
-  onFiles("when the Nth file cannot be replaced, the earlier files of the same PUT are rolled back [identity files: on PostgreSQL sections live in the database]", async () => {
-    const s = services();
-    await put(s, { alpha: "old alpha" });
-    mkdirSync(join(id(s), "beta.md")); // a directory where beta's file should go
-    const before = snapshot(id(s));
-    const e = await caught(async () => (await put(s, { alpha: "new alpha", beta: "b", gamma: "g", aardvark: "new file" })));
-    expect(e.code).toBe("conflict");
-    expect(e.message).toContain("beta.md");
-    expect(snapshot(id(s))).toEqual(before); // alpha restored, aardvark removed, no temp or backup left
-  });
+  onFiles(
+    "when the Nth file cannot be replaced, the earlier files of the same PUT are rolled back [identity files: on PostgreSQL sections live in the database]",
+    async () => {
+      const s = services();
+      await put(s, { alpha: "old alpha" });
+      mkdirSync(join(id(s), "beta.md")); // a directory where beta's file should go
+      const before = snapshot(id(s));
+      const e = await caught(async () => await put(s, { alpha: "new alpha", beta: "b", gamma: "g", aardvark: "new file" }));
+      expect(e.code).toBe("conflict");
+      expect(e.message).toContain("beta.md");
+      expect(snapshot(id(s))).toEqual(before); // alpha restored, aardvark removed, no temp or backup left
+    },
+  );
 
   onFiles("writes leave no temp files and replace a section file atomically [identity files: on PostgreSQL sections live in the database]", async () => {
     const s = services();
@@ -208,25 +232,28 @@ describe("symlinks never lead outside the identity folder", () => {
     expect((await globalView(s)).sections.leak).toBe("replaced");
   });
 
-  onFiles("an agent folder (or agents/ itself) linking outside is ignored and refused for writing [identity files: on PostgreSQL sections live in the database]", async () => {
-    const s = services();
-    const outside = mkdtempSync(join(tmpdir(), "memsvc-outside-"));
-    writeFileSync(join(outside, "soul.md"), "foreign");
-    mkdirSync(join(id(s), "agents"), { recursive: true });
-    symlinkSync(outside, join(id(s), "agents", "evil"));
-    expect((await knownAgents(s))).toEqual({});
-    expect((await resolveMode(s, "evil"))).toBe("global");
-    expect((await agentView(s, "evil")).sections.soul).toBeUndefined();
-    expect((await caught(async () => (await put(s, { soul: "x" }, "evil")))).code).toBe("conflict");
-    expect(readdirSync(outside)).toEqual(["soul.md"]);
+  onFiles(
+    "an agent folder (or agents/ itself) linking outside is ignored and refused for writing [identity files: on PostgreSQL sections live in the database]",
+    async () => {
+      const s = services();
+      const outside = mkdtempSync(join(tmpdir(), "memsvc-outside-"));
+      writeFileSync(join(outside, "soul.md"), "foreign");
+      mkdirSync(join(id(s), "agents"), { recursive: true });
+      symlinkSync(outside, join(id(s), "agents", "evil"));
+      expect(await knownAgents(s)).toEqual({});
+      expect(await resolveMode(s, "evil")).toBe("global");
+      expect((await agentView(s, "evil")).sections.soul).toBeUndefined();
+      expect((await caught(async () => await put(s, { soul: "x" }, "evil"))).code).toBe("conflict");
+      expect(readdirSync(outside)).toEqual(["soul.md"]);
 
-    const s2 = services();
-    const outside2 = mkdtempSync(join(tmpdir(), "memsvc-outside-"));
-    mkdirSync(id(s2), { recursive: true });
-    symlinkSync(outside2, join(id(s2), "agents"));
-    expect((await caught(async () => (await put(s2, { soul: "x" }, "bob")))).code).toBe("conflict");
-    expect(readdirSync(outside2)).toEqual([]); // not even an empty bob/ was created
-  });
+      const s2 = services();
+      const outside2 = mkdtempSync(join(tmpdir(), "memsvc-outside-"));
+      mkdirSync(id(s2), { recursive: true });
+      symlinkSync(outside2, join(id(s2), "agents"));
+      expect((await caught(async () => await put(s2, { soul: "x" }, "bob"))).code).toBe("conflict");
+      expect(readdirSync(outside2)).toEqual([]); // not even an empty bob/ was created
+    },
+  );
 });
 
 describe("agent scopes", () => {
@@ -244,20 +271,23 @@ describe("agent scopes", () => {
 
   onFiles("mode: identityAgents first, then the agent's folder, then global [identity files: on PostgreSQL sections live in the database]", async () => {
     const s = await withAgents();
-    expect((await knownAgents(s))).toEqual({ coder: "override", custom: "override", plain: "global", quiet: "off" });
-    expect((await resolveMode(s, "stranger"))).toBe("global");
-    expect((await globalView(s)).agents).toEqual((await knownAgents(s)));
+    expect(await knownAgents(s)).toEqual({ coder: "override", custom: "override", plain: "global", quiet: "off" });
+    expect(await resolveMode(s, "stranger")).toBe("global");
+    expect((await globalView(s)).agents).toEqual(await knownAgents(s));
   });
 
-  onFiles("override merges the agent's files over the global ones and reports origins [identity files: on PostgreSQL sections live in the database]", async () => {
-    const s = await withAgents();
-    const v = await agentView(s, "coder");
-    expect(v.agent).toBe("coder");
-    expect(v.mode).toBe("override");
-    expect(sectionsOf(v)).toEqual({ extra: "coder extra", soul: "global soul", tools: "coder tools" });
-    expect(v.origins).toEqual({ extra: "agent", soul: "global", tools: "agent", memory: "global" });
-    expect(Object.keys(v.sections)).toEqual(["extra", "soul", "tools", "memory"]);
-  });
+  onFiles(
+    "override merges the agent's files over the global ones and reports origins [identity files: on PostgreSQL sections live in the database]",
+    async () => {
+      const s = await withAgents();
+      const v = await agentView(s, "coder");
+      expect(v.agent).toBe("coder");
+      expect(v.mode).toBe("override");
+      expect(sectionsOf(v)).toEqual({ extra: "coder extra", soul: "global soul", tools: "coder tools" });
+      expect(v.origins).toEqual({ extra: "agent", soul: "global", tools: "agent", memory: "global" });
+      expect(Object.keys(v.sections)).toEqual(["extra", "soul", "tools", "memory"]);
+    },
+  );
 
   test("global mode sees the global sections (its own folder ignored); off sees only the memory section", async () => {
     const s = await withAgents();
@@ -267,28 +297,31 @@ describe("agent scopes", () => {
     expect(sectionsOf(plain)).toEqual({ soul: "global soul", tools: "global tools" });
     const stranger = await agentView(s, "stranger");
     expect(stranger.mode).toBe("global");
-    expect(sectionsOf(stranger)).toEqual(sectionsOf((await globalView(s))));
+    expect(sectionsOf(stranger)).toEqual(sectionsOf(await globalView(s)));
     const quiet = await agentView(s, "quiet");
     expect(quiet).toMatchObject({ agent: "quiet", mode: "off", updated_at: null });
     expect(Object.keys(quiet.sections)).toEqual(["memory"]);
     expect(quiet.clients).toEqual(["claude-code"]);
   });
 
-  onFiles("PUT with an agent writes to its folder, creating it and switching it to override [identity files: on PostgreSQL sections live in the database]", async () => {
-    const s = await withAgents();
-    const r = await put(s, { soul: "newbie soul" }, "newbie");
-    expect(r).toMatchObject({ ok: true, written: ["soul"], agent: "newbie", mode: "override" });
-    expect(readFileSync(join(id(s), "agents", "newbie", "soul.md"), "utf8")).toBe("newbie soul");
-    expect(readFileSync(join(id(s), "soul.md"), "utf8")).toBe("global soul");
-    expect((await agentView(s, "newbie")).origins).toMatchObject({ soul: "agent", tools: "global" });
-    expect((await put(s, { x: "1" }, "custom")).mode).toBe("override"); // configured override, no folder yet
-  });
+  onFiles(
+    "PUT with an agent writes to its folder, creating it and switching it to override [identity files: on PostgreSQL sections live in the database]",
+    async () => {
+      const s = await withAgents();
+      const r = await put(s, { soul: "newbie soul" }, "newbie");
+      expect(r).toMatchObject({ ok: true, written: ["soul"], agent: "newbie", mode: "override" });
+      expect(readFileSync(join(id(s), "agents", "newbie", "soul.md"), "utf8")).toBe("newbie soul");
+      expect(readFileSync(join(id(s), "soul.md"), "utf8")).toBe("global soul");
+      expect((await agentView(s, "newbie")).origins).toMatchObject({ soul: "agent", tools: "global" });
+      expect((await put(s, { x: "1" }, "custom")).mode).toBe("override"); // configured override, no folder yet
+    },
+  );
 
   test("PUT to an agent forced off or global by config is a 409 and writes nothing", async () => {
     const s = await withAgents();
     const before = snapshot(id(s));
     for (const agent of ["quiet", "plain"]) {
-      const e = await caught(async () => (await put(s, { soul: "x" }, agent)));
+      const e = await caught(async () => await put(s, { soul: "x" }, agent));
       expect(e.code).toBe("conflict");
       expect(e.message).toContain("identityAgents");
     }
@@ -299,8 +332,8 @@ describe("agent scopes", () => {
     const s = await withAgents();
     const before = snapshot(id(s));
     for (const agent of ["", "Bad Id", "../x", "a".repeat(65), "../../etc"]) {
-      expect((await caught(async () => (await getIdentity(s, { agent })))).code).toBe("invalid");
-      expect((await caught(async () => (await put(s, { soul: "x" }, agent)))).code).toBe("invalid");
+      expect((await caught(async () => await getIdentity(s, { agent }))).code).toBe("invalid");
+      expect((await caught(async () => await put(s, { soul: "x" }, agent))).code).toBe("invalid");
     }
     expect(snapshot(id(s))).toEqual(before);
   });
@@ -312,14 +345,14 @@ describe("Markdown for the tool and the session-start hook", () => {
     await put(s, { soul: "Be kind.\n", tools: "Use bun." });
     const all = await identityMarkdown(s);
     expect(all.startsWith("### soul\n\nBe kind.\n\n### tools\n\nUse bun.\n\n### memory\n\n")).toBe(true);
-    expect((await identityMarkdown(s, "tools"))).toBe("### tools\n\nUse bun.");
-    expect((await caught(async () => (await identityMarkdown(s, "nope")))).code).toBe("not_found");
-    expect((await caught(async () => (await identityMarkdown(s, "No!")))).code).toBe("invalid");
+    expect(await identityMarkdown(s, "tools")).toBe("### tools\n\nUse bun.");
+    expect((await caught(async () => await identityMarkdown(s, "nope"))).code).toBe("not_found");
+    expect((await caught(async () => await identityMarkdown(s, "No!"))).code).toBe("invalid");
   });
 
   test("identityMarkdown says exactly so when there are no sections", async () => {
     const s = services({ config: { memoryInstructions: false } });
-    expect((await identityMarkdown(s))).toBe("No identity sections configured.");
+    expect(await identityMarkdown(s)).toBe("No identity sections configured.");
   });
 
   test("identityForClient only for harnesses listed in identityClients, honouring the agent's mode", async () => {
@@ -327,12 +360,12 @@ describe("Markdown for the tool and the session-start hook", () => {
     await put(s, { soul: "Be kind." });
     const text = await identityForClient(s, "claude-code");
     expect(text).toContain("### soul\n\nBe kind.");
-    expect((await identityForClient(s, "CODEX"))).toBe(text);
-    expect((await identityForClient(s, "cursor"))).toBeNull();
+    expect(await identityForClient(s, "CODEX")).toBe(text);
+    expect(await identityForClient(s, "cursor")).toBeNull();
     const quiet = (await identityForClient(s, "codex", "quiet"))!;
     expect(quiet).not.toContain("Be kind.");
     expect(quiet).toContain("### memory");
     const none = services({ config: { memoryInstructions: false, identityClients: ["codex"] } });
-    expect((await identityForClient(none, "codex"))).toBeNull();
+    expect(await identityForClient(none, "codex")).toBeNull();
   });
 });

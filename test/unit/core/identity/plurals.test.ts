@@ -7,7 +7,9 @@ import { parseSections } from "../../../../src/core/identity/identity";
 const SRC = join(import.meta.dir, "../../../../src");
 
 function sources(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? sources(join(dir, e.name)) : e.name.endsWith(".ts") ? [join(dir, e.name)] : []));
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? sources(join(dir, e.name)) : e.name.endsWith(".ts") ? [join(dir, e.name)] : [],
+  );
 }
 
 /** String and template literals of a line, `${...}` holes blanked (code inside them is not message text). */
@@ -33,7 +35,8 @@ describe("counts read as English", () => {
         .forEach((line, i) => {
           if (/^\s*(\/\/|\*|\/\*)/.test(line)) return;
           // "http(s)" names two schemes, not a count.
-          for (const lit of literals(line)) if (/[a-z]\(s\)/i.test(lit.replaceAll("http(s)", ""))) hits.push(`${relative(SRC, file)}:${i + 1}: ${lit.slice(0, 120)}`);
+          for (const lit of literals(line))
+            if (/[a-z]\(s\)/i.test(lit.replaceAll("http(s)", ""))) hits.push(`${relative(SRC, file)}:${i + 1}: ${lit.slice(0, 120)}`);
         });
     }
     expect(hits).toEqual([]);

@@ -52,7 +52,11 @@ test("an import into a fresh home writes memories with provenance and links; a r
 
 test("merging into a home with memories: exact repeats skipped, near-duplicates merged as distill merges, the rest added", async () => {
   const s = makeServices();
-  const kept = await ingestMemory(s, { content: "The shop deploys with blue-green releases on Kubernetes every Tuesday", project: "shop", memory_type: "decision" });
+  const kept = await ingestMemory(s, {
+    content: "The shop deploys with blue-green releases on Kubernetes every Tuesday",
+    project: "shop",
+    memory_type: "decision",
+  });
   await ingestMemory(s, { content: "Cart totals are rounded once, on the sum", project: "shop" });
   const before = (await dbRows(s, "SELECT strength FROM memories WHERE id = ?", [kept.id!]))[0].strength;
   const out = await importItems(s, [
@@ -73,7 +77,9 @@ test("merging into a home with memories: exact repeats skipped, near-duplicates 
 test("a dry run counts and samples without writing", async () => {
   const s = makeServices();
   await ingestMemory(s, { content: "Cart totals are rounded once, on the sum", project: "shop" });
-  const out = await importItems(s, [item("Cart totals are rounded once, on the sum"), item("Receipts are emailed within a minute of payment")], { dryRun: true });
+  const out = await importItems(s, [item("Cart totals are rounded once, on the sum"), item("Receipts are emailed within a minute of payment")], {
+    dryRun: true,
+  });
   expect([out.dryRun, out.candidates, out.skipped, out.added]).toEqual([true, 1, 1, 0]);
   expect(out.sample.map((m) => m.content)).toEqual(["Receipts are emailed within a minute of payment"]);
   expect((await dbRows(s, "SELECT count(*) AS n FROM memories"))[0].n).toBe(1);
@@ -94,7 +100,13 @@ test("a batch that fails to write rolls back whole; earlier batches stay and a r
   // The second batch's insert throws inside its transaction.
   (s.storage as { transaction: typeof tx }).transaction = (fn) =>
     tx((t) => {
-      const wrapped = Object.create(t, { memories: { value: Object.create(t.memories, { insertMemories: { value: async (rows: never) => (++calls === 2 ? Promise.reject(new Error("disk full")) : t.memories.insertMemories(rows)) } }) } });
+      const wrapped = Object.create(t, {
+        memories: {
+          value: Object.create(t.memories, {
+            insertMemories: { value: async (rows: never) => (++calls === 2 ? Promise.reject(new Error("disk full")) : t.memories.insertMemories(rows)) },
+          }),
+        },
+      });
       return fn(wrapped);
     });
   await expect(importItems(s, items)).rejects.toThrow("disk full");

@@ -54,69 +54,77 @@ function rows(prefix: string): NewMemoryRow[] {
 const engines = ["sqlite", "postgres"] as const;
 const services = (engine: (typeof engines)[number]) => (engine === "sqlite" ? lite : pg);
 
-test.each(engines)(`insertMemories on %s writes ${N} memories with vectors and tags in one call, seqs in input order`, async (engine) => {
-  {
-    const s = services(engine);
-    const input = rows(s.storage.engine);
-    const seqs = await s.storage.memories.insertMemories(input);
-    expect(seqs).toHaveLength(N);
-    expect(new Set(seqs).size).toBe(N);
-    // Each seq belongs to the row at its position.
-    const probe = [0, 5_041, N - 1];
-    const got = await s.storage.memories.memoriesBySeq(probe.map((i) => seqs[i]));
-    const bySeq = new Map(got.map((r) => [r.seq, r.id]));
-    expect(probe.map((i) => bySeq.get(seqs[i]))).toEqual(probe.map((i) => input[i].id));
-    expect(await s.storage.memories.countMemories()).toBe(N);
-    for (const i of probe) {
-      const v = await storedVector(s, seqs[i]);
-      expect(v?.slice(0, 8).map((x) => Math.round(x * 1e4))).toEqual(Array.from(input[i].vector.slice(0, 8), (x) => Math.round(x * 1e4)));
-    }
-    expect((await s.storage.memories.tagsOf([input[N - 1].id])).map((t) => t.tag).sort()).toEqual(["general", `t${(N - 1) % 5}`]);
-  }
-}, 300_000);
-
-test.each(engines)(`importRows on %s writes ${N} memories, links and events into an empty store`, async (engine) => {
-  const s =
-    engine === "sqlite"
-      ? makeServices({ config: { storage: "sqlite" }, env: { MEMSVC_STORAGE: "sqlite" } })
-      : makeServices({ config: { storage: "postgres", database_url: await sharedPgUrl(), database_schema: `params_import_${process.pid}` } });
-  try {
-    const memories = rows("import").map((r) => ({
-      id: r.id,
-      content: r.content,
-      memory_type: r.memoryType,
-      project: r.project,
-      source_agent: r.sourceAgent,
-      source_agent_id: null,
-      source_domain: null,
-      source_session: null,
-      privacy: r.privacy,
-      created_at: r.createdAt,
-      updated_at: r.updatedAt,
-      refreshed_at: r.refreshedAt,
-      strength: r.strength,
-      shown_count: 0,
-      used_count: 0,
-      last_shown_at: null,
-      last_used_at: null,
-      tags: [...r.tags],
-      // No vectors: PGlite would insert each into the HNSW graph one by one (minutes); insertMemories covers vectors.
-      vector: null,
-    }));
-    const links = memories.slice(1).map((m, i) => ({ from_id: m.id, to_id: memories[i].id, relationship: "related", weight: 0.5, created_at: T0 }));
-    const events = memories.map((m, i) => ({ memory_id: m.id, event: "shown", at: T0 + i }));
+test.each(engines)(
+  `insertMemories on %s writes ${N} memories with vectors and tags in one call, seqs in input order`,
+  async (engine) => {
     {
-      const out = await s.storage.memories.importRows({ memories, links, segments: [], events, history: [], anchors: [] }, "fallback:hash-v1");
-      expect(out.seqs).toHaveLength(N);
-      expect(out.links).toBe(N - 1);
+      const s = services(engine);
+      const input = rows(s.storage.engine);
+      const seqs = await s.storage.memories.insertMemories(input);
+      expect(seqs).toHaveLength(N);
+      expect(new Set(seqs).size).toBe(N);
+      // Each seq belongs to the row at its position.
+      const probe = [0, 5_041, N - 1];
+      const got = await s.storage.memories.memoriesBySeq(probe.map((i) => seqs[i]));
+      const bySeq = new Map(got.map((r) => [r.seq, r.id]));
+      expect(probe.map((i) => bySeq.get(seqs[i]))).toEqual(probe.map((i) => input[i].id));
       expect(await s.storage.memories.countMemories()).toBe(N);
-      const exported: (ExportRow | IdentityExportRow)[] = [];
-      await s.storage.memories.exportRows({ vectors: false }, async (r) => void exported.push(r));
-      expect(exported.filter((r) => r.kind === "memory")).toHaveLength(N);
-      expect(exported.filter((r) => r.kind === "link")).toHaveLength(N - 1);
-      expect(exported.filter((r) => r.kind === "event")).toHaveLength(N);
+      for (const i of probe) {
+        const v = await storedVector(s, seqs[i]);
+        expect(v?.slice(0, 8).map((x) => Math.round(x * 1e4))).toEqual(Array.from(input[i].vector.slice(0, 8), (x) => Math.round(x * 1e4)));
+      }
+      expect((await s.storage.memories.tagsOf([input[N - 1].id])).map((t) => t.tag).sort()).toEqual(["general", `t${(N - 1) % 5}`]);
     }
-  } finally {
-    await s.close();
-  }
-}, 300_000);
+  },
+  300_000,
+);
+
+test.each(engines)(
+  `importRows on %s writes ${N} memories, links and events into an empty store`,
+  async (engine) => {
+    const s =
+      engine === "sqlite"
+        ? makeServices({ config: { storage: "sqlite" }, env: { MEMSVC_STORAGE: "sqlite" } })
+        : makeServices({ config: { storage: "postgres", database_url: await sharedPgUrl(), database_schema: `params_import_${process.pid}` } });
+    try {
+      const memories = rows("import").map((r) => ({
+        id: r.id,
+        content: r.content,
+        memory_type: r.memoryType,
+        project: r.project,
+        source_agent: r.sourceAgent,
+        source_agent_id: null,
+        source_domain: null,
+        source_session: null,
+        privacy: r.privacy,
+        created_at: r.createdAt,
+        updated_at: r.updatedAt,
+        refreshed_at: r.refreshedAt,
+        strength: r.strength,
+        shown_count: 0,
+        used_count: 0,
+        last_shown_at: null,
+        last_used_at: null,
+        tags: [...r.tags],
+        // No vectors: PGlite would insert each into the HNSW graph one by one (minutes); insertMemories covers vectors.
+        vector: null,
+      }));
+      const links = memories.slice(1).map((m, i) => ({ from_id: m.id, to_id: memories[i].id, relationship: "related", weight: 0.5, created_at: T0 }));
+      const events = memories.map((m, i) => ({ memory_id: m.id, event: "shown", at: T0 + i }));
+      {
+        const out = await s.storage.memories.importRows({ memories, links, segments: [], events, history: [], anchors: [] }, "fallback:hash-v1");
+        expect(out.seqs).toHaveLength(N);
+        expect(out.links).toBe(N - 1);
+        expect(await s.storage.memories.countMemories()).toBe(N);
+        const exported: (ExportRow | IdentityExportRow)[] = [];
+        await s.storage.memories.exportRows({ vectors: false }, async (r) => void exported.push(r));
+        expect(exported.filter((r) => r.kind === "memory")).toHaveLength(N);
+        expect(exported.filter((r) => r.kind === "link")).toHaveLength(N - 1);
+        expect(exported.filter((r) => r.kind === "event")).toHaveLength(N);
+      }
+    } finally {
+      await s.close();
+    }
+  },
+  300_000,
+);

@@ -30,7 +30,11 @@ describe("feedback", () => {
     await feedbackFromAnywhere(s, { id: vite, kind: "irrelevant", prompt: "how do we cook onions slowly?" }, "cli");
     const file = join(mkdtempSync(join(tmpdir(), "memsvc-fb-")), "export.jsonl");
     await exportAll(s.storage, s.config.paths.identity, file, { vectors: true });
-    const events = readFileSync(file, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l)).filter((r) => r.kind === "event");
+    const events = readFileSync(file, "utf8")
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l))
+      .filter((r) => r.kind === "event");
     expect(events.map((e) => e.event).sort()).toEqual(["irrelevant", "outdated", "wrong"]);
     expect(JSON.parse(events.find((e) => e.event === "wrong").detail)).toMatchObject({ note: "moved to 5434", source: "cli" });
 
@@ -76,6 +80,8 @@ describe("feedback", () => {
     const h = await recallIndex(hashed, { session_id: "y", prompt: PROMPT, project: "infra" }, { explain: true });
     expect(h.explain).toMatchObject({ prompt: null, prompt_hash: expect.stringMatching(/^[0-9a-f]{64}$/) });
     const id = "shown" in h ? h.shown[0] : "";
-    await expect(feedbackFromAnywhere(hashed, { id, kind: "irrelevant" }, "cli")).rejects.toThrow('keeps only its prompt\'s hash (recall.receiptPrompt "hash")');
+    await expect(feedbackFromAnywhere(hashed, { id, kind: "irrelevant" }, "cli")).rejects.toThrow(
+      'keeps only its prompt\'s hash (recall.receiptPrompt "hash")',
+    );
   });
 });

@@ -64,7 +64,8 @@ describe("group commit of concurrent ingests", () => {
       expect(grouped.index.size).toBe(batch.length);
     }
 
-    const counts = (s: TestServices) => dbRow<{ l: number; t: number }>(s, "SELECT (SELECT sum(link_count) FROM memories) l, (SELECT count(*) FROM memory_tags) t");
+    const counts = (s: TestServices) =>
+      dbRow<{ l: number; t: number }>(s, "SELECT (SELECT sum(link_count) FROM memories) l, (SELECT count(*) FROM memory_tags) t");
     if (!onSqlite) {
       // PostgreSQL runs the ingests in parallel transactions (each its own
       // backend), and one does not see another's uncommitted memory: which
@@ -78,7 +79,10 @@ describe("group commit of concurrent ingests", () => {
       return;
     }
     // The same memories one at a time, in the order the grouped store wrote them.
-    const order = await dbRows<{ content: string; project: string; memory_type: string }>(grouped, "SELECT content, project, memory_type FROM memories ORDER BY seq");
+    const order = await dbRows<{ content: string; project: string; memory_type: string }>(
+      grouped,
+      "SELECT content, project, memory_type FROM memories ORDER BY seq",
+    );
     const single = services();
     for (const m of order) await ingestMemory(single, { content: m.content, project: m.project, memory_type: m.memory_type });
 
@@ -112,8 +116,17 @@ describe("group commit of concurrent ingests", () => {
     const rows = await dbRows<{ content: string }>(s, "SELECT content FROM memories ORDER BY seq");
     expect(rows.map((r) => r.content)).toEqual(contents.filter((c) => !c.includes("poison")));
     // Nothing of the failed one is left: no vector, no full-text row, no tag, no link, no index entry.
-    expect(await dbRow(s, "SELECT (SELECT count(*) FROM memory_vec) v, (SELECT count(*) FROM memories_fts) f, (SELECT count(*) FROM memory_tags) t")).toEqual({ v: 4, f: 4, t: 4 });
-    expect((await dbRow<{ n: number }>(s, "SELECT count(*) n FROM links l WHERE NOT EXISTS (SELECT 1 FROM memories m WHERE m.id = l.from_id) OR NOT EXISTS (SELECT 1 FROM memories m WHERE m.id = l.to_id)"))!.n).toBe(0);
+    expect(await dbRow(s, "SELECT (SELECT count(*) FROM memory_vec) v, (SELECT count(*) FROM memories_fts) f, (SELECT count(*) FROM memory_tags) t")).toEqual({
+      v: 4,
+      f: 4,
+      t: 4,
+    });
+    expect(
+      (await dbRow<{ n: number }>(
+        s,
+        "SELECT count(*) n FROM links l WHERE NOT EXISTS (SELECT 1 FROM memories m WHERE m.id = l.from_id) OR NOT EXISTS (SELECT 1 FROM memories m WHERE m.id = l.to_id)",
+      ))!.n,
+    ).toBe(0);
     expect(s.index.size).toBe(4);
   });
 

@@ -68,7 +68,9 @@ test("list pages, counts, id filters, rows and facets are the same on both engin
     expect(bySeq(await pg.storage.memories.filterIds(ids, f, NOW))).toEqual(bySeq(await lite.storage.memories.filterIds(ids, f, NOW)));
   }
   expect(await pg.storage.memories.facets()).toEqual(await lite.storage.memories.facets());
-  expect(rounded(bySeq(await pg.storage.memories.listRows([1, 7, 250, 9999], NOW, 30)))).toEqual(rounded(bySeq(await lite.storage.memories.listRows([1, 7, 250, 9999], NOW, 30))));
+  expect(rounded(bySeq(await pg.storage.memories.listRows([1, 7, 250, 9999], NOW, 30)))).toEqual(
+    rounded(bySeq(await lite.storage.memories.listRows([1, 7, 250, 9999], NOW, 30))),
+  );
   expect(await pg.storage.memories.countMemories(390)).toBe(10);
 });
 
@@ -119,7 +121,9 @@ test("re-embed batches land only while the cursor and embedder are what the batc
 test("import refuses a store that holds memories, on both engines, and writes nothing", async () => {
   for (const s of [lite, pg]) {
     const before = await s.storage.memories.countMemories();
-    await expect(s.storage.memories.importRows({ memories: [], links: [], segments: [], events: [], history: [], anchors: [] }, "fallback:hash-v1")).rejects.toThrow(/already holds memories/);
+    await expect(
+      s.storage.memories.importRows({ memories: [], links: [], segments: [], events: [], history: [], anchors: [] }, "fallback:hash-v1"),
+    ).rejects.toThrow(/already holds memories/);
     expect(await s.storage.memories.countMemories()).toBe(before);
   }
 });

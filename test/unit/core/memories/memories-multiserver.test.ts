@@ -26,7 +26,13 @@ describe("memories written through one server are read through another at once",
     const r = await ingestMemory(a, { content: "The billing worker retries webhooks with exponential backoff.", project: "billing", source_agent: "box-a" });
     if (r.id === null) throw new Error("unexpected skip");
     const got = await fetchMemory(b, r.id.slice(0, 8));
-    expect(got.memory).toMatchObject({ id: r.id, content: "The billing worker retries webhooks with exponential backoff.", project: "billing", source_agent: "box-a", used_count: 1 });
+    expect(got.memory).toMatchObject({
+      id: r.id,
+      content: "The billing worker retries webhooks with exponential backoff.",
+      project: "billing",
+      source_agent: "box-a",
+      used_count: 1,
+    });
     expect((await fetchMemory(a, r.id)).memory.used_count).toBe(2);
   });
 

@@ -15,7 +15,11 @@ const engines: [string, () => Promise<TestServices>][] = [
     "postgres",
     async () =>
       makeServices({
-        config: { storage: "postgres", database_url: await sharedPgUrl(), database_schema: `mem_store_${process.pid}_${Math.random().toString(36).slice(2, 8)}` },
+        config: {
+          storage: "postgres",
+          database_url: await sharedPgUrl(),
+          database_schema: `mem_store_${process.pid}_${Math.random().toString(36).slice(2, 8)}`,
+        },
       }),
   ],
 ];
@@ -46,7 +50,15 @@ const row = (id: string, i: number): NewMemoryRow => ({
     { tag: `t${i}`, weight: 0.7 },
   ],
 });
-const mark = (paths: string[]): StaleMark => ({ reason: "changed", changed_paths: paths, missing_paths: [], commits: 2, last_change: null, head: null, checked_at: "2026-01-01T00:00:00.000Z" });
+const mark = (paths: string[]): StaleMark => ({
+  reason: "changed",
+  changed_paths: paths,
+  missing_paths: [],
+  commits: 2,
+  last_change: null,
+  head: null,
+  checked_at: "2026-01-01T00:00:00.000Z",
+});
 
 for (const [engine, open] of engines) {
   describe(`MemoriesStore on ${engine}`, () => {
@@ -117,7 +129,11 @@ for (const [engine, open] of engines) {
 
     test("versions: numbered per memory, oldest dropped beyond the bound, one by number", async () => {
       for (let i = 0; i < 4; i++) {
-        const n = await st.memories.addVersion(ID[1], { content: `v${i}`, memoryType: "knowledge", project: "billing", reason: "update", sourceId: i === 3 ? ID[2] : null, replacedAt: 100 + i }, 3);
+        const n = await st.memories.addVersion(
+          ID[1],
+          { content: `v${i}`, memoryType: "knowledge", project: "billing", reason: "update", sourceId: i === 3 ? ID[2] : null, replacedAt: 100 + i },
+          3,
+        );
         expect(n).toBe(i + 1);
       }
       const all = await st.memories.versions(ID[1]);
@@ -126,7 +142,15 @@ for (const [engine, open] of engines) {
         [3, "v2"],
         [4, "v3"],
       ]);
-      expect(await st.memories.version(ID[1], 4)).toEqual({ version: 4, content: "v3", memoryType: "knowledge", project: "billing", reason: "update", sourceId: ID[2], replacedAt: 103 });
+      expect(await st.memories.version(ID[1], 4)).toEqual({
+        version: 4,
+        content: "v3",
+        memoryType: "knowledge",
+        project: "billing",
+        reason: "update",
+        sourceId: ID[2],
+        replacedAt: 103,
+      });
       expect(await st.memories.version(ID[1], 1)).toBeNull();
       await st.memories.deleteVersions(ID[1]);
       expect(await st.memories.versions(ID[1])).toEqual([]);
@@ -137,14 +161,41 @@ for (const [engine, open] of engines) {
         { memoryId: ID[0], repo: "git@example.com:shop", branch: "main", commit: "abcdef1", paths: ["src/a.ts"], anchoredAt: 10 },
         { memoryId: ID[1], repo: "git@example.com:shop", branch: null, commit: "abcdef1", paths: ["src/b.ts"], anchoredAt: 11 },
       ]);
-      expect(await st.memories.markStale("git@example.com:shop", [{ id: ID[0], mark: mark(["src/a.ts"]) }, { id: ID[2], mark: mark(["x"]) }], [], 20)).toEqual({ marked: 1, cleared: 0, unknown: 1 });
+      expect(
+        await st.memories.markStale(
+          "git@example.com:shop",
+          [
+            { id: ID[0], mark: mark(["src/a.ts"]) },
+            { id: ID[2], mark: mark(["x"]) },
+          ],
+          [],
+          20,
+        ),
+      ).toEqual({ marked: 1, cleared: 0, unknown: 1 });
       expect(await st.memories.staleMarks(ID)).toEqual([{ memoryId: ID[0], stale: mark(["src/a.ts"]) }]);
       // A new anchor of the same memory in the same repository replaces the old one and clears its mark.
-      await st.memories.upsertAnchors([{ memoryId: ID[0], repo: "git@example.com:shop", branch: "dev", commit: "abcdef2", paths: ["src/c.ts", "src/a.ts"], anchoredAt: 30 }]);
+      await st.memories.upsertAnchors([
+        { memoryId: ID[0], repo: "git@example.com:shop", branch: "dev", commit: "abcdef2", paths: ["src/c.ts", "src/a.ts"], anchoredAt: 30 },
+      ]);
       expect(await st.memories.anchorPaths([ID[0], ID[2]], "git@example.com:shop")).toEqual(new Map([[ID[0], ["src/c.ts", "src/a.ts"]]]));
-      expect(await st.memories.anchorsOf([ID[0]])).toEqual([{ memoryId: ID[0], repo: "git@example.com:shop", branch: "dev", commit: "abcdef2", paths: ["src/c.ts", "src/a.ts"], anchoredAt: 30, stale: null, confirmedAt: null }]);
+      expect(await st.memories.anchorsOf([ID[0]])).toEqual([
+        {
+          memoryId: ID[0],
+          repo: "git@example.com:shop",
+          branch: "dev",
+          commit: "abcdef2",
+          paths: ["src/c.ts", "src/a.ts"],
+          anchoredAt: 30,
+          stale: null,
+          confirmedAt: null,
+        },
+      ]);
       expect((await st.memories.repoAnchors("git@example.com:shop")).map((a) => a.memoryId)).toEqual([ID[1], ID[0]]);
-      expect(await st.memories.markStale("git@example.com:shop", [{ id: ID[1], mark: mark(["src/b.ts"]) }], [], 40)).toEqual({ marked: 1, cleared: 0, unknown: 0 });
+      expect(await st.memories.markStale("git@example.com:shop", [{ id: ID[1], mark: mark(["src/b.ts"]) }], [], 40)).toEqual({
+        marked: 1,
+        cleared: 0,
+        unknown: 0,
+      });
       expect(await st.memories.markStale("git@example.com:shop", [], [ID[1], ID[1], ID[0], ID[2]], 50)).toEqual({ marked: 0, cleared: 1, unknown: 1 });
       expect(await st.memories.staleMarks(ID)).toEqual([]);
     });
@@ -152,7 +203,15 @@ for (const [engine, open] of engines) {
     test("re-check state: evidence kept on re-anchoring unless replaced, settles apply only to the mark they saw", async () => {
       const repo = "git@example.com:evidence";
       await st.memories.upsertAnchors([
-        { memoryId: ID[0], repo, branch: "main", commit: "abcdef1", paths: ["src/a.ts", "src/b.ts"], anchoredAt: 10, evidence: "user: the retry lives in src/a.ts" },
+        {
+          memoryId: ID[0],
+          repo,
+          branch: "main",
+          commit: "abcdef1",
+          paths: ["src/a.ts", "src/b.ts"],
+          anchoredAt: 10,
+          evidence: "user: the retry lives in src/a.ts",
+        },
         { memoryId: ID[1], repo, branch: null, commit: "abcdef1", paths: ["src/b.ts"], anchoredAt: 11 },
       ]);
       expect(await st.memories.evidenceOf(ID[0])).toEqual([{ repo, evidence: "user: the retry lives in src/a.ts" }]);
@@ -161,7 +220,15 @@ for (const [engine, open] of engines) {
       await st.memories.upsertAnchors([{ memoryId: ID[0], repo, branch: "main", commit: "abcdef2", paths: ["src/a.ts", "src/b.ts"], anchoredAt: 12 }]);
       expect(await st.memories.evidenceOf(ID[0])).toEqual([{ repo, evidence: "user: the retry lives in src/a.ts" }]);
       const m1 = { ...mark(["src/a.ts"]), head: "abcdef9" };
-      await st.memories.markStale(repo, [{ id: ID[0], mark: m1 }, { id: ID[1], mark: mark(["src/b.ts"]) }], [], 20);
+      await st.memories.markStale(
+        repo,
+        [
+          { id: ID[0], mark: m1 },
+          { id: ID[1], mark: mark(["src/b.ts"]) },
+        ],
+        [],
+        20,
+      );
       const listed = (await st.memories.staleAnchors(100)).filter((r) => r.repo === repo);
       expect(listed.map((r) => [r.memoryId, r.evidence, r.rechecked])).toEqual([
         [ID[0], "user: the retry lives in src/a.ts", null],
@@ -179,7 +246,9 @@ for (const [engine, open] of engines) {
       expect(await st.memories.settleAnchor(ID[1], repo, listed[1].staleText, { kind: "delete" })).toBe(true);
       expect((await st.memories.anchorsOf([ID[1]])).filter((r) => r.repo === repo)).toEqual([]);
       // A new anchoring replaces the excerpt and forgets the confirmation.
-      await st.memories.upsertAnchors([{ memoryId: ID[0], repo, branch: "main", commit: "abcdef3", paths: ["src/a.ts"], anchoredAt: 40, evidence: "assistant: moved to src/c.ts" }]);
+      await st.memories.upsertAnchors([
+        { memoryId: ID[0], repo, branch: "main", commit: "abcdef3", paths: ["src/a.ts"], anchoredAt: 40, evidence: "assistant: moved to src/c.ts" },
+      ]);
       expect(await st.memories.evidenceOf(ID[0])).toEqual([{ repo, evidence: "assistant: moved to src/c.ts" }]);
       expect((await st.memories.anchorsOf([ID[0]])).find((r) => r.repo === repo)?.confirmedAt).toBeNull();
     });

@@ -25,7 +25,11 @@ const rowCounts = async () =>
     `SELECT (SELECT count(*) FROM memories) m, ${FTS_ROWS} f, (SELECT count(*) FROM memory_vec) v, (SELECT count(*) FROM links) l, (SELECT count(*) FROM memory_tags) t`,
   ))!;
 const ftsMatches = async (word: string) =>
-  (await dbRow<{ n: number }>(s, onPostgres ? "SELECT count(*) n FROM memories WHERE fts @@ to_tsquery('english', ?)" : "SELECT count(*) n FROM memories_fts WHERE memories_fts MATCH ?", [word]))!.n;
+  (await dbRow<{ n: number }>(
+    s,
+    onPostgres ? "SELECT count(*) n FROM memories WHERE fts @@ to_tsquery('english', ?)" : "SELECT count(*) n FROM memories_fts WHERE memories_fts MATCH ?",
+    [word],
+  ))!.n;
 /** The stored vector, comparable across reads (a BLOB on SQLite, pgvector's text on PostgreSQL). */
 const storedVector = async () => {
   const e = (await dbRow<{ e: unknown }>(s, "SELECT embedding e FROM memory_vec"))!.e;
@@ -112,7 +116,23 @@ describe("ids", () => {
     const twin = `${id.slice(0, 8)}-ffff-4fff-bfff-ffffffffffff`;
     const [vector] = await s.embedder.embed(["prefix twin"], "document");
     await s.storage.memories.insertMemories([
-      { id: twin, content: "prefix twin", memoryType: "knowledge", project: null, sourceAgent: "test", sourceAgentId: null, sourceDomain: null, sourceSession: null, privacy: "WORK", createdAt: s.now(), updatedAt: s.now(), refreshedAt: s.now(), strength: 1, vector, tags: [] },
+      {
+        id: twin,
+        content: "prefix twin",
+        memoryType: "knowledge",
+        project: null,
+        sourceAgent: "test",
+        sourceAgentId: null,
+        sourceDomain: null,
+        sourceSession: null,
+        privacy: "WORK",
+        createdAt: s.now(),
+        updatedAt: s.now(),
+        refreshedAt: s.now(),
+        strength: 1,
+        vector,
+        tags: [],
+      },
     ]);
     let err: any;
     try {
@@ -180,7 +200,10 @@ describe("delete", () => {
     expect(await dbRows(s, "SELECT count(*) n FROM memory_tags WHERE memory_id = ?", [a])).toEqual([{ n: 0 }]);
     expectIndexSize(2);
     // link_count of the other ends went down with the links.
-    const linkCounts = await dbRows<{ link_count: number; n: number }>(s, "SELECT m.link_count, (SELECT count(*) FROM links l WHERE l.from_id = m.id OR l.to_id = m.id) n FROM memories m");
+    const linkCounts = await dbRows<{ link_count: number; n: number }>(
+      s,
+      "SELECT m.link_count, (SELECT count(*) FROM links l WHERE l.from_id = m.id OR l.to_id = m.id) n FROM memories m",
+    );
     for (const r of linkCounts) expect(r.link_count).toBe(r.n);
     await expect(deleteMemory(s, a)).rejects.toThrow(/no memory/);
   });

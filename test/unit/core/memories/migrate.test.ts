@@ -10,7 +10,12 @@ import { makeServices } from "../../../helpers/services";
 
 const dir = () => mkdtempSync(join(tmpdir(), "memsvc-migrate-"));
 /** An export without its time stamp, lines sorted: what must be equal between two stores holding the same data (row order within a kind is the engine's). */
-const exported = (file: string) => readFileSync(file, "utf8").replace(/"exported_at":"[^"]*",/, "").split("\n").sort().join("\n");
+const exported = (file: string) =>
+  readFileSync(file, "utf8")
+    .replace(/"exported_at":"[^"]*",/, "")
+    .split("\n")
+    .sort()
+    .join("\n");
 
 test("migrate copies a store batch by batch; an interrupted run resumes from the target's cursor and ends identical; a re-run is a no-op", async () => {
   const corpus = join(dir(), "corpus.jsonl");
@@ -54,7 +59,10 @@ test("migrate copies a store batch by batch; an interrupted run resumes from the
     await exportAll(target.storage, target.config.paths.identity, b, { vectors: true });
     expect(exported(b)).toBe(exported(a));
     // The re-check's columns travel too (evidence, rechecked, confirmed_at): import kept them and migrate copied them.
-    const anchorLines = readFileSync(b, "utf8").split("\n").filter((l) => l.startsWith('{"kind":"anchor"')).map((l) => JSON.parse(l));
+    const anchorLines = readFileSync(b, "utf8")
+      .split("\n")
+      .filter((l) => l.startsWith('{"kind":"anchor"'))
+      .map((l) => JSON.parse(l));
     expect(anchorLines.filter((l) => typeof l.evidence === "string" && l.evidence.startsWith("assistant: ")).length).toBeGreaterThan(5);
     expect(anchorLines.filter((l) => typeof l.rechecked === "string").length).toBeGreaterThan(0);
     expect(anchorLines.filter((l) => typeof l.confirmed_at === "number").length).toBeGreaterThan(0);

@@ -26,10 +26,16 @@ async function searchable(s: TestServices): Promise<number> {
 /** Stored vectors with their memory's content, in seq order. */
 async function storedVectors(s: TestServices): Promise<{ seq: number; content: string; v: number[] }[]> {
   if (onPostgres) {
-    const rows = await dbRows<{ seq: number; e: string; content: string }>(s, "SELECT v.seq AS seq, v.embedding::text AS e, m.content AS content FROM memory_vec v JOIN memories m ON m.seq = v.seq ORDER BY v.seq");
+    const rows = await dbRows<{ seq: number; e: string; content: string }>(
+      s,
+      "SELECT v.seq AS seq, v.embedding::text AS e, m.content AS content FROM memory_vec v JOIN memories m ON m.seq = v.seq ORDER BY v.seq",
+    );
     return rows.map((r) => ({ seq: r.seq, content: r.content, v: (JSON.parse(r.e) as number[]).map(Math.fround) }));
   }
-  const rows = await dbRows<{ seq: number; e: Uint8Array; content: string }>(s, "SELECT v.rowid AS seq, v.embedding AS e, m.content AS content FROM memory_vec v JOIN memories m ON m.seq = v.rowid ORDER BY v.rowid");
+  const rows = await dbRows<{ seq: number; e: Uint8Array; content: string }>(
+    s,
+    "SELECT v.rowid AS seq, v.embedding AS e, m.content AS content FROM memory_vec v JOIN memories m ON m.seq = v.rowid ORDER BY v.rowid",
+  );
   return rows.map((r) => ({ seq: r.seq, content: r.content, v: Array.from(new Float32Array(r.e.buffer, r.e.byteOffset, 384)) }));
 }
 
@@ -117,7 +123,7 @@ test("switching the embedder while a re-embed pass runs: no vector of the old sp
   await runReembed(s);
   await switched;
   // The pass that was running saw the reset cursor and finished the job in the final space.
-  if (await getMeta(s, "reembed_cursor") !== null) await runReembed(s);
+  if ((await getMeta(s, "reembed_cursor")) !== null) await runReembed(s);
   expect(await getMeta(s, "embedder_id")).toBe(final.id);
   expect(await getMeta(s, "reembed_cursor")).toBeNull();
   const rows = await storedVectors(s);

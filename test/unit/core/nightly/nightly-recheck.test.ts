@@ -30,7 +30,10 @@ afterEach(async () => {
 
 function services(opts: { model?: boolean; timeoutMs?: number; nightly?: Record<string, unknown>; distill?: Record<string, unknown> } = {}): TestServices {
   const llm = opts.model === false ? {} : { llm: { baseURL: fake.baseURL, model: "fake-model", timeoutMs: opts.timeoutMs ?? 5000 } };
-  const s = makeServices({ now: () => clock, config: { ...llm, nightly: { enabled: true, ...opts.nightly }, ...(opts.distill ? { distill: opts.distill } : {}) } });
+  const s = makeServices({
+    now: () => clock,
+    config: { ...llm, nightly: { enabled: true, ...opts.nightly }, ...(opts.distill ? { distill: opts.distill } : {}) },
+  });
   open.push(s);
   return s;
 }
@@ -42,7 +45,14 @@ async function anchored(s: TestServices, content: string, paths: string[], evide
   return r.id!;
 }
 
-const changed = (id: string, paths: string[], commits = 2) => ({ id, reason: "changed" as const, changed_paths: paths, missing_paths: [], commits, last_change: "2026-03-09T10:00:00Z" });
+const changed = (id: string, paths: string[], commits = 2) => ({
+  id,
+  reason: "changed" as const,
+  changed_paths: paths,
+  missing_paths: [],
+  commits,
+  last_change: "2026-03-09T10:00:00Z",
+});
 const anchorOf = async (s: TestServices, id: string) => (await fetchMemory(s, id)).memory.anchors?.[0];
 const staleIds = async (s: TestServices) => (await s.storage.memories.staleAnchors(100)).map((a) => a.memoryId).sort();
 
@@ -52,7 +62,15 @@ describe("the nightly re-check of stale memories", () => {
     const keep = await anchored(s, "The orders table is migrated by scripts/backfill.ts in batches of 500 rows.", ["scripts/backfill.ts"]);
     const edit = await anchored(s, "Webhook retries live in src/webhooks/retry.ts with a 3 attempt limit.", ["src/webhooks/retry.ts"]);
     const gone = await anchored(s, "The legacy CSV exporter in src/export/csv.ts streams rows one by one.", ["src/export/csv.ts", "src/export/index.ts"]);
-    await markStale(s, { repo: REPO, head: HEAD, marks: [changed(keep, ["scripts/backfill.ts"]), changed(edit, ["src/webhooks/retry.ts"], 5), { ...changed(gone, []), reason: "missing", missing_paths: ["src/export/csv.ts"] }] });
+    await markStale(s, {
+      repo: REPO,
+      head: HEAD,
+      marks: [
+        changed(keep, ["scripts/backfill.ts"]),
+        changed(edit, ["src/webhooks/retry.ts"], 5),
+        { ...changed(gone, []), reason: "missing", missing_paths: ["src/export/csv.ts"] },
+      ],
+    });
     const rewritten = "Webhook retries live in src/webhooks/retry.ts; as of 2026-03-09 the file changed in 5 commits, so check its attempt limit there.";
     fake.fallback = (req) => {
       const text = req.raw;
@@ -84,7 +102,15 @@ describe("the nightly re-check of stale memories", () => {
     // Re-embedded: the stored vector is the new text's.
     const [vec] = await s.embedder.embed([rewritten], "document");
     const stored = await s.storage.nightly.vectorOf((await s.storage.memories.memoryById(edit))!.seq);
-    expect(Array.from(stored!).slice(0, 8).map((x) => x.toFixed(4))).toEqual(Array.from(vec).slice(0, 8).map((x) => x.toFixed(4)));
+    expect(
+      Array.from(stored!)
+        .slice(0, 8)
+        .map((x) => x.toFixed(4)),
+    ).toEqual(
+      Array.from(vec)
+        .slice(0, 8)
+        .map((x) => x.toFixed(4)),
+    );
 
     await expect(fetchMemory(s, gone)).rejects.toThrow(/no memory/);
     expect(await dbRows(s, "SELECT memory_id FROM memory_anchors WHERE memory_id = ?", [gone])).toEqual([]);
@@ -93,9 +119,19 @@ describe("the nightly re-check of stale memories", () => {
 
   test("confirm of a missing file drops that path; with none left, or a deleted repository, the anchor goes", async () => {
     const s = services();
-    const partly = await anchored(s, "The exporter config sits in config/export.yml next to src/export.ts for the shop.", ["config/export.yml", "src/export.ts"]);
+    const partly = await anchored(s, "The exporter config sits in config/export.yml next to src/export.ts for the shop.", [
+      "config/export.yml",
+      "src/export.ts",
+    ]);
     const wholly = await anchored(s, "The old cron entry in ops/cron.txt runs the nightly export at two.", ["ops/cron.txt"]);
-    await markStale(s, { repo: REPO, head: HEAD, marks: [{ ...changed(partly, []), reason: "missing", missing_paths: ["src/export.ts"] }, { ...changed(wholly, []), reason: "missing", missing_paths: ["ops/cron.txt"] }] });
+    await markStale(s, {
+      repo: REPO,
+      head: HEAD,
+      marks: [
+        { ...changed(partly, []), reason: "missing", missing_paths: ["src/export.ts"] },
+        { ...changed(wholly, []), reason: "missing", missing_paths: ["ops/cron.txt"] },
+      ],
+    });
     fake.fallback = () => ({ json: { verdict: "confirm", reason: "still true as history" } });
     await runNightly(s, { day: DAY });
     expect(await anchorOf(s, partly)).toMatchObject({ commit: HEAD, paths: ["config/export.yml"] });
@@ -162,7 +198,8 @@ describe("the nightly re-check of stale memories", () => {
   test("interrupted between memories, the run resumes with the rest and asks no memory twice; a dry run asks nothing", async () => {
     const s = services();
     const ids = [];
-    for (let i = 0; i < 3; i++) ids.push(await anchored(s, `Queue ${i} drains through src/queues/q${i}.ts with a visibility timeout of 30 s.`, [`src/queues/q${i}.ts`]));
+    for (let i = 0; i < 3; i++)
+      ids.push(await anchored(s, `Queue ${i} drains through src/queues/q${i}.ts with a visibility timeout of 30 s.`, [`src/queues/q${i}.ts`]));
     await markStale(s, { repo: REPO, head: HEAD, marks: ids.map((id, i) => changed(id, [`src/queues/q${i}.ts`])) });
     fake.fallback = () => ({ json: { verdict: "confirm", reason: "fine" } });
     const dry = await runNightly(s, { day: DAY, dryRun: true });
@@ -186,12 +223,19 @@ describe("the nightly re-check of stale memories", () => {
 
   test("an export carries the evidence; an import redacts a secret planted in it", async () => {
     const s = services();
-    const id = await anchored(s, "The signing key for webhooks is rotated by scripts/rotate-key.ts monthly.", ["scripts/rotate-key.ts"], "assistant: rotate with scripts/rotate-key.ts monthly");
+    const id = await anchored(
+      s,
+      "The signing key for webhooks is rotated by scripts/rotate-key.ts monthly.",
+      ["scripts/rotate-key.ts"],
+      "assistant: rotate with scripts/rotate-key.ts monthly",
+    );
     const dir = mkdtempSync(join(tmpdir(), "memsvc-recheck-export-"));
     const file = join(dir, "export.jsonl");
     await exportAll(s.storage, s.config.paths.identity, file, { vectors: false });
     const secret = `ghp_${"Planted7Secret".repeat(3)}`;
-    const lines = readFileSync(file, "utf8").split("\n").map((l) => (l.startsWith('{"kind":"anchor"') ? JSON.stringify({ ...JSON.parse(l), evidence: `assistant: the token ${secret} rotates monthly` }) : l));
+    const lines = readFileSync(file, "utf8")
+      .split("\n")
+      .map((l) => (l.startsWith('{"kind":"anchor"') ? JSON.stringify({ ...JSON.parse(l), evidence: `assistant: the token ${secret} rotates monthly` }) : l));
     expect(lines.some((l) => l.includes(secret))).toBe(true);
     writeFileSync(file, lines.join("\n"));
     const t = services();
@@ -213,7 +257,11 @@ describe("the nightly re-check of stale memories", () => {
     expect(out.digest!.steps.recheck).toBe("incomplete");
     expect(await staleIds(s)).toEqual([id, bare].sort());
     // The next run with a model configured pays it back; the memory without evidence keeps its mark.
-    const withModel = makeServices({ home: s.config.home, now: () => clock, config: { llm: { baseURL: fake.baseURL, model: "fake-model", timeoutMs: 5000 }, nightly: { enabled: true } } });
+    const withModel = makeServices({
+      home: s.config.home,
+      now: () => clock,
+      config: { llm: { baseURL: fake.baseURL, model: "fake-model", timeoutMs: 5000 }, nightly: { enabled: true } },
+    });
     open.push(withModel);
     fake.fallback = () => ({ json: { verdict: "confirm", reason: "fine" } });
     const next = await runNightly(withModel, { day: "2026-03-09" });
@@ -224,9 +272,19 @@ describe("the nightly re-check of stale memories", () => {
 
   test("distill.keepEvidence false: nothing is kept, and the re-check leaves the marks alone", async () => {
     const s = services({ distill: { keepEvidence: false } });
-    fake.script(memoriesReply({ content: "The invoice job in jobs/invoice.ts runs at 02:00 UTC and retries three times.", memory_type: "knowledge", evidence: ["the invoice job runs at 02:00 UTC"] }));
+    fake.script(
+      memoriesReply({
+        content: "The invoice job in jobs/invoice.ts runs at 02:00 UTC and retries three times.",
+        memory_type: "knowledge",
+        evidence: ["the invoice job runs at 02:00 UTC"],
+      }),
+    );
     const text = "user: when does the invoice job run?\nassistant: the invoice job runs at 02:00 UTC from jobs/invoice.ts and retries three times.";
-    const r = (await distill(s, { text, session_id: "s-off", segment_id: "1", project: "shop", anchors: { repo: REPO, commit: C1, paths: ["jobs/invoice.ts"] } }, createLlmClient(s.config.llm, s.config.paths.state))) as { ids: string[] };
+    const r = (await distill(
+      s,
+      { text, session_id: "s-off", segment_id: "1", project: "shop", anchors: { repo: REPO, commit: C1, paths: ["jobs/invoice.ts"] } },
+      createLlmClient(s.config.llm, s.config.paths.state),
+    )) as { ids: string[] };
     expect(r.ids.length).toBe(1);
     expect(await s.storage.memories.evidenceOf(r.ids[0])).toEqual([]);
     await markStale(s, { repo: REPO, head: HEAD, marks: [changed(r.ids[0], ["jobs/invoice.ts"])] });
@@ -255,7 +313,11 @@ describe("evidence kept at /distill", () => {
         evidence: [`the deploy token ${SECRET} is rotated by scripts/rotate.ts every 30 days`, "a line the model made up about rotation"],
       }),
     );
-    const r = (await distill(s, { text: segment, session_id: "s-ev", segment_id: "1", project: "shop", anchors: { repo: REPO, commit: C1, paths: ["scripts/rotate.ts"] } }, createLlmClient(s.config.llm, s.config.paths.state))) as { ids: string[] };
+    const r = (await distill(
+      s,
+      { text: segment, session_id: "s-ev", segment_id: "1", project: "shop", anchors: { repo: REPO, commit: C1, paths: ["scripts/rotate.ts"] } },
+      createLlmClient(s.config.llm, s.config.paths.state),
+    )) as { ids: string[] };
     const [ev] = await s.storage.memories.evidenceOf(r.ids[0]);
     expect(ev.repo).toBe(REPO);
     expect(ev.evidence).toBe("assistant: the deploy token [REDACTED:github-token] is rotated by scripts/rotate.ts every 30 days");
@@ -270,7 +332,9 @@ describe("evidence kept at /distill", () => {
   });
 
   test("without quotes the lines sharing the memory's words are picked, bounded, in segment order", async () => {
-    const lines = Array.from({ length: 200 }, (_, i) => (i % 7 === 0 ? `assistant: the rotation job in scripts/rotate.ts step ${i} checks the token age` : `tool: unrelated output line ${i}`));
+    const lines = Array.from({ length: 200 }, (_, i) =>
+      i % 7 === 0 ? `assistant: the rotation job in scripts/rotate.ts step ${i} checks the token age` : `tool: unrelated output line ${i}`,
+    );
     const ev = (await pickEvidence(lines.join("\n"), "The rotation job in scripts/rotate.ts checks the token age.", []))!;
     expect(ev.length).toBeLessThanOrEqual(DISTILL_EVIDENCE_MAX_CHARS);
     const picked = ev.split("\n");
@@ -298,7 +362,15 @@ describe("verdict parsing and mark identity", () => {
   });
 
   test("two marks of the same changes are one mark, whatever HEAD and time; other counts are another", () => {
-    const m = { reason: "changed", changed_paths: ["b", "a"], missing_paths: [], commits: 2, last_change: "2026-01-01T00:00:00.000Z", head: "aaaaaaa", checked_at: "x" };
+    const m = {
+      reason: "changed",
+      changed_paths: ["b", "a"],
+      missing_paths: [],
+      commits: 2,
+      last_change: "2026-01-01T00:00:00.000Z",
+      head: "aaaaaaa",
+      checked_at: "x",
+    };
     expect(markKey(JSON.stringify(m))).toBe(markKey(JSON.stringify({ ...m, head: "bbbbbbb", checked_at: "y", changed_paths: ["a", "b"] })));
     expect(markKey(JSON.stringify(m))).not.toBe(markKey(JSON.stringify({ ...m, commits: 3 })));
   });

@@ -21,7 +21,8 @@ function twoServers(): [NightlyStore, NightlyStore] {
   return [a.storage.nightly, b.storage.nightly];
 }
 
-const start = (store: NightlyStore, owner: string, afterId = 0, day = DAY) => store.startRun({ day, forced: false, owner, now: 1000, digest: `{"by":"${owner}"}`, afterId });
+const start = (store: NightlyStore, owner: string, afterId = 0, day = DAY) =>
+  store.startRun({ day, forced: false, owner, now: 1000, digest: `{"by":"${owner}"}`, afterId });
 
 describe("nightly run lease", () => {
   test("a day starts once: a second start is refused while it runs, and after it finished unless the caller saw the finished run", async () => {
@@ -52,7 +53,14 @@ describe("nightly run lease", () => {
     const [a, b] = twoServers();
     const id = (await start(a, "dead"))!;
     const seen = (await a.lastRun(DAY))!;
-    const next = (owner: string) => ({ owner, now: 5000, forced: false, startedAt: seen.startedAt, cursor: `{"merge":${owner.length}}`, digest: `{"by":"${owner}"}` });
+    const next = (owner: string) => ({
+      owner,
+      now: 5000,
+      forced: false,
+      startedAt: seen.startedAt,
+      cursor: `{"merge":${owner.length}}`,
+      digest: `{"by":"${owner}"}`,
+    });
     const won = await Promise.all([a.takeOverRun(seen, next("a")), b.takeOverRun(seen, next("bb"))]);
     expect(won.filter(Boolean)).toHaveLength(1);
     const row = (await a.lastRun(DAY))!;
@@ -125,7 +133,19 @@ async function seed(s: TestServices, m: Seed): Promise<number> {
     s,
     `INSERT INTO memories(id, content, memory_type, project, source_session, created_at, updated_at, refreshed_at, strength, shown_count, used_count)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    [m.id, `content of ${m.id}`, m.type ?? "knowledge", m.project === undefined ? "shop" : m.project, m.session ?? null, at, m.updated ?? at, m.refreshed ?? at, m.strength ?? 1, m.shown ?? 0, m.used ?? 0],
+    [
+      m.id,
+      `content of ${m.id}`,
+      m.type ?? "knowledge",
+      m.project === undefined ? "shop" : m.project,
+      m.session ?? null,
+      at,
+      m.updated ?? at,
+      m.refreshed ?? at,
+      m.strength ?? 1,
+      m.shown ?? 0,
+      m.used ?? 0,
+    ],
   );
   return (await dbRows<{ seq: number }>(s, "SELECT seq FROM memories WHERE id = ?", [m.id]))[0].seq;
 }
@@ -187,7 +207,16 @@ describe("nightly store: the steps' reads and writes", () => {
     await seedVector(s, z, unit(0));
     const candidates = await store.mergeCandidates(START, END, "nightly:2026-03-10", 0, 10);
     expect(candidates.map((r) => r.id)).toEqual(["x", "y", "z"]);
-    expect(candidates[0]).toEqual({ seq: x, id: "x", memoryType: "knowledge", project: "shop", strength: 1.5, refreshedAt: START + HOUR, usedCount: 2, linkCount: 0 });
+    expect(candidates[0]).toEqual({
+      seq: x,
+      id: "x",
+      memoryType: "knowledge",
+      project: "shop",
+      strength: 1.5,
+      refreshedAt: START + HOUR,
+      usedCount: 2,
+      linkCount: 0,
+    });
     expect((await store.mergeCandidates(START, END, "nightly:2026-03-10", x, 10)).map((r) => r.id)).toEqual(["y", "z"]);
     expect((await store.mergeRowsBySeq([z, x])).map((r) => r.id).sort()).toEqual(["x", "z"]);
     expect(await store.mergeRowsBySeq([])).toEqual([]);
@@ -212,7 +241,8 @@ describe("nightly store: the steps' reads and writes", () => {
     await seed(s, { id: "drop", shown: 3, used: 4, strength: 1.9, refreshed: START + HOUR, at: START - HOUR });
     await seed(s, { id: "third" });
     await seed(s, { id: "fourth" });
-    const link = (from: string, to: string, w: number) => dbRows(s, "INSERT INTO links(from_id, to_id, relationship, weight, created_at) VALUES (?, ?, 'related', ?, 1)", [from, to, w]);
+    const link = (from: string, to: string, w: number) =>
+      dbRows(s, "INSERT INTO links(from_id, to_id, relationship, weight, created_at) VALUES (?, ?, 'related', ?, 1)", [from, to, w]);
     await link("keep", "third", 0.3);
     await link("drop", "third", 0.8);
     await link("fourth", "drop", 0.6);
@@ -260,7 +290,9 @@ describe("nightly store: the steps' reads and writes", () => {
     const p = { minShown: 3, floor: 0.2, factor: 0.9, start: START, end: END };
     expect(await store.decayIgnored(p, true)).toBe(2);
     expect(await store.decayIgnored(p, false)).toBe(2);
-    const strengths = Object.fromEntries((await dbRows<{ id: string; strength: number }>(s, "SELECT id, strength FROM memories")).map((r) => [r.id, r.strength]));
+    const strengths = Object.fromEntries(
+      (await dbRows<{ id: string; strength: number }>(s, "SELECT id, strength FROM memories")).map((r) => [r.id, r.strength]),
+    );
     expect(strengths.ignored).toBeCloseTo(0.9, 9);
     expect(strengths.floor).toBeCloseTo(0.2, 9);
     expect([strengths["used-later"], strengths.rare, strengths["other-day"]]).toEqual([1, 1, 1]);
@@ -300,7 +332,10 @@ describe("nightly store: the steps' reads and writes", () => {
     await seed(s, { id: "l-other", type: "learnings", project: "other", strength: 2 });
     await seed(s, { id: "l-old", type: "learnings", at: START - 60 * 86_400_000 });
     await seed(s, { id: "fact" });
-    await dbRows(s, "INSERT INTO links(from_id, to_id, relationship, weight, created_at) VALUES ('l-strong', 'fact', 'derived_from', 1, 1), ('l-strong', 'l-old', 'related', 1, 1)");
+    await dbRows(
+      s,
+      "INSERT INTO links(from_id, to_id, relationship, weight, created_at) VALUES ('l-strong', 'fact', 'derived_from', 1, 1), ('l-strong', 'l-old', 'related', 1, 1)",
+    );
     await dbRows(s, "INSERT INTO memory_tags(memory_id, tag, weight) VALUES ('fact', 'deploy', 1), ('l-strong', 'deploy', 1), ('l-weak', 'shop', 1)");
     const shop = await store.recentLearnings({ now, since: START - 86_400_000, project: "shop", limit: 10 });
     expect(shop.map((r) => r.id)).toEqual(["l-strong", "l-global", "l-weak"]);

@@ -38,8 +38,13 @@ async function add(s: TestServices, content: string, project: string | null = "s
 }
 
 const q = <T>(s: TestServices, sql: string, ...args: (string | number)[]) => dbRows<T>(s, sql, args);
-const learningsOf = (s: TestServices) => q<{ id: string; content: string; project: string | null; source_agent: string }>(s, "SELECT id, content, project, source_agent FROM memories WHERE memory_type = 'learnings' ORDER BY seq");
-const runRow = (s: TestServices) => q<{ status: string; cursor: string }>(s, "SELECT status, cursor FROM nightly_runs ORDER BY id DESC LIMIT 1").then((r) => r[0]);
+const learningsOf = (s: TestServices) =>
+  q<{ id: string; content: string; project: string | null; source_agent: string }>(
+    s,
+    "SELECT id, content, project, source_agent FROM memories WHERE memory_type = 'learnings' ORDER BY seq",
+  );
+const runRow = (s: TestServices) =>
+  q<{ status: string; cursor: string }>(s, "SELECT status, cursor FROM nightly_runs ORDER BY id DESC LIMIT 1").then((r) => r[0]);
 
 const LESSON = "Run migrations with --lock-timeout=5s: without it the orders table locked for minutes and the deploy failed.";
 
@@ -49,7 +54,15 @@ describe("consolidation with a model", () => {
     const failed = await add(s, "The deploy failed because the migration locked the orders table for 4 minutes.");
     const fixed = await add(s, "Adding --lock-timeout=5s to the migration command made the next deploy pass.");
     await add(s, "Old unrelated note about the office coffee machine.", "shop", "2026-01-02");
-    fake.script({ json: { learnings: [{ content: LESSON, sources: [1, "2"], tags: ["migrations"] }, { content: "too short", sources: [1] }, { content: "A lesson with no grounding in any listed memory at all.", sources: [9] }] } });
+    fake.script({
+      json: {
+        learnings: [
+          { content: LESSON, sources: [1, "2"], tags: ["migrations"] },
+          { content: "too short", sources: [1] },
+          { content: "A lesson with no grounding in any listed memory at all.", sources: [9] },
+        ],
+      },
+    });
     const out = await runNightly(s, { day: DAY });
     expect(out.ran).toBe(true);
     expect(fake.requests.length).toBe(1);
@@ -58,10 +71,25 @@ describe("consolidation with a model", () => {
     expect(prompt).not.toContain("coffee machine");
     const [learning] = await learningsOf(s);
     expect(learning).toMatchObject({ content: LESSON, project: "shop", source_agent: "nightly" });
-    const sources = (await q<{ to_id: string }>(s, "SELECT to_id FROM links WHERE from_id = ? AND relationship = 'derived_from' ORDER BY to_id", learning.id)).map((r) => r.to_id);
+    const sources = (
+      await q<{ to_id: string }>(s, "SELECT to_id FROM links WHERE from_id = ? AND relationship = 'derived_from' ORDER BY to_id", learning.id)
+    ).map((r) => r.to_id);
     expect(sources).toEqual([failed, fixed].sort());
-    expect((await q<{ tag: string }>(s, "SELECT tag FROM memory_tags WHERE memory_id = ? ORDER BY weight DESC", learning.id)).map((t) => t.tag)).toEqual(["shop", "migrations"]);
-    expect(out.digest).toMatchObject({ day: DAY, status: "done", considered: 2, read: 2, written: 1, rejected: 2, model_calls: 1, skipped: [], learnings: [learning.id.slice(0, 8)] });
+    expect((await q<{ tag: string }>(s, "SELECT tag FROM memory_tags WHERE memory_id = ? ORDER BY weight DESC", learning.id)).map((t) => t.tag)).toEqual([
+      "shop",
+      "migrations",
+    ]);
+    expect(out.digest).toMatchObject({
+      day: DAY,
+      status: "done",
+      considered: 2,
+      read: 2,
+      written: 1,
+      rejected: 2,
+      model_calls: 1,
+      skipped: [],
+      learnings: [learning.id.slice(0, 8)],
+    });
     expect(await latestDigests(s, 5)).toEqual([{ ...out.digest!, run_id: expect.any(Number) }]);
   });
 
@@ -70,8 +98,13 @@ describe("consolidation with a model", () => {
     const id = await add(s, "placeholder");
     const secret = `ghp_${"Nightly7Secret".repeat(3)}`;
     // A memory written before every route redacted (ingest redacts now, so write it straight to the store).
-    await dbRows(s, "UPDATE memories SET content = ? WHERE id = ?", [`The deploy failed until the push token ${secret} was rotated; machine ci login bot password Pw0rd-9x`, id]);
-    fake.script({ json: { learnings: [{ content: `Rotate the push token ${secret} before the deploy: the old one failed the migration run.`, sources: [1] }] } });
+    await dbRows(s, "UPDATE memories SET content = ? WHERE id = ?", [
+      `The deploy failed until the push token ${secret} was rotated; machine ci login bot password Pw0rd-9x`,
+      id,
+    ]);
+    fake.script({
+      json: { learnings: [{ content: `Rotate the push token ${secret} before the deploy: the old one failed the migration run.`, sources: [1] }] },
+    });
     await runNightly(s, { day: DAY });
     const prompt = fake.receivedText();
     expect(prompt).toContain("[REDACTED:github-token]");
@@ -161,13 +194,38 @@ describe("consolidation with a model", () => {
 
   test("a run in progress in another live process is left alone", async () => {
     const s = services();
-    await dbRows(s, "INSERT INTO nightly_runs(day, status, owner, started_at, heartbeat_at, digest) VALUES (?, 'running', ?, ?, ?, '{}')", [DAY, `${hostname()}:${process.pid}:elsewhere`, clock, clock]);
+    await dbRows(s, "INSERT INTO nightly_runs(day, status, owner, started_at, heartbeat_at, digest) VALUES (?, 'running', ?, ?, ?, '{}')", [
+      DAY,
+      `${hostname()}:${process.pid}:elsewhere`,
+      clock,
+      clock,
+    ]);
     const out = await runNightly(s, { day: DAY });
     expect(out.ran).toBe(false);
     expect(out.message).toContain("in progress");
     // The same row, its owner silent past the lease, is taken over.
     clock += 60 * 60_000;
-    await dbRows(s, "UPDATE nightly_runs SET digest = ?", [JSON.stringify({ steps: { learn: "pending", merge: "pending", decay: "pending", prune: "pending" }, skipped: [], errors: [], learnings: [], merges: [], resumed: 0, considered: 0, read: 0, written: 0, rejected: 0, merged: 0, dropped: 0, decayed: 0, sessions_expired: 0, model_calls: 0, max_model_calls: 40, day: DAY })]);
+    await dbRows(s, "UPDATE nightly_runs SET digest = ?", [
+      JSON.stringify({
+        steps: { learn: "pending", merge: "pending", decay: "pending", prune: "pending" },
+        skipped: [],
+        errors: [],
+        learnings: [],
+        merges: [],
+        resumed: 0,
+        considered: 0,
+        read: 0,
+        written: 0,
+        rejected: 0,
+        merged: 0,
+        dropped: 0,
+        decayed: 0,
+        sessions_expired: 0,
+        model_calls: 0,
+        max_model_calls: 40,
+        day: DAY,
+      }),
+    ]);
     expect((await runNightly(s, { day: DAY })).digest).toMatchObject({ status: "done", resumed: 1 });
   });
 });
@@ -175,7 +233,11 @@ describe("consolidation with a model", () => {
 describe("several servers over one database", () => {
   /** A second server over the same database: its own Services, connection, owner and scheduler state. */
   function secondServer(first: TestServices): TestServices {
-    const s = makeServices({ home: first.config.home, now: () => clock, config: { llm: { baseURL: fake.baseURL, model: "fake-model", timeoutMs: 5000 }, nightly: { enabled: true } } });
+    const s = makeServices({
+      home: first.config.home,
+      now: () => clock,
+      config: { llm: { baseURL: fake.baseURL, model: "fake-model", timeoutMs: 5000 }, nightly: { enabled: true } },
+    });
     open.push(s);
     return s;
   }
@@ -213,7 +275,9 @@ describe("several servers over one database", () => {
   test("the owner goes silent mid-run: another server takes over from the cursor, the day completes once, and the old owner's late write is refused", async () => {
     const a = services();
     for (const p of ["a", "b", "c"]) await add(a, `Project ${p}: the release failed because the changelog step ran before the version bump.`, `proj-${p}`);
-    const lesson = (project: string) => ({ json: { learnings: [{ content: `In ${project}, bump the version before generating the changelog, or the release fails.`, sources: [1] }] } });
+    const lesson = (project: string) => ({
+      json: { learnings: [{ content: `In ${project}, bump the version before generating the changelog, or the release fails.`, sources: [1] }] },
+    });
     fake.fallback = (req) => lesson(/Project: (proj-\w)/.exec(req.body.messages[1].content)![1]);
     let release!: () => void;
     const gate = new Promise((r) => (release = () => r(null)));
@@ -258,7 +322,8 @@ describe("without a model, and the non-model steps", () => {
     const idleSession = "idle-session";
     await dbRows(s, "INSERT INTO recall_sessions(session_id, turn, updated_at) VALUES (?, 3, ?)", [idleSession, clock - 30 * DAY_MS]);
 
-    for (const reason of ["filler", "filler", "tool noise"]) await dbRows(s, "INSERT INTO distill_dropped(at, reason, content) VALUES (?, ?, ?)", [clock, reason, `fragment ${reason}`]);
+    for (const reason of ["filler", "filler", "tool noise"])
+      await dbRows(s, "INSERT INTO distill_dropped(at, reason, content) VALUES (?, ?, ?)", [clock, reason, `fragment ${reason}`]);
 
     const progress: NightlyProgress[] = [];
     const out = await runNightly(s, { day: DAY, progress: (e) => progress.push(e) });
@@ -284,9 +349,9 @@ describe("without a model, and the non-model steps", () => {
     expect(ids).not.toContain(a);
     expect((await q<{ used_count: number }>(s, "SELECT used_count FROM memories WHERE id = ?", b))[0].used_count).toBe(2);
     // ...and kept the folded-in text as a version of the survivor (what the merge replaced).
-    expect(await q<{ content: string; reason: string; source_id: string }>(s, "SELECT content, reason, source_id FROM memory_history WHERE memory_id = ?", b)).toEqual([
-      { content: "The staging database listens on port 5433 behind pgbouncer.", reason: "nightly-merge", source_id: a },
-    ]);
+    expect(
+      await q<{ content: string; reason: string; source_id: string }>(s, "SELECT content, reason, source_id FROM memory_history WHERE memory_id = ?", b),
+    ).toEqual([{ content: "The staging database listens on port 5433 behind pgbouncer.", reason: "nightly-merge", source_id: a }]);
     expect((await q<{ strength: number }>(s, "SELECT strength FROM memories WHERE id = ?", ignored))[0].strength).toBeCloseTo(0.9);
     // Pruning deleted the faded memory with its vector and links, and nothing else.
     expect(ids).not.toContain(faded);
@@ -439,7 +504,9 @@ describe("memsvc nightly (CLI)", () => {
     expect(partial.stdout).toContain("learnings owed");
     expect(partial.stderr).toContain(`nightly ${owedDay} prune: distill dropped (filler): Sure, I can help with that.`);
     expect(partial.stderr).toContain(`nightly ${owedDay} prune: starting`);
-    expect(partial.stderr).toContain(`nightly ${owedDay} prune: done (0 faded memories deleted, 0 idle recall sessions forgotten, 1 dropped fragment reported)`);
+    expect(partial.stderr).toContain(
+      `nightly ${owedDay} prune: done (0 faded memories deleted, 0 idle recall sessions forgotten, 1 dropped fragment reported)`,
+    );
     const json = await run([BUN, "src/main.ts", "nightly", "--day", owedDay, "--json"], env);
     expect(json.code).toBe(3);
     expect(JSON.parse(json.stdout)).toMatchObject({ day: owedDay, status: "partial", steps: { learn: "incomplete" } });
@@ -466,11 +533,14 @@ describe("decay through real recall and fetch events", () => {
     // Three sessions see the deploy memories (a session suppresses repeats), one sees the database once.
     const deployShown = new Set<string>();
     for (const session of ["a", "b", "c"]) {
-      const r = (await recallIndex(s, { session_id: session, prompt: "how does the blue-green deploy switch traffic to the new stack?", project: "shop" })) as { shown?: string[] };
+      const r = (await recallIndex(s, { session_id: session, prompt: "how does the blue-green deploy switch traffic to the new stack?", project: "shop" })) as {
+        shown?: string[];
+      };
       for (const id of r.shown ?? []) deployShown.add(id);
     }
     await recallIndex(s, { session_id: "d", prompt: "which port does the staging postgres database listen on?", project: "shop" });
-    const stats = async () => new Map((await q<{ id: string; shown_count: number; strength: number }>(s, "SELECT id, shown_count, strength FROM memories")).map((r) => [r.id, r]));
+    const stats = async () =>
+      new Map((await q<{ id: string; shown_count: number; strength: number }>(s, "SELECT id, shown_count, strength FROM memories")).map((r) => [r.id, r]));
     const shown = await stats();
     const often = [...shown.values()].filter((m) => m.shown_count >= 3).map((m) => m.id);
     const rarely = [...shown.values()].filter((m) => m.shown_count > 0 && m.shown_count < 3).map((m) => m.id);
@@ -481,7 +551,12 @@ describe("decay through real recall and fetch events", () => {
     clock = Date.parse(`${DAY}T11:00:00Z`);
     await fetchMemory(s, used);
     const before = await stats();
-    expect((await q<{ kind: string }>(s, "SELECT kind FROM memory_events WHERE memory_id = ? ORDER BY at", used)).map((e) => e.kind)).toEqual(["shown", "shown", "shown", "used"]);
+    expect((await q<{ kind: string }>(s, "SELECT kind FROM memory_events WHERE memory_id = ? ORDER BY at", used)).map((e) => e.kind)).toEqual([
+      "shown",
+      "shown",
+      "shown",
+      "used",
+    ]);
 
     clock = Date.parse("2026-03-11T03:30:00Z");
     const out = await runNightly(s, { day: DAY });

@@ -21,7 +21,10 @@ const POSTGRES = "which port does the staging postgres database listen on?";
 async function twoServers(): Promise<{ a: TestServices; b: TestServices; pg: string }> {
   const a = makeServices();
   open.push(a);
-  const r = await ingestMemory(a, { content: "The staging Postgres database listens on port 5433 behind pgbouncer; connect with psql -p 5433.", project: "infra" });
+  const r = await ingestMemory(a, {
+    content: "The staging Postgres database listens on port 5433 behind pgbouncer; connect with psql -p 5433.",
+    project: "infra",
+  });
   await ingestMemory(a, { content: "The React frontend is built with Vite into dist/ and served by the nginx container.", project: "web" });
   const b = makeServices({ home: a.config.home });
   open.push(b);
@@ -41,7 +44,10 @@ describe("recall-index over two servers on one store", () => {
 
   test("prompts of one session answered by both servers at once get distinct turns and list the memory once", async () => {
     const { a, b, pg } = await twoServers();
-    const out = (await Promise.all([a, b, a, b].map((s) => recallIndex(s, { session_id: "s", prompt: POSTGRES, project: "infra" })))) as { shown: string[]; turn: number }[];
+    const out = (await Promise.all([a, b, a, b].map((s) => recallIndex(s, { session_id: "s", prompt: POSTGRES, project: "infra" })))) as {
+      shown: string[];
+      turn: number;
+    }[];
     expect(out.map((r) => r.turn).sort()).toEqual([1, 2, 3, 4]);
     expect(out.flatMap((r) => r.shown)).toEqual([pg]);
     // Short prompts count on either server too.

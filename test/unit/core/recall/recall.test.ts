@@ -41,7 +41,8 @@ async function seed(s: TestServices): Promise<Map<string, string>> {
 
 const POSTGRES = "which port does the staging postgres database listen on?";
 type Row = { shown_count: number; used_count: number; last_shown_at: number | null; refreshed_at: number; strength: number };
-const row = async (s: TestServices, id: string) => (await dbRow<Row>(s, "SELECT shown_count, used_count, last_shown_at, refreshed_at, strength FROM memories WHERE id = ?", [id]))!;
+const row = async (s: TestServices, id: string) =>
+  (await dbRow<Row>(s, "SELECT shown_count, used_count, last_shown_at, refreshed_at, strength FROM memories WHERE id = ?", [id]))!;
 const events = async (s: TestServices, id: string, kind: string) =>
   (await dbRow<{ n: number }>(s, "SELECT count(*) AS n FROM memory_events WHERE memory_id = ? AND kind = ?", [id, kind]))!.n;
 
@@ -55,7 +56,9 @@ describe("the four forms", () => {
     const block = (r as { block: string }).block;
     const lines = block.split("\n");
     expect(lines[0]).toBe(RECALL_HEADING);
-    expect(lines[1]).toBe(`- \`${pg.slice(0, 8)}\` experience, 2026-03-10: The staging Postgres database listens on port 5433 behind pgbouncer; connect with psql -p 5433.`);
+    expect(lines[1]).toBe(
+      `- \`${pg.slice(0, 8)}\` experience, 2026-03-10: The staging Postgres database listens on port 5433 behind pgbouncer; connect with psql -p 5433.`,
+    );
     expect(block).toContain("GET /memory?id=<short id>");
     expect(block).toContain("memsvc_get");
     expect(lines.filter((l) => l.startsWith("- ")).length).toBeLessThanOrEqual(RECALL_MAX_LINES);
@@ -64,8 +67,16 @@ describe("the four forms", () => {
   test("nothing relevant: block null, shown empty, the turn still counted", async () => {
     const s = services();
     await seed(s);
-    expect(await recallIndex(s, { session_id: "s1", prompt: "how do I bake sourdough bread with rye flour?", project: "infra" })).toEqual({ block: null, shown: [], turn: 1 });
-    expect(await recallIndex(s, { session_id: "s1", prompt: "what is the capital of Australia and its population?" })).toEqual({ block: null, shown: [], turn: 2 });
+    expect(await recallIndex(s, { session_id: "s1", prompt: "how do I bake sourdough bread with rye flour?", project: "infra" })).toEqual({
+      block: null,
+      shown: [],
+      turn: 1,
+    });
+    expect(await recallIndex(s, { session_id: "s1", prompt: "what is the capital of Australia and its population?" })).toEqual({
+      block: null,
+      shown: [],
+      turn: 2,
+    });
   });
 
   test("short prompt: skipped, with neither shown nor turn", async () => {
@@ -89,7 +100,16 @@ describe("the four forms", () => {
 
   test("bad input is a 400-class error, never a silent default", async () => {
     const s = services();
-    const bad = [{ prompt: POSTGRES }, { session_id: "", prompt: POSTGRES }, { session_id: 42, prompt: POSTGRES }, { session_id: "s", prompt: 7 }, { session_id: "s" }, { session_id: "s", reset: "yes" }, { session_id: "s", prompt: POSTGRES, project: 3 }, { session_id: "x".repeat(201), prompt: POSTGRES }];
+    const bad = [
+      { prompt: POSTGRES },
+      { session_id: "", prompt: POSTGRES },
+      { session_id: 42, prompt: POSTGRES },
+      { session_id: "s", prompt: 7 },
+      { session_id: "s" },
+      { session_id: "s", reset: "yes" },
+      { session_id: "s", prompt: POSTGRES, project: 3 },
+      { session_id: "x".repeat(201), prompt: POSTGRES },
+    ];
     for (const input of bad) {
       const e = await recallIndex(s, input as never).catch((x) => x);
       expect(e).toBeInstanceOf(AppError);
@@ -122,7 +142,10 @@ describe("dynamics", () => {
     const s = services();
     const ids = await seed(s);
     const pg = ids.get("The staging Postgres")!;
-    const both = (await Promise.all([1, 2].map(() => recallIndex(s, { session_id: "s1", prompt: POSTGRES, project: "infra" })))) as { shown: string[]; turn: number }[];
+    const both = (await Promise.all([1, 2].map(() => recallIndex(s, { session_id: "s1", prompt: POSTGRES, project: "infra" })))) as {
+      shown: string[];
+      turn: number;
+    }[];
     expect(both.map((r) => r.turn).sort()).toEqual([1, 2]);
     expect(both.flatMap((r) => r.shown)).toEqual([pg]);
     expect((await row(s, pg)).shown_count).toBe(1);
@@ -202,16 +225,23 @@ describe("relevance gates and projects", () => {
     const ids = await seed(s);
     const alpha = ids.get("The alpha build")!;
     const beta = ids.get("The beta build")!;
-    const inAlpha = (await recallIndex(s, { session_id: "a", prompt: "where is the build cache stored?", project: "alpha" })) as { shown: string[]; block: string };
+    const inAlpha = (await recallIndex(s, { session_id: "a", prompt: "where is the build cache stored?", project: "alpha" })) as {
+      shown: string[];
+      block: string;
+    };
     expect(inAlpha.shown).toEqual([alpha]);
     const everywhere = (await recallIndex(s, { session_id: "b", prompt: "where is the build cache stored?" })) as { shown: string[]; block: string };
     expect(new Set(everywhere.shown)).toEqual(new Set([alpha, beta]));
     expect(everywhere.block).toContain("(project beta)");
     const global = ids.get("Always run bun")!;
-    const viaProject = (await recallIndex(s, { session_id: "c", prompt: "how should I run bun test with the preload file?", project: "infra" })) as { shown: string[] };
+    const viaProject = (await recallIndex(s, { session_id: "c", prompt: "how should I run bun test with the preload file?", project: "infra" })) as {
+      shown: string[];
+    };
     expect(viaProject.shown).toEqual([global]);
     // A weak project-less match stays out.
-    expect(await recallIndex(s, { session_id: "d", prompt: "is there a temporary home for the staging service?", project: "infra" })).not.toMatchObject({ shown: [global] });
+    expect(await recallIndex(s, { session_id: "d", prompt: "is there a temporary home for the staging service?", project: "infra" })).not.toMatchObject({
+      shown: [global],
+    });
   });
 });
 
@@ -224,14 +254,18 @@ describe("the session's running topic", () => {
     "Invoices are rendered to PDF with a headless Chromium and stored in the invoices bucket.",
     "Customer emails go out through Postmark with the transactional template set.",
     // Filler, so words have realistic weights (a six-memory store makes every word common).
-    ...Array.from({ length: 24 }, (_, i) => `Release note ${i}: the warehouse team ${["moved", "renamed", "audited", "archived"][i % 4]} shelf ${i} of aisle ${i % 5}.`),
+    ...Array.from(
+      { length: 24 },
+      (_, i) => `Release note ${i}: the warehouse team ${["moved", "renamed", "audited", "archived"][i % 4]} shelf ${i} of aisle ${i % 5}.`,
+    ),
   ];
   async function shop(s: TestServices): Promise<string[]> {
     const ids: string[] = [];
     for (const content of SHOP) ids.push((await ingestMemory(s, { content, project: "shop" })).id!);
     return ids;
   }
-  const shown = async (s: TestServices, session: string, prompt: string) => ((await recallIndex(s, { session_id: session, prompt, project: "shop" })) as { shown?: string[] }).shown ?? [];
+  const shown = async (s: TestServices, session: string, prompt: string) =>
+    ((await recallIndex(s, { session_id: session, prompt, project: "shop" })) as { shown?: string[] }).shown ?? [];
 
   test('a follow-up like "and the tests?" recalls the tests of what the session is about', async () => {
     const s = services();
@@ -277,10 +311,14 @@ describe("the session's running topic", () => {
 describe("projects", () => {
   test("a project's own memory ranks before a project-less one unless that is much stronger", async () => {
     const s = services();
-    const own = (await ingestMemory(s, { content: "Run the shop test suite with bun test --preload ./test/setup.ts inside the shop folder.", project: "shop" })).id!;
+    const own = (await ingestMemory(s, { content: "Run the shop test suite with bun test --preload ./test/setup.ts inside the shop folder.", project: "shop" }))
+      .id!;
     const global = (await ingestMemory(s, { content: "Run bun test with the preload file so every test suite gets a temporary home.", project: null })).id!;
-    for (const filler of ["Deploys of the shop go through the release workflow.", "The shop database is Postgres 16 on port 5432."]) await ingestMemory(s, { content: filler, project: "shop" });
-    const r = (await recallIndex(s, { session_id: "p", prompt: "how do I run the bun test suite with the preload file?", project: "shop" })) as { shown: string[] };
+    for (const filler of ["Deploys of the shop go through the release workflow.", "The shop database is Postgres 16 on port 5432."])
+      await ingestMemory(s, { content: filler, project: "shop" });
+    const r = (await recallIndex(s, { session_id: "p", prompt: "how do I run the bun test suite with the preload file?", project: "shop" })) as {
+      shown: string[];
+    };
     expect(r.shown[0]).toBe(own);
     if (r.shown.includes(global)) expect(r.shown.indexOf(global)).toBeGreaterThan(0);
   });

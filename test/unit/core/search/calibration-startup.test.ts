@@ -11,7 +11,14 @@ afterEach(async () => {
   while (open.length) await open.pop()!.close();
 });
 
-const TOPICS = ["payments webhook retries", "terraform state locking", "postgres vacuum settings", "react hydration errors", "kafka consumer lag", "jwt key rotation"];
+const TOPICS = [
+  "payments webhook retries",
+  "terraform state locking",
+  "postgres vacuum settings",
+  "react hydration errors",
+  "kafka consumer lag",
+  "jwt key rotation",
+];
 
 test("a store whose index loads in the background is calibrated at start once the index is ready", async () => {
   const first = makeServices({ indexBackgroundAbove: 1_000_000 });
@@ -19,7 +26,10 @@ test("a store whose index loads in the background is calibrated at start once th
   const n = CALIBRATION_MIN_MEMORIES + 40;
   for (let i = 0; i < n; i++) {
     const topic = TOPICS[i % TOPICS.length];
-    await ingestMemory(first, { content: `Note ${i} on ${topic}: case ${i * 7919} was fixed by step ${i % 13} after checking ${topic.split(" ")[0]} logs on host-${i % 17}.`, project: `p${i % 3}` });
+    await ingestMemory(first, {
+      content: `Note ${i} on ${topic}: case ${i * 7919} was fixed by step ${i % 13} after checking ${topic.split(" ")[0]} logs on host-${i % 17}.`,
+      project: `p${i % 3}`,
+    });
   }
   expect((await dbRows(first, "SELECT count(*) AS n FROM embedder_calibration"))[0]).toMatchObject({ n: 0 });
   const home = first.config.home;

@@ -62,7 +62,11 @@ beforeAll(async () => {
     const s = makeServices({ embedder });
     const texts = [...corpus(), RELEVANT];
     const vectors = await embedder.embed(texts, "document");
-    const rows = await insertMemoryRows(s, texts.map((content) => ({ content, memoryType: "knowledge" as const, project: "p", sourceAgent: "test", createdAt: Date.now() })), vectors);
+    const rows = await insertMemoryRows(
+      s,
+      texts.map((content) => ({ content, memoryType: "knowledge" as const, project: "p", sourceAgent: "test", createdAt: Date.now() })),
+      vectors,
+    );
     rows.forEach((r, i) => {
       s.index.upsert(r.seq, vectors[i], "p");
     });

@@ -85,7 +85,13 @@ test("SQLite: the expression of a conjunction, and rows holding words together c
   expect(counts.together(["redis", "lag"], 100, 80)).toBe(11);
   // Every word common on a large store: the words AND'ed, ranked by themselves alone.
   const big = 100 * MAX;
-  const expr = bm25Expression(["kafka", "lag", "redis"], big, (t) => ({ kafka: 3 * MAX, lag: 2 * MAX, redis: 4 * MAX })[t] ?? 0, () => MAX, 60);
+  const expr = bm25Expression(
+    ["kafka", "lag", "redis"],
+    big,
+    (t) => ({ kafka: 3 * MAX, lag: 2 * MAX, redis: 4 * MAX })[t] ?? 0,
+    () => MAX,
+    60,
+  );
   expect(expr).toBe('"lag" AND "kafka"');
   db.close();
 });

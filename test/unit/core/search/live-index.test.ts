@@ -59,12 +59,13 @@ sqliteOnly("this connection's own writes are not replayed while no other connect
 sqliteOnly("a large store saves its index to a file and the next start restores it, with other writes replayed", async () => {
   const first = makeServices({ indexBackgroundAbove: 20 });
   open.push(first);
-  for (let i = 0; i < 30; i++) await ingestMemory(first, { content: `note ${i}: the payments worker retries webhook ${i} with backoff`, project: i % 2 ? "a" : "b" });
+  for (let i = 0; i < 30; i++)
+    await ingestMemory(first, { content: `note ${i}: the payments worker retries webhook ${i} with backoff`, project: i % 2 ? "a" : "b" });
   const home = first.config.home;
   await first.close();
   open.splice(open.indexOf(first), 1);
   const file = `${first.store.file}.vindex`;
-  expect((await Bun.file(file).exists())).toBe(true);
+  expect(await Bun.file(file).exists()).toBe(true);
   expect((await import("node:fs")).statSync(file).mode & 0o777).toBe(0o600);
 
   // Written while no server runs: the log carries it to the restored index.
@@ -109,7 +110,11 @@ sqliteOnly("an index restored from its file answers exactly as one loaded from t
   const first = makeServices({ indexBackgroundAbove: 20 });
   open.push(first);
   const projects = ["a", "b", null];
-  for (let i = 0; i < 40; i++) await ingestMemory(first, { content: `note ${i}: ${["webhook retries", "cache eviction", "deploy pipeline", "schema migration"][i % 4]} in service ${i % 7}`, project: projects[i % 3] });
+  for (let i = 0; i < 40; i++)
+    await ingestMemory(first, {
+      content: `note ${i}: ${["webhook retries", "cache eviction", "deploy pipeline", "schema migration"][i % 4]} in service ${i % 7}`,
+      project: projects[i % 3],
+    });
   const home = first.config.home;
   const file = `${first.store.file}.vindex`;
   await first.close();
@@ -160,7 +165,8 @@ sqliteOnly("an index restored from its file answers exactly as one loaded from t
 sqliteOnly("word weights count the store's memories while the index loads in the background, not the vectors loaded so far", async () => {
   const first = makeServices({ indexBackgroundAbove: 20 });
   open.push(first);
-  for (let i = 0; i < 30; i++) await ingestMemory(first, { content: `note ${i}: the payments worker retries webhook ${i % 5} with backoff`, project: i % 2 ? "a" : "b" });
+  for (let i = 0; i < 30; i++)
+    await ingestMemory(first, { content: `note ${i}: the payments worker retries webhook ${i % 5} with backoff`, project: i % 2 ? "a" : "b" });
   await ingestMemory(first, { content: "Terraform state lives in the ops bucket with object locking" });
   const home = first.config.home;
   await first.close();

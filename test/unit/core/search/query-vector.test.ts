@@ -11,12 +11,17 @@ import { onPostgres } from "../../../helpers/engine";
 import { makeServices, type TestServices } from "../../../helpers/services";
 import { makeTinyModel } from "../../../helpers/tiny-model";
 
-const sha = (v: Float32Array) => createHash("sha256").update(new Uint8Array(v.buffer, v.byteOffset, v.byteLength)).digest("hex");
+const sha = (v: Float32Array) =>
+  createHash("sha256")
+    .update(new Uint8Array(v.buffer, v.byteOffset, v.byteLength))
+    .digest("hex");
 
 describe("hashing embedder", () => {
   test("document vectors are hash-v1's, bit for bit (stored vectors and the embedder id stay valid)", () => {
     // Digests taken from hash-v1 before query weighting existed.
-    expect(sha(hashEmbed("Melanie: we went camping at the lake and roasted marshmallows"))).toBe("70e72c07d2799284b10550929bdc66053bd5b4f755902fefca01c9e13201b992");
+    expect(sha(hashEmbed("Melanie: we went camping at the lake and roasted marshmallows"))).toBe(
+      "70e72c07d2799284b10550929bdc66053bd5b4f755902fefca01c9e13201b992",
+    );
     expect(sha(hashEmbed("Never push directly to main; open a pull request"))).toBe("5855e1965e68c8a5905be6d8559e713f999787a2df924b6c95798186404135f0");
     expect(sha(hashEmbed(""))).toBe("373421642a44f7412f4316b06f4e62f24ef7b30c879338577170cfadcf591baa");
     expect(new FallbackEmbedder().id).toBe("fallback:hash-v1");

@@ -50,10 +50,11 @@ test.skipIf(!onSqlite)("warmed counts are what search reads afterwards (SQLite: 
   const cap = Math.floor(s.index.memories / 2) + 1;
   await warmWordCounts(s);
   // Straight into the table (its FTS trigger indexes it); the vector index and so the cache's basis do not move.
-  await dbRows(s, "INSERT INTO memories(id, content, memory_type, project, created_at, updated_at, refreshed_at) VALUES (?, ?, 'knowledge', 'infra', 1, 1, 1)", [
-    crypto.randomUUID(),
-    "kafka brokers and zookeeper",
-  ]);
+  await dbRows(
+    s,
+    "INSERT INTO memories(id, content, memory_type, project, created_at, updated_at, refreshed_at) VALUES (?, ?, 'knowledge', 'infra', 1, 1, 1)",
+    [crypto.randomUUID(), "kafka brokers and zookeeper"],
+  );
   // "kafka" was counted by the warm-up (2 memories then), "zookeeper" was not.
   expect(cap).toBe(4);
   expect(await s.storage.search.documentFrequency("kafka", cap)).toBe(2);

@@ -175,7 +175,7 @@ describe("recent at scale", () => {
     s = makeServices({ now: () => now });
     const day = 86_400_000;
     let x = 12345;
-    const rnd = () => ((x = (x * 1103515245 + 12345) >>> 0) / 2 ** 32);
+    const rnd = () => (x = (x * 1103515245 + 12345) >>> 0) / 2 ** 32;
     const ins = s.store.sqlite.prepare(
       "INSERT INTO memories(id, content, memory_type, project, created_at, updated_at, refreshed_at, strength, link_count) VALUES (?, ?, 'knowledge', ?, ?, ?, ?, ?, ?)",
     );
@@ -194,7 +194,16 @@ describe("recent at scale", () => {
       for (let i = 0; i < 4000; i++) {
         const created = now - Math.floor(rnd() ** 2 * 365 * day);
         const refreshed = rnd() < 0.2 ? created + Math.floor(rnd() * (now - created)) : created;
-        ins.run(crypto.randomUUID(), `note ${i}`, i % 8 === 0 ? "c" : i % 3 ? "a" : "b", created, created, refreshed, rnd() < 0.05 ? 1 + rnd() * 4 : 1, Math.floor(rnd() ** 3 * 20));
+        ins.run(
+          crypto.randomUUID(),
+          `note ${i}`,
+          i % 8 === 0 ? "c" : i % 3 ? "a" : "b",
+          created,
+          created,
+          refreshed,
+          rnd() < 0.05 ? 1 + rnd() * 4 : 1,
+          Math.floor(rnd() ** 3 * 20),
+        );
       }
     })();
     await check("recent-heavy year");
@@ -227,15 +236,16 @@ describe("recent at scale", () => {
   });
 });
 
-
 describe("project-filtered full text", () => {
   test.skipIf(onPostgres)("filtering through the project index returns exactly what joining the memory rows returns [SQLite engine's statements]", async () => {
     s = makeServices();
     const words = ["webhook", "retry", "cache", "eviction", "deploy", "schema", "billing", "timeout", "queue", "lock"];
     let x = 777;
-    const rnd = () => ((x = (x * 1103515245 + 12345) >>> 0) / 2 ** 32);
+    const rnd = () => (x = (x * 1103515245 + 12345) >>> 0) / 2 ** 32;
     s.store.sqlite.transaction(() => {
-      const ins = s.store.sqlite.prepare("INSERT INTO memories(id, content, memory_type, project, created_at, updated_at, refreshed_at) VALUES (?, ?, 'knowledge', ?, 1, 1, 1)");
+      const ins = s.store.sqlite.prepare(
+        "INSERT INTO memories(id, content, memory_type, project, created_at, updated_at, refreshed_at) VALUES (?, ?, 'knowledge', ?, 1, 1, 1)",
+      );
       for (let i = 0; i < 3000; i++) {
         const text = Array.from({ length: 3 + Math.floor(rnd() * 30) }, () => words[Math.floor(rnd() ** 2 * words.length)]).join(" ");
         ins.run(crypto.randomUUID(), text, [null, "a", "b", "c", "d"][Math.floor(rnd() * 5)]);

@@ -45,7 +45,14 @@ describe("passwords on command lines and in words", () => {
   });
 
   test("a word that names the password instead of being it stays: variables, substitutions, masks, stdin", async () => {
-    for (const line of ['sshpass -p "$DEPLOY_PW" ssh deploy@h', "mysql -u root -p$(cat ~/.dbpw) shop", "docker login -u ci -p ${{ secrets.CI_PW }} ghcr.io", "curl -u admin:*** https://h", "net use Z: \\\\nas\\share * /user:dana", "the password is ********"]) {
+    for (const line of [
+      'sshpass -p "$DEPLOY_PW" ssh deploy@h',
+      "mysql -u root -p$(cat ~/.dbpw) shop",
+      "docker login -u ci -p ${{ secrets.CI_PW }} ghcr.io",
+      "curl -u admin:*** https://h",
+      "net use Z: \\\\nas\\share * /user:dana",
+      "the password is ********",
+    ]) {
       expect(await redact(line)).toBe(line);
     }
   });

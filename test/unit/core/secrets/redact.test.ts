@@ -16,7 +16,11 @@ describe("secrets are redacted", () => {
     ["AWS secret assignment", "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"],
     ["Slack bot token", "SLACK=xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOp", "xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOp"],
     ["Slack webhook", "post to https://hooks.slack.com/services/T000/B000/XXXXXXXX", "hooks.slack.com/services/T000/B000/XXXXXXXX"],
-    ["JWT", "token eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U ok", "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0"],
+    [
+      "JWT",
+      "token eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U ok",
+      "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0",
+    ],
     ["Bearer header", 'curl -H "Authorization: Bearer abc123def456ghi789" https://api', "abc123def456ghi789"],
     ["password in a URL", "DATABASE_URL=postgres://app:s3cr3t-Pa55@db.internal:5432/app", "s3cr3t-Pa55"],
     ["password assignment", "password=hunter2!", "hunter2!"],
@@ -37,7 +41,8 @@ describe("secrets are redacted", () => {
   }
 
   test("a private key block, complete or cut off", async () => {
-    const block = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\nAAAAC3NzaC1lZDI1NTE5AAAAIB\n-----END OPENSSH PRIVATE KEY-----";
+    const block =
+      "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\nAAAAC3NzaC1lZDI1NTE5AAAAIB\n-----END OPENSSH PRIVATE KEY-----";
     expect(await redact(`here:\n${block}\ndone`)).toBe("here:\n[REDACTED:private-key]\ndone");
     const cut = "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA3Tz2mr7SZiAMfQyuvBjM\n[output truncated]";
     expect(await redact(cut)).toBe("[REDACTED:private-key]");

@@ -48,9 +48,17 @@ describe("our secretlint host finds what secretlint's engine finds", () => {
   test("rules that look at the file name see what they are shown", async () => {
     // A service-account JSON is the GCP rule's only in a .json file; in a transcript the private key rule finds the key.
     const key = `-----BEGIN PRIVATE KEY-----\\n${"MIIEvQIBADANBgkqhkiG9w0BAQEFAASC".repeat(5)}\\n-----END PRIVATE KEY-----\\n`;
-    const json = JSON.stringify({ type: "service_account", project_id: "p", private_key_id: "0123456789abcdef0123456789abcdef01234567", private_key: key.replaceAll("\\n", "\n") });
+    const json = JSON.stringify({
+      type: "service_account",
+      project_id: "p",
+      private_key_id: "0123456789abcdef0123456789abcdef01234567",
+      private_key: key.replaceAll("\\n", "\n"),
+    });
     for (const file of [FILE, { filePath: "key.json", ext: ".json" }]) {
-      const engine = await lintSource({ source: { content: json, ...file, contentType: "text" }, options: { config: CONFIG as never, noPhysicFilePath: true } });
+      const engine = await lintSource({
+        source: { content: json, ...file, contentType: "text" },
+        options: { config: CONFIG as never, noPhysicFilePath: true },
+      });
       const host = await findSecrets(RULES, json, file);
       expect(host.map(key4).sort()).toEqual(engine.messages.map((m) => key4({ ruleId: m.ruleId, messageId: m.messageId, range: m.range })).sort());
       expect(host.length).toBeGreaterThan(0);
@@ -82,8 +90,25 @@ describe("our secretlint host finds what secretlint's engine finds", () => {
 
   test("a rule that throws fails the scan, and no other rule's rejection goes unhandled", async () => {
     const base = { messages: {}, meta: { id: "x", type: "scanner" as const, recommended: false, supportedContentTypes: ["text" as const] } };
-    const late = { ...base, meta: { ...base.meta, id: "late" }, create: () => ({ file: async () => { await Bun.sleep(5); throw new Error("late"); } }) };
-    const now = { ...base, meta: { ...base.meta, id: "now" }, create: () => ({ file: () => { throw new Error("now"); } }) };
+    const late = {
+      ...base,
+      meta: { ...base.meta, id: "late" },
+      create: () => ({
+        file: async () => {
+          await Bun.sleep(5);
+          throw new Error("late");
+        },
+      }),
+    };
+    const now = {
+      ...base,
+      meta: { ...base.meta, id: "now" },
+      create: () => ({
+        file: () => {
+          throw new Error("now");
+        },
+      }),
+    };
     const unhandled: unknown[] = [];
     const on = (e: unknown) => unhandled.push(e);
     process.on("unhandledRejection", on);
@@ -115,9 +140,20 @@ describe("findings become markers", () => {
   test("overlapping ranges become one marker that covers both, the first one's kind", () => {
     const text = "a SECRETPART1PART2 b";
     const at = text.indexOf("SECRET");
-    expect(replaceRanges(text, [{ start: at, end: at + 11, kind: "one" }, { start: at + 6, end: at + 16, kind: "two" }])).toEqual({ text: "a [REDACTED:one] b", count: 1 });
+    expect(
+      replaceRanges(text, [
+        { start: at, end: at + 11, kind: "one" },
+        { start: at + 6, end: at + 16, kind: "two" },
+      ]),
+    ).toEqual({ text: "a [REDACTED:one] b", count: 1 });
     // Nested and separate ones.
-    expect(replaceRanges("x AAAA y BB z", [{ start: 2, end: 6, kind: "k" }, { start: 3, end: 5, kind: "inner" }, { start: 9, end: 11, kind: "b" }])).toEqual({ text: "x [REDACTED:k] y [REDACTED:b] z", count: 2 });
+    expect(
+      replaceRanges("x AAAA y BB z", [
+        { start: 2, end: 6, kind: "k" },
+        { start: 3, end: 5, kind: "inner" },
+        { start: 9, end: 11, kind: "b" },
+      ]),
+    ).toEqual({ text: "x [REDACTED:k] y [REDACTED:b] z", count: 2 });
     expect(replaceRanges("nothing", [])).toEqual({ text: "nothing", count: 0 });
   });
 });

@@ -18,9 +18,14 @@ test("install adds the four hooks and the user-scope MCP server, keeps the user'
   expect(settings.permissions).toEqual(original.permissions);
   expect(settings.hooks.PreToolUse).toEqual(original.hooks.PreToolUse);
   expect(settings.hooks.SessionStart[0]).toEqual(original.hooks.SessionStart[0]);
-  expect(installedHooks(settings).map((h) => h.command)).toEqual(["session-start", "user-prompt", "pre-compact", "session-end"].map((e) => `MEMSVC_HOME='/opt/memsvc home' /opt/memsvc/bin/memsvc hook ${e}`));
+  expect(installedHooks(settings).map((h) => h.command)).toEqual(
+    ["session-start", "user-prompt", "pre-compact", "session-end"].map((e) => `MEMSVC_HOME='/opt/memsvc home' /opt/memsvc/bin/memsvc hook ${e}`),
+  );
   // The user's lines are untouched, byte for byte: only lines were added.
-  for (const line of fixture("claude-code/config/settings.json").split("\n").filter((l) => !l.trim().startsWith("]") && !l.trim().startsWith("}"))) expect(m.read(SETTINGS)!).toContain(line);
+  for (const line of fixture("claude-code/config/settings.json")
+    .split("\n")
+    .filter((l) => !l.trim().startsWith("]") && !l.trim().startsWith("}")))
+    expect(m.read(SETTINGS)!).toContain(line);
   const claude = JSON.parse(m.read(CLAUDE_JSON)!);
   expect(claude.mcpServers.memsvc).toEqual({ type: "stdio", command: "/opt/memsvc/bin/memsvc", args: ["mcp"], env: { MEMSVC_HOME: "/opt/memsvc home" } });
   expect(claude.mcpServers.playwright).toEqual(JSON.parse(fixture("claude-code/config/claude.json")).mcpServers.playwright);

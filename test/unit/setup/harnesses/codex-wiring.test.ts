@@ -24,7 +24,14 @@ test("install chains the user's own notify, adds [mcp_servers.memsvc] at the end
   expect(planWiring("codex", { command: COMMAND, env: m.env })).toEqual([]);
   // A new memsvc path keeps the chain it already carries: the user's notify is not chained twice.
   const moved = planWiring("codex", { command: ["/usr/local/bin/memsvc"], env: m.env });
-  expect((parse(moved[0]!.after!) as any).notify).toEqual(["/usr/local/bin/memsvc", "hook", "codex-notify", "--then", "/home/dana/bin/codex-notify.sh", "--sound"]);
+  expect((parse(moved[0]!.after!) as any).notify).toEqual([
+    "/usr/local/bin/memsvc",
+    "hook",
+    "codex-notify",
+    "--then",
+    "/home/dana/bin/codex-notify.sh",
+    "--sound",
+  ]);
 });
 
 test("uninstall after install restores the file byte for byte, the user's notify included", () => {

@@ -24,7 +24,13 @@ export function machine(files: Record<string, string> = {}, dirs: string[] = [])
     copyFileSync(join(FIXTURES, fixture), join(home, rel));
   }
   const path = (rel: string) => join(home, rel);
-  return { home, memsvcHome: join(home, "memsvc-home"), env: { HOME: home, PATH: "" }, path, read: (rel) => (existsSync(path(rel)) ? readFileSync(path(rel), "utf8") : null) };
+  return {
+    home,
+    memsvcHome: join(home, "memsvc-home"),
+    env: { HOME: home, PATH: "" },
+    path,
+    read: (rel) => (existsSync(path(rel)) ? readFileSync(path(rel), "utf8") : null),
+  };
 }
 
 export function install(id: HarnessId, m: Machine): FileChange[] {

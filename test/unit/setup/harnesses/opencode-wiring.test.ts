@@ -21,7 +21,12 @@ test("install registers mcp.memsvc in the 1.x shape beside the user's servers (c
   const text = m.read(CONFIG)!;
   expect(text).toContain("// the model I use most");
   const doc = parseJsonc(text);
-  expect(doc.mcp.memsvc).toEqual({ type: "local", command: ["/opt/memsvc/bin/memsvc", "mcp"], enabled: true, environment: { MEMSVC_HOME: "/opt/memsvc home" } });
+  expect(doc.mcp.memsvc).toEqual({
+    type: "local",
+    command: ["/opt/memsvc/bin/memsvc", "mcp"],
+    enabled: true,
+    environment: { MEMSVC_HOME: "/opt/memsvc home" },
+  });
   expect(doc.mcp.everything.enabled).toBe(false);
   expect(m.read(PLUGIN)).toBe(pluginSource({ program: ["/opt/memsvc/bin/memsvc"], env: { MEMSVC_HOME: "/opt/memsvc home" } }));
   expect(checkWiring("opencode", { env: m.env })).toMatchObject({ hooks: "ok", mcp: "ok" });

@@ -15,43 +15,47 @@ afterAll(async () => {
   for (const h of handles) await h.close();
 });
 
-test.skipIf(!realServerUrl)("a deadlock aborts one transaction as a 503 (contention) and commits the other", async () => {
-  const url = await sharedPgUrl();
-  const schema = `contention_${process.pid}`;
-  const [a, b] = [0, 1].map(() => {
-    const h = openPostgres({ url, schema, pool: 2 });
-    handles.push(h);
-    return pgStorage(h);
-  });
-  await a.ready();
-  await b.ready();
-  await a.meta.set("row-1", "0");
-  await a.meta.set("row-2", "0");
-  // Each side locks one row, waits until the other has locked its own, then asks for the other's.
-  let locked = 0;
-  const bothLocked = async () => {
-    locked++;
-    while (locked < 2) await Bun.sleep(20);
-  };
-  const side = (s: typeof a, first: string, second: string, value: string) =>
-    s.transaction(async (tx) => {
-      await tx.meta.set(first, value);
-      await bothLocked();
-      await tx.meta.set(second, value);
-      return value;
+test.skipIf(!realServerUrl)(
+  "a deadlock aborts one transaction as a 503 (contention) and commits the other",
+  async () => {
+    const url = await sharedPgUrl();
+    const schema = `contention_${process.pid}`;
+    const [a, b] = [0, 1].map(() => {
+      const h = openPostgres({ url, schema, pool: 2 });
+      handles.push(h);
+      return pgStorage(h);
     });
-  const results = await Promise.allSettled([side(a, "row-1", "row-2", "a"), side(b, "row-2", "row-1", "b")]);
-  const failed = results.filter((r) => r.status === "rejected") as PromiseRejectedResult[];
-  const won = results.filter((r) => r.status === "fulfilled") as PromiseFulfilledResult<string>[];
-  expect(failed).toHaveLength(1);
-  expect(won).toHaveLength(1);
-  const err = failed[0].reason;
-  expect(err).toBeInstanceOf(AppError);
-  expect(err.details).toEqual({ reason: "contention" });
-  expect(err.message).toContain("40P01");
-  const res = appErrorResponse(err);
-  expect(res.status).toBe(503);
-  expect(((await res.json()) as any).error.code).toBe("unavailable");
-  // The winner wrote both rows; nothing of the loser remains.
-  expect([await a.meta.get("row-1"), await a.meta.get("row-2")]).toEqual([won[0].value, won[0].value]);
-}, 60_000);
+    await a.ready();
+    await b.ready();
+    await a.meta.set("row-1", "0");
+    await a.meta.set("row-2", "0");
+    // Each side locks one row, waits until the other has locked its own, then asks for the other's.
+    let locked = 0;
+    const bothLocked = async () => {
+      locked++;
+      while (locked < 2) await Bun.sleep(20);
+    };
+    const side = (s: typeof a, first: string, second: string, value: string) =>
+      s.transaction(async (tx) => {
+        await tx.meta.set(first, value);
+        await bothLocked();
+        await tx.meta.set(second, value);
+        return value;
+      });
+    const results = await Promise.allSettled([side(a, "row-1", "row-2", "a"), side(b, "row-2", "row-1", "b")]);
+    const failed = results.filter((r) => r.status === "rejected") as PromiseRejectedResult[];
+    const won = results.filter((r) => r.status === "fulfilled") as PromiseFulfilledResult<string>[];
+    expect(failed).toHaveLength(1);
+    expect(won).toHaveLength(1);
+    const err = failed[0].reason;
+    expect(err).toBeInstanceOf(AppError);
+    expect(err.details).toEqual({ reason: "contention" });
+    expect(err.message).toContain("40P01");
+    const res = appErrorResponse(err);
+    expect(res.status).toBe(503);
+    expect(((await res.json()) as any).error.code).toBe("unavailable");
+    // The winner wrote both rows; nothing of the loser remains.
+    expect([await a.meta.get("row-1"), await a.meta.get("row-2")]).toEqual([won[0].value, won[0].value]);
+  },
+  60_000,
+);

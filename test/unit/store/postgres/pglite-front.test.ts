@@ -45,21 +45,23 @@ describe("the PGlite front under concurrency", () => {
         expect(row.a).toBe(echo);
         expect(Number(row.n)).toBe(echo.length);
         expect([row.k, row.r, row.t]).toEqual([k, r, `t${k}`]);
-        await c.begin(async (tx) => {
-          const body = big(`body-${k}-${r}`, 150_000);
-          await tx.unsafe("INSERT INTO front_rows (id, owner, body) VALUES ($1, $2, $3)", [`${k}-${r}`, k, body]);
-          // Yield so other connections' messages arrive while this transaction is open.
-          await Bun.sleep(1);
-          const mine = await tx.unsafe("SELECT id, body FROM front_rows WHERE owner = $1 ORDER BY id", [k]);
-          expect(mine.length).toBe(committed + 1);
-          expect(mine.at(-1).body).toBe(body);
-          if (r % 3 === 2) throw new Error("roll back on purpose");
-        }).then(
-          () => committed++,
-          (e) => {
-            if (!(e instanceof Error) || e.message !== "roll back on purpose") throw e;
-          },
-        );
+        await c
+          .begin(async (tx) => {
+            const body = big(`body-${k}-${r}`, 150_000);
+            await tx.unsafe("INSERT INTO front_rows (id, owner, body) VALUES ($1, $2, $3)", [`${k}-${r}`, k, body]);
+            // Yield so other connections' messages arrive while this transaction is open.
+            await Bun.sleep(1);
+            const mine = await tx.unsafe("SELECT id, body FROM front_rows WHERE owner = $1 ORDER BY id", [k]);
+            expect(mine.length).toBe(committed + 1);
+            expect(mine.at(-1).body).toBe(body);
+            if (r % 3 === 2) throw new Error("roll back on purpose");
+          })
+          .then(
+            () => committed++,
+            (e) => {
+              if (!(e instanceof Error) || e.message !== "roll back on purpose") throw e;
+            },
+          );
       }
       const [{ n }] = await c.unsafe("SELECT count(*)::int AS n FROM front_rows WHERE owner = $1", [k]);
       return n;

@@ -45,7 +45,15 @@ afterAll(async () => {
 });
 
 const now = 1_700_000_000_000;
-const memory = (id: string, content: string, extra: Record<string, unknown> = {}) => ({ id, content, memoryType: "fact", createdAt: now, updatedAt: now, refreshedAt: now, ...extra });
+const memory = (id: string, content: string, extra: Record<string, unknown> = {}) => ({
+  id,
+  content,
+  memoryType: "fact",
+  createdAt: now,
+  updatedAt: now,
+  refreshedAt: now,
+  ...extra,
+});
 
 describe("migration", () => {
   test("creates every table the drizzle schema describes, with the same columns; opening again changes nothing", async () => {
@@ -66,7 +74,24 @@ describe("migration", () => {
       .sort();
     expect(found).toEqual([...new Set(described)].sort());
     // Every table the SQLite engine has, except vector_changes (see 0001_init.sql).
-    for (const name of ["memories", "memory_vec", "links", "memory_tags", "segments", "memory_events", "meta", "recall_sessions", "recall_shown", "recall_topics", "embedder_calibration", "nightly_runs", "memory_primary_domain", "distill_dropped", "memory_history", "memory_anchors"]) {
+    for (const name of [
+      "memories",
+      "memory_vec",
+      "links",
+      "memory_tags",
+      "segments",
+      "memory_events",
+      "meta",
+      "recall_sessions",
+      "recall_shown",
+      "recall_topics",
+      "embedder_calibration",
+      "nightly_runs",
+      "memory_primary_domain",
+      "distill_dropped",
+      "memory_history",
+      "memory_anchors",
+    ]) {
       expect(found.some((c) => c.startsWith(`${name}.`))).toBe(true);
     }
     const [v] = await h.sql.unsafe(`SELECT value FROM ${schema}.meta WHERE key = 'schema_version'`);
@@ -76,10 +101,13 @@ describe("migration", () => {
     // 0001 uses plain CREATE TABLE: running it twice would fail, so a clean second open means it did not run again.
     const again = open(schema);
     await again.ready();
-    expect(await (async () => {
-      const rows = await again.sql`SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = ${schema} ORDER BY table_name, column_name`;
-      return rows.map((r: { table_name: string; column_name: string }) => `${r.table_name}.${r.column_name}`);
-    })()).toEqual(found);
+    expect(
+      await (async () => {
+        const rows =
+          await again.sql`SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = ${schema} ORDER BY table_name, column_name`;
+        return rows.map((r: { table_name: string; column_name: string }) => `${r.table_name}.${r.column_name}`);
+      })(),
+    ).toEqual(found);
   });
 
   test("two handles opening one schema at once migrate it once", async () => {
@@ -218,11 +246,13 @@ describe("triggers kept from the SQLite engine", () => {
 describe("search primitives", () => {
   test("full text: a weighted tsvector ranks the stronger content hit first", async () => {
     const h = await opened();
-    await h.orm.insert(h.t.memories).values([
-      memory("strong", "Deploying the billing service: the billing deploy needs the billing migration first"),
-      memory("weak", "The release notes mention billing once among many other unrelated topics about caching and logging"),
-      memory("none", "Nothing about that here"),
-    ]);
+    await h.orm
+      .insert(h.t.memories)
+      .values([
+        memory("strong", "Deploying the billing service: the billing deploy needs the billing migration first"),
+        memory("weak", "The release notes mention billing once among many other unrelated topics about caching and logging"),
+        memory("none", "Nothing about that here"),
+      ]);
     const rows = await h.sql.unsafe(
       `SELECT id, ts_rank(fts, q) AS rank FROM ${h.schema}.memories, websearch_to_tsquery('english', $1) q
         WHERE fts @@ q ORDER BY rank DESC`,
@@ -230,7 +260,9 @@ describe("search primitives", () => {
     );
     // "deploys" stems to "deploy": porter-like stemming as SQLite's FTS5 table.
     expect(rows.map((r: any) => r.id)).toEqual(["strong"]);
-    const any = await h.sql.unsafe(`SELECT id FROM ${h.schema}.memories, websearch_to_tsquery('english', $1) q WHERE fts @@ q ORDER BY ts_rank(fts, q) DESC`, ["billing"]);
+    const any = await h.sql.unsafe(`SELECT id FROM ${h.schema}.memories, websearch_to_tsquery('english', $1) q WHERE fts @@ q ORDER BY ts_rank(fts, q) DESC`, [
+      "billing",
+    ]);
     expect(any.map((r: any) => r.id)).toEqual(["strong", "weak"]);
     const plan = (await h.sql.begin(async (tx) => {
       await tx`SET LOCAL enable_seqscan = off`;
@@ -243,7 +275,10 @@ describe("search primitives", () => {
     const h = await opened();
     const { memories, memoryVec } = h.t;
     const ids = ["x", "y", "z", "w"];
-    const inserted = await h.orm.insert(memories).values(ids.map((id) => memory(id, `memory ${id}`))).returning({ seq: memories.seq, id: memories.id });
+    const inserted = await h.orm
+      .insert(memories)
+      .values(ids.map((id) => memory(id, `memory ${id}`)))
+      .returning({ seq: memories.seq, id: memories.id });
     const basis = (i: number, tilt = 0) => Array.from({ length: 384 }, (_, k) => (k === i ? 1 : k === i + 1 ? tilt : 0));
     await h.orm.insert(memoryVec).values(inserted.map((r, i) => ({ seq: r.seq, embedding: basis(i * 10) })));
     const query = `[${basis(20, 0.3).join(",")}]`;
@@ -331,7 +366,9 @@ describe("storage", () => {
 
   for (const engine of ["sqlite", "postgres"] as const) {
     test(`meta and stats on ${engine}`, async () => {
-      const s = makeServices({ config: engine === "sqlite" ? { storage: "sqlite" } : { storage: "postgres", database_url: url, database_schema: freshSchema() } });
+      const s = makeServices({
+        config: engine === "sqlite" ? { storage: "sqlite" } : { storage: "postgres", database_url: url, database_schema: freshSchema() },
+      });
       try {
         expect(await s.storage.meta.get("test_key")).toBeNull();
         await s.storage.meta.set("test_key", "one");
@@ -372,19 +409,37 @@ describe("config", () => {
     const plain = loadConfig({ MEMSVC_HOME: home({}) });
     expect(plain.storage).toBe("sqlite");
     expect(plain.database).toEqual({ url: null, location: null, schema: "memsvc", pool: 10 });
-    const fromFile = loadConfig({ MEMSVC_HOME: home({ storage: "postgres", database_url: "postgres://u:pw@db.example:5432/team", database_schema: "team_a", database_pool: 20 }) });
+    const fromFile = loadConfig({
+      MEMSVC_HOME: home({ storage: "postgres", database_url: "postgres://u:pw@db.example:5432/team", database_schema: "team_a", database_pool: 20 }),
+    });
     expect(fromFile.storage).toBe("postgres");
-    expect(fromFile.database).toEqual({ url: "postgres://u:pw@db.example:5432/team", location: "postgres://u:***@db.example:5432/team", schema: "team_a", pool: 20 });
-    const fromEnv = loadConfig({ MEMSVC_HOME: home({}), MEMSVC_STORAGE: "postgres", MEMSVC_DATABASE_URL: "postgresql://u:pw@h/db?sslmode=require&password=pw2", MEMSVC_DATABASE_SCHEMA: "s2", MEMSVC_DATABASE_POOL: "3" });
+    expect(fromFile.database).toEqual({
+      url: "postgres://u:pw@db.example:5432/team",
+      location: "postgres://u:***@db.example:5432/team",
+      schema: "team_a",
+      pool: 20,
+    });
+    const fromEnv = loadConfig({
+      MEMSVC_HOME: home({}),
+      MEMSVC_STORAGE: "postgres",
+      MEMSVC_DATABASE_URL: "postgresql://u:pw@h/db?sslmode=require&password=pw2",
+      MEMSVC_DATABASE_SCHEMA: "s2",
+      MEMSVC_DATABASE_POOL: "3",
+    });
     expect(fromEnv.database.schema).toBe("s2");
     expect(fromEnv.database.pool).toBe(3);
     expect(fromEnv.database.location).not.toContain("pw");
-    const fromFlag = loadConfig({ MEMSVC_HOME: home({ storage: "postgres" }), MEMSVC_DATABASE_URL: "postgres://a@h/env" }, { databaseUrl: "postgres://a@h/flag" });
+    const fromFlag = loadConfig(
+      { MEMSVC_HOME: home({ storage: "postgres" }), MEMSVC_DATABASE_URL: "postgres://a@h/env" },
+      { databaseUrl: "postgres://a@h/flag" },
+    );
     expect(fromFlag.database.url).toBe("postgres://a@h/flag");
   });
 
   test("bad values: clear errors that never repeat the URL", () => {
-    expect(() => loadConfig({ MEMSVC_HOME: home({ storage: "postgres" }) })).toThrow(/storage is "postgres" but no database URL is set: set MEMSVC_DATABASE_URL/);
+    expect(() => loadConfig({ MEMSVC_HOME: home({ storage: "postgres" }) })).toThrow(
+      /storage is "postgres" but no database URL is set: set MEMSVC_DATABASE_URL/,
+    );
     expect(() => loadConfig({ MEMSVC_HOME: home({ storage: "mysql" }) })).toThrow(/"storage" must be "sqlite" or "postgres"/);
     expect(() => loadConfig({ MEMSVC_HOME: home({ database_schema: "Bad-Name" }) })).toThrow(/"database_schema" must be a plain schema name/);
     expect(() => loadConfig({ MEMSVC_HOME: home({}), MEMSVC_DATABASE_SCHEMA: "1abc" })).toThrow(/MEMSVC_DATABASE_SCHEMA must be a plain schema name/);
@@ -417,7 +472,12 @@ describe("memsvc server on postgres", () => {
   test("an unreachable database stops start-up with one line, password hidden", async () => {
     const home = tempHome();
     const port = await closedPort();
-    const r = await run([BUN, "src/main.ts", "server", "--port", String(await freePort()), "--database-url", `postgres://memsvc:${TEST_DB_PASSWORD}@127.0.0.1:${port}/team`], childEnv(home, { MEMSVC_STORAGE: "postgres" }), ROOT, 60_000);
+    const r = await run(
+      [BUN, "src/main.ts", "server", "--port", String(await freePort()), "--database-url", `postgres://memsvc:${TEST_DB_PASSWORD}@127.0.0.1:${port}/team`],
+      childEnv(home, { MEMSVC_STORAGE: "postgres" }),
+      ROOT,
+      60_000,
+    );
     expect(r.code).toBe(1);
     expect(r.stderr).toContain(`memsvc server: cannot reach PostgreSQL at postgres://memsvc:***@127.0.0.1:${port}/team`);
     expect(r.stderr + r.stdout).not.toContain(TEST_DB_PASSWORD);
@@ -426,7 +486,13 @@ describe("memsvc server on postgres", () => {
   test("starts on a reachable database and /health answers from it, password hidden", async () => {
     const home = tempHome();
     const port = await freePort();
-    const server = await startProcess([BUN, "src/main.ts", "server", "--port", String(port)], childEnv(home, { MEMSVC_STORAGE: "postgres", MEMSVC_DATABASE_URL: url, MEMSVC_DATABASE_SCHEMA: freshSchema() }), port, ROOT, 60_000);
+    const server = await startProcess(
+      [BUN, "src/main.ts", "server", "--port", String(port)],
+      childEnv(home, { MEMSVC_STORAGE: "postgres", MEMSVC_DATABASE_URL: url, MEMSVC_DATABASE_SCHEMA: freshSchema() }),
+      port,
+      ROOT,
+      60_000,
+    );
     try {
       const h = (await (await fetch(`${server.url}/health`)).json()) as Record<string, unknown>;
       expect(h).toMatchObject({ status: "ok", memories: 0, links: 0 });

@@ -86,10 +86,22 @@ describe("recall state over one PostgreSQL database, two servers", () => {
     const h = await direct();
     try {
       await h.orm.insert(h.t.memories).values(
-        ["m1", "m2"].map((id, i) => ({ seq: i + 1, id, content: `memory ${id}`, memoryType: "experience", project: "p", createdAt: NOW - 20 * DAY, updatedAt: NOW - 20 * DAY, refreshedAt: NOW - 20 * DAY })),
+        ["m1", "m2"].map((id, i) => ({
+          seq: i + 1,
+          id,
+          content: `memory ${id}`,
+          memoryType: "experience",
+          project: "p",
+          createdAt: NOW - 20 * DAY,
+          updatedAt: NOW - 20 * DAY,
+          refreshedAt: NOW - 20 * DAY,
+        })),
       );
       await a.recall.finishTurn({ sessionId: "s", now: NOW, expiry: expiry(NOW), window: 30, topic: "{}", picks: ["m1"] });
-      expect(await b.recall.finishTurn({ sessionId: "s", now: NOW + 5, expiry: expiry(NOW), window: 30, topic: "{}", picks: ["m1", "m2"] })).toEqual({ turn: 2, claimed: ["m2"] });
+      expect(await b.recall.finishTurn({ sessionId: "s", now: NOW + 5, expiry: expiry(NOW), window: 30, topic: "{}", picks: ["m1", "m2"] })).toEqual({
+        turn: 2,
+        claimed: ["m2"],
+      });
       const rows = await a.recall.candidateRows([1, 2, 99]);
       expect(rows.sort((x, y) => x.seq - y.seq)).toEqual([
         { seq: 1, id: "m1", content: "memory m1", memoryType: "experience", project: "p", createdAt: NOW - 20 * DAY, strength: 1, refreshedAt: NOW },

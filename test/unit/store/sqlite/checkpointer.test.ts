@@ -24,7 +24,9 @@ function store(extra: Partial<CheckpointerOptions> = {}) {
   const dir = mkdtempSync(join(tmpdir(), "memsvc-ckpt-"));
   const file = join(dir, "memsvc.db");
   const logs: { level: Level; message: string }[] = [];
-  const s = openStore(file, { checkpointer: { log: (level, message) => logs.push({ level, message }), thresholdPages: THRESHOLD, capPages: CAP, pollMs: 2, ...extra } });
+  const s = openStore(file, {
+    checkpointer: { log: (level, message) => logs.push({ level, message }), thresholdPages: THRESHOLD, capPages: CAP, pollMs: 2, ...extra },
+  });
   open.push(s);
   s.sqlite.run("CREATE TABLE IF NOT EXISTS t (id INTEGER PRIMARY KEY, v BLOB NOT NULL)");
   return { s, file, logs };
@@ -158,7 +160,9 @@ describe("WAL checkpoint worker", () => {
     const dir = mkdtempSync(join(tmpdir(), "memsvc-ckpt-"));
     const file = join(dir, "memsvc.db");
     const logs: { level: Level; message: string }[] = [];
-    const s = openStore(file, { checkpointer: { log: (level, message) => logs.push({ level, message }), library: { version: "3.0.0", sourceId: "not this one" }, pollMs: 2 } });
+    const s = openStore(file, {
+      checkpointer: { log: (level, message) => logs.push({ level, message }), library: { version: "3.0.0", sourceId: "not this one" }, pollMs: 2 },
+    });
     open.push(s);
     await until(() => s.checkpointer!.mode === "off");
     expect(s.checkpointer!.mode).toBe("off");

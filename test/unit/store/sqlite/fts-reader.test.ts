@@ -50,7 +50,10 @@ function spy(reader: FtsReader) {
     const p = query(expr, project, k);
     if (p) {
       counts.asked++;
-      p.then(() => counts.answered++, () => {});
+      p.then(
+        () => counts.answered++,
+        () => {},
+      );
     }
     return p;
   };
@@ -58,12 +61,22 @@ function spy(reader: FtsReader) {
 }
 
 const PROJECTS = ["atlas", "borealis", "cobalt"];
-const TOPICS = ["postgres migration lock timeout", "webpack build cache invalidation", "redis cluster failover drill", "jest flaky snapshot update", "docker compose healthcheck port"];
+const TOPICS = [
+  "postgres migration lock timeout",
+  "webpack build cache invalidation",
+  "redis cluster failover drill",
+  "jest flaky snapshot update",
+  "docker compose healthcheck port",
+];
 
 async function seed(s: Services, n: number) {
   for (let i = 0; i < n; i++) {
     const topic = TOPICS[i % TOPICS.length];
-    await ingestMemory(s, { content: `Note ${i}: the ${topic} needed care; memory ${i} of the ${PROJECTS[i % 3]} team, step ${i % 7}.`, project: PROJECTS[i % 3], source_agent: "test" });
+    await ingestMemory(s, {
+      content: `Note ${i}: the ${topic} needed care; memory ${i} of the ${PROJECTS[i % 3]} team, step ${i % 7}.`,
+      project: PROJECTS[i % 3],
+      source_agent: "test",
+    });
   }
 }
 
@@ -163,7 +176,10 @@ describe("the full-text reader worker", () => {
     const { s } = services(false);
     expect(s.store.ftsReader).toBeNull();
     const logs: { level: Level; message: string }[] = [];
-    const reader = startFtsReader(s.store.sqlite, s.store.file, BM25_SQL, { log: (level, message) => logs.push({ level, message }), library: { version: "3.0.0", sourceId: "not this one" } });
+    const reader = startFtsReader(s.store.sqlite, s.store.file, BM25_SQL, {
+      log: (level, message) => logs.push({ level, message }),
+      library: { version: "3.0.0", sourceId: "not this one" },
+    });
     await until(() => reader.mode === "off");
     expect(reader.mode).toBe("off");
     expect(reader.query('"x"', null, 5)).toBeNull();

@@ -101,32 +101,36 @@ const SEEDS = 30;
 // 0, 1, a tie-prone 2, the default, the API's largest, and more than any store holds.
 const LIMITS = [0, 1, 2, 12, 100, 2500];
 
-test.skipIf(onPostgres)("the walk returns exactly what scoring every row returns, on generated adversarial stores [SQLite engine's statements]", () => {
-  let compared = 0;
-  let rows = 0;
-  for (let seed = 1; seed <= SEEDS; seed++) {
-    const { store, traits, projects } = generate(seed * 7919);
-    const batches = { touched: 4 + (seed % 5) * 12, lists: 1 + (seed % 4) * 3 };
-    for (const project of projects) {
-      for (const limit of LIMITS) {
-        // Half the stores asked a month after they were written (the newest rows have faded).
-        const p = { now: seed % 2 ? NOW : NOW + 30 * DAY, project, limit };
-        const expected = scoreAll(store.sqlite, p).map((r) => [r.id, r.importance]);
-        // The production batch sizes too (on these small stores the first batch often holds them).
-        for (const b of limit === 12 ? [batches, undefined] : [batches]) {
-          const got = walkTouched(store.sqlite, p, b).map((r) => [r.id, r.importance]);
-          expect({ seed, traits, p, b, got }).toEqual({ seed, traits, p, b, got: expected });
+test.skipIf(onPostgres)(
+  "the walk returns exactly what scoring every row returns, on generated adversarial stores [SQLite engine's statements]",
+  () => {
+    let compared = 0;
+    let rows = 0;
+    for (let seed = 1; seed <= SEEDS; seed++) {
+      const { store, traits, projects } = generate(seed * 7919);
+      const batches = { touched: 4 + (seed % 5) * 12, lists: 1 + (seed % 4) * 3 };
+      for (const project of projects) {
+        for (const limit of LIMITS) {
+          // Half the stores asked a month after they were written (the newest rows have faded).
+          const p = { now: seed % 2 ? NOW : NOW + 30 * DAY, project, limit };
+          const expected = scoreAll(store.sqlite, p).map((r) => [r.id, r.importance]);
+          // The production batch sizes too (on these small stores the first batch often holds them).
+          for (const b of limit === 12 ? [batches, undefined] : [batches]) {
+            const got = walkTouched(store.sqlite, p, b).map((r) => [r.id, r.importance]);
+            expect({ seed, traits, p, b, got }).toEqual({ seed, traits, p, b, got: expected });
+          }
+          compared++;
+          rows += expected.length;
         }
-        compared++;
-        rows += expected.length;
       }
+      store.close();
     }
-    store.close();
-  }
-  // The cases ran and had rows to order.
-  expect(compared).toBe(SEEDS * 5 * LIMITS.length);
-  expect(rows).toBeGreaterThan(20_000);
-}, 120_000);
+    // The cases ran and had rows to order.
+    expect(compared).toBe(SEEDS * 5 * LIMITS.length);
+    expect(rows).toBeGreaterThan(20_000);
+  },
+  120_000,
+);
 
 test.skipIf(onPostgres)("a negative strength is let through the cheap test: the decay only lifts it [SQLite engine's statements]", () => {
   // An import refreshed 300 days before it was created: its strength term is
@@ -159,7 +163,9 @@ test.skipIf(onPostgres)("the link lists are partial at RECENT_LINK_LIST_FROM, an
     ["project = 'a' AND", "memories_project_link_count"],
   ]) {
     const plan = store.sqlite
-      .query<{ detail: string }, []>(`EXPLAIN QUERY PLAN SELECT link_count FROM memories WHERE ${where} link_count >= ${RECENT_LINK_LIST_FROM} AND link_count <= 20 ORDER BY link_count DESC LIMIT 1 OFFSET 3`)
+      .query<{ detail: string }, []>(
+        `EXPLAIN QUERY PLAN SELECT link_count FROM memories WHERE ${where} link_count >= ${RECENT_LINK_LIST_FROM} AND link_count <= 20 ORDER BY link_count DESC LIMIT 1 OFFSET 3`,
+      )
       .all()
       .map((r) => r.detail)
       .join("; ");

@@ -77,6 +77,9 @@ sqliteOnly("transact commits what its function wrote and rolls it back on a thro
       throw new Error("boom");
     }),
   ).toThrow("boom");
-  const keys = s.sqlite.query<{ key: string }, []>("SELECT key FROM meta WHERE key LIKE 'k%' ORDER BY key").all().map((r) => r.key);
+  const keys = s.sqlite
+    .query<{ key: string }, []>("SELECT key FROM meta WHERE key LIKE 'k%' ORDER BY key")
+    .all()
+    .map((r) => r.key);
   expect(keys).toEqual(["k1"]);
 });

@@ -4,7 +4,8 @@ import { dbRows, onPostgres } from "../../../helpers/engine";
 
 // Storage.transaction on either engine: a throw rolls back, a nested call joins.
 // (PostgreSQL's own transaction details are tested in postgres-open.test.ts.)
-const keys = async (s: ReturnType<typeof makeServices>) => (await dbRows<{ key: string }>(s, "SELECT key FROM meta WHERE key LIKE 'tx-%' ORDER BY key")).map((r) => r.key);
+const keys = async (s: ReturnType<typeof makeServices>) =>
+  (await dbRows<{ key: string }>(s, "SELECT key FROM meta WHERE key LIKE 'tx-%' ORDER BY key")).map((r) => r.key);
 
 describe("Storage.transaction", () => {
   test("a throw rolls back everything written inside; a write outside survives", async () => {

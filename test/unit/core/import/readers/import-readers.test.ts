@@ -27,7 +27,11 @@ test("markdown: notes split into headings, bullets and observations with project
   // The note's first piece carries its names and its relations (Basic Memory syntax) and wikilinks.
   const head = by("The checkout page posts the cart");
   expect(head.keys).toContain("note:checkout flow");
-  expect(head.links.map((l) => `${l.relationship}>${l.to}`).sort()).toEqual(["depends_on>note:payment retries", "mentions>note:payment retries", "part_of>note:inbox"]);
+  expect(head.links.map((l) => `${l.relationship}>${l.to}`).sort()).toEqual([
+    "depends_on>note:payment retries",
+    "mentions>note:payment retries",
+    "part_of>note:inbox",
+  ]);
   // A short note is one memory; front matter type wins; inline #tags count.
   const retries = by("retried three times");
   expect(retries.memoryType).toBe("learnings");

@@ -6,10 +6,11 @@ import { quantizeKernel } from "../../../../../src/store/sqlite/vector/quantize-
 import { quantize } from "../../../../../src/store/sqlite/vector/vector-index";
 
 const D = 384;
-const sqliteOnly = (name: string, fn: () => void, timeout?: number) => test.skipIf(process.env.MEMSVC_TEST_ENGINE === "postgres")(`${name} [SQLite engine's in-memory index]`, fn, timeout);
+const sqliteOnly = (name: string, fn: () => void, timeout?: number) =>
+  test.skipIf(process.env.MEMSVC_TEST_ENGINE === "postgres")(`${name} [SQLite engine's in-memory index]`, fn, timeout);
 
 function rng(seed: number) {
-  return () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32);
+  return () => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32;
 }
 
 /** Rows of every shape the index holds: dense, sparse (the offline embedder's), one value, all zero, the extremes. */
@@ -99,7 +100,8 @@ sqliteOnly("the SIMD quantizer stores the same int8 values, scale and sum, bit f
     if (kind === 0) for (let j = 0; j < D; j++) v[j] = (r() - 0.5) * 2;
     else if (kind === 1) for (let j = 0; j < D; j++) v[j] = r() < 0.75 ? 0 : (r() - 0.5) * 1e-3;
     else if (kind === 2) v[Math.floor(r() * D)] = r() < 0.5 ? 3 : -3;
-    else if (kind === 4) for (let j = 0; j < D; j++) v[j] = Math.round((r() - 0.5) * 254) / 127 + (j % 2 ? 0.5 / 127 : -0.5 / 127); // values at .5 steps
+    else if (kind === 4)
+      for (let j = 0; j < D; j++) v[j] = Math.round((r() - 0.5) * 254) / 127 + (j % 2 ? 0.5 / 127 : -0.5 / 127); // values at .5 steps
     else if (kind === 5) for (let j = 0; j < D; j++) v[j] = j % 7 === 0 ? -0 : (r() - 0.5) * 1e6;
     vectors.push(v);
   }

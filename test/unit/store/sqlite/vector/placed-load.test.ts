@@ -89,7 +89,9 @@ sqliteOnly("writes between the placed load's steps (new rows, deletes, a project
   const store = storeWith(3000);
   const db = store.sqlite;
   const addMemory = (i: number, project: string | null) => {
-    const { lastInsertRowid } = db.query("INSERT INTO memories(id, content, memory_type, project, created_at, updated_at, refreshed_at) VALUES (?, ?, 'knowledge', ?, 1, 1, 1)").run(`new${i}`, `new ${i}`, project);
+    const { lastInsertRowid } = db
+      .query("INSERT INTO memories(id, content, memory_type, project, created_at, updated_at, refreshed_at) VALUES (?, ?, 'knowledge', ?, 1, 1, 1)")
+      .run(`new${i}`, `new ${i}`, project);
     db.query("INSERT INTO memory_vec(rowid, embedding) VALUES (?, ?)").run(BigInt(lastInsertRowid), vectorOf(50_000 + i));
     return Number(lastInsertRowid);
   };
@@ -157,7 +159,7 @@ sqliteOnly("a first start's index file is written at a lull in requests, not the
   let release!: () => void;
   const lull = new Promise<void>((r) => (release = r));
   let asked = 0;
-  const ctx: IndexContext = { ...contextOf(store), quiet: () => ((asked++, lull)) };
+  const ctx: IndexContext = { ...contextOf(store), quiet: () => (asked++, lull) };
   const state = startIndex(ctx, 1000);
   await state.ready;
   expect(inGroupOrder(ctx.index)).toBe(true);

@@ -32,7 +32,8 @@ function load(store: Store, via: "chunks" | "rows") {
   return { snapshot: index.snapshot(), index, state, logs };
 }
 
-const bytes = (s: ReturnType<VectorIndex["snapshot"]>) => [s.seqs, s.groups, s.scales, s.sums, s.codeSteps, s.rows, s.codes].map((a) => Buffer.from(a.buffer, a.byteOffset, a.byteLength));
+const bytes = (s: ReturnType<VectorIndex["snapshot"]>) =>
+  [s.seqs, s.groups, s.scales, s.sums, s.codeSteps, s.rows, s.codes].map((a) => Buffer.from(a.buffer, a.byteOffset, a.byteLength));
 
 sqliteOnly("the chunk reader builds the very index the row scan builds, after deletes, moved vectors, project changes and a re-embed cursor", () => {
   const store = storeWith(2500);

@@ -8,7 +8,7 @@ test("the int8 quantiser rounds exactly as Math.round, halves and signed zeros i
   const vectors: Float32Array[] = [];
   // Max 127 makes the scale 1: every value is its own scaled value, so ties at .5 are hit exactly.
   const ties = new Float32Array(DIMENSIONS);
-  for (let i = 0; i < DIMENSIONS; i++) ties[i] = i === 0 ? 127 : ((i % 254) - 127) + (i % 2 ? 0.5 : -0.5);
+  for (let i = 0; i < DIMENSIONS; i++) ties[i] = i === 0 ? 127 : (i % 254) - 127 + (i % 2 ? 0.5 : -0.5);
   vectors.push(ties);
   const near = new Float32Array(DIMENSIONS);
   near[0] = -127;
