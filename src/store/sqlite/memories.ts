@@ -1,5 +1,6 @@
 import { eq, sql } from "drizzle-orm";
 import type { AnchorRow, MemoriesStore, MemoryRow, VersionRow } from "../../core/memories";
+import type { NewMemoryRow } from "../../core/memories/store";
 import { memories, memoryEvents } from "./schema";
 import type { MemoriesBulkStore } from "../../core/memories/store-bulk";
 import type { SqliteHandle } from "./storage";
@@ -68,6 +69,40 @@ export function sqliteMemories(h: SqliteHandle): Omit<MemoriesStore, keyof Memor
     for (const t of tags) insert.run(memoryId, t.tag, t.weight);
   };
 
+  /** A new memory's columns in the order both insert statements of insertMemories name them. */
+  type Columns = [
+    string,
+    string,
+    string,
+    string | null,
+    string,
+    string | null,
+    string | null,
+    string | null,
+    string,
+    number,
+    number,
+    number,
+    number,
+    string | null,
+  ];
+  const columnsOf = (m: NewMemoryRow): Columns => [
+    m.id,
+    m.content,
+    m.memoryType,
+    m.project,
+    m.sourceAgent,
+    m.sourceAgentId,
+    m.sourceDomain,
+    m.sourceSession,
+    m.privacy,
+    m.createdAt,
+    m.updatedAt,
+    m.refreshedAt,
+    m.strength,
+    m.createdBy ?? null,
+  ];
+
   return {
     async insertMemories(rows) {
       return h.write(() =>
@@ -75,31 +110,13 @@ export function sqliteMemories(h: SqliteHandle): Omit<MemoriesStore, keyof Memor
           const insertVec = db.query("INSERT INTO memory_vec(rowid, embedding) VALUES (?, ?)");
           // A statement cached on the connection, not drizzle's insert builder: that
           // prepared a new statement on every ingest (~0.35 ms of a 100k-store ingest's CPU, profiled).
-          const insert = db.query<
-            { seq: number },
-            [string, string, string, string | null, string, string | null, string | null, string | null, string, number, number, number, number, string | null]
-          >(
+          const insert = db.query<{ seq: number }, Columns>(
             `INSERT INTO memories(id, content, memory_type, project, source_agent, source_agent_id, source_domain, source_session, privacy, created_at, updated_at, refreshed_at, strength, created_by)
              VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq`,
           );
           const write = () =>
             rows.map((m) => {
-              const { seq } = insert.get(
-                m.id,
-                m.content,
-                m.memoryType,
-                m.project,
-                m.sourceAgent,
-                m.sourceAgentId,
-                m.sourceDomain,
-                m.sourceSession,
-                m.privacy,
-                m.createdAt,
-                m.updatedAt,
-                m.refreshedAt,
-                m.strength,
-                m.createdBy ?? null,
-              )!;
+              const { seq } = insert.get(...columnsOf(m))!;
               insertVec.run(BigInt(seq), m.vector);
               putTags(m.id, m.tags, true);
               return seq;
@@ -115,29 +132,11 @@ export function sqliteMemories(h: SqliteHandle): Omit<MemoriesStore, keyof Memor
             const seqOf = new Map(
               db
                 .query<{ id: string; seq: number }, [string]>(
-                  `INSERT INTO memories(id, content, memory_type, project, source_agent, source_agent_id, source_domain, source_session, privacy, created_at, updated_at, refreshed_at, strength)
-                   SELECT value->>0, value->>1, value->>2, value->>3, value->>4, value->>5, value->>6, value->>7, value->>8, value->>9, value->>10, value->>11, value->>12
+                  `INSERT INTO memories(id, content, memory_type, project, source_agent, source_agent_id, source_domain, source_session, privacy, created_at, updated_at, refreshed_at, strength, created_by)
+                   SELECT value->>0, value->>1, value->>2, value->>3, value->>4, value->>5, value->>6, value->>7, value->>8, value->>9, value->>10, value->>11, value->>12, value->>13
                      FROM json_each(?) ORDER BY key RETURNING id, seq`,
                 )
-                .all(
-                  JSON.stringify(
-                    rows.map((m) => [
-                      m.id,
-                      m.content,
-                      m.memoryType,
-                      m.project,
-                      m.sourceAgent,
-                      m.sourceAgentId,
-                      m.sourceDomain,
-                      m.sourceSession,
-                      m.privacy,
-                      m.createdAt,
-                      m.updatedAt,
-                      m.refreshedAt,
-                      m.strength,
-                    ]),
-                  ),
-                )
+                .all(JSON.stringify(rows.map(columnsOf)))
                 .map((r) => [r.id, r.seq]),
             );
             const seqs = rows.map((m) => seqOf.get(m.id)!);

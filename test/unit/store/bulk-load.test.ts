@@ -33,6 +33,8 @@ function rows(): NewMemoryRow[] {
     updatedAt: 1_700_000_000_000 + i,
     refreshedAt: 1_700_000_000_000 + i,
     strength: i % 4 ? 1 : 1.25,
+    // The member who imported it, where a member token did (both insert statements carry it).
+    createdBy: i % 3 ? "dana" : null,
     vector: hashEmbed(`bulk memory ${i}`),
     // Ties on weight pick the tag first by name; some memories have none.
     tags:
