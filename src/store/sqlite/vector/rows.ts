@@ -5,7 +5,6 @@ import { CODE_BYTES, CODE_DIMS, encode } from "./projection";
 import { encodeKernel, type EncodeFn } from "./encode-kernel";
 import { quantizeKernel, type QuantizeFn } from "./quantize-kernel";
 import { VECTOR_CLUSTER_TAIL_MIN, VECTOR_CLUSTER_TAIL_SHARE } from "./tuning";
-import { shuffle } from "../../../core/shuffle";
 import {
   CODE_QUERY_AT,
   CODES_AT,
@@ -21,6 +20,7 @@ import {
   STAGE_SUM_AT,
 } from "./layout";
 import { quantize } from "./select";
+import { groupPermutation, inGroupRuns, moveRowsAlongCycles, permuteInPlace, sampleLiveSeqs } from "./permute";
 
 /** Rows a block of float vectors holds (rows.ts floatBlocks): 1.5 MB. */
 const FLOAT_BLOCK_SHIFT = 10;
@@ -383,19 +383,7 @@ export class VectorRows {
    * (a random row of a large SQLite table is a random page read, ~30 us).
    */
   sampleSeqs(n: number, upTo = Number.MAX_SAFE_INTEGER): number[] {
-    const live = this.slotOf.size;
-    if (n <= 0 || live === 0) return [];
-    if (n * 2 >= live) {
-      const all: number[] = [];
-      for (let s = 0; s < this.used; s++) if (this.seqs[s] !== 0 && this.seqs[s] <= upTo) all.push(this.seqs[s]);
-      return shuffle(all).slice(0, n);
-    }
-    const picked = new Set<number>();
-    for (let tries = 0; picked.size < n && tries < 16 * n; tries++) {
-      const seq = this.seqs[Math.floor(Math.random() * this.used)];
-      if (seq !== 0 && seq <= upTo) picked.add(seq);
-    }
-    return [...picked];
+    return sampleLiveSeqs(this.seqs, this.used, this.slotOf.size, n, upTo);
   }
 
   /** Moves a memory to another project group without touching its vector. */
@@ -547,14 +535,7 @@ export class VectorRows {
 
   /** True when each group's rows form one run (as cluster() leaves them). */
   protected inGroupOrder(): boolean {
-    const seen = new Set<number>();
-    for (let s = 0; s < this.used; s++) {
-      const g = this.groups[s];
-      if (s > 0 && g === this.groups[s - 1]) continue;
-      if (seen.has(g)) return false;
-      seen.add(g);
-    }
-    return true;
+    return inGroupRuns(this.groups, this.used);
   }
 
   /**
@@ -567,17 +548,8 @@ export class VectorRows {
     this.changes++;
     if (this.dead > 0) this.compact();
     const n = this.used;
-    const groupCount = this.groupIds.size;
-    const start = new Int32Array(groupCount + 1);
-    for (let s = 0; s < n; s++) start[this.groups[s] + 1]++;
-    for (let g = 0; g < groupCount; g++) start[g + 1] += start[g];
-    // from[i]: the slot whose row goes to slot i.
-    const from = new Int32Array(n);
-    for (let s = 0; s < n; s++) from[start[this.groups[s]]++] = s;
-    const move = <T extends Int32Array | Float32Array>(a: T) => {
-      const old = a.slice(0, n) as T;
-      for (let i = 0; i < n; i++) a[i] = old[from[i]];
-    };
+    const from = groupPermutation(this.groups, n, this.groupIds.size);
+    const move = (a: Int32Array | Float32Array | Uint8Array) => permuteInPlace(a, from);
     move(this.seqs);
     move(this.groups);
     move(this.scales);
@@ -585,38 +557,8 @@ export class VectorRows {
     move(this.norms);
     move(this.codeSteps);
     move(this.residuals);
-    const hasFloat = this.hasFloat.slice(0, n);
-    for (let i = 0; i < n; i++) this.hasFloat[i] = hasFloat[from[i]];
-    const q8 = this.q8;
-    const codes = this.codes;
-    const done = new Uint8Array(n);
-    const scratch = new Int8Array(DIMENSIONS);
-    const codeScratch = new Uint8Array(CODE_BYTES);
-    // The float rows follow their int8 rows, moved in place along the same cycles (no copy of the whole index).
-    const floatScratch = new Float32Array(DIMENSIONS);
-    for (let p = 0; p < n; p++) {
-      if (done[p]) continue;
-      done[p] = 1;
-      if (from[p] === p) continue;
-      scratch.set(q8.subarray(p * DIMENSIONS, (p + 1) * DIMENSIONS));
-      codeScratch.set(codes.subarray(p * CODE_BYTES, (p + 1) * CODE_BYTES));
-      floatScratch.set(this.floatRow(p));
-      let at = p;
-      for (;;) {
-        const src = from[at];
-        if (src === p) {
-          q8.set(scratch, at * DIMENSIONS);
-          codes.set(codeScratch, at * CODE_BYTES);
-          this.floatRow(at).set(floatScratch);
-          break;
-        }
-        q8.copyWithin(at * DIMENSIONS, src * DIMENSIONS, (src + 1) * DIMENSIONS);
-        codes.copyWithin(at * CODE_BYTES, src * CODE_BYTES, (src + 1) * CODE_BYTES);
-        this.floatRow(at).set(this.floatRow(src));
-        done[src] = 1;
-        at = src;
-      }
-    }
+    move(this.hasFloat);
+    moveRowsAlongCycles(from, this.q8, this.codes, (slot) => this.floatRow(slot));
     // Rows moved: a fill under way starts over (it skips coded rows).
     if (!this.codesComplete) this.codeCursor = 0;
     for (let s = 0; s < n; s++) this.slotOf.set(this.seqs[s], s);
