@@ -4,13 +4,11 @@ import { join, resolve } from "node:path";
 import { loadConfig } from "../config";
 import { stderrLogger } from "../core/log";
 import { IMPORT_KINDS, importItems, prepareImport, readSource, type ImportKind, type ImportOutcome, type ReadResult } from "../core/import";
-import { createServices } from "../core/services";
-import { openStorage } from "../store/open";
 import { counted } from "../core/text";
-import { loadEmbedder } from "../embed";
 import { AppError } from "../errors";
 import { UsageError } from "./args";
 import { progressLine } from "./progress";
+import { openServices } from "./open";
 
 /** Where each tool keeps its memory by default, for `--from <kind>` without a path. */
 const DEFAULT_PATH: Partial<Record<ImportKind, () => string>> = {
@@ -45,14 +43,7 @@ export async function runImportFrom(kind: ImportKind, rawPath: string | undefine
     return 0;
   }
   const log = stderrLogger("warn");
-  const embedder = await loadEmbedder({
-    home: config.home,
-    model: config.embedder.model,
-    offline: config.offline,
-    hubUrl: config.embedder.hubUrl ?? undefined,
-    log: (l) => log("info", l),
-  });
-  const s = createServices(config, openStorage(config), { embedder, log });
+  const s = await openServices(config, log);
   const bar = progressLine();
   try {
     await s.indexState.ready;

@@ -1,19 +1,16 @@
-import { existsSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { userInfo } from "node:os";
-import { loadConfig, type Config } from "../config";
+import { loadConfig } from "../config";
 import type { Storage } from "../core/storage";
-import { openStorage } from "../store/open";
 import { stderrLogger } from "../core/log";
 import { backupTo, defaultBackupName, exportAll, importAll } from "../core/memories";
-import { createServices } from "../core/services";
-import { loadEmbedder } from "../embed";
 import { AppError } from "../errors";
 import { ensurePrivateDir } from "../private-files";
 import { parseFlags, UsageError } from "./args";
 import { counted } from "../core/text";
 import { exportMarkdown } from "../core/import";
 import { parseKind, runImportFrom } from "./import-from";
+import { openServices, withStorage } from "./open";
 
 export const EXPORT_HELP = `memsvc export [--out <file.jsonl>] [--vectors]
 memsvc export --format markdown <folder>
@@ -59,14 +56,6 @@ identity sections, restored with memsvc import), default
 <home>/backups/memsvc-<timestamp>.jsonl; for physical backups use pg_dump.`;
 
 /** The configured store, for commands that need no embedder (export, backup). */
-export async function openConfigured(config: Config): Promise<Storage> {
-  if (config.storage === "sqlite" && !existsSync(config.paths.db)) throw new UsageError(`no database at ${config.paths.db}`);
-  const storage = openStorage(config, { pool: 2 });
-  // Connect now (PostgreSQL): an unreachable database is one clear line, before any file is written.
-  await storage.ready();
-  return storage;
-}
-
 export async function runExport(argv: string[]): Promise<number> {
   const { values, positionals } = parseFlags(argv, { out: { type: "string", short: "o" }, vectors: { type: "boolean" }, format: { type: "string" } }, true);
   if (values.help) return help(EXPORT_HELP);
@@ -106,14 +95,7 @@ export async function runImport(argv: string[]): Promise<number> {
   if (positionals.length !== 1) throw new UsageError("give exactly one export file");
   const config = loadConfig();
   const log = stderrLogger();
-  const embedder = await loadEmbedder({
-    home: config.home,
-    model: config.embedder.model,
-    offline: config.offline,
-    hubUrl: config.embedder.hubUrl ?? undefined,
-    log: (l) => log("info", l),
-  });
-  const s = createServices(config, openStorage(config), { embedder, log });
+  const s = await openServices(config, log);
   try {
     const r = await importAll(s, resolve(positionals[0]), (line) => process.stderr.write(`\r${line}`));
     await cliAudit(s.storage, "memory.imported", resolve(positionals[0]), { memories: r.memories });
@@ -143,24 +125,6 @@ export async function runBackup(argv: string[]): Promise<number> {
     await cliAudit(storage, "memory.exported", r.file, { format: "backup" });
     console.log(`backup written: ${r.file} (${Math.round(r.bytes / 1024)} KB${r.kind === "export" ? ", a logical export: restore with memsvc import" : ""})`);
   });
-}
-
-/** Runs `fn` on the configured store; a failure the operator can fix (unreachable database, existing file) is one line and exit 1. */
-async function withStorage(command: string, config: Config, fn: (storage: Storage) => Promise<void>): Promise<number> {
-  let storage: Storage | null = null;
-  try {
-    storage = await openConfigured(config);
-    await fn(storage);
-    return 0;
-  } catch (e) {
-    if (e instanceof AppError) {
-      console.error(`memsvc ${command}: ${e.message}`);
-      return 1;
-    }
-    throw e;
-  } finally {
-    await storage?.close();
-  }
 }
 
 function help(text: string): number {

@@ -1,11 +1,9 @@
 import { userInfo } from "node:os";
 import { loadConfig } from "../config";
 import { readAudit } from "../core/audit";
-import type { Storage } from "../core/storage";
 import { createToken, revokeToken, tokenView } from "../core/tokens";
-import { AppError } from "../errors";
 import { parseFlags, UsageError } from "./args";
-import { openConfigured } from "./portability";
+import { withStorage } from "./open";
 
 export const TOKEN_HELP = `memsvc token create --name <name> [--role reader|writer|admin] [--projects a,b] [--expires 90d]
 memsvc token list [--json]
@@ -33,21 +31,6 @@ const cliActor = () =>
     }
   })()}`;
 
-async function withDb(command: string, fn: (storage: Storage) => Promise<number>): Promise<number> {
-  const storage = await openConfigured(loadConfig());
-  try {
-    return await fn(storage);
-  } catch (e) {
-    if (e instanceof AppError) {
-      console.error(`memsvc ${command}: ${e.message}`);
-      return 1;
-    }
-    throw e;
-  } finally {
-    await storage.close();
-  }
-}
-
 export async function runToken(argv: string[]): Promise<number> {
   const [sub, ...rest] = argv;
   if (sub === undefined || sub === "--help" || sub === "-h") {
@@ -63,7 +46,7 @@ export async function runToken(argv: string[]): Promise<number> {
     if (values.help) return (console.log(TOKEN_HELP), 0);
     if (positionals.length) throw new UsageError(`unexpected argument ${positionals[0]}`);
     if (!values.name) throw new UsageError("give the token's name: --name <name>");
-    return withDb("token", async (storage) => {
+    return withStorage("token", loadConfig(), async (storage) => {
       const now = Date.now();
       const { token, row } = await createToken(
         storage.tokens,
@@ -91,7 +74,7 @@ export async function runToken(argv: string[]): Promise<number> {
   if (sub === "list") {
     const { values } = parseFlags(rest, { json: { type: "boolean" } });
     if (values.help) return (console.log(TOKEN_HELP), 0);
-    return withDb("token", async (storage) => {
+    return withStorage("token", loadConfig(), async (storage) => {
       const views = (await storage.tokens.list()).map((r) => tokenView(r, Date.now()));
       if (values.json) console.log(JSON.stringify(views, null, 2));
       else if (views.length === 0) console.log("no tokens in the database");
@@ -107,7 +90,7 @@ export async function runToken(argv: string[]): Promise<number> {
     const { values, positionals } = parseFlags(rest, {}, true);
     if (values.help) return (console.log(TOKEN_HELP), 0);
     if (positionals.length !== 1) throw new UsageError("give exactly one token name");
-    return withDb("token", async (storage) => {
+    return withStorage("token", loadConfig(), async (storage) => {
       const now = Date.now();
       await revokeToken(storage.tokens, positionals[0], now);
       await storage.audit.append([{ at: now, actor: cliActor(), action: "token.revoked", target: positionals[0], detail: null, peer: "cli" }]);
@@ -129,7 +112,7 @@ export async function runAudit(argv: string[]): Promise<number> {
     json: { type: "boolean" },
   });
   if (values.help) return (console.log(AUDIT_HELP), 0);
-  return withDb("audit", async (storage) => {
+  return withStorage("audit", loadConfig(), async (storage) => {
     const page = await readAudit(storage.audit, values);
     if (values.json) console.log(JSON.stringify(page, null, 2));
     else {
