@@ -48,7 +48,9 @@ export function requestFrom(
   const u = new URL(url);
   return new Promise((resolve, reject) => {
     const req = http.request(
-      { host: u.hostname, port: Number(u.port), path: u.pathname + u.search, method: init.method ?? "GET", headers: init.headers, localAddress },
+      // A connection of its own (agent: false): a kept-alive one the server has just closed
+      // fails the next request with "socket hang up" (seen in CI).
+      { host: u.hostname, port: Number(u.port), path: u.pathname + u.search, method: init.method ?? "GET", headers: init.headers, localAddress, agent: false },
       (res) => {
         let body = "";
         res.setEncoding("utf8");
