@@ -30,7 +30,7 @@ import { AppError, invalid } from "../errors";
 import { deleteText, errorText, historyText, learningsText, memoryText, recentText, searchText, updateText } from "./format";
 import { counted } from "../core/text";
 import { auditLog } from "../core/audit";
-import { BYPASS_PRINCIPAL, checkMemoryInScope, refuseScoped, roleAtLeast, scopedProject, type Principal } from "../core/tokens";
+import { BYPASS_PRINCIPAL, checkMemoryInScope, creatorOf, refuseScoped, roleAtLeast, scopedProject, type Principal } from "../core/tokens";
 
 /**
  * The ten canonical memsvc_ tools, the memsvc_lessons alias, and
@@ -154,7 +154,7 @@ export function registerTools(server: Server, s: Services, who: Principal = BYPA
       const r = await ingestMemory(
         s,
         { content: a.content, project: scopedProject(who, a.project), memory_type: a.memory_type, source_agent: clientName(server) },
-        { createdBy: who.via === "token" ? who.name : null },
+        { createdBy: creatorOf(who) },
       );
       if (r.id !== null) audit("memory.created", r.id);
       return r.id === null ? `Not stored: this session already has ${counted(r.existing_count, "memory", "memories")}.` : `${r.message}\nid: ${r.id}`;

@@ -114,6 +114,8 @@ export function writeCorpus(file: string, n: number, seed = 17): CorpusCounts {
       used_count: used,
       last_shown_at: shown ? created + r.int(1, 86_400_000) : null,
       last_used_at: used ? created + r.int(1, 86_400_000) : null,
+      // The member that created it (team servers); not drawn from the generator, so the rest of the corpus stays as it was.
+      created_by: i % 3 === 0 ? `member-${i % 5}` : null,
       tags,
       vector: Buffer.from(hashEmbed(content).buffer).toString("base64"),
     };

@@ -40,6 +40,7 @@ interface DistillRequest {
   sourceAgentId: string | null;
   sourceDomain: string | null;
   anchors: AnchorInput | null;
+  createdBy: string | null;
 }
 
 const field = (v: unknown, name: string, max: number): string | null => {
@@ -51,7 +52,7 @@ const field = (v: unknown, name: string, max: number): string | null => {
 };
 
 /** Validates the body; every problem is a 400 naming the field. */
-export function parseDistillInput(input: DistillInput, now: number): DistillRequest {
+export function parseDistillInput(input: DistillInput, now: number): Omit<DistillRequest, "createdBy"> {
   const messages: TranscriptMessage[] = [];
   if (input.messages !== undefined && input.messages !== null) {
     if (!Array.isArray(input.messages)) throw invalid("messages must be an array of {role, content} objects");
@@ -140,8 +141,8 @@ async function withKeyLock<T>(s: Services, key: string | null, work: () => Promi
  * (merging near-duplicates) in one transaction. The transcript itself is
  * never stored or logged.
  */
-export async function distill(s: Services, input: DistillInput, llm: LlmClient | null): Promise<DistillResult> {
-  const req = parseDistillInput(input, s.now());
+export async function distill(s: Services, input: DistillInput, llm: LlmClient | null, opts: { createdBy?: string | null } = {}): Promise<DistillResult> {
+  const req = { ...parseDistillInput(input, s.now()), createdBy: opts.createdBy ?? null };
   const early = await dedupHit(s, req);
   if (early !== null) return { skipped: true, existing_count: early };
   if (!llm) {

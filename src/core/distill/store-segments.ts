@@ -22,6 +22,8 @@ export interface Provenance {
   sourceDomain: string | null;
   sourceSession: string | null;
   createdAt: number;
+  /** The member token that sent the transcript (issue 36); null for the localhost bypass and the config token. */
+  createdBy?: string | null;
 }
 
 export interface StoreOutcome {
@@ -179,6 +181,7 @@ export async function writePlan(
     sourceDomain: prov.sourceDomain,
     sourceSession: prov.sourceSession,
     createdAt: prov.createdAt,
+    createdBy: prov.createdBy ?? null,
     tags: kept[i].tags,
   }));
   const vectorOf = (i: number) => (plans[i] as { vector: Float32Array }).vector;

@@ -242,6 +242,7 @@ function checkMemory(rec: Record<string, any>, where: string): MemoryRecord {
   need(typeof rec.content === "string" && rec.content.length > 0, "content");
   for (const f of ["created_at", "updated_at", "refreshed_at", "strength", "shown_count", "used_count"]) need(typeof rec[f] === "number", f);
   need(Array.isArray(rec.tags), "tags");
+  need(rec.created_by == null || (typeof rec.created_by === "string" && rec.created_by.length <= 64), "created_by");
   return {
     ...rec,
     memory_type: normalizeMemoryType(rec.memory_type),

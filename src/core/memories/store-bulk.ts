@@ -66,6 +66,8 @@ export interface MemoryColumns {
   used_count: number;
   last_shown_at: number | null;
   last_used_at: number | null;
+  /** The member token that created it (issue 36); older exports lack it (null). */
+  created_by?: string | null;
 }
 
 export interface LinkRecord {

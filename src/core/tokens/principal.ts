@@ -26,3 +26,8 @@ export const BYPASS_PRINCIPAL: Principal = { name: "localhost", role: "admin", p
 export function inScope(p: Principal, project: string | null): boolean {
   return p.projects === null || (project !== null && p.projects.includes(project));
 }
+
+/** The member a new memory records as its creator: a database token's name; none for the bypass and a home's config token (one owner). */
+export function creatorOf(p: Principal | null): string | null {
+  return p?.via === "token" ? p.name : null;
+}

@@ -5,6 +5,7 @@ import { ingestMemory } from "../../core/ingest";
 import { memoryHistory, restoreVersion } from "../../core/memories";
 import { recent } from "../../core/search";
 import type { Services } from "../../core/services";
+import { creatorOf } from "../../core/tokens";
 import { AnchorsInput, DeleteInput, HistoryInput, IngestInput, MarkStaleInput, MemoryGetInput, RestoreInput, UpdateInput } from "../../core/memories/schema";
 import { RecentInput } from "../../core/search/schema";
 import { queryOptions } from "../schema-query";
@@ -30,8 +31,7 @@ export function memoryRoutes(s: Services) {
     .post(
       "/ingest",
       async ({ body, set, request }) => {
-        const p = principalOf(request);
-        const result = await ingestMemory(s, body, { createdBy: p?.via === "token" ? p.name : null });
+        const result = await ingestMemory(s, body, { createdBy: creatorOf(principalOf(request)) });
         set.status = result.id === null ? 200 : 201;
         return result;
       },

@@ -112,6 +112,7 @@ export function pgMemoriesBulk(h: PgHandle): MemoriesBulkStore {
     used_count: m.usedCount,
     last_shown_at: m.lastShownAt,
     last_used_at: m.lastUsedAt,
+    created_by: m.createdBy,
   };
 
   /** Memories with their tags (and vectors), `seq > after` in seq order. */
@@ -192,6 +193,7 @@ export function pgMemoriesBulk(h: PgHandle): MemoriesBulkStore {
       usedCount: x.used_count,
       lastShownAt: x.last_shown_at,
       lastUsedAt: x.last_used_at,
+      createdBy: x.created_by ?? null,
     }));
     let at = 0;
     for (const part of byParams(values)) {

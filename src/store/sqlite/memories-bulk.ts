@@ -65,7 +65,7 @@ const columns = (previewChars: number) => `m.seq AS seq, m.id AS id, substr(m.co
 const KEY_SQL = { newest: "m.created_at", importance: "m.strength" } as const;
 
 const MEMORY_COLUMNS = `id, content, memory_type, project, source_agent, source_agent_id, source_domain, source_session, privacy,
-  created_at, updated_at, refreshed_at, strength, shown_count, used_count, last_shown_at, last_used_at`;
+  created_at, updated_at, refreshed_at, strength, shown_count, used_count, last_shown_at, last_used_at, created_by`;
 
 const vectorOf = (bytes: Uint8Array | undefined): Float32Array | null =>
   bytes ? new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength)) : null;
@@ -83,8 +83,7 @@ export function sqliteMemoriesBulk(h: SqliteHandle): MemoriesBulkStore {
     q<{ tag: string; weight: number }>("SELECT tag, weight FROM memory_tags WHERE memory_id = ? ORDER BY weight DESC, tag").all(id);
   const vecOf = (seq: number) => vectorOf(q<{ e: Uint8Array }>("SELECT embedding e FROM memory_vec WHERE rowid = ?").get(seq)?.e);
   const fullMemory = (m: Record<string, any>, vectors: boolean): FullMemory => {
-    // created_by (issue 36) is not part of the export format (MemoryColumns), as on PostgreSQL: `SELECT *` must not add it.
-    const { link_count: _derived, created_by: _creator, ...cols } = m;
+    const { link_count: _derived, ...cols } = m;
     return { ...(cols as FullMemory), tags: tagsOf(m.id), vector: vectors ? vecOf(m.seq) : null };
   };
 
@@ -101,8 +100,8 @@ export function sqliteMemoriesBulk(h: SqliteHandle): MemoriesBulkStore {
     let links = 0;
     const insert = q<{ seq: number }>(
       keepSeq
-        ? `INSERT INTO memories(seq, ${MEMORY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq`
-        : `INSERT INTO memories(${MEMORY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq`,
+        ? `INSERT INTO memories(seq, ${MEMORY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq`
+        : `INSERT INTO memories(${MEMORY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq`,
     );
     for (const r of rows) {
       if (r.kind === "memory") {
@@ -125,6 +124,7 @@ export function sqliteMemoriesBulk(h: SqliteHandle): MemoriesBulkStore {
           m.used_count,
           m.last_shown_at,
           m.last_used_at,
+          m.created_by ?? null,
         ];
         const { seq } = insert.get(...(keepSeq ? [m.seq!, ...values] : values))!;
         seqs.push(seq);

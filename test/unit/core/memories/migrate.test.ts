@@ -66,6 +66,17 @@ test("migrate copies a store batch by batch; an interrupted run resumes from the
     expect(anchorLines.filter((l) => typeof l.evidence === "string" && l.evidence.startsWith("assistant: ")).length).toBeGreaterThan(5);
     expect(anchorLines.filter((l) => typeof l.rechecked === "string").length).toBeGreaterThan(0);
     expect(anchorLines.filter((l) => typeof l.confirmed_at === "number").length).toBeGreaterThan(0);
+    // The member that created each memory (issue 36) travels through import, migrate and export.
+    const creators = (file: string) =>
+      readFileSync(file, "utf8")
+        .split("\n")
+        .filter((l) => l.startsWith('{"kind":"memory"'))
+        .map((l) => JSON.parse(l))
+        .filter((m) => m.created_by !== null)
+        .map((m) => `${m.id} ${m.created_by}`)
+        .sort();
+    expect(creators(b)).toEqual(creators(corpus));
+    expect(creators(b).length).toBe(400);
     // seq order and values survive (the list's keyset paging and the vector index key on them).
     const seqs = (s: typeof source) => dbRows(s, "SELECT seq, id FROM memories ORDER BY seq");
     expect(await seqs(target)).toEqual(await seqs(source));
