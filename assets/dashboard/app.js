@@ -272,9 +272,10 @@
       return;
     }
     const sessions = (n) => `${num(n)} session${n === 1 ? "" : "s"}`;
+    const wait = (n) => (n === 1 ? "waits" : "wait");
     const parts = [];
-    if (b.noModel) parts.push(`${sessions(b.noModel)} wait for a language model (configure one: memsvc setup --llm …)`);
-    if (b.modelFailed) parts.push(`${sessions(b.modelFailed)} wait for the language model to answer again`);
+    if (b.noModel) parts.push(`${sessions(b.noModel)} ${wait(b.noModel)} for a language model (configure one: memsvc setup --llm …)`);
+    if (b.modelFailed) parts.push(`${sessions(b.modelFailed)} ${wait(b.modelFailed)} for the language model to answer again`);
     if (b.noServer) parts.push(`${sessions(b.noServer)} found no server when captured`);
     el.textContent = `${parts.join("; ")}. They are kept and distilled when that is fixed.`;
     el.hidden = false;

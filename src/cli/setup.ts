@@ -65,6 +65,8 @@ interface Ctx {
   ask: Asker;
   /** What was changed, for the summary. */
   changed: string[];
+  /** The steps the user answered no to: "nothing changed" must not then claim the machine was set up. */
+  declined: string[];
   backups: string[];
   say: (line: string) => void;
 }
@@ -90,7 +92,7 @@ export async function runSetup(argv: string[]): Promise<number> {
   if ((values.model !== undefined || values["api-key"] !== undefined) && values.llm === undefined) throw new UsageError("--model and --api-key go with --llm");
   const ask = dryRun || values.yes ? autoAsker() : lineAsker();
   const env = process.env;
-  const ctx: Ctx = { env, home: homeDir(env), dryRun, ask, changed: [], backups: [], say: (line) => console.log(line) };
+  const ctx: Ctx = { env, home: homeDir(env), dryRun, ask, changed: [], declined: [], backups: [], say: (line) => console.log(line) };
   if (values.uninstall) {
     if (values.llm !== undefined || values.port !== undefined) throw new UsageError("--uninstall takes no --llm or --port");
     try {
@@ -124,6 +126,12 @@ export async function runSetup(argv: string[]): Promise<number> {
   }
 }
 
+/** The user answered no: said at once, and named again in the summary. */
+function decline(ctx: Ctx, step: string, hint = ""): void {
+  ctx.declined.push(step);
+  ctx.say(`skipped${hint}`);
+}
+
 function heading(ctx: Ctx, n: number, title: string): void {
   ctx.say(`\n[${n}/5] ${title}`);
 }
@@ -142,7 +150,7 @@ async function stepHome(ctx: Ctx, port: number | undefined): Promise<void> {
     ? `set port ${port} in ${paths.config}`
     : `create ${ctx.home} and ${paths.config} with a new bearer token (mode 0600)${port !== undefined ? `, port ${port}` : ""}`;
   if (ctx.dryRun) return ctx.say(`would ${what}`);
-  if (!(await ctx.ask.confirm(`${what}?`, true))) return ctx.say("skipped");
+  if (!(await ctx.ask.confirm(`${what}?`, true))) return decline(ctx, "home");
   ensureHome(false, ctx.env);
   if (port !== undefined) writeConfigFile(paths.config, { ...readConfigFile(paths.config), port });
   ctx.changed.push(exists ? `port ${port} in ${paths.config}` : `created ${paths.config}`);
@@ -236,7 +244,7 @@ async function writeLlm(ctx: Ctx, current: Record<string, any>, llm: LlmSettings
     return false;
   }
   if (!(await ctx.ask.confirm(`${what}?`, true))) {
-    ctx.say("skipped");
+    decline(ctx, "language model");
     return false;
   }
   ensureHome(false, ctx.env);
@@ -267,7 +275,7 @@ async function stepHarnesses(ctx: Ctx): Promise<void> {
     for (const c of changes) for (const line of c.summary) ctx.say(`  ${c.file}: ${line}`);
     if (ctx.dryRun) continue;
     if (!(await ctx.ask.confirm(`wire ${h.name}?`, true))) {
-      ctx.say("skipped");
+      decline(ctx, h.name);
       continue;
     }
     const written = applyChanges(changes, { home: ctx.home });
@@ -290,7 +298,7 @@ async function stepService(ctx: Ctx): Promise<boolean> {
     return false;
   }
   if (!(await ctx.ask.confirm(`install ${plan.file} (${plan.manager}) to keep the server running, and start it?`, true))) {
-    ctx.say("skipped; start the server yourself with `memsvc server`");
+    decline(ctx, "autostart", "; start the server yourself with `memsvc server`");
     return false;
   }
   const r = await installService({ ...opts, log: ctx.say });
@@ -332,7 +340,11 @@ async function undoSetup(ctx: Ctx): Promise<number> {
     }
     if (changes.length === 0) continue;
     for (const c of changes) for (const line of c.summary) ctx.say(`${c.file}: ${line}`);
-    if (ctx.dryRun || !(await ctx.ask.confirm(`undo memsvc's wiring of ${id}?`, true))) continue;
+    if (ctx.dryRun) continue;
+    if (!(await ctx.ask.confirm(`undo memsvc's wiring of ${id}?`, true))) {
+      decline(ctx, id);
+      continue;
+    }
     applyChanges(changes, { home: ctx.home });
     ctx.changed.push(`${id}: restored ${changes.map((c) => c.file).join(", ")}`);
   }
@@ -341,8 +353,14 @@ async function undoSetup(ctx: Ctx): Promise<number> {
     const r = await uninstallService({ ...opts, dryRun: ctx.dryRun, log: ctx.say });
     ctx.say(r.message);
     if (r.removed) ctx.changed.push(`autostart: removed ${r.removed}`);
-  }
-  ctx.say(ctx.changed.length === 0 ? "nothing to undo" : `undone:\n${ctx.changed.map((c) => `  ${c}`).join("\n")}`);
+  } else decline(ctx, "autostart");
+  ctx.say(
+    ctx.changed.length > 0
+      ? `undone:\n${ctx.changed.map((c) => `  ${c}`).join("\n")}`
+      : ctx.declined.length > 0
+        ? `nothing undone: you answered no to ${ctx.declined.join(", ")}`
+        : "nothing to undo",
+  );
   ctx.say(`kept: ${ctx.home} (memories, config.json, backups); delete it yourself to forget everything`);
   return failed === 0 ? 0 : 1;
 }
@@ -364,7 +382,10 @@ async function stepCheck(ctx: Ctx, llmChanged: boolean): Promise<number> {
     ctx.say(`\n${backlog.total} waiting session${backlog.total === 1 ? " is" : "s are"} being distilled in the background (log: ${log})`);
   }
   ctx.say("\nsummary");
-  ctx.say(ctx.changed.length === 0 ? "  nothing changed: this machine was set up already" : ctx.changed.map((c) => `  changed: ${c}`).join("\n"));
+  if (ctx.changed.length > 0) ctx.say(ctx.changed.map((c) => `  changed: ${c}`).join("\n"));
+  else if (ctx.declined.length > 0) ctx.say(`  nothing changed: you answered no to ${ctx.declined.join(", ")} (run \`memsvc setup\` again to do it)`);
+  else ctx.say("  nothing changed: this machine was set up already");
+  if (ctx.changed.length > 0 && ctx.declined.length > 0) ctx.say(`  not done (you answered no): ${ctx.declined.join(", ")}`);
   if (ctx.backups.length > 0) ctx.say(`  backups: ${ctx.backups.join(", ")}`);
   if (server) ctx.say(`  pages:   ${server}/memories  (dashboard ${server}/dashboard, graph ${server}/viz, identity ${server}/identity/ui)`);
   return failed === 0 ? 0 : 1;

@@ -1,8 +1,9 @@
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import net from "node:net";
 import { join } from "node:path";
 import type { Browser, BrowserContext, Page } from "playwright-core";
+import { updateBacklog } from "../../src/capture/backlog";
 import { ARTIFACTS, hasChromium, launchBrowser } from "../helpers/browser";
 import { EXPECTED, movableClock, seedDashboard } from "../helpers/dashboard-seed";
 import { dbRow, dbRows } from "../helpers/engine";
@@ -151,6 +152,26 @@ describe("dashboard in Chromium", () => {
         ["chart-nightly", true],
       ]);
       await page.screenshot({ path: join(ARTIFACTS, "dashboard-light.png"), fullPage: true });
+    },
+    BROWSER_TEST_MS,
+  );
+
+  test.skipIf(!hasChromium)(
+    "the capture backlog notice says how many sessions wait, in the singular and the plural",
+    async () => {
+      const { page } = await openDashboard();
+      await rendered(page);
+      expect(await page.locator("#backlog").isHidden()).toBe(true);
+      const home = srv!.services.config.home;
+      const files = ["a", "b", "c"].map((n) => join(home, `transcript-${n}.jsonl`));
+      for (const f of files) writeFileSync(f, "{}\n");
+      const waiting = (file: string, reason: "no-model" | "model-failed") => ({ file, format: null, agent: null, reason, message: "" });
+      updateBacklog(home, [waiting(files[0]!, "no-model"), waiting(files[1]!, "model-failed"), waiting(files[2]!, "model-failed")], []);
+      await page.reload();
+      await rendered(page);
+      const notice = await text(page, "#backlog");
+      expect(notice).toContain("1 session waits for a language model");
+      expect(notice).toContain("2 sessions wait for the language model to answer again");
     },
     BROWSER_TEST_MS,
   );

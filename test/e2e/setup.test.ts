@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { readState, stateDir } from "../../src/capture/watermark";
 import { DIST_TIMEOUT_MS, hostBinary } from "../helpers/dist";
 import { memoriesReply, startFakeLlm, type FakeLlm } from "../helpers/fake-llm";
 import { freePort, ROOT } from "../helpers/process";
@@ -212,6 +213,8 @@ describe("memsvc setup on a fresh machine (compiled binary)", () => {
     expect(doctor.stdout).toContain("1 session waits for a language model");
     const backlog = JSON.parse(readFileSync(join(m.memsvcHome, "state", "capture", "backlog.json"), "utf8"));
     expect(backlog.sessions.map((s: any) => s.file)).toEqual([transcript]);
+    // The watermark stays at the start: nothing of the session counts as captured yet.
+    expect(readState(stateDir(m.memsvcHome), transcript)?.offset ?? 0).toBe(0);
     expect((await waitForMemories(url, 500)).length).toBe(0);
 
     const fake = fakeModel();
@@ -223,4 +226,53 @@ describe("memsvc setup on a fresh machine (compiled binary)", () => {
     expect(memories.map((x) => x.content).join("\n")).toContain("nightly export cron");
     expect(fake.receivedText()).toContain("orders");
   }, 240_000);
+
+  test("--dry-run prints every change and writes nothing; answering no to every question changes nothing and says so", async () => {
+    const fake = fakeModel();
+    const m = freshMachine({ OPENAI_BASE_URL: fake.baseURL, OPENAI_API_KEY: "sk-test-not-a-real-key", OPENAI_MODEL: "fake-model" });
+    // The user's own files, as each harness documents them.
+    for (const [rel, fixture] of [
+      [".claude/settings.json", "claude-code/config/settings.json"],
+      [".claude.json", "claude-code/config/claude.json"],
+      [".codex/config.toml", "codex/config/config.toml"],
+      [".gemini/settings.json", "gemini/config/settings.json"],
+    ])
+      copyFileSync(join(ROOT, "test/fixtures", fixture), join(m.home, rel));
+    const before = snapshot(m.home);
+    const port = String(await freePort());
+
+    const dry = await memsvc(m, ["setup", "--dry-run", "--port", port]);
+    expect(dry.code, dry.all).toBe(0);
+    for (const f of [
+      ".memsvc/config.json",
+      ".claude/settings.json",
+      ".claude.json",
+      ".codex/config.toml",
+      ".gemini/settings.json",
+      ".config/systemd/user/memsvc.service",
+    ])
+      expect(dry.stdout, f).toContain(join(m.home, f));
+    expect(dry.stdout).toContain("would use OpenAI");
+    expect(dry.stdout).toContain("dry run: nothing was written");
+    expect(snapshot(m.home)).toEqual(before);
+
+    const no = await memsvc(m, ["setup", "--port", port], "n\n".repeat(12));
+    expect(no.stdout).toContain("nothing changed: you answered no to home, language model, Claude Code, Codex CLI, Gemini CLI, autostart");
+    expect(no.stdout).not.toContain("set up already");
+    expect(snapshot(m.home)).toEqual(before);
+  }, 240_000);
 });
+
+/** Every file under a folder with its content, for "nothing was written". */
+function snapshot(dir: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const rel of readdirSync(dir, { recursive: true, withFileTypes: false }) as string[]) {
+    const path = join(dir, rel);
+    try {
+      out[rel] = readFileSync(path, "utf8");
+    } catch {
+      out[rel] = "(folder)";
+    }
+  }
+  return out;
+}
