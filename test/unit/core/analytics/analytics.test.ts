@@ -1,7 +1,10 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { account } from "../../../../src/core/analytics";
 import { dashboardData } from "../../../../src/core/analytics";
+import { ingestMemory } from "../../../../src/core/ingest";
 import { deleteMemory, updateMemory } from "../../../../src/core/memories";
+import { feedbackFromAnywhere, markUsedFromReceipt } from "../../../../src/core/receipts";
+import { recallIndex } from "../../../../src/core/recall";
 import { DAY, EXPECTED, NOW, TODAY, movableClock, seedDashboard } from "../../../helpers/dashboard-seed";
 import { onPostgres } from "../../../helpers/engine";
 import { makeServices, type TestServices } from "../../../helpers/services";
@@ -146,6 +149,29 @@ describe("dashboardData on an empty store", () => {
     expect(d.recall.days.every((x) => x.uses_per_showing === null)).toBe(true);
     expect(d.nightly).toEqual([]);
     expect(d.account).toEqual({ name: null, org: null, plan: null });
+  });
+});
+
+describe("dashboardData: what memory put into prompts (receipts) and the feedback", () => {
+  test("tokens injected per day, the share used, feedback counts, and the memories shown but never used", async () => {
+    s = makeServices({ now: () => NOW });
+    const pg = (await ingestMemory(s, { content: "The staging Postgres database listens on port 5433 behind pgbouncer.", project: "infra" })).id!;
+    const pool = (await ingestMemory(s, { content: "The staging Postgres database pool is pgbouncer in transaction mode, port 6432.", project: "infra" })).id!;
+    const r = await recallIndex(
+      s,
+      { session_id: "dash", prompt: "which port does the staging postgres database pool listen on?", project: "infra" },
+      { explain: true },
+    );
+    expect(r.explain!.injected.map((m) => m.id).sort()).toEqual([pg, pool].sort());
+    await markUsedFromReceipt(s, { receipt: r.explain!.id, ids: [pg] });
+    await feedbackFromAnywhere(s, { id: pool, kind: "outdated", note: "session mode now" }, "page");
+    const d = (await dashboardData(s)).receipts;
+    expect(d.days.at(-1)).toEqual({ date: "2026-03-15", tokens: r.explain!.tokens, injected: 2, used: 1 });
+    expect(d.days.slice(0, -1).every((x) => x.tokens === 0 && x.injected === 0)).toBe(true);
+    expect(d).toMatchObject({ tokens: r.explain!.tokens, injected: 2, used: 1, used_share: 0.5 });
+    expect(d.tokens).toBeGreaterThan(0);
+    expect(d.feedback).toMatchObject({ outdated: 1, wrong: 0, useful: 0, irrelevant: 0 });
+    expect(d.shown_never_used.map((m) => m.id)).toEqual([pool]);
   });
 });
 

@@ -3,6 +3,7 @@ import { hostname } from "node:os";
 import { fetchMemory } from "../../../../src/core/memories";
 import { ingestMemory } from "../../../../src/core/ingest";
 import { recallIndex } from "../../../../src/core/recall";
+import { feedbackFromAnywhere, markUsedFromReceipt } from "../../../../src/core/receipts";
 import { effectiveStrength } from "../../../../src/core/memories";
 import { daysToRun, latestDigests, NightlyInterrupted, NightlyLeaseLost, runNightly, type NightlyProgress } from "../../../../src/core/nightly";
 import { runScheduledNightly, startNightlySchedule } from "../../../../src/core/nightly";
@@ -566,6 +567,35 @@ describe("decay through real recall and fetch events", () => {
     for (const id of often.slice(1)) expect(after.get(id)!.strength).toBeCloseTo(before.get(id)!.strength * 0.9, 6);
     for (const id of rarely) expect(after.get(id)!.strength).toBeCloseTo(before.get(id)!.strength, 6);
     expect(out.digest!.decayed).toBe(often.length - 1);
+  });
+});
+
+describe("the nightly run reads use detection and feedback", () => {
+  test("a use the capture client detected keeps a memory from decay; the day's feedback is counted in the digest", async () => {
+    const s = services({ model: false });
+    await add(s, "Use the blue-green switch script to cut traffic over to the new stack during deploys.");
+    await add(s, "The blue-green deploy keeps the old stack warm for ten minutes before the switch is final.");
+    clock = Date.parse(`${DAY}T10:00:00Z`);
+    const shown: string[] = [];
+    for (const session of ["a", "b", "c"]) {
+      const r = (await recallIndex(s, { session_id: session, prompt: "how does the blue-green deploy switch traffic to the new stack?", project: "shop" })) as {
+        shown?: string[];
+      };
+      shown.push(...(r.shown ?? []));
+    }
+    const [used, ignored] = [...new Set(shown)];
+    expect(shown.filter((id) => id === used)).toHaveLength(3);
+    expect(shown.filter((id) => id === ignored)).toHaveLength(3);
+    // What capture/use.ts sends after reading the agent's turns (POST /recall/used), then a person's feedback.
+    expect((await markUsedFromReceipt(s, { session_id: "c", ids: [used] })).used).toEqual([used]);
+    await feedbackFromAnywhere(s, { id: ignored, kind: "outdated", note: "the window is five minutes now" }, "cli");
+    const strength = async (id: string) => (await q<{ strength: number }>(s, "SELECT strength FROM memories WHERE id = ?", id))[0].strength;
+    const before = { used: await strength(used), ignored: await strength(ignored) };
+    clock = Date.parse("2026-03-11T03:30:00Z");
+    const out = await runNightly(s, { day: DAY });
+    expect(await strength(used)).toBeCloseTo(before.used, 6);
+    expect(await strength(ignored)).toBeCloseTo(before.ignored * 0.9, 6);
+    expect(out.digest!.feedback).toMatchObject({ outdated: 1, wrong: 0, useful: 0, irrelevant: 0 });
   });
 });
 
