@@ -46,5 +46,9 @@ export function adversarialInputs(size: number): Record<string, string> {
     "continuation lines": `docker login ${rep("\\\n ")}`,
     "here-string runs": rep("sudo -S <<<"),
     "fly secrets pairs": `fly secrets set ${rep("A=b ")}`,
+    "quoted password options": `-o '${rep("a=b,")}`,
+    "quoted password names": `-e "${rep("db_pass=")}`,
+    "printf formats": rep("printf '%s' "),
+    "echo escaped words": `echo ${rep("a\\ ")}`,
   };
 }

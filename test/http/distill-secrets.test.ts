@@ -14,6 +14,7 @@ const h = distillHarness({ timeoutMs: 30_000 });
 const ONE_LINE = CORPUS.filter((c) => !c.secret.includes("\n") && !c.secret.includes("\\n"));
 const LEGACY_SECRET = `ghp_${"Legacy9Token".repeat(3)}`;
 const INGESTED_SECRET = "sk-proj-INGESTEDkey0123456789abcdefXYZ";
+const LEGACY_PASSWORD = "L3gacy Pw9";
 
 const dbBytes = () => storedText(h.srv.services);
 
@@ -47,7 +48,7 @@ describe("no secret reaches the model or the store", () => {
     });
     expect(ing.status).toBe(201);
     // A memory stored before redaction covered /ingest (written straight to the store).
-    const legacyText = `The checkout service deploy pushes to the shop repo with the token ${LEGACY_SECRET} from the staging env file.`;
+    const legacyText = `The checkout service deploy pushes to the shop repo with the token ${LEGACY_SECRET} from the staging env file, via sshpass -p '${LEGACY_PASSWORD}' ssh deploy@staging.`;
     const [vector] = await s.embedder.embed([legacyText], "document");
     const [legacy] = await insertMemoryRows(
       s,
@@ -75,6 +76,7 @@ describe("no secret reaches the model or the store", () => {
     for (const c of CORPUS) expect(sent).not.toContain(c.secret);
     for (const f of PASSWORD_FORMS) expect(sent).not.toContain(f.secret);
     expect(sent).not.toContain(LEGACY_SECRET);
+    expect(sent).not.toContain(LEGACY_PASSWORD);
     expect(sent).not.toContain(INGESTED_SECRET);
     expect(sent).toContain("[REDACTED:");
 

@@ -13,7 +13,7 @@
  * database), a separate word after sshpass or docker login, and a port to
  * ssh and redis-cli.
  */
-import { args, command, DOUBLE_QUOTED, namesAValue, unquote, userPassword, WORD } from "./shell";
+import { args, command, namesAValue, unquote, userPassword, WORD } from "./shell";
 import { CLI_ARGS_MAX_CHARS } from "./tuning";
 import { isPlaceholder, type SecretRule } from "./values";
 
@@ -93,7 +93,9 @@ const GATE =
 const RULES: SecretRule[] = [
   // Database clients: mysql's password is glued to -p; the others take it as the next word.
   option(MYSQL, "-p", "glued"),
-  option(`${MONGO}|mycli`, "-p", "either"),
+  option(`${MONGO}|mycli|cqlsh`, "-p", "either"),
+  // mysqladmin's new password: `mysqladmin -u root -pOld password 'New'`.
+  option("mysqladmin|mariadb-admin", "password", "spaced"),
   option("redis-cli|keydb-cli", "-a|--pass", "spaced"),
   option(SQLSERVER, "-P", "either"),
   option("ipmitool|mosquitto_pub|mosquitto_sub|mosquitto_rr", "-P", "either"),
@@ -111,6 +113,9 @@ const RULES: SecretRule[] = [
   // SSH and remote shells.
   shaped(new RegExp(`${command("sshpass")}(?:[ \\t]+-[a-oq-zA-Z]\\S*)*[ \\t]+-p[ \\t]*(?<v>${WORD})`, "g"), undefined, /sshpass/),
   option("plink|pscp|psftp|putty|kitty", "-pw", "spaced"),
+  // A key's old and new passphrase, one rule each (a rule takes one flag a command); `-N ''` is an empty one and stays.
+  option("ssh-keygen", "-P", "spaced"),
+  option("ssh-keygen", "-N", "spaced"),
   option("rdesktop|evil-winrm|crackmapexec|netexec|nxc|smbmap|ncftp|ncftpget|ncftpput|npm-cli-login", "-p", "either"),
   shaped(
     new RegExp(`${command("xfreerdp|xfreerdp3|wlfreerdp|sdl-freerdp|cmdkey|winscp|WinSCP\\.com")}${A}\\s\\/(?:p|pass|password):(?<v>${WORD})`, "gi"),
@@ -118,6 +123,12 @@ const RULES: SecretRule[] = [
     /\/p(?:ass(?:word)?)?:/i,
   ),
   shaped(new RegExp(`(?<![\\w.-])(?:SSHPASS|REDISCLI_AUTH)=(?<v>${WORD})`, "g"), undefined, /SSHPASS=|REDISCLI_AUTH=/),
+  // A password assignment quoted whole, spaces and all: docker run -e "DB_PASSWORD=a b", mount -o 'user=u,password=a b'.
+  shaped(
+    /(?<q>\\?["'])(?:[\w.-]{1,64}=[^"'\n,\\]{0,256},){0,16}(?:[\w.-]{0,64}(?:passw(?:or)?d|passphrase|pwd)|(?:[\w.-]{0,63}[_.-])?pass)=(?<v>[^"'\n,\\]{1,128})(?=,|\k<q>)/gi,
+    (v) => !namesAValue(v) && !isPlaceholder(v) && v.length >= 3,
+    /pass|pwd/i,
+  ),
 
   // HTTP clients: basic auth as user:password.
   userOption("curl", "-u|--user|-U|--proxy-user", ":"),
@@ -240,9 +251,12 @@ const RULES: SecretRule[] = [
     /htpasswd/,
   ),
 
-  // A password piped or here-string'ed into a command that reads it from stdin.
+  // A password piped or here-string'ed into a command that reads it from stdin (the word in a lookahead: matched once, never backtracked into).
   shaped(
-    new RegExp(`${command("echo|printf")}(?:[ \\t]+-[neE]+)*[ \\t]+(?<v>'[^'\\n]*'|${DOUBLE_QUOTED}|[^\\s'"|;&<>]+)[ \\t]*\\|[^\\n|;&]{0,160}`, "g"),
+    new RegExp(
+      `${command("echo|printf")}(?:[ \\t]+-[neE]+)*(?:[ \\t]+(?:'%s(?:\\\\n)?'|"%s(?:\\\\n)?"))?[ \\t]+(?=(?<v>${WORD}))\\k<v>[ \\t]*\\|[^\\n|;&]{0,160}`,
+      "g",
+    ),
     (v, match) => !namesAValue(v) && STDIN_TARGET.test(match),
     /\|/,
   ),

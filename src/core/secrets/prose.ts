@@ -1,6 +1,6 @@
 /**
  * Passwords said in words: "the root password is ...", "my password was
- * ...", "passphrase: ...", "pw: ...", "the pin is 4821", "use X as the
+ * ...", "my password's ...", "passphrase: ...", "pw: ...", "the pin is 4821", "use X as the
  * password", "set the admin password to X", "log in with password X", and the
  * same for a secret or a token. Only the value goes; the sentence stays.
  *
@@ -22,7 +22,7 @@ const SECRET_WORDS = String.raw`secret|token`;
 const DETERMINER = String.raw`(?:(?:the|my|our|your|his|her|their|its|this|that|a|an)[ \t]+)`;
 // "for the db", "to the admin panel", "on staging": the password's subject, a word or two.
 const QUALIFIER = String.raw`(?:[ \t]+(?:for|of|on|to|at|in)[ \t]+${DETERMINER}?[^\s:=,.;!?"']{1,40}(?:[ \t]+[^\s:=,.;!?"']{1,40})?)?`;
-const LINKING = String.raw`(?:[ \t]*[:=][ \t]*|[ \t]+(?:is|was|will[ \t]+be|should[ \t]+be|would[ \t]+be|has[ \t]+been|had[ \t]+been|becomes|became|remains)(?:[ \t]+(?:now|still|just|currently|actually|simply|always|again))?(?:[ \t]+(?:set|changed|reset|updated)[ \t]+to)?[ \t]*:?[ \t]+|[ \t]+(?:set|changed|reset|updated)[ \t]+to[ \t]+)`;
+const LINKING = String.raw`(?:[ \t]*[:=][ \t]*|['’]s[ \t]+|[ \t]+(?:is|was|will[ \t]+be|should[ \t]+be|would[ \t]+be|has[ \t]+been|had[ \t]+been|becomes|became|remains)(?:[ \t]+(?:now|still|just|currently|actually|simply|always|again))?(?:[ \t]+(?:set|changed|reset|updated)[ \t]+to)?[ \t]*:?[ \t]+|[ \t]+(?:set|changed|reset|updated)[ \t]+to[ \t]+)`;
 // Quoted (any quotes, also JSON-escaped \"...\", spaces allowed) or one run of non-space that does not end in sentence punctuation.
 const QUOTED = String.raw`\\"[^"\n]{1,128}\\"|"[^"\n]{1,128}"|'[^'\n]{1,128}'|\x60[^\x60\n]{1,128}\x60|“[^”\n]{1,128}”|‘[^’\n]{1,128}’`;
 const VALUE = String.raw`(?<v>${QUOTED}|(?!\[REDACTED)[^\s"'\x60“”‘’]{0,127}[^\s"'\x60“”‘’.,;:?)\]}>])`;
@@ -63,6 +63,7 @@ function notAValue(v: string): boolean {
     /^(?:~|\.{1,2})?\//.test(v) ||
     /^v?\d+(?:[.:/-]\d+)+[a-z]?$/i.test(v) ||
     /^\d+(?:\.\d+)?(?:[kmgt]i?b?|ms|s|m|h|d|x|%)$/i.test(v) ||
+    /^!{1,2}[A-Za-z]+$/.test(v) || // a YAML tag: password: !vault |, secret: !Ref X
     wordLike(v)
   );
 }
@@ -132,8 +133,8 @@ export const PROSE_RULES: SecretRule[] = [
     String.raw`\b(?:set|sets|setting|change|changed|changes|changing|reset|resets|update|updated|updates)[ \t]+${DETERMINER}?(?:[\w@.'’-]{1,30}[ \t]+){0,2}?(?:${PASSWORD_WORDS})[ \t]+(?:to|as)[ \t]+(?:be[ \t]+)?${VALUE}`,
     (v, _m, after) => passwordValue(v, after),
   ),
-  // "log in with password X", "using the pin X".
-  rule("password", String.raw`\b(?:with|using|via)[ \t]+${DETERMINER}?(?:[\w-]{1,30}[ \t]+)?(?:${PASSWORD_WORDS})[ \t]+${VALUE}`, (v, _m, after) =>
+  // "log in with password X", "using the pin X", "use password X".
+  rule("password", String.raw`\b(?:with|using|via|use)[ \t]+${DETERMINER}?(?:[\w-]{1,30}[ \t]+)?(?:${PASSWORD_WORDS})[ \t]+${VALUE}`, (v, _m, after) =>
     passwordValue(v, after),
   ),
   // "passphrase: correct horse battery staple" (unquoted words, to the line's end or a closing quote).

@@ -28,9 +28,6 @@ const BARE = String.raw`[^\s'"\\|&;<>()\x60]+`;
 /** One shell word that is not a flag (does not start with '-') and not already a marker. */
 export const WORD = String.raw`(?![-\s]|\[REDACTED)(?:${ANSI_C}|${JSON_QUOTED}|${SINGLE}|${DOUBLE}|${ESCAPED}|${BARE}){1,64}`;
 
-/** A double-quoted string, plain or JSON-escaped, as a pattern source (for rules that need one alone). */
-export const DOUBLE_QUOTED = `${JSON_QUOTED}|${DOUBLE}`;
-
 /**
  * The rest of a command up to a password option: anything on the line short
  * of a pipe, a ';' or a '&', also across up to 8 backslash-newline
