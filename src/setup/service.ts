@@ -71,6 +71,15 @@ function answers(info: RuntimeInfo, home: string): Promise<boolean> {
   return healthAnswers(home, info.url, 2_000);
 }
 
+async function answersWithin(info: RuntimeInfo, home: string, ms: number): Promise<boolean> {
+  const until = Date.now() + ms;
+  for (;;) {
+    if (await answers(info, home)) return true;
+    if (Date.now() >= until || liveServer(home)?.pid !== info.pid) return false;
+    await Bun.sleep(200);
+  }
+}
+
 async function waitForServer(home: string, notPid: number | null, ms: number): Promise<RuntimeInfo | null> {
   const until = Date.now() + ms;
   for (;;) {
@@ -244,7 +253,8 @@ export async function serviceStatus(opts: ServiceOptions): Promise<ServiceStatus
   const file = candidateFiles(full).find((f) => existsSync(f)) ?? detail.file;
   const installed = existsSync(file);
   const live = liveServer(ctx.home);
-  const running = live !== null && (await answers(live, ctx.home));
+  // A live process (its pid in server.json) that has just started may answer /health a few seconds late on a busy machine.
+  const running = live !== null && (await answersWithin(live, ctx.home, 6_000));
   const lines = [`${installed ? "installed" : "not installed"}: ${file}`];
   if (reason !== null) lines.push(`${detail.manager}: not usable here (${reason})`);
   else if (installed)
