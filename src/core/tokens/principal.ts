@@ -1,3 +1,4 @@
+import type { ProjectScope } from "../scope";
 import type { Role } from "./store";
 
 /**
@@ -9,7 +10,7 @@ export interface Principal {
   name: string;
   role: Role;
   /** Projects the principal may see and change; null: every project. */
-  projects: readonly string[] | null;
+  projects: ProjectScope;
   via: "token" | "config" | "bypass";
 }
 
@@ -21,8 +22,3 @@ export function roleAtLeast(have: Role, need: Role): boolean {
 
 export const CONFIG_PRINCIPAL: Principal = { name: "config", role: "admin", projects: null, via: "config" };
 export const BYPASS_PRINCIPAL: Principal = { name: "localhost", role: "admin", projects: null, via: "bypass" };
-
-/** The principal may see and change memories of `project` (null: memories of no project). */
-export function inScope(p: Principal, project: string | null): boolean {
-  return p.projects === null || (project !== null && p.projects.includes(project));
-}
