@@ -1,4 +1,5 @@
 import { auditLog } from "../core/audit";
+import type { ProjectScope } from "../core/scope";
 import type { Services } from "../core/services";
 import { authenticate, BYPASS_PRINCIPAL, CONFIG_PRINCIPAL, roleAtLeast, type Principal, type Role } from "../core/tokens";
 import { bearerOf, isLoopbackPeer, tokenMatches } from "./auth";
@@ -15,6 +16,11 @@ const peers = new WeakMap<Request, string | null>();
 
 export function principalOf(request: Request): Principal | null {
   return principals.get(request) ?? null;
+}
+
+/** The projects the request's principal may see (null: every project), for core functions that read across projects. */
+export function scopeOf(request: Request): ProjectScope {
+  return principals.get(request)?.projects ?? null;
 }
 
 export function peerOf(request: Request): string | null {

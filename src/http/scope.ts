@@ -23,9 +23,12 @@ const OPEN_TO_SCOPED = new Set([
  * Narrows a project-scoped token's request to its projects before the
  * handler runs: the project a read or write names is checked (or filled in
  * with the token's only project where the handler reads the parsed query or
- * body), a memory named by id outside the scope is a 404 like an unknown id,
- * and a route that spans every project (graph, dashboard, facets, the domain
- * index, recall-index, anchors) is refused with 403. Unscoped principals pass.
+ * body), and a memory named by id outside the scope is a 404 like an unknown
+ * id. Routes that read across projects (the graph, facets, the domain index,
+ * anchors) pass: their handlers hand the principal's projects to core
+ * (access.ts scopeOf), which narrows them in SQL. What is not narrowed
+ * (dashboard data, receipts, recall sessions...) is refused with 403.
+ * Unscoped principals pass.
  */
 export async function enforceScope(s: Services, p: Principal, method: string, path: string, request: Request, query: unknown, body: unknown): Promise<void> {
   if (p.projects === null) return;
@@ -40,6 +43,16 @@ export async function enforceScope(s: Services, p: Principal, method: string, pa
     case "GET /learnings":
     case "GET /lessons":
       q.project = scopedProject(p, q.project as string | undefined);
+      return;
+    case "GET /graph":
+    case "GET /memories/facets":
+    case "GET /index":
+    case "GET /anchors":
+      return; // narrowed by core to p.projects (the handler passes scopeOf(request))
+    case "POST /recall-index":
+      // Recalls within the token's project (its only one when none is named); core keeps project-less memories out.
+      if (!b) return;
+      b.project = scopedProject(p, b.project as string | undefined);
       return;
     case "POST /ingest":
     case "POST /distill":

@@ -30,7 +30,7 @@ import { AppError, invalid } from "../errors";
 import { deleteText, errorText, historyText, learningsText, memoryText, recentText, searchText, updateText } from "./format";
 import { counted } from "../core/text";
 import { auditLog } from "../core/audit";
-import { BYPASS_PRINCIPAL, checkMemoryInScope, creatorOf, refuseScoped, roleAtLeast, scopedProject, type Principal } from "../core/tokens";
+import { BYPASS_PRINCIPAL, checkMemoryInScope, creatorOf, roleAtLeast, scopedProject, type Principal } from "../core/tokens";
 
 /**
  * The ten canonical memsvc_ tools, the memsvc_lessons alias, and
@@ -183,7 +183,7 @@ export function registerTools(server: Server, s: Services, who: Principal = BYPA
     "The map of what memory holds: each knowledge domain with its memory and learnings counts, project groupings and characteristic keywords, then each project with its main domains. Use it to see which topics exist before searching, or to choose a domain for memsvc_graph hubs.",
     IndexInput,
     true,
-    async () => (refuseScoped(who, "memsvc_index"), renderDomainIndex(await domainIndex(s))),
+    async () => renderDomainIndex(await domainIndex(s, who.projects)),
   );
 
   tool(
@@ -192,7 +192,6 @@ export function registerTools(server: Server, s: Services, who: Principal = BYPA
     GraphTool,
     true,
     async (a) => {
-      refuseScoped(who, "memsvc_graph");
       const op = a.operation as keyof typeof GRAPH_PARAMS; // the schema's pattern admits only these
       const misplaced = (["id", "target_id", "limit", "domain"] as const).filter((k) => a[k] !== undefined && !GRAPH_PARAMS[op].includes(k));
       if (misplaced.length)
@@ -205,9 +204,9 @@ export function registerTools(server: Server, s: Services, who: Principal = BYPA
         );
       if (op === "path" && a.target_id === undefined)
         throw invalid('operation "path" needs target_id: the memory the path ends at (8-character prefix or full UUID)');
-      if (op === "neighbors") return neighborsText(await neighbors(s, { id: a.id, limit: a.limit ?? GRAPH_DEFAULT_LIMIT }));
-      if (op === "hubs") return hubsText(await hubs(s, { limit: a.limit ?? GRAPH_DEFAULT_LIMIT, domain: a.domain }));
-      return pathText(await path(s, { id: a.id, target_id: a.target_id }));
+      if (op === "neighbors") return neighborsText(await neighbors(s, { id: a.id, limit: a.limit ?? GRAPH_DEFAULT_LIMIT }, who.projects));
+      if (op === "hubs") return hubsText(await hubs(s, { limit: a.limit ?? GRAPH_DEFAULT_LIMIT, domain: a.domain }, who.projects));
+      return pathText(await path(s, { id: a.id, target_id: a.target_id }, who.projects));
     },
   );
 

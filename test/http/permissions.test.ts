@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { auditLog } from "../../src/core/audit";
 import { createToken, hashToken } from "../../src/core/tokens";
-import { dbRow } from "../helpers/engine";
+import { dbRow, dbRows } from "../helpers/engine";
 import { TOOL_NAMES } from "../../src/mcp/tools";
 import { drive } from "../helpers/mcp";
 import { createApp, isPublicPath } from "../../src/http/app";
@@ -95,16 +95,16 @@ const ROUTES: Route[] = [
   { name: "browser detail", need: "reader", scoped: true, req: (x) => ["GET", `/memories/detail?id=${x.id}`] },
   { name: "learnings", need: "reader", scoped: true, req: (x) => ["GET", `/learnings?project=${x.project}`] },
   { name: "identity read", need: "reader", scoped: true, req: () => ["GET", "/identity"] },
-  { name: "facets", need: "reader", scoped: false, req: () => ["GET", "/memories/facets"] },
-  { name: "graph", need: "reader", scoped: false, req: (x) => ["GET", `/graph?op=neighbors&id=${x.id}`] },
+  { name: "facets", need: "reader", scoped: true, req: () => ["GET", "/memories/facets"] },
+  { name: "graph", need: "reader", scoped: true, req: (x) => ["GET", `/graph?op=neighbors&id=${x.id}`] },
   { name: "dashboard data", need: "reader", scoped: false, req: () => ["GET", "/dashboard/data"] },
   { name: "account", need: "reader", scoped: false, req: () => ["GET", "/account"] },
-  { name: "domain index", need: "reader", scoped: false, req: () => ["GET", "/index"] },
-  { name: "anchors", need: "reader", scoped: false, req: () => ["GET", `/anchors?repo=${q("github.com/x/y")}`] },
+  { name: "domain index", need: "reader", scoped: true, req: () => ["GET", "/index"] },
+  { name: "anchors", need: "reader", scoped: true, req: () => ["GET", `/anchors?repo=${q("github.com/x/y")}`] },
   {
     name: "recall-index",
     need: "reader",
-    scoped: false,
+    scoped: true,
     req: (x) => ["POST", "/recall-index", { session_id: "s1", prompt: "deploy scripts", project: x.project }],
   },
   { name: "ingest", need: "writer", scoped: true, req: (x) => ["POST", "/ingest", { content: `${x.marker} new note on deploy`, project: x.project }] },
@@ -215,10 +215,11 @@ describe("permission matrix: REST", () => {
       // The other project's side: refused (403), or an id that does not exist (404); never its data.
       const other = await route.req(BETA_SIDE());
       const theirs = await call(tok.alpha, other[0], other[1], other[2]);
-      if (route.name !== "identity read") {
+      // Routes naming no project or id answer with the token's own scope, whichever side asks.
+      if (!["identity read", "facets", "domain index", "anchors"].includes(route.name)) {
         expect([403, 404]).toContain(theirs.status);
-        expect(theirs.body).not.toContain(BETA);
       }
+      expect(theirs.body).not.toContain(BETA);
     });
   }
 
@@ -277,6 +278,8 @@ describe("permission matrix: MCP tools", () => {
     "memsvc_ingest",
     "memsvc_learnings",
     "memsvc_identity",
+    "memsvc_index",
+    "memsvc_graph",
     "memsvc_update",
     "memsvc_delete",
     "memsvc_history",
@@ -308,7 +311,7 @@ describe("permission matrix: MCP tools", () => {
       case "memsvc_delete":
         return { id: await fresh(side.project, side.marker) };
       case "memsvc_graph":
-        return { operation: "hubs" };
+        return { operation: "neighbors", id: side.id };
       default:
         return {};
     }
@@ -346,13 +349,170 @@ describe("permission matrix: MCP tools", () => {
           const [side, tool] = r.label!.split(":");
           expect(r.error).toBeUndefined();
           const allowed =
-            who === "reader" ? !WRITES.has(tool) : who === "writer" ? true : (side === "own" || tool === "memsvc_identity") && SCOPED_OK.has(tool);
+            who === "reader"
+              ? !WRITES.has(tool)
+              : who === "writer"
+                ? true
+                : (side === "own" || tool === "memsvc_identity" || tool === "memsvc_index") && SCOPED_OK.has(tool);
           expect({ label: r.label, isError: r.isError ?? false }).toEqual({ label: r.label, isError: !allowed });
-          if (who === "alpha") expect({ label: r.label, leak: r.text?.includes(BETA) ?? false }).toEqual({ label: r.label, leak: false });
+          // Lower-cased too: tags derived from the content (domain names) are lower case.
+          if (who === "alpha")
+            expect({ label: r.label, leak: r.text?.toLowerCase().includes(BETA.toLowerCase()) ?? false }).toEqual({ label: r.label, leak: false });
         }
       });
     }
   }
+});
+
+describe("a project-scoped token: answers narrowed to its projects", () => {
+  // a1 - a2 within alpha; a1 - b1 - b2 - a3 across beta; a2 - n (a memory of no project).
+  const id: Record<string, string> = {};
+  const REPO = "github.com/x/scoped";
+  const lower = (body: string) => body.toLowerCase();
+  const noBeta = (body: string) => {
+    expect(lower(body)).not.toContain(BETA.toLowerCase());
+    expect(body).not.toContain("NOPROJECTqv5");
+  };
+  const ingest = async (project: string | undefined, text: string, anchored = false) => {
+    const body: Record<string, unknown> = { content: `${text} scoped graph note about release pipelines ${crypto.randomUUID()}` };
+    if (project) body.project = project;
+    if (anchored) body.anchors = { repo: REPO, branch: "main", commit: "abcdef1", paths: ["src/a.ts"] };
+    const r = await call(tok.admin, "POST", "/ingest", body);
+    expect(r.status).toBe(201);
+    return r.json().id as string;
+  };
+  const alphaCount = async () => (await call(tok.admin, "GET", "/memories/count?project=alpha")).json().count as number;
+
+  beforeAll(async () => {
+    id.a1 = await ingest("alpha", ALPHA, true);
+    id.a2 = await ingest("alpha", ALPHA);
+    id.a3 = await ingest("alpha", ALPHA);
+    id.b1 = await ingest("beta", BETA, true);
+    id.b2 = await ingest("beta", BETA);
+    id.n = await ingest(undefined, "NOPROJECTqv5");
+    // Ingest links a memory to its nearest ones in its project: only the links below, so every count is known.
+    for (const x of Object.values(id)) await dbRows(server.services, "DELETE FROM links WHERE from_id = ? OR to_id = ?", [x, x]);
+    const link = (fromId: string, toId: string) => ({ fromId, toId, relationship: "related", weight: 0.9 });
+    await server.services.storage.graph.addLinks(
+      [link(id.a1, id.a2), link(id.a1, id.b1), link(id.b1, id.b2), link(id.b2, id.a3), link(id.a2, id.n)],
+      Date.now(),
+    );
+  });
+
+  test("neighbors: only in-scope neighbours, the centre's connections counted within the scope; another project's memory is an unknown id", async () => {
+    const admin = (await call(tok.admin, "GET", `/graph?op=neighbors&id=${id.a1}`)).json();
+    expect(admin.neighbors.map((n: any) => n.id).sort()).toEqual([id.a2, id.b1].sort());
+    const r = await call(tok.alpha, "GET", `/graph?op=neighbors&id=${id.a1}`);
+    expect(r.status).toBe(200);
+    noBeta(r.body);
+    const j = r.json();
+    expect(j.neighbors.map((n: any) => n.id)).toEqual([id.a2]);
+    expect(j.total).toBe(1);
+    expect(j.memory.connections).toBe(1);
+    // a2's links: a1 (alpha) and n (no project): one within the scope.
+    expect(j.neighbors[0].connections).toBe(1);
+    const theirs = await call(tok.alpha, "GET", `/graph?op=neighbors&id=${id.b1}`);
+    const unknown = await call(tok.alpha, "GET", `/graph?op=neighbors&id=00000000-0000-4000-8000-000000000000`);
+    expect(theirs.status).toBe(404);
+    expect(theirs.json().error.message.replace(id.b1, "X")).toBe(unknown.json().error.message.replace("00000000-0000-4000-8000-000000000000", "X"));
+    const prefix = await call(tok.alpha, "GET", `/graph?op=neighbors&id=${id.b1.slice(0, 8)}`);
+    expect(prefix.status).toBe(404);
+    expect(prefix.json().error.message).toBe(`no memory with id prefix ${id.b1.slice(0, 8)}`);
+  });
+
+  test("path: only through in-scope memories", async () => {
+    const admin = (await call(tok.admin, "GET", `/graph?op=path&id=${id.a1}&target_id=${id.a3}`)).json();
+    expect(admin).toMatchObject({ found: true, hops: 3 });
+    const r = await call(tok.alpha, "GET", `/graph?op=path&id=${id.a1}&target_id=${id.a3}`);
+    expect(r.status).toBe(200);
+    expect(r.json()).toMatchObject({ found: false, hops: null, path: [] });
+    noBeta(r.body);
+    expect((await call(tok.alpha, "GET", `/graph?op=path&id=${id.a2}&target_id=${id.a1}`)).json()).toMatchObject({ found: true, hops: 1 });
+    expect((await call(tok.alpha, "GET", `/graph?op=path&id=${id.a1}&target_id=${id.b2}`)).status).toBe(404);
+  });
+
+  test("hubs: in-scope memories ranked by links within the scope", async () => {
+    const r = await call(tok.alpha, "GET", "/graph?op=hubs&limit=100");
+    expect(r.status).toBe(200);
+    noBeta(r.body);
+    const hubs = r.json().hubs as any[];
+    expect(hubs.every((h) => h.project === "alpha")).toBe(true);
+    const byId = new Map(hubs.map((h) => [h.id, h.connections]));
+    // a1: a2 only (b1 is beta's); a2: a1 only (n has no project); a3: none within the scope, so no hub.
+    expect(byId.get(id.a1)).toBe(1);
+    expect(byId.get(id.a2)).toBe(1);
+    expect(byId.has(id.a3)).toBe(false);
+  });
+
+  test("export (/viz): scope's nodes, edges between them, totals and counts within the scope", async () => {
+    const r = await call(tok.alpha, "GET", "/graph?op=export&limit=1000");
+    expect(r.status).toBe(200);
+    noBeta(r.body);
+    const g = r.json();
+    const total = await alphaCount();
+    expect(g.nodes.every((n: any) => n.project === "alpha")).toBe(true);
+    expect(g.meta.total_memories).toBe(total);
+    expect(g.meta.matched).toBe(total);
+    expect(g.domains.reduce((a: number, d: any) => a + d.memories, 0)).toBe(total);
+    expect(g.types.reduce((a: number, t: any) => a + t.memories, 0)).toBe(total);
+    // Links with both ends in alpha, as the admin's whole export shows them.
+    const all = (await call(tok.admin, "GET", "/graph?op=export&limit=1000")).json();
+    const alphaIds = new Set(all.nodes.filter((n: any) => n.project === "alpha").map((n: any) => n.id));
+    const within = all.edges.filter((e: any) => alphaIds.has(e.source) && alphaIds.has(e.target));
+    expect(all.meta.total_links).toBeGreaterThan(within.length);
+    expect(g.meta.total_links).toBe(within.length);
+    expect(g.edges.length).toBe(within.length);
+    expect(g.edges).toContainEqual({ source: id.a1, target: id.a2, relationship: "related", weight: 0.9 });
+    expect(g.nodes.find((n: any) => n.id === id.a1).connections).toBe(1);
+  });
+
+  test("facets, the domain index and anchors: figures and lists of the scope alone", async () => {
+    const total = await alphaCount();
+    const f = await call(tok.alpha, "GET", "/memories/facets");
+    expect(f.status).toBe(200);
+    noBeta(f.body);
+    expect(f.json().projects).toEqual([{ name: "alpha", count: total }]);
+    expect(f.json().domains.reduce((a: number, d: any) => a + d.count, 0)).toBeLessThanOrEqual(total);
+    const idx = await call(tok.alpha, "GET", "/index");
+    expect(idx.status).toBe(200);
+    noBeta(idx.body);
+    expect(idx.json().totals).toMatchObject({ memories: total, projects: 1 });
+    expect(idx.json().projects.map((p: any) => p.project)).toEqual(["alpha"]);
+    const admin = (await call(tok.admin, "GET", `/anchors?repo=${q(REPO)}`)).json();
+    expect(admin.anchors.map((a: any) => a.id).sort()).toEqual([id.a1, id.b1].sort());
+    const anchors = await call(tok.alpha, "GET", `/anchors?repo=${q(REPO)}`);
+    expect(anchors.json()).toMatchObject({ count: 1, anchors: [{ id: id.a1 }] });
+  });
+
+  test("memory browser detail lists only links within the scope", async () => {
+    const r = await call(tok.alpha, "GET", `/memories/detail?id=${id.a1}`);
+    expect(r.status).toBe(200);
+    noBeta(r.body);
+    expect(r.json().links.map((l: any) => l.id)).toEqual([id.a2]);
+  });
+
+  test("recall-index: the token's project is filled in, another refused; only its memories are candidates", async () => {
+    const other = await call(tok.alpha, "POST", "/recall-index", { session_id: "scoped-1", prompt: "release pipelines scoped graph note", project: "beta" });
+    expect(other.status).toBe(403);
+    for (const project of [undefined, "alpha"]) {
+      const r = await call(tok.alpha, "POST", "/recall-index?explain=true", {
+        session_id: `scoped-${project}`,
+        prompt: "release pipelines scoped graph note",
+        project,
+      });
+      expect(r.status).toBe(200);
+      noBeta(r.body);
+      expect(r.body).not.toContain(id.n);
+      for (const shown of r.json().shown) expect((await call(tok.admin, "GET", `/memories/detail?id=${shown}`)).json().memory.project).toBe("alpha");
+    }
+  });
+
+  test("dashboard data, receipts and recall sessions stay refused", async () => {
+    for (const path of ["/dashboard/data", "/recall/receipts", "/recall/sessions"]) {
+      const r = await call(tok.alpha, "GET", path);
+      expect({ path, status: r.status }).toEqual({ path, status: 403 });
+    }
+  });
 });
 
 describe("revocation", () => {

@@ -1,4 +1,5 @@
 import type { Services } from "../services";
+import type { ProjectScope } from "../scope";
 import { eng as ENGLISH_STOP_WORDS } from "stopword";
 import { documentFrequency } from "../search";
 import { counted, keywords, stem, STOP_WORDS } from "../text";
@@ -53,8 +54,14 @@ export interface DomainIndex {
  * 100k memories, so the result is reused while the store looks unchanged
  * (same count and newest memory), for up to DOMAIN_INDEX_CACHE_MS (an edit
  * of a memory's project shows after that).
+ *
+ * Within a scope (a project-scoped member) every figure is of the scope's
+ * memories, computed afresh (the cache holds the whole store's index), and
+ * no keywords are given: they are chosen by how rare a word is across the
+ * whole store, which would tell of other projects' words.
  */
-export async function domainIndex(s: Services): Promise<DomainIndex> {
+export async function domainIndex(s: Services, scope: ProjectScope = null): Promise<DomainIndex> {
+  if (scope !== null) return computeDomainIndex(s, scope);
   const now = s.now();
   const fp = await s.storage.analytics.memoriesFingerprint();
   const fingerprint = `${fp.maxSeq}:${fp.count}`;
@@ -65,10 +72,10 @@ export async function domainIndex(s: Services): Promise<DomainIndex> {
   return index;
 }
 
-async function computeDomainIndex(s: Services): Promise<DomainIndex> {
+async function computeDomainIndex(s: Services, scope: ProjectScope = null): Promise<DomainIndex> {
   // Two plain scans aggregated here: a JOIN of every tag to its memory row
   // (plus a window function for the primary domain) took seconds at 100k on SQLite.
-  const data = await s.storage.analytics.domainRows();
+  const data = await s.storage.analytics.domainRows(scope);
   const totals = data.totals;
   const memo = new Map<string, { project: string | null; learning: boolean }>();
   for (const m of data.memories) memo.set(m.id, { project: m.project, learning: m.memoryType === "learnings" });
@@ -115,7 +122,7 @@ async function computeDomainIndex(s: Services): Promise<DomainIndex> {
     if (projectTags.has(d.domain)) d.kind = "project";
     d.projects.sort((a, b) => b.memories - a.memories);
   }
-  await addKeywords(s, domains, totals.memories);
+  if (scope === null) await addKeywords(s, domains, totals.memories);
   const projects = [...byProject.values()].slice(0, DOMAIN_INDEX_MAX).map(({ sizes, ...p }) => ({
     ...p,
     domains: [...sizes.entries()]

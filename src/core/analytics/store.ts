@@ -1,3 +1,5 @@
+import type { ProjectScope } from "../scope";
+
 /**
  * What analytics/ needs from storage: the dashboard's figures (counts, daily
  * growth, primary domains, recall adoption) in one read, and the rows the
@@ -14,8 +16,8 @@ export interface AnalyticsStore {
   dashboardFigures(window: { start: number; days: number }, knownTypes: readonly string[]): Promise<DashboardFigures>;
   /** Count and newest seq of the memories: the domain index's cache key. */
   memoriesFingerprint(): Promise<{ count: number; maxSeq: number | null }>;
-  /** What the domain index aggregates: every memory's project and type, every tag row, per-project counts. */
-  domainRows(): Promise<DomainRows>;
+  /** What the domain index aggregates: every memory's project and type, every tag row, per-project counts; within a scope, of its memories only. */
+  domainRows(scope?: ProjectScope): Promise<DomainRows>;
   /** Memories shown most and never used (candidates to retire), most shown first. */
   shownNeverUsed(limit: number): Promise<{ id: string; content: string; project: string | null; shownCount: number }[]>;
   /** Contents of the newest `limit` memories tagged `tag`, newest first. */

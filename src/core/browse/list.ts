@@ -3,6 +3,7 @@ import type { BrowseDeleteInput, BrowseListInput } from "../memories/schema";
 import { isoTime, parseSessionDate } from "../dates";
 import { normalizeMemoryType, normalizeTag, round3 } from "../memories";
 import { parseQuery, queryVector, rank } from "../search";
+import type { ProjectScope } from "../scope";
 import type { Services } from "../services";
 import type { ListFilterSpec, ListRow } from "../memories/store-bulk";
 import { LIST_DEFAULT_LIMIT, LIST_MAX_LIMIT, LIST_PREVIEW_CHARS, LIST_SEARCH_POOL } from "../memories/tuning";
@@ -286,7 +287,10 @@ export async function countSelection(s: Services, input: ListInput): Promise<{ c
   return { count: await s.storage.memories.countSelected(f, now) };
 }
 
-/** GET /memories/facets: the projects and domains the filters can name, busiest first (two index scans). */
-export function listFacets(s: Services): Promise<{ projects: { name: string; count: number }[]; domains: { name: string; count: number }[] }> {
-  return s.storage.memories.facets();
+/** GET /memories/facets: the projects and domains the filters can name, busiest first (two index scans); within a scope, its own. */
+export function listFacets(
+  s: Services,
+  scope: ProjectScope = null,
+): Promise<{ projects: { name: string; count: number }[]; domains: { name: string; count: number }[] }> {
+  return s.storage.memories.facets(scope);
 }

@@ -4,6 +4,7 @@ import type { ExportSlice } from "./store";
 import { MEMORY_TYPES, normalizeMemoryType } from "../memories";
 import { parseLimit } from "../search";
 import type { Services } from "../services";
+import type { ProjectScope } from "../scope";
 import { round3 } from "../memories";
 import { DEFAULT_DOMAIN, type Tag } from "../memories";
 import { GRAPH_EXPORT_DEFAULT_LIMIT, GRAPH_EXPORT_MAX_LIMIT, GRAPH_PREVIEW_CHARS } from "./tuning";
@@ -76,12 +77,13 @@ export interface ExportInput {
  * The export slice for /viz: memories passing the filters, strongest
  * (effective, decayed) first, capped by `limit`; an edge only when both of
  * its ends are nodes. Ranking and filtering run inside the database, in one
- * read snapshot (GraphStore.exportSlice).
+ * read snapshot (GraphStore.exportSlice). Within a scope, nodes, edges,
+ * connections and every total are the scope's.
  */
-export async function exportGraph(s: Services, input: ExportInput = {}): Promise<GraphExport> {
+export async function exportGraph(s: Services, input: ExportInput = {}, scope: ProjectScope = null): Promise<GraphExport> {
   const filters = parseExportInput(input);
   const now = s.now();
-  const slice = await s.storage.graph.exportSlice({ ...filters, now, previewChars: GRAPH_PREVIEW_CHARS });
+  const slice = await s.storage.graph.exportSlice({ ...filters, now, previewChars: GRAPH_PREVIEW_CHARS, scope });
   return shape(slice, filters, now);
 }
 

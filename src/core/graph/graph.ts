@@ -2,7 +2,8 @@ import { invalid } from "../../errors";
 import { exportGraph, type GraphExport } from "./export";
 import { graphMemories, parseTagName, toGraphMemory, type GraphMemory } from "./nodes";
 import { normalizeRelationship } from "./links";
-import { resolveMemory, toView, type MemoryView } from "../memories";
+import { resolveInScope, toView, type MemoryView } from "../memories";
+import type { ProjectScope } from "../scope";
 import { parseLimit } from "../search";
 import type { Services } from "../services";
 import { DEFAULT_DOMAIN, tagsOf, type Tag } from "../memories";
@@ -35,11 +36,14 @@ export interface NeighborsResult {
   neighbors: Neighbor[];
 }
 
-/** Full memory plus its domain tags; does not mark the memory used (only GET /memory does). */
-async function centre(s: Services, rawId: unknown, field = "id"): Promise<NeighborsResult["memory"]> {
-  const row = await resolveMemory(s, rawId, field);
+/** Full memory plus its domain tags; does not mark the memory used (only GET /memory does). Outside the scope: the 404 of an unknown id. */
+async function centre(s: Services, rawId: unknown, scope: ProjectScope): Promise<NeighborsResult["memory"]> {
+  const row = await resolveInScope(s, rawId, scope);
   const tags = (await tagsOf(s, [row.id])).get(row.id) ?? [];
-  return { ...toView(row, s.now()), domain: tags[0]?.tag ?? DEFAULT_DOMAIN, tags };
+  const view = { ...toView(row, s.now()), domain: tags[0]?.tag ?? DEFAULT_DOMAIN, tags };
+  // Its stored link count includes links to other projects: a scoped caller sees the count within its scope.
+  if (scope !== null) view.connections = (await graphMemories(s, [row.id], scope)).get(row.id)?.connections ?? 0;
+  return view;
 }
 
 function parseRelationship(value: unknown): string | null {
@@ -49,19 +53,23 @@ function parseRelationship(value: unknown): string | null {
   return normalizeRelationship(value);
 }
 
-/** Memories linked to one memory (either direction), strongest link first. */
-export async function neighbors(s: Services, input: { id: unknown; limit?: unknown; relationship?: unknown }): Promise<NeighborsResult> {
-  const memory = await centre(s, input.id);
+/** Memories linked to one memory (either direction), strongest link first; within a scope, only its memories. */
+export async function neighbors(
+  s: Services,
+  input: { id: unknown; limit?: unknown; relationship?: unknown },
+  scope: ProjectScope = null,
+): Promise<NeighborsResult> {
+  const memory = await centre(s, input.id, scope);
   const limit = parseLimit(input.limit, GRAPH_DEFAULT_LIMIT, MAX_LIMIT);
   const relationship = parseRelationship(input.relationship);
-  const links = await s.storage.graph.linksOf(memory.id, relationship);
+  const links = await s.storage.graph.linksOf(memory.id, relationship, scope);
   const byOther = new Map<string, NeighborLink[]>();
   for (const l of links) {
     const list = byOther.get(l.other) ?? [];
     list.push({ relationship: l.relationship, direction: l.direction, weight: Math.round(l.weight * 1000) / 1000 });
     byOther.set(l.other, list);
   }
-  const found = await graphMemories(s, [...byOther.keys()]);
+  const found = await graphMemories(s, [...byOther.keys()], scope);
   const all: Neighbor[] = [];
   for (const [other, rels] of byOther) {
     const m = found.get(other);
@@ -79,11 +87,11 @@ export interface HubsResult {
   hubs: GraphMemory[];
 }
 
-/** The most highly connected memories, optionally within one primary domain. */
-export async function hubs(s: Services, input: { limit?: unknown; domain?: unknown } = {}): Promise<HubsResult> {
+/** The most highly connected memories, optionally within one primary domain; within a scope, ranked by links within it. */
+export async function hubs(s: Services, input: { limit?: unknown; domain?: unknown } = {}, scope: ProjectScope = null): Promise<HubsResult> {
   const limit = parseLimit(input.limit, GRAPH_DEFAULT_LIMIT, MAX_LIMIT);
   const domain = parseTagName(input.domain, "domain");
-  const rows = await s.storage.graph.hubs({ now: s.now(), previewChars: GRAPH_PREVIEW_CHARS, domain, limit });
+  const rows = await s.storage.graph.hubs({ now: s.now(), previewChars: GRAPH_PREVIEW_CHARS, scope, domain, limit });
   const list = rows.map(toGraphMemory);
   return { domain, count: list.length, hubs: list };
 }
@@ -115,18 +123,19 @@ export interface PathResult {
  * than visiting each memory once, so it cannot stop at GRAPH_PATH_MAX_VISITED
  * and blows up on hubs; the BFS costs at most GRAPH_PATH_MAX_HOPS round trips.
  * Gives up after GRAPH_PATH_MAX_HOPS hops or GRAPH_PATH_MAX_VISITED memories:
- * "no path" is an answer, not an error.
+ * "no path" is an answer, not an error. Within a scope both ends must be in
+ * it and the search only steps through its memories.
  */
-export async function path(s: Services, input: { id: unknown; target_id: unknown }): Promise<PathResult> {
-  const from = (await resolveMemory(s, input.id, "id")).id;
-  const to = (await resolveMemory(s, input.target_id, "target_id")).id;
+export async function path(s: Services, input: { id: unknown; target_id: unknown }, scope: ProjectScope = null): Promise<PathResult> {
+  const from = (await resolveInScope(s, input.id, scope, "id")).id;
+  const to = (await resolveInScope(s, input.target_id, scope, "target_id")).id;
   const parent = new Map<string, PathLink | null>([[from, null]]);
   let frontier = [from];
   let depth = 0;
   let capped = false;
   while (!parent.has(to) && frontier.length > 0 && depth < GRAPH_PATH_MAX_HOPS && !capped) {
     const next: string[] = [];
-    for (const l of await s.storage.graph.linksAround(frontier)) {
+    for (const l of await s.storage.graph.linksAround(frontier, scope)) {
       if (parent.has(l.other)) continue;
       parent.set(l.other, { from_id: l.fromId, to_id: l.toId, relationship: l.relationship, weight: Math.round(l.weight * 1000) / 1000 });
       next.push(l.other);
@@ -149,7 +158,7 @@ export async function path(s: Services, input: { id: unknown; target_id: unknown
     links.unshift(step);
     ids.unshift(step.from_id === ids[0] ? step.to_id : step.from_id);
   }
-  const found = await graphMemories(s, ids);
+  const found = await graphMemories(s, ids, scope);
   return { from, to, found: true, hops: links.length, path: ids.map((id) => found.get(id)!), links };
 }
 
@@ -180,16 +189,16 @@ export function checkGraphQuery(q: Record<string, unknown>): GraphOp {
   return op as GraphOp;
 }
 
-/** GET /graph: runs the op (its parameters' values are read by the op's function). */
-export async function graphQuery(s: Services, q: GraphInput): Promise<NeighborsResult | HubsResult | PathResult | GraphExport> {
+/** GET /graph: runs the op (its parameters' values are read by the op's function), within the caller's scope. */
+export async function graphQuery(s: Services, q: GraphInput, scope: ProjectScope = null): Promise<NeighborsResult | HubsResult | PathResult | GraphExport> {
   switch (checkGraphQuery(q)) {
     case "neighbors":
-      return neighbors(s, { id: q.id, limit: q.limit, relationship: q.relationship });
+      return neighbors(s, { id: q.id, limit: q.limit, relationship: q.relationship }, scope);
     case "hubs":
-      return hubs(s, { limit: q.limit, domain: q.domain });
+      return hubs(s, { limit: q.limit, domain: q.domain }, scope);
     case "path":
-      return path(s, { id: q.id, target_id: q.target_id });
+      return path(s, { id: q.id, target_id: q.target_id }, scope);
     case "export":
-      return exportGraph(s, { domain: q.domain, type: q.type, tag: q.tag, minStrength: q.minStrength, limit: q.limit });
+      return exportGraph(s, { domain: q.domain, type: q.type, tag: q.tag, minStrength: q.minStrength, limit: q.limit }, scope);
   }
 }

@@ -4,6 +4,7 @@ import type { Services } from "../services";
 import { round3 } from "../memories";
 import { normalizeTag } from "../memories/tags";
 import type { GraphMemoryRow } from "./store";
+import type { ProjectScope } from "../scope";
 import { GRAPH_PREVIEW_CHARS } from "./tuning";
 
 /**
@@ -21,7 +22,7 @@ export interface GraphMemory {
   domain: string;
   created_at: string;
   effective_strength: number;
-  /** Number of links at either end. */
+  /** Number of links at either end (within a scope: to memories in it). */
   connections: number;
 }
 
@@ -44,11 +45,11 @@ export function toGraphMemory(r: GraphMemoryRow): GraphMemory {
   };
 }
 
-/** GraphMemory of each id that exists, keyed by id. */
-export async function graphMemories(s: Services, ids: readonly string[]): Promise<Map<string, GraphMemory>> {
+/** GraphMemory of each id that exists (within the scope), keyed by id. */
+export async function graphMemories(s: Services, ids: readonly string[], scope: ProjectScope = null): Promise<Map<string, GraphMemory>> {
   const out = new Map<string, GraphMemory>();
   if (ids.length === 0) return out;
-  const rows = await s.storage.graph.memories(ids, { now: s.now(), previewChars: GRAPH_PREVIEW_CHARS });
+  const rows = await s.storage.graph.memories(ids, { now: s.now(), previewChars: GRAPH_PREVIEW_CHARS, scope });
   for (const r of rows) out.set(r.id, toGraphMemory(r));
   return out;
 }

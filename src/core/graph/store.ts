@@ -1,3 +1,5 @@
+import type { ProjectScope } from "../scope";
+
 /**
  * What graph/ needs from storage: links between memories, neighbours, paths, export.
  * One implementation per engine: src/store/sqlite/graph.ts and src/store/postgres/graph.ts.
@@ -5,6 +7,12 @@
  * together are one method, so each engine runs them in one transaction.
  * Link counts (`memories.link_count`, "connections") are kept by the engine itself
  * (triggers on both engines), so no method here touches them.
+ *
+ * Reads take a ProjectScope (null: every project). Within a scope only the
+ * scope's memories are listed, followed or counted: a neighbour, a path step,
+ * a link count ("connections") or a total never includes another project's
+ * memory, and the filter runs in SQL so counts are right. Unscoped reads are
+ * today's queries, unchanged.
  */
 export interface GraphStore {
   /**
@@ -20,19 +28,19 @@ export interface GraphStore {
   /** Links a memory ("related", weight = cosine similarity) to its nearest other memories; returns how many. */
   linkToNearest(input: NearestLinks): Promise<number>;
 
-  /** Links at either end of `id` (optionally of one relationship), strongest first. */
-  linksOf(id: string, relationship: string | null): Promise<LinkOf[]>;
+  /** Links at either end of `id` (optionally of one relationship), strongest first; within a scope, only links whose other end is in it. */
+  linksOf(id: string, relationship: string | null, scope?: ProjectScope): Promise<LinkOf[]>;
 
-  /** One breadth-first level: every link with an end in `frontier`, seen from that end, strongest first. */
-  linksAround(frontier: readonly string[]): Promise<LinkAround[]>;
+  /** One breadth-first level: every link with an end in `frontier`, seen from that end, strongest first; within a scope, only to memories in it. */
+  linksAround(frontier: readonly string[], scope?: ProjectScope): Promise<LinkAround[]>;
 
-  /** Graph listing rows of the ids that exist (any order). */
+  /** Graph listing rows of the ids that exist (any order); within a scope, only the scope's, their link counts counting links within it. */
   memories(ids: readonly string[], at: GraphAt): Promise<GraphMemoryRow[]>;
 
-  /** Memories with at least one link, most links first (then effective strength, then age). */
+  /** Memories with at least one link, most links first (then effective strength, then age); within a scope, links within it. */
   hubs(input: GraphAt & { domain: string | null; limit: number }): Promise<GraphMemoryRow[]>;
 
-  /** The /viz slice and its store-wide counts, all read from one snapshot. */
+  /** The /viz slice and its store-wide (within a scope: scope-wide) counts, all read from one snapshot. */
   exportSlice(input: ExportQuery): Promise<ExportSlice>;
 }
 
@@ -81,6 +89,8 @@ export interface LinkAround {
 export interface GraphAt {
   now: number;
   previewChars: number;
+  /** Absent or null: every project. */
+  scope?: ProjectScope;
 }
 
 /** A memory as graph listings read it (core turns it into a GraphMemory). */

@@ -1,6 +1,7 @@
 import { invalid } from "../../errors";
 import { isoTime } from "../dates";
 import type { Services } from "../services";
+import type { ProjectScope } from "../scope";
 import type { AnchorsInput, MarkStaleInput } from "./schema";
 import type { AnchorRow } from "./store";
 import { feedbackMarks } from "./feedback-marks";
@@ -191,13 +192,19 @@ export function staleNote(m: StaleMark): string {
   }
 }
 
-/** GET /anchors?repo=: what a client needs to check this repository's anchors (no content). */
+/** GET /anchors?repo=: what a client needs to check this repository's anchors (no content); within a scope, its memories' only. */
 export async function anchorsForRepo(
   s: Services,
   input: AnchorsInput,
+  scope: ProjectScope = null,
 ): Promise<{ repo: string; count: number; anchors: { id: string; commit: string; paths: string[]; stale: boolean }[] }> {
   const repo = text(input.repo, "repo", MAX_REPO_CHARS, true)!;
-  const anchors = (await s.storage.memories.repoAnchors(repo)).map((r) => ({ id: r.memoryId, commit: r.commit, paths: r.paths, stale: r.stale !== null }));
+  const anchors = (await s.storage.memories.repoAnchors(repo, scope)).map((r) => ({
+    id: r.memoryId,
+    commit: r.commit,
+    paths: r.paths,
+    stale: r.stale !== null,
+  }));
   return { repo, count: anchors.length, anchors };
 }
 

@@ -1,7 +1,8 @@
 import { anchorsOf } from "./anchors";
 import { isoTime } from "../dates";
 import { feedbackMarks } from "./feedback-marks";
-import { citation, resolveMemory, toView, type MemoryView } from "./memories";
+import { citation, resolveInScope, toView, type MemoryView } from "./memories";
+import type { ProjectScope } from "../scope";
 import type { Services } from "../services";
 import { round3 } from "./strength";
 import { DEFAULT_DOMAIN, tagsOf } from "./tags";
@@ -41,11 +42,12 @@ export interface MemoryDetail {
  * GET /memories/detail: everything the browser's detail view shows. Unlike
  * GET /memory (an agent fetching a memory to use it), a person looking at it
  * does not count as a use: nothing is written, strength is unchanged.
+ * Within a scope, only links to the scope's memories are listed.
  */
-export async function memoryDetail(s: Services, rawId: unknown): Promise<MemoryDetail> {
-  const row = await resolveMemory(s, rawId);
+export async function memoryDetail(s: Services, rawId: unknown, scope: ProjectScope = null): Promise<MemoryDetail> {
+  const row = await resolveInScope(s, rawId, scope);
   const tags = ((await tagsOf(s, [row.id])).get(row.id) ?? []).map((t) => ({ tag: t.tag, weight: round3(t.weight) }));
-  const links = (await s.storage.memories.linksOf(row.id, LINK_PREVIEW_CHARS, MAX_DETAIL_LINKS)).map((l) => ({
+  const links = (await s.storage.memories.linksOf(row.id, LINK_PREVIEW_CHARS, MAX_DETAIL_LINKS, scope)).map((l) => ({
     id: l.id,
     short_id: l.id.slice(0, 8),
     preview: l.length > LINK_PREVIEW_CHARS ? `${l.head.replace(/\s+/g, " ").trim()}…` : l.head.replace(/\s+/g, " ").trim(),

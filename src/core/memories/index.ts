@@ -18,6 +18,7 @@ export {
   liveIndex,
   optionalString,
   requireContent,
+  resolveInScope,
   resolveMemory,
   rowsBySeq,
   toView,

@@ -1,5 +1,5 @@
 import { reloadMarks } from "./feedback-marks";
-import { conflict, invalid, notFound } from "../../errors";
+import { AppError, conflict, invalid, notFound } from "../../errors";
 import { isoDate, isoTime } from "../dates";
 import { normalizeMemoryType, type MemoryType } from "./types";
 import type { Services } from "../services";
@@ -10,6 +10,7 @@ import { deriveTags, tagsOf, writeTags } from "./tags";
 import { anchorsOf, type AnchorView } from "./anchors";
 import { withStorage } from "../storage";
 import type { MemoryRow } from "./store";
+import { inProjectScope, type ProjectScope } from "../scope";
 
 /** Longest memory content accepted; distilled memories are a few hundred characters. */
 export const MAX_CONTENT_CHARS = 100_000;
@@ -138,6 +139,25 @@ export async function resolveMemory(s: Services, rawId: unknown, field = "id"): 
     });
   }
   return rows[0];
+}
+
+/**
+ * resolveMemory for a caller limited to `scope`: a memory outside it is the
+ * same 404, word for word, as an unknown id, and an ambiguous prefix names no
+ * candidates (they could be other projects' memories). Unscoped: resolveMemory.
+ */
+export async function resolveInScope(s: Services, rawId: unknown, scope: ProjectScope, field = "id"): Promise<MemoryRow> {
+  if (scope === null) return resolveMemory(s, rawId, field);
+  let row: MemoryRow;
+  try {
+    row = await resolveMemory(s, rawId, field);
+  } catch (e) {
+    if (e instanceof AppError && e.code === "conflict") throw conflict("id prefix matches several memories; use more characters or the full id");
+    throw e;
+  }
+  if (inProjectScope(scope, row.project)) return row;
+  const id = (rawId as string).trim().toLowerCase();
+  throw notFound(FULL_ID.test(id) ? `no memory with id ${id}` : `no memory with id prefix ${id}`);
 }
 
 /** GET /memory and memsvc_get: the memory, its citation; marks it used and strengthens it. */

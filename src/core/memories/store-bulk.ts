@@ -48,6 +48,7 @@ export interface ListPageRequest {
 }
 
 /** The row columns of one memory as export, import and migrate carry them (snake_case: the export format's field names). */
+import type { ProjectScope } from "../scope";
 export interface MemoryColumns {
   id: string;
   content: string;
@@ -200,7 +201,8 @@ export interface MemoriesBulkStore {
     onlySeqs: number[] | null,
     confirm: number,
   ): Promise<{ deleted: { seq: number; id: string }[]; linksRemoved: number } | { count: number }>;
-  facets(): Promise<{ projects: { name: string; count: number }[]; domains: { name: string; count: number }[] }>;
+  /** Projects and primary domains with their memory counts, busiest first; within a scope, of its memories only. */
+  facets(scope?: ProjectScope): Promise<{ projects: { name: string; count: number }[]; domains: { name: string; count: number }[] }>;
 
   // Export, import, backup (portability.ts).
   countMemories(afterSeq?: number): Promise<number>;

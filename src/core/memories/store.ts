@@ -6,6 +6,7 @@
  * Core composes several of them inside `Storage.transaction` (ingest, update).
  */
 import type { MemoriesBulkStore } from "./store-bulk";
+import type { ProjectScope } from "../scope";
 import type { StaleMark } from "./anchors";
 
 /** A memory as storage holds it. Times are ms since the epoch; `seq` is the engine's row number (the vector index's key). */
@@ -141,8 +142,8 @@ export interface MemoriesStore extends MemoriesBulkStore {
   writeTags(memoryId: string, tags: readonly { tag: string; weight: number }[]): Promise<void>;
   /** Tags of many memories, ordered by memory, weight (strongest first), tag. */
   tagsOf(memoryIds: readonly string[]): Promise<MemoryTagRow[]>;
-  /** Links at either end of a memory, strongest first (ties by id), at most `limit`. */
-  linksOf(memoryId: string, previewChars: number, limit: number): Promise<MemoryLinkRow[]>;
+  /** Links at either end of a memory, strongest first (ties by id), at most `limit`; within a scope, only to memories in it. */
+  linksOf(memoryId: string, previewChars: number, limit: number, scope?: ProjectScope): Promise<MemoryLinkRow[]>;
 
   /** The current content, type and project of a memory (what a change is about to replace). */
   snapshot(memoryId: string): Promise<MemorySnapshot | null>;
@@ -165,8 +166,8 @@ export interface MemoriesStore extends MemoriesBulkStore {
   anchorsOf(memoryIds: readonly string[]): Promise<AnchorRow[]>;
   /** Stale marks of these memories, the most recently marked first. */
   staleMarks(memoryIds: readonly string[]): Promise<{ memoryId: string; stale: StaleMark }[]>;
-  /** Every anchor in a repository, oldest first. */
-  repoAnchors(repo: string): Promise<AnchorRow[]>;
+  /** Every anchor in a repository, oldest first; within a scope, of its memories only. */
+  repoAnchors(repo: string, scope?: ProjectScope): Promise<AnchorRow[]>;
   /**
    * Sets stale marks and clears them (`fresh`) in one transaction. An id
    * without an anchor in `repo` counts as unknown.

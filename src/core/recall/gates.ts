@@ -112,6 +112,8 @@ function matchOf(
  * it, and project-less memories (knowledge that holds everywhere) compete
  * under a stricter gate and rank after the project's own; other projects'
  * memories never appear: their ports, paths and commands would mislead.
+ * `projectOnly` (a project-scoped caller) leaves the project-less ones out
+ * too: they belong to no member's scope.
  */
 export async function scoreCandidates(
   s: Services,
@@ -120,6 +122,7 @@ export async function scoreCandidates(
   project: string | null,
   blend: TopicBlend | null = null,
   given?: readonly PromptTerm[],
+  projectOnly = false,
 ): Promise<RecallCandidate[]> {
   const vector = blendedVector(promptVector, blend);
   const terms = await queryTerms(s, prompt, blend, given);
@@ -136,7 +139,8 @@ export async function scoreCandidates(
   lexical?.catch(() => {});
   for (const h of await s.storage.search.nearest(vector, RECALL_CANDIDATES, project)) note(h.seq).similarity = h.similarity;
   // "" is the index's group of project-less memories.
-  if (project !== null) for (const h of await s.storage.search.nearest(vector, RECALL_GLOBAL_CANDIDATES, "")) note(h.seq).similarity = h.similarity;
+  if (project !== null && !projectOnly)
+    for (const h of await s.storage.search.nearest(vector, RECALL_GLOBAL_CANDIDATES, "")) note(h.seq).similarity = h.similarity;
   if (lexical)
     (await lexical).forEach((seq, i) => {
       note(seq).bm25Rank = i;
@@ -250,11 +254,12 @@ export async function recallSelection(
   suppressed: ReadonlySet<string>,
   blend: TopicBlend | null = null,
   terms?: readonly PromptTerm[],
+  projectOnly = false,
 ): Promise<RecallSelection> {
   const t = thresholds(s);
   const dropped: RecallSelection["dropped"] = [];
   const passing: RecallCandidate[] = [];
-  for (const c of await scoreCandidates(s, prompt, vector, project, blend, terms)) {
+  for (const c of await scoreCandidates(s, prompt, vector, project, blend, terms, projectOnly)) {
     if (!passesLineGate(c, t)) dropped.push({ candidate: c, reason: "gate" });
     else if (c.excluded) dropped.push({ candidate: c, reason: "feedback" });
     else if (suppressed.has(c.id)) dropped.push({ candidate: c, reason: "suppression" });

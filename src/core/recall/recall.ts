@@ -1,4 +1,5 @@
-import { invalid } from "../../errors";
+import { AppError, invalid } from "../../errors";
+import { inProjectScope, type ProjectScope } from "../scope";
 import { staleNote } from "../memories";
 import { isoDate } from "../dates";
 import { inlineMarkdown } from "../identity";
@@ -36,6 +37,15 @@ export interface RecallRequest {
   prompt: string;
   project: string | null;
   agent?: string | null;
+  /** Only the project's own memories compete (a project-scoped caller: project-less memories are in no scope). */
+  projectOnly?: boolean;
+}
+
+/** Who asks: a project-scoped member (`scope` non-null) recalls within its project, under its own session names. */
+export interface RecallCaller {
+  scope: ProjectScope;
+  /** The member's token name: its session ids are its own, so it never reads or resets another member's session. */
+  member: string;
 }
 
 const MAX_SESSION_ID = 200;
@@ -57,12 +67,23 @@ export function isShortPrompt(prompt: string): boolean {
 
 /**
  * POST /recall-index: the per-prompt index of memories worth lazy-loading.
+ * A project-scoped caller (the edge has filled in its project) recalls only
+ * that project's memories, and its sessions are named apart from everyone
+ * else's (their topic and suppression state are a member's own).
  */
-export async function recallIndex(s: Services, input: RecallInput, opts: { explain?: boolean } = {}): Promise<RecallResult & { explain?: ReceiptView | null }> {
-  const sessionId = parseSessionId(input.session_id);
+export async function recallIndex(
+  s: Services,
+  input: RecallInput,
+  opts: { explain?: boolean; caller?: RecallCaller } = {},
+): Promise<RecallResult & { explain?: ReceiptView | null }> {
+  const scoped = opts.caller && opts.caller.scope !== null ? opts.caller : null;
+  const sessionId = scoped ? `@${scoped.member}/${parseSessionId(input.session_id)}` : parseSessionId(input.session_id);
   const agent = parseAgent(input.agent);
   if (input.reset !== undefined && input.reset !== null && typeof input.reset !== "boolean") throw invalid("reset must be true or false");
   const project = parseProject(input.project);
+  // The edge checked it (scopedProject); a second line, since recalling without a project spans every project.
+  if (scoped && (project === null || !inProjectScope(scoped.scope, project)))
+    throw new AppError("forbidden", `token ${scoped.member} is scoped to other projects`);
   if (input.reset === true) {
     await resetSession(s, sessionId);
     return { ok: true, reset: true };
@@ -79,7 +100,7 @@ export async function recallIndex(s: Services, input: RecallInput, opts: { expla
   }
   const [vector] = await s.embedder.embed([prompt], "query");
   // The answer keeps the spec's shape; its receipt id goes out with explain=true only.
-  const { receipt, ...out } = await recallWithVector(s, { sessionId, prompt, project, agent }, vector);
+  const { receipt, ...out } = await recallWithVector(s, { sessionId, prompt, project, agent, projectOnly: scoped !== null }, vector);
   return opts.explain ? { ...out, explain: await explained(s, receipt ?? null) } : out;
 }
 
@@ -125,7 +146,7 @@ export async function recallWithVector(s: Services, req: RecallRequest, vector: 
   const terms = await promptTerms(s, req.prompt);
   const blend = blendTopic(s, parseTopic(s, topic), vector, terms);
   // The prompt's terms, weighed once: the gates reuse them.
-  const selection = await recallSelection(s, req.prompt, vector, req.project, new Set(suppressed), blend, terms);
+  const selection = await recallSelection(s, req.prompt, vector, req.project, new Set(suppressed), blend, terms, req.projectOnly ?? false);
   const budget = tokenBudget(s, req.agent);
   const { fit, cut, tokens, texts } = withinBudget(selection.lines, req.project, budget);
   const { turn, claimed } = await s.storage.recall.finishTurn({

@@ -1,3 +1,4 @@
+import type { ProjectScope } from "../scope";
 import type { Role } from "./store";
 
 /**
@@ -9,7 +10,7 @@ export interface Principal {
   name: string;
   role: Role;
   /** Projects the principal may see and change; null: every project. */
-  projects: readonly string[] | null;
+  projects: ProjectScope;
   via: "token" | "config" | "bypass";
 }
 
@@ -21,11 +22,6 @@ export function roleAtLeast(have: Role, need: Role): boolean {
 
 export const CONFIG_PRINCIPAL: Principal = { name: "config", role: "admin", projects: null, via: "config" };
 export const BYPASS_PRINCIPAL: Principal = { name: "localhost", role: "admin", projects: null, via: "bypass" };
-
-/** The principal may see and change memories of `project` (null: memories of no project). */
-export function inScope(p: Principal, project: string | null): boolean {
-  return p.projects === null || (project !== null && p.projects.includes(project));
-}
 
 /** The member a new memory records as its creator: a database token's name; none for the bypass and a home's config token (one owner). */
 export function creatorOf(p: Principal | null): string | null {

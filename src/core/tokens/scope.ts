@@ -1,7 +1,7 @@
-import { AppError, notFound } from "../../errors";
-import { resolveMemory } from "../memories";
+import { AppError } from "../../errors";
+import { resolveInScope } from "../memories";
 import type { Services } from "../services";
-import { inScope, type Principal } from "./principal";
+import type { Principal } from "./principal";
 
 const forbidden = (message: string) => new AppError("forbidden", message);
 
@@ -30,16 +30,7 @@ export function scopedProject(p: Principal, requested: string | null | undefined
  * resolved (its candidates could come from other projects).
  */
 export async function checkMemoryInScope(s: Services, p: Principal, rawId: unknown): Promise<void> {
-  if (p.projects === null) return;
-  let row: Awaited<ReturnType<typeof resolveMemory>>;
-  try {
-    row = await resolveMemory(s, rawId);
-  } catch (e) {
-    if (e instanceof AppError && e.code === "conflict")
-      throw new AppError("conflict", "id prefix matches several memories; use more characters or the full id");
-    throw e;
-  }
-  if (!inScope(p, row.project)) throw notFound(`no memory with id ${String(rawId).trim().toLowerCase().slice(0, 40)}`);
+  if (p.projects !== null) await resolveInScope(s, rawId, p.projects);
 }
 
 /** Refuses what a project-scoped token cannot use yet (the route reads across projects). */

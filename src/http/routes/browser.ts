@@ -12,6 +12,7 @@ import { invalid, notFound } from "../../errors";
 import { jsonObject } from "../body";
 import { sentQuery } from "../schema-query";
 import { fileResponse } from "../pages";
+import { scopeOf } from "../access";
 
 // With `type: "file"` Bun yields the file's path; bun-types describe *.html imports as HTML bundles.
 const INDEX_HTML = indexHtml as unknown as string;
@@ -45,8 +46,8 @@ export function browserRoutes(s: Services) {
       return fileResponse(path, params.name);
     })
     .get("/memories/list", ({ query }) => listMemories(s, query), browseQuery(BrowseListInput))
-    .get("/memories/facets", () => listFacets(s))
+    .get("/memories/facets", ({ request }) => listFacets(s, scopeOf(request)))
     .get("/memories/count", ({ query }) => countSelection(s, query), browseQuery(BrowseCountInput))
-    .get("/memories/detail", ({ query }) => memoryDetail(s, query.id), browseQuery(BrowseDetailInput))
+    .get("/memories/detail", ({ query, request }) => memoryDetail(s, query.id, scopeOf(request)), browseQuery(BrowseDetailInput))
     .post("/memories/delete", ({ body }) => deleteSelection(s, body), jsonObject(BrowseDeleteInput));
 }

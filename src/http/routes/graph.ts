@@ -13,6 +13,7 @@ import type { Services } from "../../core/services";
 import { notFound } from "../../errors";
 import { sentQuery } from "../schema-query";
 import { fileResponse } from "../pages";
+import { scopeOf } from "../access";
 
 // bun-types call an .html import an HTMLBundle; imported as a file it is a path.
 const vizHtml = vizHtmlImport as unknown as string;
@@ -53,7 +54,7 @@ const GRAPH_QUERY = {
 
 export function graphRoutes(s: Services) {
   return new Elysia({ name: "graph" })
-    .get("/graph", ({ query }) => graphQuery(s, query), GRAPH_QUERY)
+    .get("/graph", ({ query, request }) => graphQuery(s, query, scopeOf(request)), GRAPH_QUERY)
     .get("/viz", () => fileResponse(vizHtml, "index.html"))
     .get("/viz/vendor/:file", ({ params }) => pick(VIZ_VENDOR, params.file, "/viz/vendor/"))
     .get("/assets/viz/:file", ({ params }) => pick(VIZ_ASSETS, params.file, "/assets/viz/"));

@@ -10,7 +10,7 @@ import { AnchorsInput, DeleteInput, HistoryInput, IngestInput, MarkStaleInput, M
 import { RecentInput } from "../../core/search/schema";
 import { queryOptions } from "../schema-query";
 import { jsonObject } from "../body";
-import { principalOf } from "../access";
+import { principalOf, scopeOf } from "../access";
 
 const RECENT_QUERY = queryOptions(RecentInput);
 const MEMORY_QUERY = queryOptions(MemoryGetInput);
@@ -39,7 +39,7 @@ export function memoryRoutes(s: Services) {
     )
     .get("/recent", ({ query }) => recent(s, query), RECENT_QUERY)
     .get("/memory", ({ query }) => fetchMemory(s, query.id, { evidence: query.evidence }), MEMORY_QUERY)
-    .get("/anchors", ({ query }) => anchorsForRepo(s, query), queryOptions(AnchorsInput))
+    .get("/anchors", ({ query, request }) => anchorsForRepo(s, query, scopeOf(request)), queryOptions(AnchorsInput))
     .post("/memory/stale", ({ body }) => markStale(s, body), jsonObject(MarkStaleInput))
     .get("/memory/history", ({ query }) => memoryHistory(s, query.id), queryOptions(HistoryInput))
     .post("/memory/restore", ({ body }) => restoreVersion(s, body), jsonObject(RestoreInput))

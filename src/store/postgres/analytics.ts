@@ -79,15 +79,25 @@ export function pgAnalytics(h: PgHandle): AnalyticsStore {
       const [row] = await h.sql.unsafe(`SELECT count(*)::int AS count, max(seq)::float8 AS "maxSeq" FROM ${S}.memories`);
       return row as { count: number; maxSeq: number | null };
     },
-    domainRows: () =>
+    domainRows: (scope = null) =>
       snapshot(async (x): Promise<DomainRows> => {
+        // Within a scope (one JSON parameter, $1) every row and total is of its memories only.
+        const where = scope === null ? "" : "WHERE m.project IN (SELECT jsonb_array_elements_text($1::jsonb))";
+        const params = scope === null ? [] : [JSON.stringify(scope)];
         const [totals] = await x.sql.unsafe(
-          `SELECT count(*)::int AS memories, count(*) FILTER (WHERE memory_type = 'learnings')::int AS learnings, count(DISTINCT project)::int AS projects FROM ${S}.memories`,
+          `SELECT count(*)::int AS memories, count(*) FILTER (WHERE memory_type = 'learnings')::int AS learnings, count(DISTINCT project)::int AS projects FROM ${S}.memories m ${where}`,
+          params,
         );
-        const memories = await x.sql.unsafe(`SELECT id, project, memory_type AS "memoryType" FROM ${S}.memories`);
-        const tags = await x.sql.unsafe(`SELECT memory_id AS "memoryId", tag, weight FROM ${S}.memory_tags`);
+        const memories = await x.sql.unsafe(`SELECT id, project, memory_type AS "memoryType" FROM ${S}.memories m ${where}`, params);
+        const tags = await x.sql.unsafe(
+          scope === null
+            ? `SELECT memory_id AS "memoryId", tag, weight FROM ${S}.memory_tags`
+            : `SELECT t.memory_id AS "memoryId", t.tag, t.weight FROM ${S}.memories m JOIN ${S}.memory_tags t ON t.memory_id = m.id ${where}`,
+          params,
+        );
         const projects = await x.sql.unsafe(
-          `SELECT project, count(*)::int AS memories, count(*) FILTER (WHERE memory_type = 'learnings')::int AS learnings FROM ${S}.memories GROUP BY project ORDER BY memories DESC`,
+          `SELECT project, count(*)::int AS memories, count(*) FILTER (WHERE memory_type = 'learnings')::int AS learnings FROM ${S}.memories m ${where} GROUP BY project ORDER BY memories DESC`,
+          params,
         );
         return { totals: totals as DomainRows["totals"], memories: [...memories], tags: [...tags], projects: [...projects] } as DomainRows;
       }),

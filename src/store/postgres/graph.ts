@@ -23,14 +23,28 @@ export function pgGraph(h: PgHandle): GraphStore {
     sql<number>`(${m.strength} * (${sql.raw(String(DECAY_FLOOR))} + ${sql.raw(String(1 - DECAY_FLOOR))} * power(0.5, greatest(0, ${now}::bigint - ${m.refreshedAt})::float8 / ${sql.raw(String(DAY_MS * DECAY_HALF_LIFE_DAYS))})))::float8`;
   // The default inlined, not bound: GROUP BY must see the same expression as the select list.
   const domain = sql<string>`coalesce(${pd.domain}, ${sql.raw(`'${DEFAULT_DOMAIN.replace(/'/g, "''")}'`)})`;
-  const graphColumns = ({ now, previewChars }: GraphAt) => ({
+  const S = sql.raw(h.schema);
+  /** `col` (a project) is in the scope: one JSON parameter, like id lists. */
+  const inScope = (col: unknown, scope: readonly string[]) => sql`${col} IN (SELECT jsonb_array_elements_text(${JSON.stringify(scope)}::jsonb))`;
+  /** The memory with id `col` is in the scope. */
+  const idInScope = (col: unknown, scope: readonly string[]) =>
+    sql`EXISTS (SELECT 1 FROM ${S}.memories o WHERE o.id = ${col} AND ${inScope(sql`o.project`, scope)})`;
+  /**
+   * Links of the outer `memories` row whose other end is in the scope, counted
+   * as the links_count trigger counts them (a link to itself once). Only for a
+   * scoped caller (the row is then in the scope itself); link_count otherwise.
+   */
+  const scopedLinkCount = (scope: readonly string[]) =>
+    sql<number>`((SELECT count(*) FROM ${S}.links sl WHERE sl.from_id = ${m.id} AND ${idInScope(sql`sl.to_id`, scope)})
+      + (SELECT count(*) FROM ${S}.links sl WHERE sl.to_id = ${m.id} AND sl.from_id <> ${m.id} AND ${idInScope(sql`sl.from_id`, scope)}))::int`;
+  const graphColumns = ({ now, previewChars, scope = null }: GraphAt) => ({
     id: m.id,
     head: sql<string>`substr(${m.content}, 1, ${previewChars}::int)`,
     len: sql<number>`length(${m.content})`,
     memoryType: m.memoryType,
     project: m.project,
     createdAt: m.createdAt,
-    linkCount: m.linkCount,
+    linkCount: scope === null ? m.linkCount : scopedLinkCount(scope),
     eff: eff(now),
     domain,
   });
@@ -98,11 +112,17 @@ export function pgGraph(h: PgHandle): GraphStore {
       return rows.length;
     },
 
-    async linksOf(id, relationship) {
+    async linksOf(id, relationship, scope = null) {
       const rows = await h.orm
         .select({ fromId: l.fromId, toId: l.toId, relationship: l.relationship, weight: l.weight })
         .from(l)
-        .where(and(or(eq(l.fromId, id), eq(l.toId, id)), relationship === null ? undefined : eq(l.relationship, relationship)))
+        .where(
+          and(
+            or(eq(l.fromId, id), eq(l.toId, id)),
+            relationship === null ? undefined : eq(l.relationship, relationship),
+            scope === null ? undefined : idInScope(sql`CASE WHEN ${l.fromId} = ${id} THEN ${l.toId} ELSE ${l.fromId} END`, scope),
+          ),
+        )
         .orderBy(desc(l.weight));
       return rows.map((r) =>
         r.fromId === id
@@ -111,12 +131,16 @@ export function pgGraph(h: PgHandle): GraphStore {
       );
     },
 
-    async linksAround(frontier) {
+    async linksAround(frontier, scope = null) {
       if (frontier.length === 0) return [];
+      // A scoped search starts in the scope and only steps to its memories, so
+      // the frontier is in it: a link is followed when both its ends are.
       const rows = await h.orm
         .select({ fromId: l.fromId, toId: l.toId, relationship: l.relationship, weight: l.weight })
         .from(l)
-        .where(or(idIn(l.fromId, frontier), idIn(l.toId, frontier)))
+        .where(
+          and(or(idIn(l.fromId, frontier), idIn(l.toId, frontier)), scope === null ? undefined : and(idInScope(l.fromId, scope), idInScope(l.toId, scope))),
+        )
         .orderBy(desc(l.weight));
       const inFrontier = new Set(frontier);
       const out: LinkAround[] = [];
@@ -129,11 +153,28 @@ export function pgGraph(h: PgHandle): GraphStore {
 
     async memories(ids, at) {
       if (ids.length === 0) return [];
-      return (await h.orm.select(graphColumns(at)).from(m).leftJoin(pd, eq(pd.memoryId, m.id)).where(idIn(m.id, ids))) as GraphMemoryRow[];
+      const scope = at.scope ?? null;
+      return (await h.orm
+        .select(graphColumns(at))
+        .from(m)
+        .leftJoin(pd, eq(pd.memoryId, m.id))
+        .where(and(idIn(m.id, ids), scope === null ? undefined : inScope(m.project, scope)))) as GraphMemoryRow[];
     },
 
     async hubs({ domain: wanted, limit, ...at }) {
       const e = eff(at.now);
+      const scope = at.scope ?? null;
+      if (scope !== null) {
+        // The scope's linked memories ranked by their links within it (memories_project first).
+        const n = scopedLinkCount(scope);
+        return (await h.orm
+          .select(graphColumns(at))
+          .from(m)
+          .leftJoin(pd, eq(pd.memoryId, m.id))
+          .where(and(inScope(m.project, scope), gt(m.linkCount, 0), sql`${n} > 0`, wanted === null ? undefined : sql`${domain} = ${wanted}`))
+          .orderBy(sql`${n} DESC`, sql`${e} DESC`, m.seq)
+          .limit(limit)) as GraphMemoryRow[];
+      }
       return (await h.orm
         .select(graphColumns(at))
         .from(m)
@@ -152,10 +193,13 @@ export function pgGraph(h: PgHandle): GraphStore {
 
   async function exportSlice(
     hh: PgHandle,
-    { now, previewChars, type, tag, domain: wanted, minStrength, limit }: Parameters<GraphStore["exportSlice"]>[0],
+    { now, previewChars, type, tag, domain: wanted, minStrength, limit, scope = null }: Parameters<GraphStore["exportSlice"]>[0],
   ): Promise<ExportSlice> {
     const e = eff(now);
+    // Within a scope every row, count and total below is the scope's alone.
+    const scoped = scope === null ? undefined : inScope(m.project, scope);
     const filters: (Fragment | undefined)[] = [
+      scoped,
       type === null ? undefined : eq(m.memoryType, type),
       tag === null ? undefined : sql`EXISTS (SELECT 1 FROM ${tg} WHERE ${tg.memoryId} = ${m.id} AND ${tg.tag} = ${tag})`,
       wanted === null ? undefined : sql`${domain} = ${wanted}`,
@@ -171,7 +215,7 @@ export function pgGraph(h: PgHandle): GraphStore {
         sourceAgent: m.sourceAgent,
         createdAt: m.createdAt,
         strength: m.strength,
-        linkCount: m.linkCount,
+        linkCount: scope === null ? m.linkCount : scopedLinkCount(scope),
         eff: e,
         matched: sql<number>`(count(*) OVER ())::int`,
       })
@@ -180,9 +224,18 @@ export function pgGraph(h: PgHandle): GraphStore {
       .where(and(...filters))
       .orderBy(sql`${e} DESC`, desc(m.createdAt), sql`${m.id} COLLATE "C"`)
       .limit(limit);
-    const [totals] = await hh.orm
-      .select({ m: sql<number>`(SELECT count(*) FROM ${m})::int`, l: sql<number>`(SELECT count(*) FROM ${l})::int` })
-      .from(sql`(SELECT 1) AS one`);
+    const [totals] =
+      scope === null
+        ? await hh.orm
+            .select({ m: sql<number>`(SELECT count(*) FROM ${m})::int`, l: sql<number>`(SELECT count(*) FROM ${l})::int` })
+            .from(sql`(SELECT 1) AS one`)
+        : await hh.orm
+            .select({
+              m: sql<number>`(SELECT count(*) FROM ${S}.memories sm WHERE ${inScope(sql`sm.project`, scope)})::int`,
+              l: sql<number>`(SELECT count(*) FROM ${S}.memories sm JOIN ${S}.links sl ON sl.from_id = sm.id
+                               WHERE ${inScope(sql`sm.project`, scope)} AND ${idInScope(sql`sl.to_id`, scope)})::int`,
+            })
+            .from(sql`(SELECT 1) AS one`);
     const ids = rows.map((r) => r.id);
     const tags = ids.length
       ? await hh.orm
@@ -197,8 +250,13 @@ export function pgGraph(h: PgHandle): GraphStore {
           .from(l)
           .where(and(idIn(l.fromId, ids), idIn(l.toId, ids)))
       : [];
-    const storeDomains = await hh.orm.select({ name: domain, n: sql<number>`count(*)::int` }).from(m).leftJoin(pd, eq(pd.memoryId, m.id)).groupBy(domain);
-    const storeTypes = await hh.orm.select({ name: m.memoryType, n: sql<number>`count(*)::int` }).from(m).groupBy(m.memoryType);
+    const storeDomains = await hh.orm
+      .select({ name: domain, n: sql<number>`count(*)::int` })
+      .from(m)
+      .leftJoin(pd, eq(pd.memoryId, m.id))
+      .where(scoped)
+      .groupBy(domain);
+    const storeTypes = await hh.orm.select({ name: m.memoryType, n: sql<number>`count(*)::int` }).from(m).where(scoped).groupBy(m.memoryType);
     return { rows, matched: rows.length ? rows[0].matched : 0, totalMemories: totals.m, totalLinks: totals.l, tags, edges, storeDomains, storeTypes };
   }
 }

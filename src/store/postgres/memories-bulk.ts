@@ -383,17 +383,20 @@ export function pgMemoriesBulk(h: PgHandle): MemoriesBulkStore {
       });
     },
 
-    async facets() {
+    async facets(scope = null) {
+      // Within a scope: its projects, and primary domains of its memories only.
+      const inScope = scope === null ? undefined : sql`${m.project} IN (SELECT jsonb_array_elements_text(${JSON.stringify(scope)}::jsonb))`;
       const projects = await h.orm
         .select({ name: sql<string>`${m.project}`, count: count() })
         .from(m)
-        .where(isNotNull(m.project))
+        .where(and(isNotNull(m.project), inScope))
         .groupBy(m.project)
         .orderBy(desc(count()), sql`${m.project} COLLATE "C"`)
         .limit(500);
-      const domains = await h.orm
-        .select({ name: pd.domain, count: count() })
-        .from(pd)
+      const domains = await (inScope === undefined
+        ? h.orm.select({ name: pd.domain, count: count() }).from(pd)
+        : h.orm.select({ name: pd.domain, count: count() }).from(pd).innerJoin(m, eq(m.id, pd.memoryId)).where(inScope)
+      )
         .groupBy(pd.domain)
         .orderBy(desc(count()), sql`${pd.domain} COLLATE "C"`)
         .limit(500);

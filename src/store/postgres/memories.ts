@@ -170,17 +170,19 @@ export function pgMemories(h: PgHandle): Omit<MemoriesStore, keyof MemoriesBulkS
         .orderBy(byte(g.memoryId), desc(g.weight), byte(g.tag));
     },
 
-    async linksOf(memoryId, previewChars, limit) {
+    async linksOf(memoryId, previewChars, limit, scope = null) {
       const s = h.schema;
+      // Within a scope the other end must be in it ($4: its projects as JSON); unscoped, today's query.
+      const within = scope === null ? "" : " AND m.project IN (SELECT jsonb_array_elements_text($4::jsonb))";
       const rows = await h.sql.unsafe(
         `SELECT * FROM (
            SELECT m.id AS id, left(m.content, $2) AS head, length(m.content) AS length, m.memory_type AS "memoryType", l.relationship AS relationship, l.weight AS weight, 'out' AS direction
-             FROM ${s}.links l JOIN ${s}.memories m ON m.id = l.to_id WHERE l.from_id = $1
+             FROM ${s}.links l JOIN ${s}.memories m ON m.id = l.to_id WHERE l.from_id = $1${within}
            UNION ALL
            SELECT m.id, left(m.content, $2), length(m.content), m.memory_type, l.relationship, l.weight, 'in'
-             FROM ${s}.links l JOIN ${s}.memories m ON m.id = l.from_id WHERE l.to_id = $1) x
+             FROM ${s}.links l JOIN ${s}.memories m ON m.id = l.from_id WHERE l.to_id = $1${within}) x
          ORDER BY weight DESC, id COLLATE "C" LIMIT $3`,
-        [memoryId, previewChars, limit],
+        scope === null ? [memoryId, previewChars, limit] : [memoryId, previewChars, limit, JSON.stringify(scope)],
       );
       return (rows as { id: string; head: string; length: number; memoryType: string; relationship: string; weight: number; direction: "out" | "in" }[]).map(
         (r) => ({
@@ -296,8 +298,19 @@ export function pgMemories(h: PgHandle): Omit<MemoriesStore, keyof MemoriesBulkS
       return rows.map((r) => ({ memoryId: r.memoryId, stale: JSON.parse(r.stale!) }));
     },
 
-    async repoAnchors(repo) {
-      return (await h.orm.select().from(a).where(eq(a.repo, repo)).orderBy(asc(a.anchoredAt), byte(a.memoryId))).map(anchorOf);
+    async repoAnchors(repo, scope = null) {
+      // Within a scope: anchors of its memories only.
+      const inScope =
+        scope === null
+          ? undefined
+          : sql`${a.memoryId} IN (SELECT id FROM ${sql.raw(h.schema)}.memories WHERE project IN (SELECT jsonb_array_elements_text(${JSON.stringify(scope)}::jsonb)))`;
+      return (
+        await h.orm
+          .select()
+          .from(a)
+          .where(and(eq(a.repo, repo), inScope))
+          .orderBy(asc(a.anchoredAt), byte(a.memoryId))
+      ).map(anchorOf);
     },
 
     async markStale(repo, marks, fresh, at) {

@@ -70,6 +70,24 @@ export function sqliteAnalytics(h: SqliteHandle): AnalyticsStore {
     return { counts, growthBase, types, growthPerDay, primaryDomains, recall, recallPerDay };
   }
 
+  /** domainRows within a scope (`scope`: its projects as JSON), read through memories_project. */
+  function scopedDomainRows(scope: string): DomainRows {
+    const IN = "m.project IN (SELECT value FROM json_each(?))";
+    const t = q(
+      `SELECT count(*) AS memories, sum(memory_type = 'learnings') AS learnings, count(DISTINCT project) AS projects FROM memories m WHERE ${IN}`,
+    ).get(scope) as DomainRows["totals"];
+    return {
+      totals: { ...t, learnings: t.learnings ?? 0 },
+      memories: q(`SELECT id, project, memory_type AS memoryType FROM memories m WHERE ${IN}`).all(scope) as DomainRows["memories"],
+      tags: q(`SELECT t.memory_id AS memoryId, t.tag AS tag, t.weight AS weight FROM memories m JOIN memory_tags t ON t.memory_id = m.id WHERE ${IN}`).all(
+        scope,
+      ) as DomainRows["tags"],
+      projects: q(
+        `SELECT project, count(*) AS memories, coalesce(sum(memory_type = 'learnings'), 0) AS learnings FROM memories m WHERE ${IN} GROUP BY project ORDER BY memories DESC`,
+      ).all(scope) as DomainRows["projects"],
+    };
+  }
+
   return {
     async dashboardFigures(w, knownTypes) {
       // One read transaction: every figure describes the same moment, even while captures write.
@@ -89,7 +107,8 @@ export function sqliteAnalytics(h: SqliteHandle): AnalyticsStore {
     async memoriesFingerprint() {
       return q("SELECT count(*) AS count, max(seq) AS maxSeq FROM memories").get() as { count: number; maxSeq: number | null };
     },
-    async domainRows() {
+    async domainRows(scope = null) {
+      if (scope !== null) return db.transaction(() => scopedDomainRows(JSON.stringify(scope)))();
       return db.transaction(
         (): DomainRows => ({
           totals: (() => {

@@ -267,7 +267,20 @@ export function sqliteMemoriesBulk(h: SqliteHandle): MemoriesBulkStore {
       );
     },
 
-    async facets() {
+    async facets(scope = null) {
+      if (scope !== null) {
+        // Within a scope: its projects, and primary domains of its memories only (memories_project, then each row's domain).
+        const p = JSON.stringify(scope);
+        return {
+          projects: q<{ name: string; count: number }>(
+            "SELECT project AS name, count(*) AS count FROM memories WHERE project IN (SELECT value FROM json_each(?)) GROUP BY project ORDER BY count DESC, name LIMIT 500",
+          ).all(p),
+          domains: q<{ name: string; count: number }>(
+            `SELECT d.domain AS name, count(*) AS count FROM memories m JOIN memory_primary_domain d ON d.memory_id = m.id
+              WHERE m.project IN (SELECT value FROM json_each(?)) GROUP BY d.domain ORDER BY count DESC, name LIMIT 500`,
+          ).all(p),
+        };
+      }
       const projects = q<{ name: string; count: number }>(
         "SELECT project AS name, count(*) AS count FROM memories WHERE project IS NOT NULL GROUP BY project ORDER BY count DESC, name LIMIT 500",
       ).all();

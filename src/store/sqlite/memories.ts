@@ -257,21 +257,22 @@ export function sqliteMemories(h: SqliteHandle): Omit<MemoriesStore, keyof Memor
         .all(json(memoryIds));
     },
 
-    async linksOf(memoryId, previewChars, limit) {
+    async linksOf(memoryId, previewChars, limit, scope = null) {
+      // Within a scope the other end must be in it (?4: its projects as JSON); unscoped, today's query.
+      const within = scope === null ? "" : " AND m.project IN (SELECT value FROM json_each(?4))";
+      const params: [string, number, number, ...string[]] = [memoryId, previewChars, limit];
+      if (scope !== null) params.push(JSON.stringify(scope));
       return db
-        .query<
-          { id: string; head: string; length: number; memoryType: string; relationship: string; weight: number; direction: "out" | "in" },
-          [string, number, number]
-        >(
+        .query<{ id: string; head: string; length: number; memoryType: string; relationship: string; weight: number; direction: "out" | "in" }, typeof params>(
           `SELECT * FROM (
              SELECT m.id AS id, substr(m.content, 1, ?2) AS head, length(m.content) AS length, m.memory_type AS memoryType, l.relationship AS relationship, l.weight AS weight, 'out' AS direction
-               FROM links l JOIN memories m ON m.id = l.to_id WHERE l.from_id = ?1
+               FROM links l JOIN memories m ON m.id = l.to_id WHERE l.from_id = ?1${within}
              UNION ALL
              SELECT m.id, substr(m.content, 1, ?2), length(m.content), m.memory_type, l.relationship, l.weight, 'in'
-               FROM links l JOIN memories m ON m.id = l.from_id WHERE l.to_id = ?1)
+               FROM links l JOIN memories m ON m.id = l.from_id WHERE l.to_id = ?1${within})
            ORDER BY weight DESC, id LIMIT ?3`,
         )
-        .all(memoryId, previewChars, limit);
+        .all(...params);
     },
 
     async snapshot(memoryId) {
@@ -366,7 +367,15 @@ export function sqliteMemories(h: SqliteHandle): Omit<MemoriesStore, keyof Memor
         .map((r) => ({ memoryId: r.memory_id, stale: JSON.parse(r.stale) }));
     },
 
-    async repoAnchors(repo) {
+    async repoAnchors(repo, scope = null) {
+      if (scope !== null)
+        return db
+          .query<RawAnchor, [string, string]>(
+            `SELECT a.* FROM memory_anchors a JOIN memories m ON m.id = a.memory_id
+              WHERE a.repo = ? AND m.project IN (SELECT value FROM json_each(?)) ORDER BY a.anchored_at, a.memory_id`,
+          )
+          .all(repo, JSON.stringify(scope))
+          .map(anchorOf);
       return db.query<RawAnchor, [string]>("SELECT * FROM memory_anchors WHERE repo = ? ORDER BY anchored_at, memory_id").all(repo).map(anchorOf);
     },
 
