@@ -12,6 +12,13 @@ export const RECEIPT_FLUSH_MS = 200;
 /** ...or as soon as this many wait (a burst of prompts from many agents). */
 export const RECEIPT_FLUSH_MAX = 200;
 
+/**
+ * Receipts a flush prepares and writes per turn of the event loop (one transaction each): a
+ * search's receipt costs ~1 ms of CPU (redaction, token count, gists, the row), and a 200 ms batch
+ * of one client's searches written in one go held the next request ~20 ms (docs/benchmarks.md).
+ */
+export const RECEIPT_WRITE_SLICE = 2;
+
 /** Prompt characters a receipt keeps (after redaction): enough to recognise the prompt, bounded per row. */
 export const RECEIPT_PROMPT_CHARS = 500;
 

@@ -2,11 +2,14 @@ import { createHash } from "node:crypto";
 import { redact } from "../secrets";
 import { countTokens } from "../tokenizer";
 import type { Services } from "../services";
-import { RECEIPT_FLUSH_MAX, RECEIPT_FLUSH_MS, RECEIPT_PROMPT_CHARS, RECEIPT_PRUNE_EVERY_MS } from "./tuning";
+import { RECEIPT_FLUSH_MAX, RECEIPT_FLUSH_MS, RECEIPT_PROMPT_CHARS, RECEIPT_PRUNE_EVERY_MS, RECEIPT_WRITE_SLICE } from "./tuning";
 import { gistOf } from "./gist";
 import type { NewReceipt, ReceiptDrop, ReceiptMemory } from "./types";
 
 const DAY_MS = 86_400_000;
+
+/** Resolves after the event loop has run what waits (timers, sockets): setImmediate, not a microtask. */
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** A memory of a pending receipt: with `content` instead of a gist when the hot path had none to hand. */
 export type PendingMemory<T extends ReceiptMemory> = Omit<T, "gist"> & ({ gist: string; content?: undefined } | { gist?: undefined; content: string });
@@ -61,15 +64,20 @@ export class ReceiptWriter {
     const { config, storage, log } = this.s;
     try {
       if (batch.length > 0) {
-        const rows: NewReceipt[] = [];
-        for (const { rawPrompt, countText, ...r } of batch) {
-          const promptHash = createHash("sha256").update(rawPrompt).digest("hex");
-          const prompt =
-            config.recall.receiptPrompt === "hash" ? null : (await redact(rawPrompt.slice(0, RECEIPT_PROMPT_CHARS * 2))).slice(0, RECEIPT_PROMPT_CHARS);
-          const tokens = countText === undefined ? r.tokens : await countTokens(countText);
-          rows.push({ ...r, tokens, prompt, promptHash, injected: r.injected.map(settled), dropped: r.dropped.map(settled) });
+        // A slice at a time, each its own turn of the event loop: a request that arrives meanwhile
+        // waits for one slice (~1 ms a receipt at 100k), not for the whole batch (~20 ms for 20).
+        for (let from = 0; from < batch.length; from += RECEIPT_WRITE_SLICE) {
+          if (from > 0) await nextTurn();
+          const rows: NewReceipt[] = [];
+          for (const { rawPrompt, countText, ...r } of batch.slice(from, from + RECEIPT_WRITE_SLICE)) {
+            const promptHash = createHash("sha256").update(rawPrompt).digest("hex");
+            const prompt =
+              config.recall.receiptPrompt === "hash" ? null : (await redact(rawPrompt.slice(0, RECEIPT_PROMPT_CHARS * 2))).slice(0, RECEIPT_PROMPT_CHARS);
+            const tokens = countText === undefined ? r.tokens : await countTokens(countText);
+            rows.push({ ...r, tokens, prompt, promptHash, injected: r.injected.map(settled), dropped: r.dropped.map(settled) });
+          }
+          await storage.receipts.addReceipts(rows);
         }
-        await storage.receipts.addReceipts(rows);
       }
       const now = this.s.now();
       if (now - this.lastPrune >= RECEIPT_PRUNE_EVERY_MS) {

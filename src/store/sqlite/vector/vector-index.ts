@@ -3,6 +3,7 @@ import { VECTOR_RESCORE_FACTOR, VECTOR_RESCORE_MIN } from "./tuning";
 import { QUERY_AT, ROWS_AT } from "./layout";
 import { heapPush, heapReplaceTop, quantize } from "./select";
 import { VectorSnapshots } from "./snapshot";
+import { FLOAT_BLOCK_ROWS } from "./rows";
 
 export type { IndexSnapshot } from "./snapshot";
 export { quantize } from "./select";
@@ -147,16 +148,17 @@ export class VectorIndex extends VectorSnapshots {
 
   /** A row's similarity: its float vector (as stored) dotted with the float query. */
   private rescore(s: number, query: Float32Array): VectorHit {
-    let v: Float32Array | null = null;
-    if (this.hasFloat[s]) v = this.floatRow(s);
-    else {
-      // Restored from the index file and not yet filled from vec0: read it now (and keep it).
+    // Restored from the index file and not yet filled from vec0: read it now (and keep it).
+    if (!this.hasFloat[s]) {
       const fetched = this.vectorSource?.(this.seqs[s]) ?? null;
-      if (fetched && this.adoptFloat(this.seqs[s], fetched)) v = this.floatRow(s);
+      if (fetched) this.adoptFloat(this.seqs[s], fetched);
     }
     let dot = 0;
-    if (v) {
-      for (let i = 0; i < DIMENSIONS; i++) dot += v[i] * query[i];
+    if (this.hasFloat[s]) {
+      // Straight from the row's block, not through a view of it: a view is an object per row rescored.
+      const block = this.floatBlocks[(s / FLOAT_BLOCK_ROWS) | 0];
+      const o = (s & (FLOAT_BLOCK_ROWS - 1)) * DIMENSIONS;
+      for (let i = 0; i < DIMENSIONS; i++) dot += block[o + i] * query[i];
       return { seq: this.seqs[s], similarity: dot };
     }
     // No float anywhere (an index restored without a vector source): its int8 values stand in.
