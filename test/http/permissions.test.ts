@@ -399,6 +399,24 @@ describe("a project-scoped token: answers narrowed to its projects", () => {
     );
   });
 
+  test("search, recent, GET /memory and the memory browser count a memory's connections within the scope", async () => {
+    // a1 links to a2 (alpha) and b1 (beta): 2 for an admin, 1 for alpha's token.
+    const connectionsOf = async (token: string) => {
+      const seen: number[] = [];
+      const search = (await call(token, "GET", `/search?query=${encodeURIComponent("scoped graph note release pipelines")}&project=alpha&limit=50`)).json();
+      seen.push(search.results.find((m: any) => m.id === id.a1).connections);
+      const recent = (await call(token, "GET", "/recent?project=alpha&limit=50")).json();
+      seen.push(recent.results.find((m: any) => m.id === id.a1).connections);
+      seen.push((await call(token, "GET", `/memory?id=${id.a1}`)).json().memory.connections);
+      const list = (await call(token, "GET", "/memories/list?project=alpha&limit=100")).json();
+      seen.push(list.items.find((m: any) => m.id === id.a1).connections);
+      seen.push((await call(token, "GET", `/memories/detail?id=${id.a1}`)).json().memory.connections);
+      return seen;
+    };
+    expect(await connectionsOf(tok.admin)).toEqual([2, 2, 2, 2, 2]);
+    expect(await connectionsOf(tok.alpha)).toEqual([1, 1, 1, 1, 1]);
+  });
+
   test("neighbors: only in-scope neighbours, the centre's connections counted within the scope; another project's memory is an unknown id", async () => {
     const admin = (await call(tok.admin, "GET", `/graph?op=neighbors&id=${id.a1}`)).json();
     expect(admin.neighbors.map((n: any) => n.id).sort()).toEqual([id.a2, id.b1].sort());

@@ -71,3 +71,16 @@ export function parseNonNegative(value: unknown, field: string): number | null {
   if (!Number.isFinite(n) || n < 0) throw invalid(`${field} must be a number >= 0 (e.g. 0.3), got "${String(value).slice(0, 40)}"`);
   return n;
 }
+
+/**
+ * A project-scoped caller's `connections`: the links each listed memory has
+ * to memories in the scope. A memory's stored link count includes links to
+ * other projects' memories, so showing it would tell a scoped member those
+ * exist. One query for the listed ids, and only for scoped callers.
+ */
+export async function scopedConnections<T extends { id: string; connections: number }>(s: Services, scope: ProjectScope, items: T[]): Promise<T[]> {
+  if (scope === null || items.length === 0) return items;
+  const counts = await graphMemories(s, [...new Set(items.map((m) => m.id))], scope);
+  for (const m of items) m.connections = counts.get(m.id)?.connections ?? 0;
+  return items;
+}

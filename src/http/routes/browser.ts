@@ -6,6 +6,7 @@ import styleCss from "../../../assets/memories/style.css" with { type: "file" };
 import { memoryDetail } from "../../core/memories";
 import { countSelection, deleteSelection, listFacets, listMemories } from "../../core/browse";
 import type { Services } from "../../core/services";
+import { scopedConnections } from "../../core/graph";
 import { BrowseCountInput, BrowseDeleteInput, BrowseDetailInput, BrowseListInput } from "../../core/memories/schema";
 import { unknownKeysProblem } from "../../core/validate";
 import { invalid, notFound } from "../../errors";
@@ -45,9 +46,25 @@ export function browserRoutes(s: Services) {
       if (!path) throw notFound(`no asset memories/${params.name.slice(0, 80)}`);
       return fileResponse(path, params.name);
     })
-    .get("/memories/list", ({ query }) => listMemories(s, query), browseQuery(BrowseListInput))
+    .get(
+      "/memories/list",
+      async ({ query, request }) => {
+        const r = await listMemories(s, query);
+        await scopedConnections(s, scopeOf(request), r.items);
+        return r;
+      },
+      browseQuery(BrowseListInput),
+    )
     .get("/memories/facets", ({ request }) => listFacets(s, scopeOf(request)))
     .get("/memories/count", ({ query }) => countSelection(s, query), browseQuery(BrowseCountInput))
-    .get("/memories/detail", ({ query, request }) => memoryDetail(s, query.id, scopeOf(request)), browseQuery(BrowseDetailInput))
+    .get(
+      "/memories/detail",
+      async ({ query, request }) => {
+        const d = await memoryDetail(s, query.id, scopeOf(request));
+        await scopedConnections(s, scopeOf(request), [d.memory]);
+        return d;
+      },
+      browseQuery(BrowseDetailInput),
+    )
     .post("/memories/delete", ({ body }) => deleteSelection(s, body), jsonObject(BrowseDeleteInput));
 }

@@ -6,6 +6,7 @@ import { memoryHistory, restoreVersion } from "../../core/memories";
 import { recent } from "../../core/search";
 import type { Services } from "../../core/services";
 import { creatorOf } from "../../core/tokens";
+import { scopedConnections } from "../../core/graph";
 import { AnchorsInput, DeleteInput, HistoryInput, IngestInput, MarkStaleInput, MemoryGetInput, RestoreInput, UpdateInput } from "../../core/memories/schema";
 import { RecentInput } from "../../core/search/schema";
 import { queryOptions } from "../schema-query";
@@ -37,8 +38,24 @@ export function memoryRoutes(s: Services) {
       },
       jsonObject(IngestInput),
     )
-    .get("/recent", ({ query }) => recent(s, query), RECENT_QUERY)
-    .get("/memory", ({ query }) => fetchMemory(s, query.id, { evidence: query.evidence }), MEMORY_QUERY)
+    .get(
+      "/recent",
+      async ({ query, request }) => {
+        const r = await recent(s, query);
+        await scopedConnections(s, scopeOf(request), r.results);
+        return r;
+      },
+      RECENT_QUERY,
+    )
+    .get(
+      "/memory",
+      async ({ query, request }) => {
+        const view = await fetchMemory(s, query.id, { evidence: query.evidence });
+        await scopedConnections(s, scopeOf(request), [view.memory]);
+        return view;
+      },
+      MEMORY_QUERY,
+    )
     .get("/anchors", ({ query, request }) => anchorsForRepo(s, query, scopeOf(request)), queryOptions(AnchorsInput))
     .post("/memory/stale", ({ body }) => markStale(s, body), jsonObject(MarkStaleInput))
     .get("/memory/history", ({ query }) => memoryHistory(s, query.id), queryOptions(HistoryInput))

@@ -4,6 +4,8 @@ import { feedbackFromAnywhere, listReceipts, listSessions, markUsedFromReceipt, 
 import { FeedbackInput, ReceiptsQuery, ReviewInput, SessionsQuery, UsedInput } from "../../core/receipts/schema";
 import { SearchInput } from "../../core/search/schema";
 import type { Services } from "../../core/services";
+import { scopedConnections } from "../../core/graph";
+import { scopeOf } from "../access";
 import { jsonObject } from "../body";
 import { queryOptions } from "../schema-query";
 
@@ -23,6 +25,14 @@ export function receiptRoutes(s: Services) {
       .post("/feedback", ({ body }) => feedbackFromAnywhere(s, body, "rest"), jsonObject(FeedbackInput))
       .post("/memory/review", ({ body }) => reviewMemory(s, body, "rest"), jsonObject(ReviewInput))
       // The search of GET /search and memsvc_search (one schema); who asks comes in a header, as it is no search parameter.
-      .get("/search", ({ query, request }) => searchWithReceipt(s, query, { via: "rest", agent: agentOf(request) }), queryOptions(SearchInput))
+      .get(
+        "/search",
+        async ({ query, request }) => {
+          const r = await searchWithReceipt(s, query, { via: "rest", agent: agentOf(request) });
+          await scopedConnections(s, scopeOf(request), r.results);
+          return r;
+        },
+        queryOptions(SearchInput),
+      )
   );
 }
