@@ -24,7 +24,8 @@ export async function runStatus(argv: string[]): Promise<number> {
   const config = loadConfig();
   let health: Record<string, any>;
   try {
-    const res = await serverFetch(config, "/health", { signal: AbortSignal.timeout(3000) });
+    // Generous: a server that has just started (index load, start-up work) on a busy machine answers late, and a person waits at most this.
+    const res = await serverFetch(config, "/health", { signal: AbortSignal.timeout(10_000) });
     if (!res.ok) throw new Error(`HTTP ${res.status}`);
     health = (await res.json()) as Record<string, any>;
   } catch (e) {
