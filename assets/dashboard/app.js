@@ -95,7 +95,8 @@
     $("account-plan").hidden = !a.plan;
     $("account").hidden = !(a.name || a.org || a.plan);
     const when = new Date(d.generated_at);
-    $("meta").textContent = `${d.window.from} – ${d.window.to} (UTC) · updated ${when.toLocaleTimeString("en-GB")}`;
+    const scope = Array.isArray(d.scope) ? ` · project${d.scope.length === 1 ? "" : "s"} ${d.scope.join(", ")}` : "";
+    $("meta").textContent = `${d.window.from} – ${d.window.to} (UTC)${scope} · updated ${when.toLocaleTimeString("en-GB")}`;
   }
 
   /** The headline and the growth tiles follow the selected period (the recall and growth series cover exactly it). */
@@ -205,6 +206,10 @@
   }
 
   function renderNightly(d) {
+    // A project-scoped token gets no digests (a run is store-wide): no card.
+    const card = $("chart-nightly").closest("figure");
+    card.hidden = !Array.isArray(d.nightly);
+    if (card.hidden) return;
     const val = (r, k) => (r && typeof r[k] === "number" ? r[k] : 0);
     // The axis is the calendar, oldest day left: a forced re-run of an older
     // day sits on that day, and a day without a run shows as a gap. The list

@@ -25,9 +25,9 @@ const OPEN_TO_SCOPED = new Set([
  * with the token's only project where the handler reads the parsed query or
  * body), and a memory named by id outside the scope is a 404 like an unknown
  * id. Routes that read across projects (the graph, facets, the domain index,
- * anchors) pass: their handlers hand the principal's projects to core
- * (access.ts scopeOf), which narrows them in SQL. What is not narrowed
- * (dashboard data, receipts, recall sessions...) is refused with 403.
+ * anchors, dashboard data) pass: their handlers hand the principal's
+ * projects to core (access.ts scopeOf), which narrows them in SQL. What is
+ * not narrowed (the account, receipts, recall sessions...) is refused with 403.
  * Unscoped principals pass.
  */
 export async function enforceScope(s: Services, p: Principal, method: string, path: string, request: Request, query: unknown, body: unknown): Promise<void> {
@@ -48,6 +48,7 @@ export async function enforceScope(s: Services, p: Principal, method: string, pa
     case "GET /memories/facets":
     case "GET /index":
     case "GET /anchors":
+    case "GET /dashboard/data":
       return; // narrowed by core to p.projects (the handler passes scopeOf(request))
     case "POST /recall-index":
       // Recalls within the token's project (its only one when none is named); core keeps project-less memories out.

@@ -97,7 +97,7 @@ const ROUTES: Route[] = [
   { name: "identity read", need: "reader", scoped: true, req: () => ["GET", "/identity"] },
   { name: "facets", need: "reader", scoped: true, req: () => ["GET", "/memories/facets"] },
   { name: "graph", need: "reader", scoped: true, req: (x) => ["GET", `/graph?op=neighbors&id=${x.id}`] },
-  { name: "dashboard data", need: "reader", scoped: false, req: () => ["GET", "/dashboard/data"] },
+  { name: "dashboard data", need: "reader", scoped: true, req: () => ["GET", "/dashboard/data"] },
   { name: "account", need: "reader", scoped: false, req: () => ["GET", "/account"] },
   { name: "domain index", need: "reader", scoped: true, req: () => ["GET", "/index"] },
   { name: "anchors", need: "reader", scoped: true, req: () => ["GET", `/anchors?repo=${q("github.com/x/y")}`] },
@@ -216,7 +216,7 @@ describe("permission matrix: REST", () => {
       const other = await route.req(BETA_SIDE());
       const theirs = await call(tok.alpha, other[0], other[1], other[2]);
       // Routes naming no project or id answer with the token's own scope, whichever side asks.
-      if (!["identity read", "facets", "domain index", "anchors"].includes(route.name)) {
+      if (!["identity read", "facets", "domain index", "anchors", "dashboard data"].includes(route.name)) {
         expect([403, 404]).toContain(theirs.status);
       }
       expect(theirs.body).not.toContain(BETA);
@@ -525,8 +525,61 @@ describe("a project-scoped token: answers narrowed to its projects", () => {
     }
   });
 
-  test("dashboard data, receipts and recall sessions stay refused", async () => {
-    for (const path of ["/dashboard/data", "/recall/receipts", "/recall/sessions"]) {
+  test("dashboard data: every figure of alpha alone; nightly runs, the account and the capture backlog left out", async () => {
+    // A recall in beta (admin) so the receipts hold another project's tokens; alpha's came from the recall-index test above.
+    const recall = await call(tok.admin, "POST", "/recall-index", { session_id: "dash-beta", prompt: "release pipelines scoped graph note", project: "beta" });
+    expect(recall.status).toBe(200);
+    // Feedback on a memory of each project: the scoped counts hold alpha's alone.
+    const wrongs = async (token: string) => (await call(token, "GET", "/dashboard/data?days=7")).json().receipts.feedback.wrong as number;
+    const [alphaWrong, allWrong] = [await wrongs(tok.alpha), await wrongs(tok.admin)];
+    expect((await call(tok.admin, "POST", "/feedback", { id: id.a2, kind: "wrong" })).status).toBe(200);
+    expect((await call(tok.admin, "POST", "/feedback", { id: id.b2, kind: "wrong" })).status).toBe(200);
+    expect([await wrongs(tok.alpha), await wrongs(tok.admin)]).toEqual([alphaWrong + 1, allWrong + 2]);
+    const r = await call(tok.alpha, "GET", "/dashboard/data?days=7");
+    expect(r.status).toBe(200);
+    noBeta(r.body);
+    const d = r.json();
+    const all = (await call(tok.admin, "GET", "/dashboard/data?days=7")).json();
+    expect({ nightly: d.nightly, account: d.account, backlog: d.backlog, scope: d.scope }).toEqual({
+      nightly: null,
+      account: null,
+      backlog: null,
+      scope: ["alpha"],
+    });
+    expect(Array.isArray(all.nightly)).toBe(true);
+    expect(all.scope).toBeNull();
+    // Counts: alpha's, as an admin reads them per project (and less than the store's).
+    const total = await alphaCount();
+    expect(d.counts.memories).toBe(total);
+    expect(all.counts.memories).toBeGreaterThan(total);
+    const idx = (await call(tok.admin, "GET", "/index")).json();
+    expect(d.counts.learnings).toBe(idx.projects.find((p: any) => p.project === "alpha").learnings);
+    const graph = (await call(tok.admin, "GET", "/graph?op=export&limit=1000")).json();
+    const alphaIds = new Set(graph.nodes.filter((n: any) => n.project === "alpha").map((n: any) => n.id));
+    expect(d.counts.links).toBe(graph.edges.filter((e: any) => alphaIds.has(e.source) && alphaIds.has(e.target)).length);
+    const scopedGraph = (await call(tok.alpha, "GET", "/graph?op=export&limit=1000")).json();
+    expect(d.counts.domains).toBeLessThanOrEqual(all.counts.domains);
+    expect(d.domains.top.reduce((a: number, x: any) => a + x.memories, 0) + d.domains.other.memories).toBe(total);
+    expect(d.domains.primary_domains).toBe(scopedGraph.domains.length);
+    expect(d.growth.base + d.growth.days.reduce((a: number, x: any) => a + x.added, 0)).toBe(total);
+    const neverShown = await dbRow<{ n: number }>(server.services, "SELECT count(*) AS n FROM memories WHERE project = 'alpha' AND shown_count = 0");
+    expect(d.recall.never_shown).toBe(Number(neverShown!.n));
+    // Recall adoption and receipts: only events of alpha's memories, only receipts of project alpha.
+    const shown = await dbRow<{ n: number }>(
+      server.services,
+      "SELECT count(*) AS n FROM memory_events e JOIN memories m ON m.id = e.memory_id WHERE e.kind = 'shown' AND m.project = 'alpha'",
+    );
+    expect(d.recall.showings).toBe(Number(shown!.n));
+    expect(all.recall.showings).toBeGreaterThan(d.recall.showings);
+    const receipts = (await call(tok.admin, "GET", "/recall/receipts?project=alpha&kind=recall&limit=200")).json().receipts as any[];
+    expect(receipts.length).toBeGreaterThan(0);
+    expect(d.receipts.tokens).toBe(receipts.reduce((a, x) => a + x.tokens, 0));
+    expect(all.receipts.tokens).toBeGreaterThan(d.receipts.tokens);
+    expect(d.receipts.shown_never_used.every((m: any) => m.project === "alpha")).toBe(true);
+  });
+
+  test("the account, receipts and recall sessions stay refused", async () => {
+    for (const path of ["/account", "/recall/receipts", "/recall/sessions"]) {
       const r = await call(tok.alpha, "GET", path);
       expect({ path, status: r.status }).toEqual({ path, status: 403 });
     }

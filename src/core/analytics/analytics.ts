@@ -4,6 +4,7 @@ import { growthSeries, recallAdoption, type Growth, type RecallAdoption, type Wi
 import { isoDate, isoTime } from "../dates";
 import { latestDigests, type NightlyDigest } from "../nightly";
 import { parseLimit } from "../search";
+import type { ProjectScope } from "../scope";
 import type { Services } from "../services";
 import { DEFAULT_DOMAIN, MEMORY_TYPES, feedbackCounts, feedbackMarks } from "../memories";
 import { flushReceipts, gistOf } from "../receipts";
@@ -39,9 +40,13 @@ export interface DashboardData {
   growth: Growth;
   domains: DomainComposition;
   recall: RecallAdoption;
-  nightly: NightlyDigest[];
-  account: Account;
+  /** The latest nightly digests; null within a scope (a run is store-wide, not per project). */
+  nightly: NightlyDigest[] | null;
+  /** null within a scope (the server's account, not a project's). */
+  account: Account | null;
   receipts: ReceiptFigures;
+  /** The projects every figure is narrowed to (a project-scoped token), or null for every project. */
+  scope: readonly string[] | null;
 }
 
 /** What memory put into prompts over the window (receipts) and what people and agents said about it (feedback). */
@@ -63,14 +68,16 @@ export interface ReceiptFigures {
  * Everything the dashboard draws, in one read of storage (every aggregate
  * answered from indexes on SQLite: ~45 ms at 100k memories and 300k events,
  * bench/dashboard.ts). Daily series cover the last `days` UTC days, today
- * included.
+ * included. Within a scope every figure is of its projects' memories, their
+ * events and their projects' receipts, filtered in SQL; nightly digests and
+ * the account, which no project owns, are left out (null).
  */
-export async function dashboardData(s: Services, input: DashboardInput = {}): Promise<DashboardData> {
+export async function dashboardData(s: Services, input: DashboardInput = {}, scope: ProjectScope = null): Promise<DashboardData> {
   const days = parseLimit(input.days, DASHBOARD_DEFAULT_DAYS, DASHBOARD_MAX_DAYS, "days");
   const now = s.now();
   const end = Math.floor(now / DAY_MS) * DAY_MS + DAY_MS;
   const window: Window = { days, start: end - days * DAY_MS, end };
-  const f = await s.storage.analytics.dashboardFigures(window, MEMORY_TYPES);
+  const f = await s.storage.analytics.dashboardFigures(window, MEMORY_TYPES, scope);
   return {
     generated_at: isoTime(now),
     window: { days, from: isoDate(window.start), to: isoDate(end - DAY_MS) },
@@ -78,21 +85,22 @@ export async function dashboardData(s: Services, input: DashboardInput = {}): Pr
     growth: growthSeries(f, window),
     domains: domainComposition(f),
     recall: recallAdoption(f, window),
-    nightly: await latestDigests(s, DASHBOARD_DIGESTS),
-    account: account(s).account,
-    receipts: await receiptFigures(s, window),
+    nightly: scope === null ? await latestDigests(s, DASHBOARD_DIGESTS) : null,
+    account: scope === null ? account(s).account : null,
+    receipts: await receiptFigures(s, window, scope),
+    scope,
   };
 }
 
-async function receiptFigures(s: Services, w: Window): Promise<ReceiptFigures> {
+async function receiptFigures(s: Services, w: Window, scope: ProjectScope): Promise<ReceiptFigures> {
   await flushReceipts(s);
   const marks = await feedbackMarks(s);
   const retired = [...marks.values()].filter((m) => m.retired).length;
   const [daily, feedback, candidates] = await Promise.all([
-    s.storage.receipts.dailyTokens(w.start, w.days),
-    feedbackCounts(s, w.start, w.end),
+    s.storage.receipts.dailyTokens(w.start, w.days, scope),
+    feedbackCounts(s, w.start, w.end, scope),
     // Retired ones are not candidates any more: ask for as many more.
-    s.storage.analytics.shownNeverUsed(DASHBOARD_RETIRE_CANDIDATES + retired),
+    s.storage.analytics.shownNeverUsed(DASHBOARD_RETIRE_CANDIDATES + retired, scope),
   ]);
   const unused = candidates.filter((m) => !marks.get(m.id)?.retired).slice(0, DASHBOARD_RETIRE_CANDIDATES);
   const days = daily.map((d) => ({ date: isoDate(w.start + d.i * DAY_MS), tokens: d.tokens, injected: d.injected, used: d.used }));

@@ -11,15 +11,17 @@ export interface AnalyticsStore {
   /**
    * Every figure the dashboard draws, read in one transaction so they describe
    * one moment while captures write. Daily counts cover `days` UTC days from
-   * `start` (ms); day i is [start + i days, start + (i+1) days).
+   * `start` (ms); day i is [start + i days, start + (i+1) days). Within a
+   * scope, every figure is of its memories only (and of their events; types
+   * are the known ones and those its memories have).
    */
-  dashboardFigures(window: { start: number; days: number }, knownTypes: readonly string[]): Promise<DashboardFigures>;
+  dashboardFigures(window: { start: number; days: number }, knownTypes: readonly string[], scope?: ProjectScope): Promise<DashboardFigures>;
   /** Count and newest seq of the memories: the domain index's cache key. */
   memoriesFingerprint(): Promise<{ count: number; maxSeq: number | null }>;
   /** What the domain index aggregates: every memory's project and type, every tag row, per-project counts; within a scope, of its memories only. */
   domainRows(scope?: ProjectScope): Promise<DomainRows>;
-  /** Memories shown most and never used (candidates to retire), most shown first. */
-  shownNeverUsed(limit: number): Promise<{ id: string; content: string; project: string | null; shownCount: number }[]>;
+  /** Memories shown most and never used (candidates to retire), most shown first; within a scope, of its memories only. */
+  shownNeverUsed(limit: number, scope?: ProjectScope): Promise<{ id: string; content: string; project: string | null; shownCount: number }[]>;
   /** Contents of the newest `limit` memories tagged `tag`, newest first. */
   domainSample(tag: string, limit: number): Promise<string[]>;
 }

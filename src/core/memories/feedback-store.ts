@@ -1,3 +1,5 @@
+import type { ProjectScope } from "../scope";
+
 /** A feedback event as stored: a memory event whose kind is not shown or used, with its JSON detail. */
 export interface FeedbackEventRow {
   memoryId: string;
@@ -16,6 +18,6 @@ export interface FeedbackStore {
    * irrelevant), plus every retire and unretire, of memories that exist.
    */
   liveEvents(): Promise<FeedbackEventRow[]>;
-  /** Feedback events per kind in [since, until) (ms). */
-  counts(since: number, until: number): Promise<{ kind: string; n: number }[]>;
+  /** Feedback events per kind in [since, until) (ms); within a scope, of its memories only. */
+  counts(since: number, until: number, scope?: ProjectScope): Promise<{ kind: string; n: number }[]>;
 }

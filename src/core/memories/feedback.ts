@@ -1,4 +1,5 @@
 import { invalid } from "../../errors";
+import type { ProjectScope } from "../scope";
 import type { Services } from "../services";
 import { encodeVector, reloadMarks } from "./feedback-marks";
 import { resolveMemory } from "./memories";
@@ -148,9 +149,9 @@ export async function reviewMemory(s: Services, input: { id?: unknown; action?: 
   return { id: row.id, short_id: row.id.slice(0, 8), kind: action, effect };
 }
 
-/** Feedback events per kind in [since, until) (the dashboard, the nightly digest). */
-export async function feedbackCounts(s: Services, since: number, until = Number.MAX_SAFE_INTEGER): Promise<Record<string, number>> {
+/** Feedback events per kind in [since, until) (the dashboard, the nightly digest); within a scope, of its memories only. */
+export async function feedbackCounts(s: Services, since: number, until = Number.MAX_SAFE_INTEGER, scope: ProjectScope = null): Promise<Record<string, number>> {
   const out: Record<string, number> = { wrong: 0, outdated: 0, useful: 0, irrelevant: 0, retired: 0 };
-  for (const r of await s.storage.feedback.counts(since, until)) if (r.kind in out) out[r.kind] = r.n;
+  for (const r of await s.storage.feedback.counts(since, until, scope)) if (r.kind in out) out[r.kind] = r.n;
   return out;
 }

@@ -1,3 +1,4 @@
+import type { ProjectScope } from "../scope";
 import type { NewReceipt, ReceiptFilter, ReceiptRow, SessionSummary } from "./types";
 
 /** What receipts ask of the database (src/store/sqlite/receipts.ts, src/store/postgres/receipts.ts). */
@@ -13,8 +14,8 @@ export interface ReceiptStore {
   addUsed(receiptId: string, ids: readonly string[]): Promise<string[]>;
   /** Sessions with recall receipts, newest activity first. */
   sessions(limit: number, before: number | null): Promise<SessionSummary[]>;
-  /** Tokens injected per day of the window (day 0 first) and how many injected memories were used. */
-  dailyTokens(start: number, days: number): Promise<{ i: number; tokens: number; injected: number; used: number }[]>;
+  /** Tokens injected per day of the window (day 0 first) and how many injected memories were used; within a scope, of receipts of its projects only. */
+  dailyTokens(start: number, days: number, scope?: ProjectScope): Promise<{ i: number; tokens: number; injected: number; used: number }[]>;
   /** Drops receipts older than `before` and, past `max`, the oldest; returns how many went. */
   prune(before: number, max: number): Promise<number>;
 }

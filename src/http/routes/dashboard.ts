@@ -4,11 +4,11 @@ import appJs from "../../../assets/dashboard/app.js" with { type: "file" };
 import indexHtml from "../../../assets/dashboard/index.html" with { type: "file" };
 import styleCss from "../../../assets/dashboard/style.css" with { type: "file" };
 import { backlogSummary, readBacklog } from "../../capture/backlog";
-import { account } from "../../core/analytics";
-import { dashboardData } from "../../core/analytics";
+import { account, dashboardData } from "../../core/analytics";
 import type { Services } from "../../core/services";
 import { notFound } from "../../errors";
 import { DashboardInput } from "../../core/analytics/schema";
+import { scopeOf } from "../access";
 import { queryOptions } from "../schema-query";
 import { fileResponse } from "../pages";
 
@@ -34,10 +34,14 @@ export function dashboardRoutes(s: Services) {
   return (
     new Elysia({ name: "dashboard" })
       .get("/account", () => account(s))
-      // The backlog is this home's capture state (a laptop's server and its hooks share the home), not a store query.
+      // The backlog is this home's capture state (a laptop's server and its hooks share the home), not a store query:
+      // no project's, so a project-scoped token (scopeOf) gets null, like the nightly digests and the account.
       .get(
         "/dashboard/data",
-        async ({ query }) => ({ ...(await dashboardData(s, query)), backlog: backlogSummary(readBacklog(s.config.home)) }),
+        async ({ query, request }) => {
+          const scope = scopeOf(request);
+          return { ...(await dashboardData(s, query, scope)), backlog: scope === null ? backlogSummary(readBacklog(s.config.home)) : null };
+        },
         queryOptions(DashboardInput),
       )
       .get("/dashboard", () => fileResponse(INDEX_HTML, "index.html"))

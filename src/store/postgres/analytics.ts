@@ -1,4 +1,5 @@
 import type { AnalyticsStore, DashboardFigures, DomainRows } from "../../core/analytics";
+import type { ProjectScope } from "../../core/scope";
 import type { PgHandle } from "./open";
 
 const DAY_MS = 86_400_000;
@@ -60,6 +61,66 @@ export function pgAnalytics(h: PgHandle): AnalyticsStore {
     return { counts: rest, growthBase: base, types, growthPerDay, primaryDomains, recall: recall as DashboardFigures["recall"], recallPerDay };
   }
 
+  /**
+   * The figures within a scope (its projects as one JSON parameter, $1):
+   * every count, type, domain and event of the scope's memories only, read
+   * through memories_project. Events of deleted memories belong to no scope.
+   * Only scoped callers run these (the unscoped figures stay as above).
+   */
+  async function scopedFigures(
+    x: PgHandle,
+    w: { start: number; days: number },
+    knownTypes: readonly string[],
+    scope: readonly string[],
+  ): Promise<DashboardFigures> {
+    const end = w.start + w.days * DAY_MS;
+    const IN = "m.project IN (SELECT jsonb_array_elements_text($1::jsonb))";
+    const p = [JSON.stringify(scope)];
+    const EVENTS = `FROM ${S}.memory_events e JOIN ${S}.memories m ON m.id = e.memory_id WHERE ${IN}`;
+    const [c] = await x.sql.unsafe(
+      `SELECT (SELECT count(*) FROM ${S}.memories m WHERE ${IN})::int AS memories,
+              (SELECT count(*) FROM ${S}.memories m WHERE ${IN} AND m.memory_type = 'learnings')::int AS learnings,
+              (SELECT count(*) FROM ${S}.memories m JOIN ${S}.links l ON l.from_id = m.id
+                WHERE ${IN} AND EXISTS (SELECT 1 FROM ${S}.memories o WHERE o.id = l.to_id AND o.project IN (SELECT jsonb_array_elements_text($1::jsonb))))::int AS links,
+              (SELECT count(DISTINCT t.tag) FROM ${S}.memories m JOIN ${S}.memory_tags t ON t.memory_id = m.id WHERE ${IN})::int AS domains,
+              (SELECT count(*) FROM ${S}.memories m WHERE ${IN} AND m.created_at < $2)::int AS base,
+              (SELECT count(*) ${EVENTS} AND e.kind = 'shown')::int AS "shown",
+              (SELECT count(*) ${EVENTS} AND e.kind = 'used')::int AS "used",
+              (SELECT count(*) FROM ${S}.memories m WHERE ${IN} AND m.shown_count = 0)::int AS "neverShown",
+              (SELECT count(*) FROM ${S}.memories m WHERE ${IN} AND m.used_count = 0)::int AS "neverUsed"`,
+      [...p, w.start],
+    );
+    const stored = await x.sql.unsafe(`SELECT x FROM (SELECT DISTINCT m.memory_type AS x FROM ${S}.memories m WHERE ${IN}) d ORDER BY x COLLATE "C"`, p);
+    const types = [...knownTypes];
+    for (const { x: type } of stored as { x: string }[]) if (!types.includes(type)) types.push(type);
+    const growthPerDay = (await x.sql.unsafe(
+      `SELECT ((m.created_at - $2) / ${DAY_MS})::int AS i, m.memory_type AS type, count(*)::int AS n
+         FROM ${S}.memories m WHERE ${IN} AND m.created_at >= $2 AND m.created_at < $3 GROUP BY 1, 2`,
+      [...p, w.start, end],
+    )) as DashboardFigures["growthPerDay"];
+    const primaryDomains = (await x.sql.unsafe(
+      `SELECT d.domain, count(*)::int AS n FROM ${S}.memories m JOIN ${S}.memory_primary_domain d ON d.memory_id = m.id WHERE ${IN} GROUP BY d.domain`,
+      p,
+    )) as DashboardFigures["primaryDomains"];
+    const events = (await x.sql.unsafe(
+      `SELECT ((e.at - $2) / ${DAY_MS})::int AS i, count(*) FILTER (WHERE e.kind = 'shown')::int AS shown, count(*) FILTER (WHERE e.kind = 'used')::int AS used
+         ${EVENTS} AND e.kind IN ('shown', 'used') AND e.at >= $2 AND e.at < $3 GROUP BY 1`,
+      [...p, w.start, end],
+    )) as { i: number; shown: number; used: number }[];
+    const byDay = new Map(events.map((e) => [e.i, e]));
+    const recallPerDay = Array.from({ length: w.days }, (_, i) => ({ i, shown: byDay.get(i)?.shown ?? 0, used: byDay.get(i)?.used ?? 0 }));
+    const r = c as Record<string, number>;
+    return {
+      counts: { memories: r.memories, learnings: r.learnings, links: r.links, domains: r.domains },
+      growthBase: r.base,
+      types,
+      growthPerDay,
+      primaryDomains,
+      recall: { shown: r.shown, used: r.used, memories: r.memories, neverShown: r.neverShown, neverUsed: r.neverUsed },
+      recallPerDay,
+    };
+  }
+
   /** Runs `fn` in one read-only snapshot (REPEATABLE READ), or in the caller's transaction. */
   const snapshot = async <T>(fn: (x: PgHandle) => Promise<T>): Promise<T> => {
     if (h.inTransaction) return fn(h);
@@ -67,8 +128,15 @@ export function pgAnalytics(h: PgHandle): AnalyticsStore {
   };
 
   return {
-    dashboardFigures: (w, knownTypes) => snapshot((x) => figures(x, w, knownTypes)),
-    async shownNeverUsed(limit) {
+    dashboardFigures: (w, knownTypes, scope: ProjectScope = null) =>
+      snapshot((x) => (scope === null ? figures(x, w, knownTypes) : scopedFigures(x, w, knownTypes, scope))),
+    async shownNeverUsed(limit, scope: ProjectScope = null) {
+      if (scope !== null)
+        return (await h.sql.unsafe(
+          `SELECT id, content, project, shown_count::int AS "shownCount" FROM ${S}.memories
+            WHERE used_count = 0 AND shown_count > 0 AND project IN (SELECT jsonb_array_elements_text($2::jsonb)) ORDER BY shown_count DESC, id LIMIT $1::int`,
+          [limit, JSON.stringify(scope)],
+        )) as { id: string; content: string; project: string | null; shownCount: number }[];
       const rows = await h.sql.unsafe(
         `SELECT id, content, project, shown_count::int AS "shownCount" FROM ${S}.memories WHERE used_count = 0 AND shown_count > 0 ORDER BY shown_count DESC, id LIMIT $1::int`,
         [limit],

@@ -1,4 +1,5 @@
 import type { FeedbackEventRow, FeedbackStore } from "../../core/memories";
+import type { ProjectScope } from "../../core/scope";
 import type { PgHandle } from "./open";
 
 /** Feedback events (memory_events of kinds other than shown and used; migrations/0005_receipts.sql) on PostgreSQL. */
@@ -22,10 +23,13 @@ export function pgFeedback(h: PgHandle): FeedbackStore {
       );
       return rows as FeedbackEventRow[];
     },
-    counts: async (since, until) =>
+    counts: async (since, until, scope: ProjectScope = null) =>
       (await h.sql.unsafe(
-        `SELECT kind, count(*)::int AS n FROM ${S}.memory_events WHERE kind NOT IN ('shown', 'used') AND at >= $1::bigint AND at < $2::bigint GROUP BY kind`,
-        [since, until],
+        scope === null
+          ? `SELECT kind, count(*)::int AS n FROM ${S}.memory_events WHERE kind NOT IN ('shown', 'used') AND at >= $1::bigint AND at < $2::bigint GROUP BY kind`
+          : `SELECT e.kind, count(*)::int AS n FROM ${S}.memory_events e JOIN ${S}.memories m ON m.id = e.memory_id
+              WHERE e.kind NOT IN ('shown', 'used') AND e.at >= $1::bigint AND e.at < $2::bigint AND m.project IN (SELECT jsonb_array_elements_text($3::jsonb)) GROUP BY e.kind`,
+        scope === null ? [since, until] : [since, until, JSON.stringify(scope)],
       )) as {
         kind: string;
         n: number;

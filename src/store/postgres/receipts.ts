@@ -1,4 +1,5 @@
 import type { ReceiptRow, ReceiptStore, SessionSummary } from "../../core/receipts";
+import type { ProjectScope } from "../../core/scope";
 import type { PgHandle } from "./open";
 
 const DAY_MS = 86_400_000;
@@ -109,12 +110,13 @@ export function pgReceipts(h: PgHandle): ReceiptStore {
       );
     },
 
-    dailyTokens: async (start, days) => {
+    dailyTokens: async (start, days, scope: ProjectScope = null) => {
+      // Within a scope: receipts of its projects only (one JSON parameter, $3).
       const rows = await h.sql.unsafe(
         `SELECT ((at - $1::bigint) / ${DAY_MS})::int AS i, coalesce(sum(tokens), 0)::int AS tokens,
                 coalesce(sum(jsonb_array_length(injected::jsonb)), 0)::int AS injected, coalesce(sum(jsonb_array_length(used::jsonb)), 0)::int AS used
-           FROM ${S}.recall_receipts WHERE kind = 'recall' AND at >= $1::bigint AND at < $2::bigint GROUP BY 1`,
-        [start, start + days * DAY_MS],
+           FROM ${S}.recall_receipts WHERE kind = 'recall' AND at >= $1::bigint AND at < $2::bigint${scope === null ? "" : " AND project IN (SELECT jsonb_array_elements_text($3::jsonb))"} GROUP BY 1`,
+        scope === null ? [start, start + days * DAY_MS] : [start, start + days * DAY_MS, JSON.stringify(scope)],
       );
       const by = new Map((rows as { i: number; tokens: number; injected: number; used: number }[]).map((r) => [r.i, r]));
       return Array.from({ length: days }, (_, i) => by.get(i) ?? { i, tokens: 0, injected: 0, used: 0 });

@@ -1,5 +1,6 @@
 import type { Statement } from "bun:sqlite";
 import type { AnalyticsStore, DashboardFigures, DomainRows } from "../../core/analytics";
+import type { ProjectScope } from "../../core/scope";
 import type { SqliteHandle } from "./storage";
 import { LINK_COUNT_SQL, MEMORY_COUNT_SQL } from "./row-counts";
 
@@ -70,6 +71,50 @@ export function sqliteAnalytics(h: SqliteHandle): AnalyticsStore {
     return { counts, growthBase, types, growthPerDay, primaryDomains, recall, recallPerDay };
   }
 
+  /**
+   * The figures within a scope (`scope`: its projects as JSON, bound as
+   * :scope): every count, type, domain and event of the scope's memories
+   * only, read through memories_project. Events of deleted memories belong to
+   * no scope. Only scoped callers run these (the unscoped figures stay as above).
+   */
+  function scopedFigures(w: { start: number; days: number }, knownTypes: readonly string[], scope: string): DashboardFigures {
+    const IN = "m.project IN (SELECT value FROM json_each(:scope))";
+    const end = w.start + w.days * DAY_MS;
+    const counts = q(
+      `SELECT (SELECT count(*) FROM memories m WHERE ${IN}) AS memories,
+              (SELECT count(*) FROM memories m WHERE ${IN} AND m.memory_type = 'learnings') AS learnings,
+              (SELECT count(*) FROM memories m JOIN links l ON l.from_id = m.id
+                WHERE ${IN} AND EXISTS (SELECT 1 FROM memories o WHERE o.id = l.to_id AND o.project IN (SELECT value FROM json_each(:scope)))) AS links,
+              (SELECT count(DISTINCT t.tag) FROM memories m JOIN memory_tags t ON t.memory_id = m.id WHERE ${IN}) AS domains`,
+    ).get({ scope }) as DashboardFigures["counts"];
+    const growthBase = (q(`SELECT count(*) AS n FROM memories m WHERE ${IN} AND m.created_at < :start`).get({ scope, start: w.start }) as { n: number }).n;
+    const types = [...knownTypes];
+    const stored = q(`SELECT DISTINCT m.memory_type AS x FROM memories m WHERE ${IN} ORDER BY x`).all({ scope }) as { x: string }[];
+    for (const { x } of stored) if (!types.includes(x)) types.push(x);
+    const growthPerDay = q(
+      `SELECT (m.created_at - :start) / ${DAY_MS} AS i, m.memory_type AS type, count(*) AS n
+         FROM memories m WHERE ${IN} AND m.created_at >= :start AND m.created_at < :end GROUP BY 1, 2`,
+    ).all({ scope, start: w.start, end }) as DashboardFigures["growthPerDay"];
+    const primaryDomains = q(
+      `SELECT d.domain AS domain, count(*) AS n FROM memories m JOIN memory_primary_domain d ON d.memory_id = m.id WHERE ${IN} GROUP BY d.domain`,
+    ).all({ scope }) as DashboardFigures["primaryDomains"];
+    const EVENTS = `FROM memory_events e JOIN memories m ON m.id = e.memory_id WHERE ${IN}`;
+    const recall = q(
+      `SELECT (SELECT count(*) ${EVENTS} AND e.kind = 'shown') AS shown,
+              (SELECT count(*) ${EVENTS} AND e.kind = 'used') AS used,
+              (SELECT count(*) FROM memories m WHERE ${IN}) AS memories,
+              (SELECT count(*) FROM memories m WHERE ${IN} AND m.shown_count = 0) AS neverShown,
+              (SELECT count(*) FROM memories m WHERE ${IN} AND m.used_count = 0) AS neverUsed`,
+    ).get({ scope }) as DashboardFigures["recall"];
+    const events = q(
+      `SELECT (e.at - :start) / ${DAY_MS} AS i, sum(e.kind = 'shown') AS shown, sum(e.kind = 'used') AS used
+         ${EVENTS} AND e.kind IN ('shown', 'used') AND e.at >= :start AND e.at < :end GROUP BY 1`,
+    ).all({ scope, start: w.start, end }) as { i: number; shown: number; used: number }[];
+    const byDay = new Map(events.map((e) => [e.i, e]));
+    const recallPerDay = Array.from({ length: w.days }, (_, i) => ({ i, shown: byDay.get(i)?.shown ?? 0, used: byDay.get(i)?.used ?? 0 }));
+    return { counts, growthBase, types, growthPerDay, primaryDomains, recall, recallPerDay };
+  }
+
   /** domainRows within a scope (`scope`: its projects as JSON), read through memories_project. */
   function scopedDomainRows(scope: string): DomainRows {
     const IN = "m.project IN (SELECT value FROM json_each(?))";
@@ -89,11 +134,17 @@ export function sqliteAnalytics(h: SqliteHandle): AnalyticsStore {
   }
 
   return {
-    async dashboardFigures(w, knownTypes) {
+    async dashboardFigures(w, knownTypes, scope: ProjectScope = null) {
       // One read transaction: every figure describes the same moment, even while captures write.
+      if (scope !== null) return db.transaction(() => scopedFigures(w, knownTypes, JSON.stringify(scope)))();
       return db.transaction(() => figures(w, knownTypes))();
     },
-    async shownNeverUsed(limit) {
+    async shownNeverUsed(limit, scope: ProjectScope = null) {
+      if (scope !== null)
+        return q(
+          `SELECT id, content, project, shown_count AS shownCount FROM memories
+            WHERE used_count = 0 AND shown_count > 0 AND project IN (SELECT value FROM json_each(?)) ORDER BY shown_count DESC, id LIMIT ?`,
+        ).all(JSON.stringify(scope), limit) as { id: string; content: string; project: string | null; shownCount: number }[];
       // memories_shown_unused (migration 0016): the never-used memories by showings, read from the top.
       return q(
         "SELECT id, content, project, shown_count AS shownCount FROM memories WHERE used_count = 0 AND shown_count > 0 ORDER BY shown_count DESC, id LIMIT ?",

@@ -1,4 +1,5 @@
 import type { FeedbackEventRow, FeedbackStore } from "../../core/memories";
+import type { ProjectScope } from "../../core/scope";
 import type { SqliteHandle } from "./storage";
 
 /** Feedback events (memory_events of kinds other than shown and used; migration 0016) on SQLite. */
@@ -17,11 +18,18 @@ export function sqliteFeedback(h: SqliteHandle): FeedbackStore {
             ORDER BY e.at, e.id`,
         )
         .all(),
-    counts: async (since, until) =>
-      db
-        .query<{ kind: string; n: number }, [number, number]>(
-          "SELECT kind, count(*) AS n FROM memory_events WHERE kind NOT IN ('shown', 'used') AND at >= ? AND at < ? GROUP BY kind",
-        )
-        .all(since, until),
+    counts: async (since, until, scope: ProjectScope = null) =>
+      scope !== null
+        ? db
+            .query<{ kind: string; n: number }, [number, number, string]>(
+              `SELECT e.kind AS kind, count(*) AS n FROM memory_events e JOIN memories m ON m.id = e.memory_id
+                WHERE e.kind NOT IN ('shown', 'used') AND e.at >= ? AND e.at < ? AND m.project IN (SELECT value FROM json_each(?)) GROUP BY e.kind`,
+            )
+            .all(since, until, JSON.stringify(scope))
+        : db
+            .query<{ kind: string; n: number }, [number, number]>(
+              "SELECT kind, count(*) AS n FROM memory_events WHERE kind NOT IN ('shown', 'used') AND at >= ? AND at < ? GROUP BY kind",
+            )
+            .all(since, until),
   };
 }

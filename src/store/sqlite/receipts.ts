@@ -1,9 +1,19 @@
 import type { SQLQueryBindings, Statement } from "bun:sqlite";
 import type { NewReceipt, ReceiptRow, ReceiptStore, SessionSummary } from "../../core/receipts";
+import type { ProjectScope } from "../../core/scope";
 import { transact } from "./open";
 import type { SqliteHandle } from "./storage";
 
 const DAY_MS = 86_400_000;
+
+type DayTokens = { i: number; tokens: number; injected: number; used: number };
+
+/** Tokens per day of the window; `also` narrows the receipts joined (a scope: receipts of its projects). */
+const dailyTokensSql = (also: string) =>
+  `WITH RECURSIVE d(i, s) AS (SELECT 0, :start UNION ALL SELECT i + 1, s + ${DAY_MS} FROM d WHERE i + 1 < :days)
+   SELECT d.i AS i, coalesce(sum(r.tokens), 0) AS tokens, coalesce(sum(json_array_length(r.injected)), 0) AS injected, coalesce(sum(json_array_length(r.used)), 0) AS used
+     FROM d LEFT JOIN recall_receipts r ON r.kind = 'recall' AND r.at >= d.s AND r.at < d.s + ${DAY_MS}${also}
+    GROUP BY d.i ORDER BY d.i`;
 
 interface Row {
   id: string;
@@ -139,13 +149,14 @@ export function sqliteReceipts(h: SqliteHandle): ReceiptStore {
         }),
       ),
 
-    dailyTokens: async (start, days) =>
-      q<{ i: number; tokens: number; injected: number; used: number }, [{ start: number; days: number }]>(
-        `WITH RECURSIVE d(i, s) AS (SELECT 0, :start UNION ALL SELECT i + 1, s + ${DAY_MS} FROM d WHERE i + 1 < :days)
-         SELECT d.i AS i, coalesce(sum(r.tokens), 0) AS tokens, coalesce(sum(json_array_length(r.injected)), 0) AS injected, coalesce(sum(json_array_length(r.used)), 0) AS used
-           FROM d LEFT JOIN recall_receipts r ON r.kind = 'recall' AND r.at >= d.s AND r.at < d.s + ${DAY_MS}
-          GROUP BY d.i ORDER BY d.i`,
-      ).all({ start, days }),
+    dailyTokens: async (start, days, scope: ProjectScope = null) =>
+      scope === null
+        ? q<DayTokens, [{ start: number; days: number }]>(dailyTokensSql("")).all({ start, days })
+        : q<DayTokens, [{ start: number; days: number; scope: string }]>(dailyTokensSql(" AND r.project IN (SELECT value FROM json_each(:scope))")).all({
+            start,
+            days,
+            scope: JSON.stringify(scope),
+          }),
 
     prune: (before, max) =>
       h.write(() =>

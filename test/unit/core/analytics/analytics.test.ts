@@ -96,7 +96,7 @@ describe("dashboardData on a seeded history", () => {
 
   test("the latest seven nightly digests, newest first, as stored", async () => {
     const { s } = await seeded();
-    const n = (await dashboardData(s)).nightly;
+    const n = (await dashboardData(s)).nightly!;
     expect(n.map((x) => x.day)).toEqual(EXPECTED.nightlyDays);
     const partial = n.find((x) => x.day === "2026-03-09")!;
     expect(partial.status).toBe("partial");
