@@ -51,6 +51,8 @@ export interface ResolvedNatives {
   onnxruntime: { binding: string; libraries: string[] } | null;
 }
 
+const IMPORT_WORKER = join(import.meta.dir, "src", "cli", "import-worker.ts");
+
 export const DEFAULT_MODEL_NAME = "Xenova/bge-small-en-v1.5";
 
 const ROOT = import.meta.dir;
@@ -97,7 +99,10 @@ export async function buildBinary(opts: BuildOptions): Promise<BuildResult> {
   const plugins = [stubSharp, staticOnnxRuntimeImport, embedNatives(platform, natives), onnxRuntimeBinding];
   if (opts.modelDir) plugins.push(embedModel(resolve(opts.modelDir), opts.modelName ?? DEFAULT_MODEL_NAME));
   const result = await Bun.build({
-    entrypoints: [opts.entry],
+    // The import's reading thread (src/cli/import-source.ts starts it by its URL): a worker is an entrypoint of its own.
+    entrypoints: [opts.entry, IMPORT_WORKER],
+    // Entry files by their bare names, side by side in the binary: new URL("./import-worker.ts", import.meta.url) finds the worker.
+    naming: { entry: "[name].[ext]" },
     target: "bun",
     format: "esm",
     minify: true,

@@ -139,3 +139,14 @@ test("the lone binary runs the ONNX embedder from the onnxruntime it carries (bi
   expect(await server.proc.exited).toBe(0);
   server = null;
 }, 60_000);
+
+test("the lone binary imports a Markdown folder with its reading thread (the worker is compiled in)", async () => {
+  const home = tempHome();
+  const env = childEnv(home);
+  const im = await run([bin, "import", "--from", "markdown", join(ROOT, "test/fixtures/import/markdown/vault")], env, join(bin, ".."));
+  expect(im.code).toBe(0);
+  // A worker that did not start would have warned and read in the main thread.
+  expect(im.stderr).not.toContain("worker thread");
+  expect(im.stdout).toMatch(/: 11 added, 0 merged, 0 skipped/);
+  expect((await homeRows(home, "SELECT count(*) AS n FROM memories"))[0].n).toBe(11);
+});

@@ -44,6 +44,8 @@ export interface ReadResult {
   problems: SourceProblem[];
   /** Files (or databases) read without a problem. */
   sources: number;
+  /** A chunk of a streamed folder: files read so far and in all. */
+  of?: { done: number; total: number };
 }
 
 export interface ReaderOptions {

@@ -4,10 +4,7 @@ import { effectiveStrengthSql } from "./strength";
 import { DEFAULT_DOMAIN } from "../../core/memories/tags";
 import type { SqliteHandle } from "./storage";
 import { BULK_LOAD_FROM, RECENT_LINK_LIST_FROM } from "./tuning";
-import { withTriggersSuspended } from "./bulk-load";
-
-/** The per-row triggers addLinks runs once per batch instead (its bulk path does their work). */
-const BULK_LINK_TRIGGERS = ["links_count_insert", "row_counts_links_insert"];
+import { BULK_LINK_TRIGGERS, withTriggersSuspended } from "./bulk-load";
 import { LINK_COUNT_SQL, MEMORY_COUNT_SQL } from "./row-counts";
 
 /** Slices of at least 1/SCAN_SHARE of the store read every tag and link instead of probing by id (bench/graph.ts, 10k nodes). */

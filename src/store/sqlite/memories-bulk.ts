@@ -14,6 +14,13 @@ import { effectiveStrengthSql } from "./strength";
 import { DEFAULT_DOMAIN } from "../../core/memories/tags";
 import { invalid } from "../../errors";
 import { deleteMeta, getMeta, setMeta } from "./open";
+import { BULK_LINK_TRIGGERS, BULK_MEMORY_TRIGGERS, fillAfterRestore, withIndexesSuspended, withTriggersSuspended } from "./bulk-load";
+
+/**
+ * Tables whose secondary indexes a restore builds once at the end (bulk-load.ts). Not links:
+ * the link counts are computed from its to_id index.
+ */
+const RESTORE_INDEXED = ["memories", "memory_tags", "memory_events"];
 import type { SqliteHandle } from "./storage";
 
 type Params = Record<string, string | number>;
@@ -342,7 +349,14 @@ export function sqliteMemoriesBulk(h: SqliteHandle): MemoriesBulkStore {
             throw invalid(`the database at ${h.file} already holds memories; import into an empty store`);
           const rows = rowsOf(data);
           if (getMeta(h, "embedder_id") === null) setMeta(h, "embedder_id", embedderId);
-          return insertAll(rows, false);
+          // The import's bulk path (bulk-load.ts): the per-row triggers' work once, over the whole store.
+          return withTriggersSuspended(db, [...BULK_MEMORY_TRIGGERS, ...BULK_LINK_TRIGGERS], () => {
+            return withIndexesSuspended(db, RESTORE_INDEXED, () => {
+              const out = insertAll(rows, false);
+              fillAfterRestore(db, { memories: out.seqs.length, links: out.links });
+              return out;
+            });
+          });
         })(),
       );
     },

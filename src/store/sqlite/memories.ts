@@ -5,11 +5,8 @@ import { memories, memoryEvents } from "./schema";
 import type { MemoriesBulkStore } from "../../core/memories/store-bulk";
 import type { SqliteHandle } from "./storage";
 import { fromSql } from "../../core/search/recent";
-import { withTriggersSuspended } from "./bulk-load";
+import { BULK_MEMORY_TRIGGERS, withTriggersSuspended } from "./bulk-load";
 import { BULK_LOAD_CACHE_KIB, BULK_LOAD_FROM } from "./tuning";
-
-/** The per-row triggers insertMemories runs once per batch instead (their work is in its bulk path). */
-const BULK_MEMORY_TRIGGERS = ["memories_fts_insert", "memory_tags_primary_insert", "row_counts_memories_insert"];
 
 interface RawAnchor {
   memory_id: string;

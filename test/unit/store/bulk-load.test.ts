@@ -1,4 +1,8 @@
 import { afterEach, expect, test } from "bun:test";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { exportAll, importAll } from "../../../src/core/memories";
 import type { NewMemoryRow } from "../../../src/core/memories/store";
 import type { NewLink } from "../../../src/core/graph";
 import { hashEmbed } from "../../../src/embed/fallback";
@@ -143,4 +147,25 @@ test("an import large enough for the bulk path: a search finds an item with its 
   const row = (await dbRows(s, "SELECT source_agent, source_session, link_count FROM memories WHERE id = ?", [hit.id]))[0];
   expect(row).toEqual({ source_agent: "markdown", source_session: "vault/p2/note-170.md:3", link_count: 2 });
   expect((await checkHome(s.config.home)).problems).toEqual([]);
+});
+
+test("memsvc import of an export (a restore) takes the bulk path too: the same memories, link counts, domains, full text and counts", async () => {
+  const source = await load(false);
+  const file = join(mkdtempSync(join(tmpdir(), "bulk-restore-")), "export.jsonl");
+  await exportAll(source.storage, source.config.paths.identity, file, { vectors: true });
+  const restored = makeServices();
+  open.push(restored);
+  const schema = async () => (onPostgres ? null : sqliteStoreOf(restored).sqlite.query("SELECT type, name, sql FROM sqlite_master ORDER BY name").all());
+  const before = await schema();
+  const r = await importAll(restored, file);
+  expect(r.memories).toBe(N);
+  const a = await snapshot(source);
+  const b = await snapshot(restored);
+  // Every column comes back, link_count included; seq is the store's own and created_by is not in the export format.
+  const strip = (rows: Record<string, unknown>[]) => rows.map(({ seq: _seq, created_by: _by, ...m }) => m);
+  expect(strip(b.memories)).toEqual(strip(a.memories));
+  expect({ ...b, memories: null }).toEqual({ ...a, memories: null });
+  expect(b.memories.some((m) => m.link_count > 1)).toBe(true);
+  expect(await schema()).toEqual(before);
+  expect((await checkHome(restored.config.home)).problems).toEqual([]);
 });

@@ -19,14 +19,14 @@ const FILES: Record<string, string> = {
  * nearest folder with .git up to `path`), else the folder under `path` it
  * lies in, else `path`'s own name.
  */
-export async function readAgentsMd(path: string, opts: ReaderOptions): Promise<ReadResult> {
+export async function* readAgentsMd(path: string, opts: ReaderOptions): AsyncGenerator<ReadResult> {
   const root = resolve(path);
   const bad = checkPath(root, "folder");
-  if (bad) return { items: [], problems: [{ source: root, message: bad }], sources: 0 };
+  if (bad) return yield { items: [], problems: [{ source: root, message: bad }], sources: 0 };
   const files = walk(root, (n) => n in FILES, { maxDepth: 8, hidden: (n) => n === ".claude" || n === ".gemini" });
   if (files.length === 0)
-    return { items: [], problems: [{ source: root, message: "no AGENTS.md, GEMINI.md or CLAUDE.md found under this folder" }], sources: 0 };
-  return eachFile(files, async (file) =>
+    return yield { items: [], problems: [{ source: root, message: "no AGENTS.md, GEMINI.md or CLAUDE.md found under this folder" }], sources: 0 };
+  yield* eachFile(files, async (file) =>
     noteItems(await readText(file), {
       sourceAgent: FILES[basename(file)],
       project: projectOf(root, file),

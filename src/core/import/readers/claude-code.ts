@@ -14,10 +14,10 @@ import { noteItems } from "./note";
  * (MEMORY.md, an index, and topic files with name/description/type front
  * matter). `path` is a home folder, its .claude folder, or one project folder.
  */
-export async function readClaudeCode(path: string, opts: ReaderOptions): Promise<ReadResult> {
+export async function* readClaudeCode(path: string, opts: ReaderOptions): AsyncGenerator<ReadResult> {
   const root = resolve(path);
   const bad = checkPath(root, "folder");
-  if (bad) return { items: [], problems: [{ source: root, message: bad }], sources: 0 };
+  if (bad) return yield { items: [], problems: [{ source: root, message: bad }], sources: 0 };
   // A project has a .claude folder too (settings, CLAUDE.md): the user's has projects/, or is in the home folder.
   const claudeDir =
     basename(root) === ".claude"
@@ -31,7 +31,7 @@ export async function readClaudeCode(path: string, opts: ReaderOptions): Promise
     // One project folder.
     jobs.push(...projectFiles(root).map((file) => ({ file, project: basename(root), kind: "instructions" as const })));
     if (jobs.length === 0)
-      return {
+      return yield {
         items: [],
         problems: [{ source: root, message: "no Claude Code memory here: neither a .claude folder with CLAUDE.md or projects/, nor a project CLAUDE.md" }],
         sources: 0,
@@ -51,10 +51,15 @@ export async function readClaudeCode(path: string, opts: ReaderOptions): Promise
         jobs.push({ file, project, kind: basename(file) === "MEMORY.md" ? "index" : "auto" });
     }
     if (jobs.length === 0)
-      return { items: [], problems: [{ source: claudeDir, message: "no CLAUDE.md, rules or automatic memory found in this .claude folder" }], sources: 0 };
+      return yield {
+        items: [],
+        problems: [{ source: claudeDir, message: "no CLAUDE.md, rules or automatic memory found in this .claude folder" }],
+        sources: 0,
+      };
   }
   const byFile = new Map(jobs.map((j) => [j.file, j]));
-  const read = await eachFile(
+  if (problems.length) yield { items: [], problems, sources: 0 };
+  yield* eachFile(
     jobs.map((j) => j.file),
     async (file): Promise<ImportItem[]> => {
       const job = byFile.get(file)!;
@@ -71,7 +76,6 @@ export async function readClaudeCode(path: string, opts: ReaderOptions): Promise
       });
     },
   );
-  return { ...read, problems: [...problems, ...read.problems] };
 }
 
 /** A project's own memory files, those that exist. */

@@ -1,5 +1,6 @@
 import { type Dirent, type Stats, lstatSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative, sep } from "node:path";
+import { IMPORT_READ_FILES } from "../tuning";
 import type { ReadResult, SourceProblem } from "../types";
 
 /** Folders no note or instruction file of the user's lives in. */
@@ -57,20 +58,27 @@ export function topFolder(root: string, file: string): string | null {
   return parts.length > 1 ? parts[0] : null;
 }
 
-/** Reads each file with `read`; a file that throws is one problem line and adds nothing. */
-export async function eachFile(files: string[], read: (file: string) => Promise<ReadResult["items"]> | ReadResult["items"]): Promise<ReadResult> {
-  const items: ReadResult["items"] = [];
-  const problems: SourceProblem[] = [];
-  let sources = 0;
-  for (const file of files) {
-    try {
-      items.push(...(await read(file)));
-      sources++;
-    } catch (e) {
-      problems.push({ source: file, message: (e as Error).message });
+/**
+ * Reads each file with `read`, IMPORT_READ_FILES files a chunk (a stream: an
+ * import holds a few chunks, not the whole folder); a file that throws is one
+ * problem line and adds nothing. Each chunk says how many of the files are read.
+ */
+export async function* eachFile(files: string[], read: (file: string) => Promise<ReadResult["items"]> | ReadResult["items"]): AsyncGenerator<ReadResult> {
+  for (let start = 0; start < files.length; start += IMPORT_READ_FILES) {
+    const items: ReadResult["items"] = [];
+    const problems: SourceProblem[] = [];
+    let sources = 0;
+    const end = Math.min(files.length, start + IMPORT_READ_FILES);
+    for (const file of files.slice(start, end)) {
+      try {
+        items.push(...(await read(file)));
+        sources++;
+      } catch (e) {
+        problems.push({ source: file, message: (e as Error).message });
+      }
     }
+    yield { items, problems, sources, of: { done: end, total: files.length } };
   }
-  return { items, problems, sources };
 }
 
 /** Reads a file as UTF-8 text; refuses binary content (a NUL byte) with a clear reason. */

@@ -8,19 +8,19 @@ import { noteItems } from "./note";
  * own `export --format markdown`). The project is the note's front matter
  * `project`, else its top folder under the root (notes at the root have none).
  */
-export async function readMarkdown(path: string, opts: ReaderOptions): Promise<ReadResult> {
+export async function* readMarkdown(path: string, opts: ReaderOptions): AsyncGenerator<ReadResult> {
   const root = resolve(path);
-  if (checkPath(root, "file") === null && /\.md$/i.test(root)) return readNotes([root], resolve(root, ".."), opts);
+  if (checkPath(root, "file") === null && /\.md$/i.test(root)) return yield* readNotes([root], resolve(root, ".."), opts);
   const bad = checkPath(root, "folder");
-  if (bad) return { items: [], problems: [{ source: root, message: bad }], sources: 0 };
-  return readNotes(
+  if (bad) return yield { items: [], problems: [{ source: root, message: bad }], sources: 0 };
+  yield* readNotes(
     walk(root, (n) => /\.(md|markdown)$/i.test(n)),
     root,
     opts,
   );
 }
 
-function readNotes(files: string[], root: string, opts: ReaderOptions): Promise<ReadResult> {
+function readNotes(files: string[], root: string, opts: ReaderOptions): AsyncGenerator<ReadResult> {
   return eachFile(files, async (file) =>
     noteItems(await readText(file), {
       sourceAgent: "markdown",
