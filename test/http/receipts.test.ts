@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { runWhy } from "../../src/cli/why";
 import { countTokens } from "../../src/core/tokenizer";
 import { postJson, startServer, type TestServer } from "../helpers/server";
 
@@ -105,6 +106,42 @@ describe("receipts", () => {
     expect(receipt.tokens).toBe(await countTokens(r.results[0].content));
     // The other postgres memory was past the limit: a near miss.
     expect(receipt.dropped.map((d: { reason: string }) => d.reason)).toContain("limit");
+    expect(receipt.session_id).toBeNull();
+  });
+
+  test("X-Memsvc-Session puts a search's receipt in that session, beside its recall receipts; a bad one is a 400", async () => {
+    await recall({ session_id: "sess-42", prompt: "how are production deploys approved in the workflow?", project: "infra" });
+    const res = await fetch(`${srv.url}/search?query=deploy%20approval`, { headers: { "x-memsvc-session": "  sess-42 ", "x-memsvc-agent": "cursor" } });
+    expect(res.status).toBe(200);
+    const list = await get("/recall/receipts?session_id=sess-42");
+    expect(list.receipts.map((r: { kind: string }) => r.kind)).toEqual(["search", "recall"]);
+    expect(list.receipts[0]).toMatchObject({ session_id: "sess-42", agent: "cursor", via: "rest", prompt: "deploy approval" });
+    // `memsvc why --session` traces both, oldest first; --search keeps the search only.
+    const why = async (...args: string[]) => {
+      const out: string[] = [];
+      const log = console.log;
+      const url = process.env.MEMSVC_URL;
+      process.env.MEMSVC_URL = srv.url;
+      console.log = (line: string) => out.push(line);
+      try {
+        expect(await runWhy(args)).toBe(0);
+      } finally {
+        console.log = log;
+        if (url === undefined) delete process.env.MEMSVC_URL;
+        else process.env.MEMSVC_URL = url;
+      }
+      return out.join("\n");
+    };
+    const trace = await why("--session", "sess-42");
+    expect(trace).toMatch(/recall {2}session sess-42, turn 1[\s\S]*search \(rest\) {2}session sess-42, cursor[\s\S]*query: deploy approval/);
+    const searches = await why("--session", "sess-42", "--search");
+    expect(searches).toContain("search (rest)  session sess-42");
+    expect(searches).not.toContain("recall  session");
+    for (const bad of ["   ", "x".repeat(201)]) {
+      const r = await fetch(`${srv.url}/search?query=deploy`, { headers: { "x-memsvc-session": bad } });
+      expect(r.status).toBe(400);
+      expect((await r.json()).error.message).toContain("X-Memsvc-Session header");
+    }
   });
 
   test("used: ids a receipt injected count once; others are refused", async () => {
