@@ -70,11 +70,27 @@
     meta.className = "meta";
     meta.textContent = fmtDate(item.created_at) + " · strength " + item.effective_strength.toFixed(2) + " · shown " + item.shown_count + " · used " + item.used_count + (item.score !== undefined ? " · score " + item.score.toFixed(2) : "");
     top.append(meta);
+    drawMarks(top, item.marks);
     const text = document.createElement("p");
     text.className = "preview";
     text.textContent = item.preview;
     li.append(top, text);
     return li;
+  }
+
+  // Feedback in force, as a badge after the chips: wrong or outdated wants a review (the Review
+  // filter finds them) unless retired (out of recall and search: nothing left to review).
+  // Redrawn in place when the detail settles a mark: no badge the server no longer holds.
+  function drawMarks(top, marks) {
+    for (const old of top.querySelectorAll(".mark")) old.remove();
+    const m = marks || [];
+    const badge = (text, title, cls) => {
+      const c = chip(text, "var(--danger)", "mark " + cls);
+      c.title = title;
+      top.querySelector(".meta").before(c);
+    };
+    if (m.includes("retired")) badge("retired", "Retired: out of recall and search", "retired");
+    else if (m.includes("wrong") || m.includes("outdated")) badge("needs review", "Reported " + m.join(" and ") + " by feedback: open it to rewrite, review or retire", "needs-review");
   }
 
   function drawCount() {
@@ -310,6 +326,11 @@
     if (f.wrong || f.outdated) act("Review done: it is right", () => review(d.memory.id, "review"));
     if (f.retired) act("Unretire", () => review(d.memory.id, "unretire"));
     box.hidden = !(f.wrong || f.outdated || f.retired);
+    const marks = ["wrong", "outdated", "retired"].filter((k) => f[k]);
+    const item = state.items.find((it) => it.id === d.memory.id);
+    const row = document.getElementById("m-" + d.memory.id);
+    if (item) item.marks = marks.length ? marks : undefined;
+    if (row) drawMarks(row.querySelector(".row-top"), marks);
     const retire = $('#feedback button[data-action="retire"]');
     retire.hidden = !!f.retired;
     $("#feedback-status").textContent = "";

@@ -11,10 +11,13 @@ topic, strength, recency, stale factor), their tokens, whether the agent then
 used them, and the near misses with the reason they were left out
 (${DROP_REASON_HELP.replace(/; /g, ";\n ")})
 
-  --session <id>   one session's receipts (default: every session)
+  --session <id>   one session's receipts, its recall blocks and the agent's
+                   searches in it (X-Memsvc-Session, or the MCP session)
+                   together (default: every session's recall blocks)
   --last <n>       the last n receipts (default 5, at most 200)
   --memory <id>    only receipts that injected this memory
-  --search         agent searches instead of recall blocks
+  --search         agent searches only (without --session: instead of recall
+                   blocks)
   --json           the receipts as GET /recall/receipts answers them
 
 Talks to the running server (serverUrl, env MEMSVC_URL) with the configured
@@ -38,7 +41,9 @@ export async function runWhy(argv: string[]): Promise<number> {
   }
   if (positionals.length) throw new UsageError(`unexpected argument "${positionals[0]}"`);
   if (values.last !== undefined && !/^[1-9]\d{0,2}$/.test(values.last)) throw new UsageError(`--last takes a number from 1 to 200, got "${values.last}"`);
-  const params = new URLSearchParams({ limit: String(Math.min(200, Number(values.last ?? 5))), kind: values.search ? "search" : "recall" });
+  const params = new URLSearchParams({ limit: String(Math.min(200, Number(values.last ?? 5))) });
+  // A session's trace is every receipt of it, in order: a search between two prompts belongs there.
+  if (values.search || !values.session) params.set("kind", values.search ? "search" : "recall");
   if (values.session) params.set("session_id", values.session);
   if (values.memory) params.set("memory", values.memory);
   const config = loadConfig();

@@ -63,7 +63,13 @@ interface ToolDef {
   description: string;
   schema: TObject;
   readOnly: boolean;
-  run: (args: never) => Promise<string> | string;
+  run: (args: never, call: ToolCall) => Promise<string> | string;
+}
+
+/** What a tool knows of its call besides the arguments. */
+interface ToolCall {
+  /** The MCP transport's session (Streamable HTTP's Mcp-Session-Id, SSE's sessionId; the stdio bridge's HTTP session): receipts name it. */
+  sessionId: string | null;
 }
 
 /**
@@ -81,7 +87,7 @@ export function registerTools(server: Server, s: Services, who: Principal = BYPA
     description: string,
     schema: T,
     readOnly: boolean,
-    run: (args: Static<T>) => Promise<string> | string,
+    run: (args: Static<T>, call: ToolCall) => Promise<string> | string,
   ) => {
     tools.set(name, { description, schema, readOnly, run: run as ToolDef["run"] });
   };
@@ -93,7 +99,7 @@ export function registerTools(server: Server, s: Services, who: Principal = BYPA
       annotations: { readOnlyHint: t.readOnly, destructiveHint: name === "memsvc_delete" || name === "memsvc_update", openWorldHint: false },
     })),
   }));
-  server.setRequestHandler(CallToolRequestSchema, async (request) => {
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const { name, arguments: args } = request.params;
     const t = tools.get(name);
     if (!t) return { isError: true, content: [{ type: "text", text: new McpError(ErrorCode.InvalidParams, `Tool ${name} not found`).message }] };
@@ -107,7 +113,7 @@ export function registerTools(server: Server, s: Services, who: Principal = BYPA
       // The session's principal (its opener's token): a reader calls read-only tools only.
       const need = t.readOnly || (name === "memsvc_history" && (checked as { restore?: unknown }).restore === undefined) ? "reader" : "writer";
       if (!roleAtLeast(who.role, need)) throw new AppError("forbidden", `${name} needs the ${need} role; token ${who.name} is a ${who.role}`);
-      return t.run(checked as never);
+      return t.run(checked as never, { sessionId: extra.sessionId ?? null });
     });
   });
 
@@ -116,10 +122,14 @@ export function registerTools(server: Server, s: Services, who: Principal = BYPA
     `Search long-term memory for what earlier sessions learned, decided or experienced. Use it before starting work on a topic, when a question may have been met before, or when the user refers to past work. Hybrid search (keywords, meaning, and links between memories). Returns up to \`limit\` memories (default ${DEFAULT_SEARCH_LIMIT}), best first, each with its short id, content, score (0 to 1: how much of the query it answers, comparable across queries), effective strength, type, project and connection count. ${CITE}`,
     SearchInput,
     true,
-    async (a) => {
+    async (a, call) => {
       const project = scopedProject(who, a.project) ?? undefined;
       return searchText(
-        await searchWithReceipt(s, { query: a.query, limit: a.limit, project, min_score: a.min_score }, { via: "mcp", agent: clientName(server) ?? null }),
+        await searchWithReceipt(
+          s,
+          { query: a.query, limit: a.limit, project, min_score: a.min_score },
+          { via: "mcp", agent: clientName(server) ?? null, sessionId: call.sessionId },
+        ),
         parseProject(project),
         a.min_score,
       );

@@ -6,7 +6,7 @@ import { dbRow } from "../helpers/engine";
 import { seedGraph, type SeedMemory } from "../helpers/graph-seed";
 import { storedVector } from "../helpers/stored-vector";
 import { overflow, shot, VIEWPORTS, watchedPage, type Watched } from "../helpers/page-check";
-import { requestFrom, startServer, type TestServer } from "../helpers/server";
+import { postJson, requestFrom, startServer, type TestServer } from "../helpers/server";
 
 const SLOW = 90_000;
 let browser: Browser | null = null;
@@ -309,6 +309,57 @@ describe("token prompt", () => {
       expect(w.referers).toEqual([]);
       w.errors = w.errors.filter((e) => !e.includes("401"));
       expect(w.errors).toEqual([]);
+    },
+    SLOW,
+  );
+});
+
+describe("feedback marks in the memory browser", () => {
+  test.skipIf(!hasChromium)(
+    "memories marked wrong or outdated by feedback carry a badge, the Review filter finds them, and a review clears the badge",
+    async () => {
+      for (const [key, kind] of [
+        ["m5", "wrong"],
+        ["m7", "outdated"],
+        ["m9", "wrong"],
+      ] as const) {
+        expect((await postJson(`${srv.url}/feedback`, { id: ids[key], kind, note: `${kind} by test` })).status).toBe(200);
+      }
+      expect((await postJson(`${srv.url}/memory/review`, { id: ids.m9, action: "retire" })).status).toBe(200);
+      await open();
+      // Unfiltered: the badges sit on the marked rows only (m9 is retired, not waiting for review).
+      const badged = (sel: string) => w!.page.$$eval(`#list li[data-index]:has(${sel})`, (lis) => lis.map((li) => li.id.slice(2)));
+      expect((await badged(".mark.needs-review")).sort()).toEqual([ids.m5, ids.m7].sort());
+      expect(await badged(".mark.retired")).toEqual([ids.m9]);
+      expect(await w!.page.locator(`#m-${ids.m5} .mark.needs-review`).getAttribute("title")).toContain("wrong");
+
+      // The Review filter: only those two, in the address bar too.
+      await w!.page.click("#more-filters summary");
+      let before = await renders();
+      await w!.page.selectOption("select[name=review]", "1");
+      await rendered(before + 1);
+      expect(await rows()).toBe(2);
+      expect(await w!.page.locator("#count").textContent()).toContain("2 memories");
+      expect(new URL(w!.page.url()).searchParams.get("review")).toBe("1");
+      await shot(w!.page, "memories-review");
+
+      // Settling one from its detail clears its badge at once; a reload no longer lists it.
+      await w!.page.locator(`#m-${ids.m5}`).click();
+      await w!.page.waitForSelector("#review:not([hidden])");
+      before = await w!.page.evaluate(() => (window as any).__memories.feedback ?? 0);
+      await w!.page.locator("#review button", { hasText: "Review done" }).click();
+      await w!.page.waitForFunction((k) => (window as any).__memories.feedback > k, before);
+      await w!.page.waitForSelector("#review[hidden]", { state: "attached" });
+      expect(await w!.page.locator(`#m-${ids.m5} .mark`).count()).toBe(0);
+      expect(await w!.page.locator(`#m-${ids.m7} .mark.needs-review`).count()).toBe(1);
+      await w!.context.close();
+
+      // A bookmarked review view at phone width: one row left, badge visible, nothing overflows.
+      await open("/memories?review=1", VIEWPORTS.phone);
+      expect(await rows()).toBe(1);
+      expect(await w!.page.locator(`#m-${ids.m7} .mark.needs-review`).isVisible()).toBe(true);
+      expect(await w!.page.locator("select[name=review]").inputValue()).toBe("1");
+      await expectClean();
     },
     SLOW,
   );

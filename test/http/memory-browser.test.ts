@@ -235,3 +235,62 @@ describe("POST /memories/delete", () => {
     expect((await list("")).total).toBe(5);
   });
 });
+
+describe("review filter (feedback marks in the browser)", () => {
+  const send = async (path: string, body: unknown, method = "POST") => {
+    const res = await fetch(`${srv.url}${path}`, { method, headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+    expect({ path, status: res.status }).toEqual({ path, status: 200 });
+  };
+
+  test("review=1 finds memories marked wrong or outdated and not yet settled or retired; rows carry the marks", async () => {
+    await send("/feedback", { id: ids.a, kind: "wrong", note: "port is 5434" });
+    await send("/feedback", { id: ids.b, kind: "outdated" });
+    // Settled: reviewed, rewritten, or retired (out of recall already: nothing left to review).
+    await send("/feedback", { id: ids.c, kind: "wrong" });
+    await send("/memory/review", { id: ids.c, action: "review" });
+    await send("/feedback", { id: ids.d, kind: "outdated" });
+    await send("/memory/review", { id: ids.d, action: "retire" });
+    await send("/feedback", { id: ids.e, kind: "wrong" });
+    await send("/memory", { id: ids.e, content: "Epsilon: rewritten, now right" }, "PATCH");
+
+    const r = await list("review=1");
+    expect(keys(r.items)).toEqual(["a", "b"]);
+    expect(r.total).toBe(2);
+    expect(r.items.map((i: { marks?: string[] }) => i.marks)).toEqual([["wrong"], ["outdated"]]);
+    const all = await list("");
+    const marks = Object.fromEntries(all.items.map((i: { id: string; marks?: string[] }) => [keys([i])[0], i.marks ?? null]));
+    expect(marks).toEqual({ a: ["wrong"], b: ["outdated"], c: null, d: ["outdated", "retired"], e: null });
+    expect(await (await get("/memories/count?review=1")).json()).toEqual({ count: 2 });
+    expect(await (await get("/memories/count?review=1&project=infra&type=decisions")).json()).toEqual({ count: 1 });
+    // review=0 (and empty) is no filter; with a query the search's hits are narrowed the same way.
+    expect((await list("review=0")).total).toBe(5);
+    expect(keys((await list("review=1&query=migrations before deploy")).items)).toContain("b");
+    expect((await list("review=1&query=braise onions slowly")).items).toEqual([]);
+    expect(keys((await list("query=braise onions slowly")).items)).toContain("c");
+    // Unretiring d brings its outdated mark back into review.
+    await send("/memory/review", { id: ids.d, action: "unretire" });
+    expect(keys((await list("review=1")).items).sort()).toEqual(["a", "b", "d"]);
+  });
+
+  test("the filter reads the marks afresh: a mark another server wrote shows at once, and bulk delete honours it", async () => {
+    await list("review=1"); // the cache is warm and empty
+    await srv.services.storage.feedback.addEvent({ memoryId: ids.c, kind: "wrong", at: Date.now() + 1000, detail: null });
+    expect(keys((await list("review=1")).items)).toEqual(["c"]);
+    const del = await fetch(`${srv.url}/memories/delete`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ review: "1", confirm_count: 1 }),
+    });
+    expect(await del.json()).toEqual({ deleted: 1, links_removed: 0 });
+    expect((await list("")).total).toBe(4);
+    expect((await get(`/memories/detail?id=${ids.c}`)).status).toBe(404);
+  });
+
+  test("a bad review value is a 400", async () => {
+    for (const path of ["/memories/list?review=yes", "/memories/count?review=2"]) {
+      const res = await get(path);
+      expect({ path, status: res.status }).toEqual({ path, status: 400 });
+      expect((await res.json()).error.message).toContain("review");
+    }
+  });
+});

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { runWhy } from "../../src/cli/why";
 import { countTokens } from "../../src/core/tokenizer";
+import { dbRow, dbRows } from "../helpers/engine";
 import { postJson, startServer, type TestServer } from "../helpers/server";
 
 let srv: TestServer;
@@ -105,6 +107,42 @@ describe("receipts", () => {
     expect(receipt.tokens).toBe(await countTokens(r.results[0].content));
     // The other postgres memory was past the limit: a near miss.
     expect(receipt.dropped.map((d: { reason: string }) => d.reason)).toContain("limit");
+    expect(receipt.session_id).toBeNull();
+  });
+
+  test("X-Memsvc-Session puts a search's receipt in that session, beside its recall receipts; a bad one is a 400", async () => {
+    await recall({ session_id: "sess-42", prompt: "how are production deploys approved in the workflow?", project: "infra" });
+    const res = await fetch(`${srv.url}/search?query=deploy%20approval`, { headers: { "x-memsvc-session": "  sess-42 ", "x-memsvc-agent": "cursor" } });
+    expect(res.status).toBe(200);
+    const list = await get("/recall/receipts?session_id=sess-42");
+    expect(list.receipts.map((r: { kind: string }) => r.kind)).toEqual(["search", "recall"]);
+    expect(list.receipts[0]).toMatchObject({ session_id: "sess-42", agent: "cursor", via: "rest", prompt: "deploy approval" });
+    // `memsvc why --session` traces both, oldest first; --search keeps the search only.
+    const why = async (...args: string[]) => {
+      const out: string[] = [];
+      const log = console.log;
+      const url = process.env.MEMSVC_URL;
+      process.env.MEMSVC_URL = srv.url;
+      console.log = (line: string) => out.push(line);
+      try {
+        expect(await runWhy(args)).toBe(0);
+      } finally {
+        console.log = log;
+        if (url === undefined) delete process.env.MEMSVC_URL;
+        else process.env.MEMSVC_URL = url;
+      }
+      return out.join("\n");
+    };
+    const trace = await why("--session", "sess-42");
+    expect(trace).toMatch(/recall {2}session sess-42, turn 1[\s\S]*search \(rest\) {2}session sess-42, cursor[\s\S]*query: deploy approval/);
+    const searches = await why("--session", "sess-42", "--search");
+    expect(searches).toContain("search (rest)  session sess-42");
+    expect(searches).not.toContain("recall  session");
+    for (const bad of ["   ", "x".repeat(201)]) {
+      const r = await fetch(`${srv.url}/search?query=deploy`, { headers: { "x-memsvc-session": bad } });
+      expect(r.status).toBe(400);
+      expect((await r.json()).error.message).toContain("X-Memsvc-Session header");
+    }
   });
 
   test("used: ids a receipt injected count once; others are refused", async () => {
@@ -119,6 +157,62 @@ describe("receipts", () => {
     const r1 = sessions.sessions.find((x: { session_id: string }) => x.session_id === "r1");
     expect(r1).toMatchObject({ prompts: 2, used: 1 });
     expect(r1.tokens).toBeGreaterThan(0);
+  });
+});
+
+describe("use detected without a receipt: the session's shown state decides", () => {
+  const usedCount = async (server: TestServer, id: string) =>
+    (await dbRow<{ n: number }>(server.services, "SELECT used_count AS n FROM memories WHERE id = ?", [id]))!.n;
+  const used = async (server: TestServer, body: unknown) => {
+    const r = await postJson(`${server.url}/recall/used`, body);
+    expect(r.status).toBe(200);
+    return r.json();
+  };
+
+  test("recall.receipts false: a shown memory's detected use counts once; unshown ids and other sessions are refused", async () => {
+    const off = await startServer({ config: { recall: { receipts: false } } });
+    try {
+      const a = (await postJson(`${off.url}/ingest`, { content: "The billing worker retries failed Stripe webhooks every 5 minutes.", project: "pay" })).json();
+      const b = (await postJson(`${off.url}/ingest`, { content: "The design system uses Tailwind with a custom colour palette.", project: "web" })).json();
+      const [ma, mb] = [(await a).id as string, (await b).id as string];
+      const r = await (
+        await postJson(`${off.url}/recall-index?explain=true`, {
+          session_id: "off1",
+          prompt: "how often does the billing worker retry stripe webhooks?",
+          project: "pay",
+        })
+      ).json();
+      expect(r.shown).toContain(ma);
+      expect(r.explain).toBeNull();
+      expect((await (await fetch(`${off.url}/recall/receipts`)).json()).receipts).toEqual([]);
+      expect(await used(off, { session_id: "off1", ids: [ma, mb] })).toEqual({ used: [ma], already: [], not_injected: [mb] });
+      expect(await usedCount(off, ma)).toBe(1);
+      // Reported again (a second capture of the same transcript): the showing counted already.
+      expect(await used(off, { session_id: "off1", ids: [ma] })).toEqual({ used: [], already: [ma], not_injected: [] });
+      expect(await used(off, { session_id: "other", ids: [ma] })).toEqual({ used: [], already: [], not_injected: [ma] });
+      expect(await usedCount(off, ma)).toBe(1);
+      // A reset forgets what the session was shown: nothing left to count against.
+      await postJson(`${off.url}/recall-index`, { session_id: "off1", reset: true });
+      expect(await used(off, { session_id: "off1", ids: [ma] })).toEqual({ used: [], already: [], not_injected: [ma] });
+    } finally {
+      await off.stop();
+    }
+  });
+
+  test("receipts pruned: the session's shown state still counts a use, and one the receipt counted is not counted twice", async () => {
+    const p1 = await recall({ session_id: "pr1", prompt: "which port does the staging postgres database listen on?", project: "infra" });
+    expect(p1.shown).toContain(ids.pg);
+    const p2 = await recall({ session_id: "pr2", prompt: "which port does the staging postgres database listen on?", project: "infra" });
+    expect(p2.shown).toContain(ids.pg);
+    const before = await usedCount(srv, ids.pg);
+    expect(await used(srv, { session_id: "pr1", ids: [ids.pg] })).toEqual({ used: [ids.pg], already: [], not_injected: [] });
+    await get("/recall/receipts"); // flushes the receipts waiting to be written
+    await dbRows(srv.services, "DELETE FROM recall_receipts WHERE session_id IN ('pr1', 'pr2')");
+    // pr1's use was counted on its receipt, which is gone: the shown state remembers it.
+    expect(await used(srv, { session_id: "pr1", ids: [ids.pg] })).toEqual({ used: [], already: [ids.pg], not_injected: [] });
+    // pr2's receipt went before any use: its shown state counts it.
+    expect(await used(srv, { session_id: "pr2", ids: [ids.pg, ids.vite] })).toEqual({ used: [ids.pg], already: [], not_injected: [ids.vite] });
+    expect(await usedCount(srv, ids.pg)).toBe(before + 2);
   });
 });
 

@@ -75,6 +75,9 @@ describe("memsvc mcp (stdio bridge)", () => {
     expect(found.isError).toBeFalsy();
     expect(textOf(found)).toContain("backfill-orders.ts");
     expect(textOf(found)).toContain(id!);
+    // Its receipt names the bridge's session with the server (the bridge forwards over Streamable HTTP).
+    const [receipt] = (await (await fetch(`${srv.url}/recall/receipts?kind=search&limit=1`)).json()).receipts;
+    expect(receipt).toMatchObject({ via: "mcp", prompt: "orders table backfill", session_id: expect.stringMatching(/^[0-9a-f-]{36}$/) });
 
     // A tool error of the server comes back as a tool error, not a transport failure.
     const bad = await client.callTool({ name: "memsvc_get", arguments: { id: "ffffffff" } });

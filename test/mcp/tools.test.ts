@@ -174,6 +174,16 @@ describe.each(["sse", "http"] as const)("MCP tools over %s", (t) => {
     expect(receipt).toMatchObject({ kind: "search", via: "mcp" });
   });
 
+  test("a search's receipt names the MCP session it came in (GET /recall/receipts?session_id= finds it)", async () => {
+    const session = r.search.session!;
+    expect(session).toMatch(/^[0-9a-f-]{36}$/);
+    const receipts = (await (await fetch(`${srv.url}/recall/receipts?kind=search&limit=50&session_id=${session}`)).json()).receipts;
+    // This session's searches only (the other transport's session is another id), the first of them included.
+    expect(receipts.length).toBeGreaterThanOrEqual(2);
+    expect(receipts.every((x: { session_id: string; via: string }) => x.session_id === session && x.via === "mcp")).toBe(true);
+    expect(receipts.map((x: { prompt: string }) => x.prompt)).toContain("SQLite WAL concurrent readers");
+  });
+
   test("lists exactly the 13 tools (the spec's ten, the lessons alias, memsvc_history, memsvc_feedback), with the spec's parameters", () => {
     const tools = r.list.tools!;
     expect(tools.map((x) => x.name).sort()).toEqual(TOOLS);

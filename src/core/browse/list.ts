@@ -1,7 +1,7 @@
 import { conflict, invalid } from "../../errors";
 import type { BrowseDeleteInput, BrowseListInput } from "../memories/schema";
 import { isoTime, parseSessionDate } from "../dates";
-import { normalizeMemoryType, normalizeTag, round3 } from "../memories";
+import { currentMarks, feedbackMarks, needsReview, normalizeMemoryType, normalizeTag, round3, type MemoryMarks } from "../memories";
 import { parseQuery, queryVector, rank } from "../search";
 import type { ProjectScope } from "../scope";
 import type { Services } from "../services";
@@ -19,6 +19,8 @@ export type ListSort = "relevance" | "importance" | "newest";
 /** The storage filters plus the search query (ranked by search, then filtered by storage). */
 export interface ListFilters extends ListFilterSpec {
   query: string | null;
+  /** review=1: only memories needing review (wrong or outdated by feedback, unsettled, not retired); core turns it into `ids`. */
+  review: boolean;
 }
 
 /** The browser's filters and page (schema.ts: BrowseListInput; a count's filters are a part of it). */
@@ -38,6 +40,8 @@ export interface ListItem {
   shown_count: number;
   used_count: number;
   connections: number;
+  /** Feedback in force (absent when none): wrong and outdated want a review; retired is out of recall and search. */
+  marks?: ("wrong" | "outdated" | "retired")[];
   /** Search score (only when a query is given). */
   score?: number;
 }
@@ -66,7 +70,7 @@ function parseBound(v: unknown, field: string, endOfDay: boolean): number | null
   return endOfDay && /^\d{4}-\d{2}-\d{2}$/.test(s) ? ms + 86_400_000 - 1 : ms;
 }
 
-const FILTER_KEYS = ["query", "project", "type", "domain", "from", "to", "min_strength", "usage"];
+const FILTER_KEYS = ["query", "project", "type", "domain", "from", "to", "min_strength", "usage", "review"];
 
 /** A misspelt filter must not widen a selection (a bulk delete above all): unknown names are refused. */
 function rejectUnknown(input: object, allowed: readonly string[]): void {
@@ -98,6 +102,8 @@ export function parseFilters(input: ListInput | BrowseDeleteInput): ListFilters 
   }
   const usage = str(input.usage, "usage", 10);
   if (usage !== null && usage !== "never" && usage !== "shown" && usage !== "used") throw invalid(`usage must be never, shown or used, got "${usage}"`);
+  const review = str(input.review, "review", 1);
+  if (review !== null && review !== "0" && review !== "1") throw invalid(`review must be 1 or 0, got "${review}"`);
   return {
     query,
     project: str(input.project, "project"),
@@ -107,7 +113,21 @@ export function parseFilters(input: ListInput | BrowseDeleteInput): ListFilters 
     to,
     minStrength,
     usage,
+    review: review === "1",
+    ids: null,
   };
+}
+
+/**
+ * The feedback marks the list needs, and the review filter as an id set.
+ * With review=1 the marks are read afresh (exact, as a bulk delete of the
+ * selection must be); otherwise the badges come from recall's cache.
+ */
+async function applyMarks(s: Services, f: ListFilters): Promise<Map<string, MemoryMarks>> {
+  if (!f.review) return feedbackMarks(s);
+  const marks = await currentMarks(s);
+  f.ids = [...marks].filter(([, m]) => needsReview(m)).map(([id]) => id);
+  return marks;
 }
 
 function parseSort(v: unknown, hasQuery: boolean): ListSort {
@@ -145,7 +165,7 @@ function decodeCursor(v: unknown): Cursor | null {
 
 interface Row extends ListRow {}
 
-function toItem(r: Row, score?: number): ListItem {
+function toItem(r: Row, marks: Map<string, MemoryMarks>, score?: number): ListItem {
   const flat = r.head.replace(/\s+/g, " ").trim();
   const item: ListItem = {
     id: r.id,
@@ -162,6 +182,9 @@ function toItem(r: Row, score?: number): ListItem {
     used_count: r.usedCount,
     connections: r.linkCount,
   };
+  const m = marks.get(r.id);
+  const flags = m ? (["wrong", "outdated", "retired"] as const).filter((k) => m[k]) : [];
+  if (flags.length) item.marks = flags;
   if (score !== undefined) item.score = score;
   return item;
 }
@@ -202,6 +225,7 @@ export async function listMemories(s: Services, input: ListInput): Promise<ListR
   rejectUnknown(input, [...FILTER_KEYS, "sort", "cursor", "limit"]);
   const f = parseFilters(input);
   const sort = parseSort(input.sort, f.query !== null);
+  const marks = await applyMarks(s, f);
   const limit = parseListLimit(input.limit);
   const cursor = decodeCursor(input.cursor);
   const now = s.now();
@@ -228,7 +252,7 @@ export async function listMemories(s: Services, input: ListInput): Promise<ListR
       page.map((m) => m.seq),
       now,
     );
-    const items = page.filter((m) => rows.has(m.seq)).map((m) => toItem(rows.get(m.seq)!, m.score));
+    const items = page.filter((m) => rows.has(m.seq)).map((m) => toItem(rows.get(m.seq)!, marks, m.score));
     const last = page[page.length - 1];
     const more = start >= 0 && start + limit < matches.length;
     return { items, ...(cursor ? {} : { total: matches.length }), sort, next_cursor: more && last ? encodeCursor({ k: keyOf(last), seq: last.seq }) : null };
@@ -245,7 +269,7 @@ export async function listMemories(s: Services, input: ListInput): Promise<ListR
   const page = rows.slice(0, limit);
   const last = page[page.length - 1];
   const result: ListResult = {
-    items: page.map((r) => toItem(r)),
+    items: page.map((r) => toItem(r, marks)),
     sort,
     next_cursor: more && last ? encodeCursor({ k: sort === "newest" ? last.createdAt : last.strength, seq: last.seq }) : null,
   };
@@ -264,6 +288,7 @@ export async function deleteSelection(s: Services, input: BulkDeleteInput): Prom
   if (!input || typeof input !== "object" || Array.isArray(input)) throw invalid("the body must be a JSON object");
   rejectUnknown(input, [...FILTER_KEYS, "confirm_count"]);
   const f = parseFilters(input);
+  await applyMarks(s, f);
   const c = input.confirm_count;
   const confirm = typeof c === "number" ? c : Number.NaN;
   if (!Number.isInteger(confirm) || confirm < 0) throw invalid("confirm_count is required: the number of memories you were shown and agreed to delete");
@@ -282,6 +307,7 @@ export async function deleteSelection(s: Services, input: BulkDeleteInput): Prom
 export async function countSelection(s: Services, input: ListInput): Promise<{ count: number }> {
   rejectUnknown(input, FILTER_KEYS);
   const f = parseFilters(input);
+  await applyMarks(s, f);
   const now = s.now();
   if (f.query !== null) return { count: (await searchMatches(s, f, now)).length };
   return { count: await s.storage.memories.countSelected(f, now) };

@@ -84,6 +84,18 @@ export function foldMarks(events: readonly FeedbackEventRow[]): Map<string, Memo
   return out;
 }
 
+/** Marked wrong or outdated by feedback, not yet settled (reviewed, rewritten, restored) and not retired: what the browser's review filter finds. */
+export const needsReview = (m: MemoryMarks | undefined): boolean => !!m && !!(m.wrong || m.outdated) && !m.retired;
+
+/**
+ * The marks read afresh from the database, not the cache: the memory
+ * browser's review filter and bulk delete must be exact, even for marks
+ * another server wrote a moment ago (feedback is rare: the read is small).
+ */
+export async function currentMarks(s: Services): Promise<Map<string, MemoryMarks>> {
+  return foldMarks(await s.storage.feedback.liveEvents());
+}
+
 async function load(s: Services, c: Cache): Promise<void> {
   const started = s.now();
   try {

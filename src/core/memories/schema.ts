@@ -186,6 +186,12 @@ const FILTERS = {
   usage: Type.Optional(
     Type.Union([Type.Literal(""), Type.Literal("never"), Type.Literal("shown"), Type.Literal("used")], { error: "usage must be never, shown or used" }),
   ),
+  review: Type.Optional(
+    Type.Union([Type.Literal(""), Type.Literal("1"), Type.Literal("0")], {
+      description: "1: only memories marked wrong or outdated by feedback and not yet reviewed, rewritten or retired.",
+      error: "review must be 1 (only memories needing review) or 0",
+    }),
+  ),
 };
 const FILTER_NAMES = Object.keys(FILTERS);
 
@@ -225,6 +231,7 @@ export const BrowseDeleteInput = Type.Object(
     to: FILTERS.to,
     min_strength: Type.Optional(Type.Number({ minimum: 0, error: "min_strength must be a number >= 0" })),
     usage: FILTERS.usage,
+    review: FILTERS.review,
     confirm_count: Type.Integer({
       minimum: 0,
       description: "The number of memories shown for confirmation.",

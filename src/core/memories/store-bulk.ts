@@ -16,6 +16,8 @@ export interface ListFilterSpec {
   /** On effective (decayed) strength at `now`. */
   minStrength: number | null;
   usage: "never" | "shown" | "used" | null;
+  /** Only these memories (the review filter: the ids core found marked), or null for no such limit. */
+  ids: string[] | null;
 }
 
 /** One memory as the list shows it: the content's head only. */

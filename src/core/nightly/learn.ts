@@ -11,6 +11,7 @@ import { withStorage } from "../storage";
 import { MAX_TAGS } from "../memories";
 import { NIGHTLY_CHUNK_MAX_MEMORIES, NIGHTLY_MAX_LEARNINGS_PER_CALL, NIGHTLY_MEMORY_MAX_CHARS, NIGHTLY_MIN_LEARNING_CHARS } from "./tuning";
 import { counted } from "../text";
+import { heldBack } from "./held";
 
 /** How an owed learn step is paid back, in the digest and the CLI. */
 export const OWED_HINT = "the next nightly run with a language model configured writes them";
@@ -22,19 +23,40 @@ export function countDay(ctx: RunContext, after: NightlyCursor["learn"] = ["", 0
   return ctx.s.storage.nightly.countDay(ctx.start, ctx.end, after);
 }
 
-/** The next batch for one model call: one project, within the context budget, in (project, seq) order. */
-async function nextChunk(ctx: RunContext, after: [string, number]): Promise<DayRow[]> {
+interface Chunk {
+  /** The memories for one model call. */
+  rows: DayRow[];
+  /** The cursor past this chunk: its last row, or a held-back one after it (null: the day is done). */
+  last: [string, number] | null;
+  /** Memories feedback holds back that this chunk passed over. */
+  held: number;
+}
+
+/**
+ * The next batch for one model call: one project, within the context budget,
+ * in (project, seq) order. Memories feedback holds back are passed over (the
+ * cursor moves past them); a chunk may hold only those (no call then).
+ */
+async function nextChunk(ctx: RunContext, after: [string, number], held: ReadonlySet<string>): Promise<Chunk> {
   const rows = await ctx.s.storage.nightly.dayRows(ctx.start, ctx.end, after, NIGHTLY_CHUNK_MAX_MEMORIES);
   const budget = Math.max(2000, ctx.s.config.llm.contextChars - LEARNINGS_PROMPT_OVERHEAD);
-  const chunk: DayRow[] = [];
+  const out: Chunk = { rows: [], last: null, held: 0 };
   let used = 0;
   for (const r of rows) {
+    const sameProject = out.rows.length === 0 || r.pkey === out.rows[0].pkey;
+    if (held.has(r.id)) {
+      if (!sameProject) break;
+      out.held++;
+      out.last = [r.pkey, r.seq];
+      continue;
+    }
     const cost = Math.min(r.content.length, NIGHTLY_MEMORY_MAX_CHARS) + 60;
-    if (chunk.length > 0 && (r.pkey !== chunk[0].pkey || used + cost > budget)) break;
-    chunk.push(r);
+    if (!sameProject || (out.rows.length > 0 && used + cost > budget)) break;
+    out.rows.push(r);
+    out.last = [r.pkey, r.seq];
     used += cost;
   }
-  return chunk;
+  return out;
 }
 
 interface Learning {
@@ -94,12 +116,23 @@ export async function learnStep(ctx: RunContext, llm: LlmClient | null): Promise
   // Owed, not skipped: the day stays partial, and the next run with a model (the schedule, or
   // `memsvc nightly`) writes its learnings; marking it consolidated would lose them for good.
   if (!llm) return stop(`no language model configured (llm.baseURL and llm.model): learnings owed; ${OWED_HINT}`, "incomplete");
-  if (ctx.dryRun) return planLearn(ctx);
+  const held = await heldBack(s);
+  // A run started by an older version resumes with a digest that lacks the field.
+  digest.held_back ??= { learn: 0, merge: 0 };
+  if (ctx.dryRun) return planLearn(ctx, held);
   for (;;) {
     ctx.checkpoint();
     const after = ctx.cursor.learn ?? ["", 0];
-    const chunk = await nextChunk(ctx, after);
-    if (chunk.length === 0) return stop("", "done");
+    const next = await nextChunk(ctx, after, held);
+    const chunk = next.rows;
+    if (next.last === null) return stop("", "done");
+    if (chunk.length === 0) {
+      // Only held-back memories: nothing to ask, the cursor moves past them.
+      ctx.cursor.learn = next.last;
+      digest.held_back.learn += next.held;
+      await ctx.save();
+      continue;
+    }
     if (digest.model_calls >= max) return stop(`model call cap reached (nightly.maxModelCalls = ${max})`, "done");
     const project = chunk[0].project;
     ctx.progress(
@@ -146,13 +179,20 @@ export async function learnStep(ctx: RunContext, llm: LlmClient | null): Promise
       tags: l.tags,
     }));
     // The model was asked above, outside any transaction: this one only writes.
-    const before = { cursor: ctx.cursor.learn, read: digest.read, written: digest.written, rejected: digest.rejected, learnings: digest.learnings.length };
+    const before = {
+      cursor: ctx.cursor.learn,
+      read: digest.read,
+      written: digest.written,
+      rejected: digest.rejected,
+      learnings: digest.learnings.length,
+      held: digest.held_back.learn,
+    };
     const inserted = await s.storage
       .transaction(async (tx) => {
         const out = await insertMemoryRows(withStorage(s, tx), rows, vectors);
         for (const [i, r] of out.entries()) for (const src of items[i].sources) await addLink(withStorage(s, tx), r.id, src.id, "derived_from", 1);
-        const last = chunk[chunk.length - 1];
-        ctx.cursor.learn = [last.pkey, last.seq];
+        ctx.cursor.learn = next.last!;
+        digest.held_back!.learn += next.held;
         digest.read += chunk.length;
         digest.written += out.length;
         digest.rejected += rejected;
@@ -164,6 +204,7 @@ export async function learnStep(ctx: RunContext, llm: LlmClient | null): Promise
         // Rolled back: the progress it counted did not happen.
         ctx.cursor.learn = before.cursor;
         Object.assign(digest, { read: before.read, written: before.written, rejected: before.rejected });
+        digest.held_back!.learn = before.held;
         digest.learnings.length = before.learnings;
         throw e;
       });
@@ -183,11 +224,17 @@ export async function learnStep(ctx: RunContext, llm: LlmClient | null): Promise
 }
 
 /** Dry run: how many memories and calls the learn step would take. */
-async function planLearn(ctx: RunContext): Promise<void> {
+async function planLearn(ctx: RunContext, held: ReadonlySet<string>): Promise<void> {
   let after: [string, number] = ctx.cursor.learn ?? ["", 0];
   for (;;) {
-    const chunk = await nextChunk(ctx, after);
-    if (chunk.length === 0) break;
+    const next = await nextChunk(ctx, after, held);
+    const chunk = next.rows;
+    if (next.last === null) break;
+    ctx.digest.held_back!.learn += next.held;
+    if (chunk.length === 0) {
+      after = next.last;
+      continue;
+    }
     if (ctx.digest.model_calls >= ctx.digest.max_model_calls) {
       ctx.digest.skipped.push({
         step: "learn",
@@ -198,7 +245,7 @@ async function planLearn(ctx: RunContext): Promise<void> {
     }
     ctx.digest.model_calls++;
     ctx.digest.read += chunk.length;
-    after = [chunk[chunk.length - 1].pkey, chunk[chunk.length - 1].seq];
+    after = next.last;
   }
   ctx.digest.steps.learn = "done";
 }

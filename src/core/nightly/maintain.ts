@@ -5,6 +5,7 @@ import type { RunContext } from "./types";
 import { withStorage, type Storage } from "../storage";
 import { counted } from "../text";
 import { expireRecallSessions } from "../recall";
+import { heldBack } from "./held";
 import {
   IGNORED_DECAY_FACTOR,
   IGNORED_MIN_SHOWN,
@@ -31,12 +32,16 @@ const dot = (a: Float32Array, b: Float32Array) => {
  * threshold (confirmed on the stored float vectors, not the index's int8
  * copy). The stronger one stays and absorbs the other's counters, links,
  * tags and history; the other is deleted the way DELETE /memory does it.
+ * A pair with a memory feedback holds back (held.ts) stays unmerged.
  * One transaction per merge (with the digest); the cursor moves per batch.
  */
 export async function mergeStep(ctx: RunContext): Promise<void> {
   const { s, digest } = ctx;
   const store = s.storage.nightly;
   const threshold = thresholds(s).nightlyMerge;
+  const held = await heldBack(s);
+  digest.held_back ??= { learn: 0, merge: 0 };
+  const heldPairs = new Set<string>();
   const gone = new Set<number>();
   for (;;) {
     ctx.checkpoint();
@@ -54,6 +59,13 @@ export async function mergeStep(ctx: RunContext): Promise<void> {
         if (other.memoryType !== row.memoryType || other.project !== row.project) continue;
         const v2 = await store.vectorOf(other.seq);
         if (!v2 || dot(vec, v2) < threshold) continue;
+        if (held.has(row.id) || held.has(other.id)) {
+          // Each pair once, though both of its memories may be the day's and meet it.
+          const pair = row.seq < other.seq ? `${row.seq}:${other.seq}` : `${other.seq}:${row.seq}`;
+          if (!heldPairs.has(pair)) digest.held_back.merge++;
+          heldPairs.add(pair);
+          continue;
+        }
         const [keep, drop] = stronger(row, other, now) ? [row, other] : [other, row];
         ctx.checkpoint();
         digest.merged++;
@@ -127,12 +139,15 @@ export async function decayStep(ctx: RunContext): Promise<void> {
 }
 
 /**
- * Deletes what has faded for good (see PRUNE_* in tuning.ts), in batches that
- * each commit with the digest, and forgets recall sessions idle past their TTL.
+ * Deletes what has faded for good (see PRUNE_* in tuning.ts) but what feedback
+ * holds back, in batches that each commit with the digest, and forgets recall
+ * sessions idle past their TTL.
  */
 export async function pruneStep(ctx: RunContext): Promise<void> {
   const { s, digest } = ctx;
-  const params = { now: s.now(), floor: PRUNE_STRENGTH_FLOOR, before: s.now() - PRUNE_MIN_AGE_DAYS * DAY_MS };
+  // Feedback's held-back memories are out of recall, so they fade: they wait for their review (or stay retired), not the prune.
+  const exclude = [...(await heldBack(s))];
+  const params = { now: s.now(), floor: PRUNE_STRENGTH_FLOOR, before: s.now() - PRUNE_MIN_AGE_DAYS * DAY_MS, exclude };
   if (ctx.dryRun) {
     digest.dropped = (await s.storage.nightly.pruneCandidates({ ...params, limit: PRUNE_MAX_PER_RUN })).length;
     digest.sessions_expired = await expireRecallSessions(s, { dryRun: true });

@@ -90,6 +90,7 @@ function newDigest(day: string, now: number, forced: boolean, model: string | nu
     decayed: 0,
     sessions_expired: 0,
     dropped_fragments: { count: 0, by_reason: {} },
+    held_back: { learn: 0, merge: 0 },
     model_calls: 0,
     max_model_calls: maxCalls,
     skipped: [],
@@ -299,6 +300,9 @@ export function summarize(d: NightlyDigest): string {
     `merged ${d.merged}`,
     `dropped ${d.dropped}`,
     `decayed ${d.decayed}`,
+    ...(d.held_back && d.held_back.learn + d.held_back.merge > 0
+      ? [`held back by feedback: ${counted(d.held_back.learn, "memory", "memories")} not sent to the model, ${counted(d.held_back.merge, "pair")} not merged`]
+      : []),
     ...(d.recheck && d.recheck.due > 0
       ? [
           `re-checked ${d.recheck.confirmed + d.recheck.rewritten + d.recheck.retired + d.recheck.unusable}/${d.recheck.due} stale (confirmed ${d.recheck.confirmed}, rewrote ${d.recheck.rewritten}, retired ${d.recheck.retired})`,

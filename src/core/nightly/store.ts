@@ -119,8 +119,8 @@ export interface NightlyStore {
   // --- decay and prune ---
   /** Ignored memories (shown on the day, not used since) lose strength; returns how many (dryRun: would). */
   decayIgnored(p: NightlyDecayParams, dryRun: boolean): Promise<number>;
-  /** Faded memories: not learnings, never used, created before `before`, effective strength under `floor`; weakest first. */
-  pruneCandidates(p: { now: number; before: number; floor: number; limit: number }): Promise<{ id: string; seq: number }[]>;
+  /** Faded memories: not learnings, never used, created before `before`, effective strength under `floor`, not in `exclude`; weakest first. */
+  pruneCandidates(p: { now: number; before: number; floor: number; limit: number; exclude: readonly string[] }): Promise<{ id: string; seq: number }[]>;
   /** The distiller's rejected fragments waiting to be reported, oldest first. */
   droppedFragments(): Promise<{ id: number; reason: string; content: string }[]>;
   /** Forgets reported fragments, up to and including `lastId`. */

@@ -49,8 +49,14 @@ export interface NightlyDigest {
   dropped: number;
   /** Ignored memories whose strength was lowered. */
   decayed: number;
-  /** Feedback given on the day (wrong, outdated, useful, irrelevant, retired): the decay step reads it. */
+  /** Feedback given on the day (wrong, outdated, useful, irrelevant, retired), as counted by the decay step. */
   feedback?: Record<string, number>;
+  /**
+   * What feedback held back (held.ts: marked wrong or outdated and not yet
+   * reviewed, or retired): the day's memories not sent to the model, and
+   * near-duplicate pairs left unmerged. Such memories are never pruned either.
+   */
+  held_back?: { learn: number; merge: number };
   /** Recall sessions idle past their time-to-live, forgotten. */
   sessions_expired: number;
   /** Fragments /distill's substance gate rejected since the last run, by reason; written to the log, then forgotten. */

@@ -7,6 +7,7 @@ import { recallSelection, type RecallCandidate } from "./gates";
 import { RECEIPT_DROPPED_MAX, flushReceipts, getReceipt, receiptView, recordReceipt, type ReceiptDrop, type ReceiptView } from "../receipts";
 import { lineTokens } from "../tokenizer";
 import { roundParts } from "../search";
+import { parseSessionId } from "../session-id";
 import { sessionExpiry } from "./sessions";
 import { promptTerms } from "./terms";
 import { blendTopic, nextTopic, parseTopic, serializeTopic } from "./topic";
@@ -46,17 +47,6 @@ export interface RecallCaller {
   scope: ProjectScope;
   /** The member's token name: its session ids are its own, so it never reads or resets another member's session. */
   member: string;
-}
-
-const MAX_SESSION_ID = 200;
-
-function parseSessionId(value: unknown): string {
-  if (value === undefined || value === null || value === "") throw invalid("session_id is required");
-  if (typeof value !== "string") throw invalid("session_id must be a string");
-  const id = value.trim();
-  if (!id) throw invalid("session_id must not be blank");
-  if (id.length > MAX_SESSION_ID) throw invalid(`session_id is longer than ${MAX_SESSION_ID} characters`);
-  return id;
 }
 
 /** True when a prompt is too short to be about anything ("ok", "go on", "yes do it"). */

@@ -2,7 +2,7 @@
 export { gistOf } from "./gist";
 export { getReceipt, listReceipts, listSessions, receiptView } from "./receipts";
 export type { ReceiptView } from "./receipts";
-export { searchWithReceipt } from "./search";
+export { searchSessionOf, searchWithReceipt } from "./search";
 export { DROP_REASON_HELP, renderReceipts } from "./render";
 export { markUsedFromReceipt } from "./used";
 export { feedbackFromAnywhere } from "./feedback";

@@ -1,14 +1,26 @@
 import { search, type SearchExplain, type SearchInput, type SearchResult } from "../search";
 import type { Services } from "../services";
+import { parseSessionId } from "../session-id";
 import { RECEIPT_DROPPED_MAX } from "./tuning";
 import type { ReceiptVia } from "./types";
 import { recordReceipt } from "./writer";
 
-/** Who searched: the REST route or the MCP tool, and the agent when it names itself. */
+/** Who searched: the REST route or the MCP tool, the agent when it names itself, and its session when known. */
 export interface SearchCaller {
   via: ReceiptVia;
   agent: string | null;
+  /** REST: the X-Memsvc-Session header (searchSessionOf); MCP: the transport's session id. */
   sessionId?: string | null;
+}
+
+/**
+ * REST's `X-Memsvc-Session: <id>`: the agent session a search belongs to, so
+ * its receipt sits with that session's recall receipts (GET /recall/receipts,
+ * `memsvc why --session`). Absent: no session; blank or over-long: a 400, as
+ * /recall-index's session_id.
+ */
+export function searchSessionOf(header: string | null): string | null {
+  return header === null ? null : parseSessionId(header, "X-Memsvc-Session header");
 }
 
 /**

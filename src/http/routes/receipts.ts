@@ -1,6 +1,6 @@
 import { Elysia } from "elysia";
 import { reviewMemory } from "../../core/memories";
-import { feedbackFromAnywhere, listReceipts, listSessions, markUsedFromReceipt, searchWithReceipt } from "../../core/receipts";
+import { feedbackFromAnywhere, listReceipts, listSessions, markUsedFromReceipt, searchSessionOf, searchWithReceipt } from "../../core/receipts";
 import { FeedbackInput, ReceiptsQuery, ReviewInput, SessionsQuery, UsedInput } from "../../core/receipts/schema";
 import { SearchInput } from "../../core/search/schema";
 import type { Services } from "../../core/services";
@@ -24,11 +24,12 @@ export function receiptRoutes(s: Services) {
       .post("/recall/used", ({ body }) => markUsedFromReceipt(s, body), jsonObject(UsedInput))
       .post("/feedback", ({ body }) => feedbackFromAnywhere(s, body, "rest"), jsonObject(FeedbackInput))
       .post("/memory/review", ({ body }) => reviewMemory(s, body, "rest"), jsonObject(ReviewInput))
-      // The search of GET /search and memsvc_search (one schema); who asks comes in a header, as it is no search parameter.
+      // The search of GET /search and memsvc_search (one schema); who asks, and in which session, come in headers: they are no search parameters.
       .get(
         "/search",
         async ({ query, request }) => {
-          const r = await searchWithReceipt(s, query, { via: "rest", agent: agentOf(request) });
+          const sessionId = searchSessionOf(request.headers.get("x-memsvc-session"));
+          const r = await searchWithReceipt(s, query, { via: "rest", agent: agentOf(request), sessionId });
           await scopedConnections(s, scopeOf(request), r.results);
           return r;
         },

@@ -68,6 +68,8 @@ export function pgMemoriesBulk(h: PgHandle): MemoriesBulkStore {
     if (f.usage === "never") parts.push(and(eq(m.shownCount, 0), eq(m.usedCount, 0)));
     else if (f.usage === "shown") parts.push(gt(m.shownCount, 0));
     else if (f.usage === "used") parts.push(gt(m.usedCount, 0));
+    // One JSON parameter, however many ids (a parameter per id could pass PostgreSQL's 65,535).
+    if (f.ids !== null) parts.push(sql`${m.id} IN (SELECT jsonb_array_elements_text(${JSON.stringify(f.ids)}::jsonb))`);
     return parts.length ? and(...parts) : undefined;
   };
 

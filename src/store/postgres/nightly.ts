@@ -291,8 +291,8 @@ export function pgNightly(h: PgHandle): NightlyStore {
     async pruneCandidates(p) {
       const rows = await q(
         `SELECT id, seq FROM ${S}.memories WHERE memory_type <> 'learnings' AND used_count = 0 AND created_at < $2
-           AND ${effective("$1")} < $3 ORDER BY ${effective("$1")} LIMIT $4`,
-        [p.now, p.before, p.floor, p.limit],
+           AND ${effective("$1")} < $3 AND id NOT IN (SELECT jsonb_array_elements_text($5::jsonb)) ORDER BY ${effective("$1")} LIMIT $4`,
+        [p.now, p.before, p.floor, p.limit, JSON.stringify(p.exclude)],
       );
       return rows.map((r) => ({ id: r.id as string, seq: num(r.seq) }));
     },

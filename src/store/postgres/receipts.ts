@@ -86,6 +86,20 @@ export function pgReceipts(h: PgHandle): ReceiptStore {
       return r?.fresh ? (JSON.parse(r.fresh) as string[]) : [];
     },
 
+    useShown: async (sessionId, ids, turn) => {
+      // One statement: the row locks order two detections of one showing (the second sees it counted).
+      const rows = await h.sql.unsafe(
+        `WITH cur AS (SELECT memory_id, used_turn IS DISTINCT FROM turn AS fresh FROM ${S}.recall_shown
+                       WHERE session_id = $1::text AND memory_id IN (SELECT jsonb_array_elements_text($2::jsonb))
+                         AND ($3::int IS NULL OR turn = $3::int) FOR UPDATE),
+              upd AS (UPDATE ${S}.recall_shown r SET used_turn = r.turn FROM cur WHERE r.session_id = $1::text AND r.memory_id = cur.memory_id AND cur.fresh)
+         SELECT memory_id AS id, fresh FROM cur`,
+        [sessionId, JSON.stringify([...new Set(ids)]), turn],
+      );
+      const list = rows as { id: string; fresh: boolean }[];
+      return { fresh: list.filter((r) => r.fresh).map((r) => r.id), already: list.filter((r) => !r.fresh).map((r) => r.id) };
+    },
+
     sessions: async (limit, before) => {
       const rows = await h.sql.unsafe(
         `SELECT session_id, max(agent) AS agent, max(project) AS project, min(at)::float8 AS first_at, max(at)::float8 AS last_at, count(*)::int AS prompts,

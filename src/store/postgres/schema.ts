@@ -159,6 +159,7 @@ export function pgTables(schemaName: string) {
         .references(() => recallSessions.sessionId, { onDelete: "cascade" }),
       memoryId: text("memory_id").notNull(),
       turn: integer("turn").notNull(),
+      usedTurn: integer("used_turn"),
     },
     (t) => [primaryKey({ columns: [t.sessionId, t.memoryId] })],
   );

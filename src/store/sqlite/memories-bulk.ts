@@ -61,6 +61,10 @@ function whereOf(f: ListFilterSpec, now: number): { sql: string; params: Params 
   if (f.usage === "never") parts.push("m.shown_count = 0 AND m.used_count = 0");
   else if (f.usage === "shown") parts.push("m.shown_count > 0");
   else if (f.usage === "used") parts.push("m.used_count > 0");
+  if (f.ids !== null) {
+    parts.push("m.id IN (SELECT value FROM json_each(:marked))");
+    params.marked = JSON.stringify(f.ids);
+  }
   return { sql: parts.length ? parts.join(" AND ") : "1", params };
 }
 

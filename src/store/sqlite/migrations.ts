@@ -15,6 +15,7 @@ import m0014 from "./migrations/0014_link_count_partial.sql" with { type: "text"
 import m0015 from "./migrations/0015_row_counts.sql" with { type: "text" };
 import m0016 from "./migrations/0016_receipts.sql" with { type: "text" };
 import m0017 from "./migrations/0017_tokens.sql" with { type: "text" };
+import m0018 from "./migrations/0018_shown_used.sql" with { type: "text" };
 
 /**
  * Ordered schema migrations, imported as text so they are embedded in the
@@ -38,4 +39,5 @@ export const MIGRATIONS: readonly { version: number; sql: string }[] = [
   { version: 15, sql: m0015 },
   { version: 16, sql: m0016 },
   { version: 17, sql: m0017 },
+  { version: 18, sql: m0018 },
 ];

@@ -235,11 +235,11 @@ export function sqliteNightly(h: SqliteHandle): NightlyStore {
 
     async pruneCandidates(p) {
       return db
-        .query<{ id: string; seq: number }, { now: number; before: number; floor: number; limit: number }>(
+        .query<{ id: string; seq: number }, { now: number; before: number; floor: number; limit: number; exclude: string }>(
           `SELECT id, seq FROM memories WHERE memory_type != 'learnings' AND used_count = 0 AND created_at < :before
-             AND ${effectiveStrengthSql()} < :floor ORDER BY ${effectiveStrengthSql()} LIMIT :limit`,
+             AND ${effectiveStrengthSql()} < :floor AND id NOT IN (SELECT value FROM json_each(:exclude)) ORDER BY ${effectiveStrengthSql()} LIMIT :limit`,
         )
-        .all(p);
+        .all({ now: p.now, before: p.before, floor: p.floor, limit: p.limit, exclude: JSON.stringify(p.exclude) });
     },
 
     async droppedFragments() {

@@ -127,6 +127,23 @@ export function sqliteReceipts(h: SqliteHandle): ReceiptStore {
         }),
       ),
 
+    useShown: (sessionId, ids, turn) =>
+      h.write(() =>
+        transact(db, () => {
+          const rows = q<{ id: string; fresh: number }, [string, string, number | null]>(
+            `SELECT memory_id AS id, used_turn IS NOT turn AS fresh FROM recall_shown
+              WHERE session_id = ?1 AND memory_id IN (SELECT value FROM json_each(?2)) AND (?3 IS NULL OR turn = ?3)`,
+          ).all(sessionId, JSON.stringify([...new Set(ids)]), turn);
+          const fresh = rows.filter((r) => r.fresh).map((r) => r.id);
+          if (fresh.length)
+            q<unknown, [string, string]>("UPDATE recall_shown SET used_turn = turn WHERE session_id = ? AND memory_id IN (SELECT value FROM json_each(?))").run(
+              sessionId,
+              JSON.stringify(fresh),
+            );
+          return { fresh, already: rows.filter((r) => !r.fresh).map((r) => r.id) };
+        }),
+      ),
+
     sessions: async (limit, before) =>
       (
         q<Record<string, any>, [number | null, number | null, number]>(

@@ -97,6 +97,8 @@ export const recallShown = sqliteTable(
     sessionId: text("session_id").notNull(),
     memoryId: text("memory_id").notNull(),
     turn: integer("turn").notNull(),
+    /** The turn whose showing a detected use counted for (migration 0018); null: none yet. */
+    usedTurn: integer("used_turn"),
   },
   (t) => [primaryKey({ columns: [t.sessionId, t.memoryId] })],
 );

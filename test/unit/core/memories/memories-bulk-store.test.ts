@@ -33,7 +33,7 @@ afterAll(async () => {
 });
 
 const NOW = Date.UTC(2025, 3, 1);
-const none: ListFilterSpec = { project: null, type: null, domain: null, from: null, to: null, minStrength: null, usage: null };
+const none: ListFilterSpec = { project: null, type: null, domain: null, from: null, to: null, minStrength: null, usage: null, ids: null };
 const FILTERS: ListFilterSpec[] = [
   none,
   { ...none, project: "billing" },
@@ -41,13 +41,23 @@ const FILTERS: ListFilterSpec[] = [
   { ...none, domain: "ops", from: Date.UTC(2025, 0, 3), to: Date.UTC(2025, 0, 12), usage: "never" },
   { ...none, minStrength: 0.8, usage: "used" },
   { ...none, project: "infra", minStrength: 0.3, usage: "shown" },
+  // The review filter's id set (core finds the marked ids): none marked selects nothing.
+  { ...none, ids: [] },
 ];
 // The decay formula runs in each database's floating point: equal to far more digits than the list shows.
 const rounded = (rows: ListRow[]) => rows.map((r) => ({ ...r, effectiveStrength: Math.round(r.effectiveStrength * 1e9) / 1e9 }));
 const bySeq = <T extends { seq: number }>(rows: T[]) => [...rows].sort((a, b) => a.seq - b.seq);
 
 test("list pages, counts, id filters, rows and facets are the same on both engines", async () => {
-  for (const f of FILTERS) {
+  const some = (await lite.storage.memories.listPage(none, { sort: "newest", after: null, limit: 400, now: NOW, previewChars: 10 }))
+    .filter((_, i) => i % 7 === 0)
+    .map((r) => r.id);
+  const marked: ListFilterSpec[] = [
+    { ...none, ids: [...some, "00000000-0000-0000-0000-000000000000"] },
+    { ...none, ids: some, project: "infra" },
+  ];
+  expect(await lite.storage.memories.countSelected(marked[0], NOW)).toBe(some.length);
+  for (const f of [...FILTERS, ...marked]) {
     const count = await lite.storage.memories.countSelected(f, NOW);
     expect({ f, n: await pg.storage.memories.countSelected(f, NOW) }).toEqual({ f, n: count });
     for (const sort of ["newest", "importance"] as const) {

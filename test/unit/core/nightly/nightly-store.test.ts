@@ -308,10 +308,14 @@ describe("nightly store: the steps' reads and writes", () => {
     await seed(s, { id: "lesson", strength: 0.3, type: "learnings", at: old, refreshed: old });
     await seed(s, { id: "young", strength: 0.3, at: now - 86_400_000, refreshed: old });
     await seed(s, { id: "strong", strength: 2, at: old, refreshed: now });
-    const found = await store.pruneCandidates({ now, before: now - 30 * 86_400_000, floor: 0.1, limit: 10 });
+    const found = await store.pruneCandidates({ now, before: now - 30 * 86_400_000, floor: 0.1, limit: 10, exclude: [] });
     expect(found.map((r) => r.id)).toEqual(["fainter", "faded"]);
     expect(found[0].seq).toEqual(expect.any(Number));
-    expect((await store.pruneCandidates({ now, before: now - 30 * 86_400_000, floor: 0.1, limit: 1 })).map((r) => r.id)).toEqual(["fainter"]);
+    expect((await store.pruneCandidates({ now, before: now - 30 * 86_400_000, floor: 0.1, limit: 1, exclude: [] })).map((r) => r.id)).toEqual(["fainter"]);
+    // What feedback holds back (core names the ids) is never a candidate, however faded.
+    expect((await store.pruneCandidates({ now, before: now - 30 * 86_400_000, floor: 0.1, limit: 1, exclude: ["fainter", "nope"] })).map((r) => r.id)).toEqual([
+      "faded",
+    ]);
   });
 
   test("dropped fragments are listed oldest first and forgotten up to the last reported", async () => {
