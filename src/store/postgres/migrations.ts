@@ -6,6 +6,7 @@ import m0005 from "./migrations/0005_statement_triggers.sql" with { type: "text"
 import m0006 from "./migrations/0006_receipts.sql" with { type: "text" };
 import m0007 from "./migrations/0007_tokens.sql" with { type: "text" };
 import m0008 from "./migrations/0008_recent_touched.sql" with { type: "text" };
+import m0009 from "./migrations/0009_vector_projects.sql" with { type: "text" };
 
 /**
  * Ordered schema migrations, imported as text so they are embedded in the
@@ -22,4 +23,5 @@ export const PG_MIGRATIONS: readonly { version: number; sql: string }[] = [
   { version: 6, sql: m0006 },
   { version: 7, sql: m0007 },
   { version: 8, sql: m0008 },
+  { version: 9, sql: m0009 },
 ];
