@@ -9,6 +9,7 @@
 import { SQL } from "bun";
 import { parseArgs } from "node:util";
 import { hashEmbed } from "../src/embed/fallback";
+import { nearestStatement } from "../src/store/postgres/nearest";
 import { NoteGenerator } from "./lib/corpus";
 
 const { values: args, positionals } = parseArgs({
@@ -47,18 +48,19 @@ async function explain(name: string, text: string, params: unknown[], setup: str
 }
 
 const vec = (q: string) => `[${Array.from(hashEmbed(q)).join(",")}]`;
-const ef = (n: number) => [`SELECT set_config('hnsw.ef_search', '${n}', true), set_config('hnsw.iterative_scan', 'relaxed_order', true)`];
 const only = args.only;
 const now = Date.now();
 for (const q of queries) {
   const v = vec(q.query);
   if (!only || only === "nearest") {
-    const base = `SELECT v.seq::float8 AS seq, 1 - (v.embedding <=> $1::vector) AS similarity FROM ${S}.memory_vec v JOIN_
-      WHERE v.seq <= coalesce((SELECT value::bigint FROM ${S}.meta WHERE key = 'reembed_cursor'), 9223372036854775807)
-      ORDER BY v.embedding <=> $1::vector LIMIT $2`;
-    await explain("nearest", base.replace("JOIN_", ""), [v, 60], ef(100));
-    if (q.project)
-      await explain("nearest project", base.replace("JOIN_", `JOIN ${S}.memories m ON m.seq = v.seq AND m.project = $3`), [v, 60, q.project], ef(100));
+    // The engine's own statement (src/store/postgres/nearest.ts): its settings, then the query.
+    const split = (text: string) => text.split(/;\n/) as [string, string];
+    const [set, all] = split(nearestStatement(S, hashEmbed(q.query), 60, null));
+    await explain("nearest", all, [], [set]);
+    if (q.project) {
+      const [pset, project] = split(nearestStatement(S, hashEmbed(q.query), 60, q.project));
+      await explain("nearest project", project, [], [pset]);
+    }
   }
   if (!only || only === "fulltext") {
     const words = q.query

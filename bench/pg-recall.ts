@@ -2,30 +2,37 @@
  * pgvector HNSW recall@10 against exact float32 cosine, through the
  * PostgreSQL engine's own search store (src/store/postgres/search.ts), on a
  * PGlite database in this process served over TCP:
- *   bun bench/pg-recall.ts [--vectors 5000] [--queries 100] [--ef 40,100,200]
+ *   bun bench/pg-recall.ts [--vectors 5000] [--queries 100] [--ef 40,100,200] [--exact-rows 0]
  * The offline embedder's (sparse) vectors of the bench corpus, and the same
  * vectors under a fixed random rotation (dense, every cosine unchanged), as
  * bench/lib/vectors.ts measures the SQLite index. Prints one JSON object.
  */
 import { SQL } from "bun";
 import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { loadavg } from "node:os";
+import { PG_MIGRATIONS } from "../src/store/postgres/migrations";
 import { pgSearch } from "../src/store/postgres/search";
 import type { PgHandle } from "../src/store/postgres/open";
 import { hashEmbed } from "../src/embed/fallback";
 import { NoteGenerator } from "./lib/corpus";
-import { ROOT } from "./lib/server";
 import { round, summarize } from "./lib/stats";
 import { rotation } from "./lib/vectors";
 
 const { values: args } = parseArgs({
-  options: { vectors: { type: "string" }, queries: { type: "string" }, ef: { type: "string" }, migration: { type: "string" } },
+  options: {
+    vectors: { type: "string" },
+    queries: { type: "string" },
+    ef: { type: "string" },
+    migration: { type: "string" },
+    "exact-rows": { type: "string" },
+  },
 });
 const N = Number(args.vectors ?? 5000);
 const Q = Number(args.queries ?? 100);
 const EFS = (args.ef ?? "40,100,200").split(",").map(Number);
+/** Groups up to this many rows are searched exactly (the engine's default); 0 measures HNSW within a project. */
+const EXACT_ROWS = args["exact-rows"] === undefined ? undefined : Number(args["exact-rows"]);
 
 const { PGlite } = await import("@electric-sql/pglite");
 const { vector } = await import("@electric-sql/pglite-pgvector");
@@ -51,9 +58,10 @@ function exactTop(vectors: Float32Array[], groups: (string | null)[], q: Float32
 }
 
 async function run(dense: boolean, schema: string) {
-  const migration = readFileSync(args.migration ?? join(ROOT, "src/store/postgres/migrations/0001_init.sql"), "utf8");
+  // Every migration of the engine (its vector search reads memory_vec.project, 0009), or the one file given.
+  const migrations = args.migration ? [readFileSync(args.migration, "utf8")] : PG_MIGRATIONS.map((m) => m.sql);
   await sql.unsafe(`CREATE SCHEMA ${schema}; CREATE TABLE ${schema}.meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)`);
-  await sql.unsafe(migration.replaceAll("__SCHEMA__", schema));
+  for (const m of migrations) await sql.begin((tx) => tx.unsafe(m.replaceAll("__SCHEMA__", schema)).simple());
   const gen = new NoteGenerator(42);
   const qgen = new NoteGenerator(7);
   const rotate = dense ? rotation(99) : (v: Float32Array) => v;
@@ -89,7 +97,7 @@ async function run(dense: boolean, schema: string) {
   }));
   const out: Record<string, unknown> = { vectors: N, queries: Q, insert_seconds: round(loadS, 1) };
   for (const ef of EFS) {
-    const store = pgSearch({ sql, schema, inTransaction: false, ready: async () => {} } as unknown as PgHandle, { efSearch: ef });
+    const store = pgSearch({ sql, schema, inTransaction: false, ready: async () => {} } as unknown as PgHandle, { efSearch: ef, exactRows: EXACT_ROWS });
     let hit = 0;
     let hitProject = 0;
     const times: number[] = [];

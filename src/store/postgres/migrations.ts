@@ -7,6 +7,7 @@ import m0006 from "./migrations/0006_receipts.sql" with { type: "text" };
 import m0007 from "./migrations/0007_tokens.sql" with { type: "text" };
 import m0008 from "./migrations/0008_recent_touched.sql" with { type: "text" };
 import m0009 from "./migrations/0009_shown_used.sql" with { type: "text" };
+import m0010 from "./migrations/0010_vector_projects.sql" with { type: "text" };
 
 /**
  * Ordered schema migrations, imported as text so they are embedded in the
@@ -24,4 +25,5 @@ export const PG_MIGRATIONS: readonly { version: number; sql: string }[] = [
   { version: 7, sql: m0007 },
   { version: 8, sql: m0008 },
   { version: 9, sql: m0009 },
+  { version: 10, sql: m0010 },
 ];

@@ -81,8 +81,14 @@ export function pgTables(schemaName: string) {
         .primaryKey()
         .references(() => memories.seq, { onDelete: "cascade" }),
       embedding: vector("embedding", { dimensions: DIMENSIONS }).notNull(),
+      // The memory's project, kept by the triggers of migration 0010 (set on insert, moved with the memory's).
+      project: text("project"),
     },
-    (t) => [index("memory_vec_hnsw").using("hnsw", t.embedding.op("vector_cosine_ops"))],
+    (t) => [
+      index("memory_vec_hnsw").using("hnsw", t.embedding.op("vector_cosine_ops")),
+      // INCLUDE (seq, embedding) in 0009 (drizzle cannot say it): a project's vectors together, for its exact scan.
+      index("memory_vec_project").on(t.project),
+    ],
   );
 
   const links = s.table(

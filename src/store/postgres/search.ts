@@ -5,7 +5,8 @@ import { touchedBound } from "../../core/search/recent";
 import type { IndexState, RankedRow, SearchStore, VectorIndexControl, VectorMirror } from "../../core/search/store";
 import { BM25_MAX_SCORED_ROWS, RECENT_CONNECTION_WEIGHT, RECENT_RECENCY_DAYS, RECENT_RECENCY_WEIGHT, RECENT_STRENGTH_WEIGHT } from "../../core/search/tuning";
 import { DECAY_FLOOR, DECAY_HALF_LIFE_DAYS } from "../../core/memories/tuning";
-import { PG_HNSW_EF_SEARCH, PG_VECTOR_COUNT_REFRESH_MS, RECENT_FIRST_ROWS } from "./tuning";
+import { nearestStatement, type NearestOptions } from "./nearest";
+import { PG_VECTOR_COUNT_REFRESH_MS, RECENT_FIRST_ROWS } from "./tuning";
 import type { PgHandle } from "./open";
 
 /**
@@ -28,12 +29,6 @@ interface PgSearchHandle {
 }
 
 const DAY_MS = 86_400_000;
-
-/** pgvector's text form of a vector (numbers only: safe to bind as text and cast, or to inline). */
-const vectorText = (v: Float32Array) => `[${Array.from(v).join(",")}]`;
-
-/** A text literal to inline where no parameter can go: E'' with backslashes and quotes escaped holds whatever standard_conforming_strings says. */
-const sqlString = (v: string) => `E'${v.replaceAll("\\", "\\\\").replaceAll("'", "''")}'`;
 
 /**
  * A tsquery of words OR-ed, each quoted as a lexeme (a quote inside
@@ -83,7 +78,7 @@ const ROW_COLUMNS = `m.seq::float8 AS seq, m.id, m.content, m.memory_type AS "me
   m.shown_count AS "shownCount", m.used_count AS "usedCount", m.last_shown_at::float8 AS "lastShownAt", m.last_used_at::float8 AS "lastUsedAt",
   m.link_count AS "linkCount"`;
 
-export function pgSearch(handle: PgHandle, opts: { efSearch?: number } = {}): SearchStore {
+export function pgSearch(handle: PgHandle, opts: NearestOptions = {}): SearchStore {
   // The engine base's handle carries the client and schema (see open.ts).
   const h = handle as unknown as PgSearchHandle;
   const S = h.schema;
@@ -211,26 +206,8 @@ export function pgSearch(handle: PgHandle, opts: { efSearch?: number } = {}): Se
       // PostgreSQL text cannot hold U+0000. Bound as a parameter it is refused (22021) as in every
       // other statement, which the engine reports as an invalid value; inlined it would cut the message.
       if (project?.includes("\u0000")) await q("SELECT $1::text", [project]);
-      let join = "";
-      if (project === "") join = `JOIN ${S}.memories m ON m.seq = v.seq AND m.project IS NULL`;
-      else if (project !== undefined && project !== null) join = `JOIN ${S}.memories m ON m.seq = v.seq AND m.project = ${sqlString(project)}`;
-      const vtext = vectorText(vector);
-      // ef_search bounds how many candidates HNSW returns (at least k), and
-      // the iterative scan keeps walking the graph when a project filter
-      // rejects them (pgvector 0.8+), so a small project still gets k hits.
-      // Both are set for this query alone (is_local) in the same message as
-      // the query: one round trip, no setting left on a pooled connection,
-      // and it holds behind a transaction-mode pooler too. A message of
-      // several statements takes no parameters: the values are inlined (the
-      // vector is numbers only, the project a quoted literal, k an integer).
-      // Vectors past a pending re-embed's cursor are of the old space: full text finds them until it passes.
-      const ef = Math.max(Math.trunc(opts.efSearch ?? PG_HNSW_EF_SEARCH), Math.trunc(k));
-      const text = `SELECT set_config('hnsw.ef_search', '${ef}', true), set_config('hnsw.iterative_scan', 'relaxed_order', true);
-        SELECT v.seq::float8 AS seq, 1 - (v.embedding <=> '${vtext}'::vector) AS similarity FROM ${S}.memory_vec v ${join}
-         WHERE v.seq <= coalesce((SELECT value::bigint FROM ${S}.meta WHERE key = 'reembed_cursor'), 9223372036854775807)
-         ORDER BY v.embedding <=> '${vtext}'::vector LIMIT ${Math.trunc(k)}`;
       await h.ready();
-      const results = (await h.sql.unsafe(text).simple()) as unknown as unknown[][];
+      const results = (await h.sql.unsafe(nearestStatement(S, vector, k, project, opts)).simple()) as unknown as unknown[][];
       // relaxed_order may return near ties out of order: exact order by the distances themselves.
       return (results[1] as { seq: number; similarity: number }[])
         .map((r) => ({ seq: Number(r.seq), similarity: Number(r.similarity) }))
