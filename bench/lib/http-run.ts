@@ -116,7 +116,11 @@ export function timeRecallIndex(server: RunningServer, queries: Query[], from = 
   return timeRecall(
     server.url,
     server.pid,
-    queries.slice(from, from + 100).map((q) => ({ prompt: q.query, project: q.project ?? null })),
+    // Past the end the list wraps: a later round of --only receipts repeats earlier prompts (new sessions) rather than timing none.
+    Array.from({ length: Math.min(100, queries.length) }, (_, i) => queries[(from + i) % queries.length]).map((q) => ({
+      prompt: q.query,
+      project: q.project ?? null,
+    })),
   );
 }
 
