@@ -47,7 +47,19 @@ describe("response shapes", () => {
 
   test("GET /dashboard/data: every member, with the seeded figures", async () => {
     const d = (await remote("/dashboard/data", auth())).json();
-    expect(Object.keys(d).sort()).toEqual(["account", "backlog", "counts", "domains", "generated_at", "growth", "nightly", "recall", "receipts", "scope", "window"]);
+    expect(Object.keys(d).sort()).toEqual([
+      "account",
+      "backlog",
+      "counts",
+      "domains",
+      "generated_at",
+      "growth",
+      "nightly",
+      "recall",
+      "receipts",
+      "scope",
+      "window",
+    ]);
     // Every project: no scope (a project-scoped token's answer names its projects).
     expect(d.scope).toBeNull();
     // No capture ran in this home: nothing waits.
