@@ -41,7 +41,9 @@ const flag = (name: string, def: string) => {
 };
 const [url, schema] = args;
 if (!url || !schema || !/^[a-z_][a-z0-9_]*$/.test(schema)) {
-  console.error("usage: bun bench/pg-ingest-cpu.ts <postgres url> <schema> [--ingest 600] [--clients 1,8] [--seed 7] [--checkout <dir>] [--search N] [--warmup 100]");
+  console.error(
+    "usage: bun bench/pg-ingest-cpu.ts <postgres url> <schema> [--ingest 600] [--clients 1,8] [--seed 7] [--checkout <dir>] [--search N] [--warmup 100]",
+  );
   process.exit(2);
 }
 const INGEST = Number(flag("ingest", "600"));
