@@ -1,3 +1,4 @@
+import type { NewMemoryRow } from "../memories";
 import type { Services } from "../services";
 import { thresholds } from "../search";
 import { LINK_MAX_NEAREST } from "./tuning";
@@ -48,4 +49,19 @@ export async function linkToNearest(
     : null;
   if (near && near.length === 0) return 0;
   return s.storage.graph.linkToNearest({ memoryId, vector, project, limit: LINK_MAX_NEAREST, minSimilarity, exclude, near, now: s.now() });
+}
+
+/**
+ * Writes one new memory (its row, vector and tags, as memories.insertMemories)
+ * and links it as linkToNearest would, in one call where the engine offers it
+ * (PostgreSQL: one message, atomic on its own; inside a transaction it joins
+ * it); returns its id and seq, or null where the engine
+ * does not (SQLite: core's index finds the candidates) and the caller writes
+ * and links as before.
+ */
+export async function insertAndLink(s: Services, row: NewMemoryRow): Promise<{ id: string; seq: number } | null> {
+  const graph = s.storage.graph;
+  if (!graph.insertAndLink || graph.nearestFromIndex) return null;
+  const { seq } = await graph.insertAndLink(row, { limit: LINK_MAX_NEAREST, minSimilarity: thresholds(s).link, exclude: [row.id], now: s.now() });
+  return { id: row.id, seq };
 }

@@ -1,3 +1,4 @@
+import type { NewMemoryRow } from "../memories";
 import type { ProjectScope } from "../scope";
 
 /**
@@ -27,6 +28,14 @@ export interface GraphStore {
 
   /** Links a memory ("related", weight = cosine similarity) to its nearest other memories; returns how many. */
   linkToNearest(input: NearestLinks): Promise<number>;
+
+  /**
+   * Where the engine can do it in fewer round trips (PostgreSQL: one message):
+   * inserts one memory with its vector and tags, as memories.insertMemories
+   * does, then links it as linkToNearest would right after. Absent where the
+   * candidates come from core's index (nearestFromIndex).
+   */
+  insertAndLink?(row: NewMemoryRow, link: Omit<NearestLinks, "memoryId" | "vector" | "project" | "near">): Promise<{ seq: number; links: number }>;
 
   /** Links at either end of `id` (optionally of one relationship), strongest first; within a scope, only links whose other end is in it. */
   linksOf(id: string, relationship: string | null, scope?: ProjectScope): Promise<LinkOf[]>;

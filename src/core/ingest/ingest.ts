@@ -1,6 +1,6 @@
 import { invalid } from "../../errors";
 import { parseSessionDate } from "../dates";
-import { linkToNearest } from "../graph";
+import { insertAndLink, linkToNearest } from "../graph";
 import {
   countSession,
   deriveTags,
@@ -11,6 +11,7 @@ import {
   requireContent,
   writeAnchors,
   type NewMemory,
+  type NewMemoryRow,
 } from "../memories";
 import { commitGrouped } from "../memories/group-commit";
 import type { IngestInput } from "../memories/schema";
@@ -32,7 +33,25 @@ export type IngestResult = { id: string; message: string } | { id: null; skipped
  */
 export async function insertMemoryRows(s: Services, items: NewMemory[], vectors: Float32Array[]): Promise<{ id: string; seq: number }[]> {
   const now = s.now();
-  const rows = items.map((m, i) => ({
+  const rows = items.map((m, i) => rowOf(m, vectors[i], now));
+  if (rows.length === 1) {
+    // One memory (POST /ingest): its rows and links in one round trip where the engine can (PostgreSQL).
+    const one = await insertAndLink(s, rows[0]);
+    if (one !== null) return [one];
+  }
+  const seqs = await s.storage.memories.insertMemories(rows);
+  const out: { id: string; seq: number }[] = [];
+  for (let i = 0; i < rows.length; i++) {
+    // The index does not hold this batch yet: links go to existing memories only.
+    await linkToNearest(s, rows[i].id, vectors[i], items[i].project, { batch: rows.map((r) => r.id) });
+    out.push({ id: rows[i].id, seq: seqs[i] });
+  }
+  return out;
+}
+
+/** The row a new memory is stored as (a fresh id; strength, times and tags as every write path sets them). */
+function rowOf(m: NewMemory, vector: Float32Array, now: number): NewMemoryRow {
+  return {
     id: crypto.randomUUID(),
     content: m.content,
     memoryType: m.memoryType,
@@ -46,18 +65,10 @@ export async function insertMemoryRows(s: Services, items: NewMemory[], vectors:
     updatedAt: now,
     refreshedAt: Math.max(m.createdAt, now),
     strength: INITIAL_STRENGTH,
-    vector: vectors[i],
+    vector,
     tags: deriveTags(m.project, m.tags),
     createdBy: m.createdBy ?? null,
-  }));
-  const seqs = await s.storage.memories.insertMemories(rows);
-  const out: { id: string; seq: number }[] = [];
-  for (let i = 0; i < rows.length; i++) {
-    // The index does not hold this batch yet: links go to existing memories only.
-    await linkToNearest(s, rows[i].id, vectors[i], items[i].project, { batch: rows.map((r) => r.id) });
-    out.push({ id: rows[i].id, seq: seqs[i] });
-  }
-  return out;
+  };
 }
 
 /** POST /ingest and memsvc_ingest: one pre-distilled memory, deduplicated on source_session. */
@@ -76,6 +87,18 @@ export async function ingestMemory(s: Services, input: IngestInput, opts: { crea
   return s.track(
     (async () => {
       const [vector] = await s.embedder.embed([content], "document");
+      const item: NewMemory = { content, memoryType, project, sourceAgent, sourceSession: session, privacy, createdAt, createdBy: opts.createdBy ?? null };
+      if (!session && !anchors) {
+        // Nothing else to write with it (no session to claim, no anchors): where the engine
+        // writes a memory and its links atomically in one message (PostgreSQL), that is the
+        // whole ingest, one round trip without a transaction of ours around it. The index is
+        // told once it has committed, as the grouped path's `apply` does (PostgreSQL: the count).
+        const one = await insertAndLink(s, rowOf(item, vector, s.now()));
+        if (one !== null) {
+          liveIndex(s)?.upsert(one.seq, vector, project);
+          return { id: one.id, message: `Stored memory ${one.id.slice(0, 8)} (${memoryType}).` } satisfies IngestResult;
+        }
+      }
       // Checked again inside the transaction: a concurrent ingest of the same
       // session may have committed while we were embedding. Concurrent ingests
       // share one transaction where the engine allows (group-commit.ts); each
@@ -86,11 +109,7 @@ export async function ingestMemory(s: Services, input: IngestInput, opts: { crea
           const again = session ? await tx.memories.claimSession(session) : 0;
           if (again > 0) return { skipped: again };
           const ts = withStorage(s, tx);
-          const [row] = await insertMemoryRows(
-            ts,
-            [{ content, memoryType, project, sourceAgent, sourceSession: session, privacy, createdAt, createdBy: opts.createdBy ?? null }],
-            [vector],
-          );
+          const [row] = await insertMemoryRows(ts, [item], [vector]);
           if (anchors) await writeAnchors(ts, [row.id], anchors, s.now());
           return { row };
         },

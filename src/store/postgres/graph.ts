@@ -4,6 +4,8 @@ import type { ExportSlice, GraphAt, GraphMemoryRow, GraphStore, LinkAround, NewL
 import { DEFAULT_DOMAIN } from "../../core/memories/tags";
 import { DECAY_FLOOR, DECAY_HALF_LIFE_DAYS } from "../../core/memories/tuning";
 import { byParams, inOneTransaction } from "./chunk";
+import { reportingContention } from "./contention";
+import { ingestStatement } from "./ingest-statement";
 import type { PgHandle } from "./open";
 
 const DAY_MS = 86_400_000;
@@ -110,6 +112,20 @@ export function pgGraph(h: PgHandle): GraphStore {
         [memoryId, now, `[${Array.from(vector).join(",")}]`, project, limit, minSimilarity, JSON.stringify(exclude)],
       );
       return rows.length;
+    },
+
+    async insertAndLink(row, link) {
+      // PostgreSQL text cannot hold U+0000: bound as a parameter it is refused (22021, a 400 naming
+      // it) as by every other statement; inlined it would cut the message short.
+      const texts = [row.id, row.content, row.memoryType, row.project, row.sourceAgent, row.sourceAgentId, row.sourceDomain, row.sourceSession, row.privacy];
+      const nul = [...texts, row.createdBy, ...row.tags.map((g) => g.tag)].find((v) => v?.includes("\u0000"));
+      if (nul) await h.sql.unsafe("SELECT $1::text", [nul]);
+      // Two statements in one simple-protocol message: outside a transaction PostgreSQL runs them as one
+      // (an implicit transaction: both or neither), inside one they join it.
+      const send = () => h.sql.unsafe(ingestStatement(h.schema, row, link)).simple() as unknown as Promise<unknown[][]>;
+      const results = h.inTransaction ? await send() : await reportingContention(send);
+      const [{ seq }] = results[0] as { seq: number }[];
+      return { seq: Number(seq), links: (results[1] as unknown[]).length };
     },
 
     async linksOf(id, relationship, scope = null) {

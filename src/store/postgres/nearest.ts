@@ -18,10 +18,10 @@ import { PG_EXACT_GROUP_ROWS, PG_HNSW_EF_SEARCH } from "./tuning";
  */
 
 /** pgvector's text form of a vector (numbers only: safe to inline). */
-const vectorText = (v: Float32Array) => `[${Array.from(v).join(",")}]`;
+export const vectorText = (v: Float32Array) => `[${Array.from(v).join(",")}]`;
 
 /** A text literal to inline where no parameter can go: E'' with backslashes and quotes escaped holds whatever standard_conforming_strings says. */
-const sqlString = (v: string) => `E'${v.replaceAll("\\", "\\\\").replaceAll("'", "''")}'`;
+export const sqlString = (v: string) => `E'${v.replaceAll("\\", "\\\\").replaceAll("'", "''")}'`;
 
 export interface NearestOptions {
   efSearch?: number;
