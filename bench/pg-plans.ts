@@ -1,7 +1,7 @@
 /**
  * Query plans of the PostgreSQL engine's /search, /recent and ingest-link
  * statements on a real server (`bun bench/pg-plans.ts <postgres url> <schema>
- * [--queries 20] [--only recent|nearest|fulltext|link]`): EXPLAIN (ANALYZE,
+ * [--queries 20] [--only recent|nearest|rows|fulltext|link]`): EXPLAIN (ANALYZE,
  * BUFFERS) of each statement as the engine sends it, over the HTTP bench's
  * queries, with the execution time and buffers summed per statement shape.
  * Diagnosis only: timings under EXPLAIN include its instrumentation.
@@ -10,6 +10,8 @@ import { SQL } from "bun";
 import { parseArgs } from "node:util";
 import { hashEmbed } from "../src/embed/fallback";
 import { nearestStatement } from "../src/store/postgres/nearest";
+import { neighboursStatement, scoringStatement } from "../src/store/postgres/search";
+import { GRAPH_SEEDS, SCORE_CONTENT_CHARS } from "../src/core/search/tuning";
 import { NoteGenerator } from "./lib/corpus";
 
 const { values: args, positionals } = parseArgs({
@@ -61,6 +63,15 @@ for (const q of queries) {
       const [pset, project] = split(nearestStatement(S, hashEmbed(q.query), 60, q.project));
       await explain("nearest project", project, [], [pset]);
     }
+  }
+  if (!only || only === "rows") {
+    // What ranking reads after the retrievers (src/store/postgres/search.ts): the candidates' scoring rows with
+    // SCORE_CONTENT_CHARS of content, and the graph hop from the best GRAPH_SEEDS, far ends' rows included.
+    const seqs = (await sql.unsafe(`SELECT seq::float8 AS seq FROM ${S}.memory_vec ORDER BY embedding <=> $1::vector LIMIT 60`, [v])).map(
+      (r: { seq: number }) => r.seq,
+    );
+    await explain("scoring rows (60)", scoringStatement(S), [seqs, SCORE_CONTENT_CHARS]);
+    await explain("neighbours (8 seeds)", neighboursStatement(S), [seqs.slice(0, GRAPH_SEEDS), SCORE_CONTENT_CHARS]);
   }
   if (!only || only === "fulltext") {
     const words = q.query

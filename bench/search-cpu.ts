@@ -96,7 +96,7 @@ try {
   const search = s.storage.search as Record<string, any>;
   wrap(search, "fullText", "full text", true);
   wrap(search, "nearest", "vector");
-  for (const m of ["scoringRows", "contentPrefixes", "neighbours", "documentFrequency"]) wrap(search, m, `sql ${m}`);
+  for (const m of ["scoringRows", "neighbours", "documentFrequency"]) wrap(search, m, `sql ${m}`);
   const memories = s.storage.memories as Record<string, any>;
   for (const m of ["memoriesBySeq", "staleMarks"]) wrap(memories, m, `sql ${m}`);
   if (s.embedder.embedWeighted) wrap(s.embedder as Record<string, any>, "embedWeighted", "embed");

@@ -135,12 +135,14 @@ export async function scoreCandidates(
   // Full text first: on SQLite a reader thread runs it while the vectors are scanned here (store/sqlite/fts-reader.ts).
   const rare = rareTerms(s, terms);
   const lexical = rare.length ? s.storage.search.fullText(rare, project, RECALL_CANDIDATES, { every: true }) : null;
-  // Awaited below; this only keeps a rejection from counting as unhandled if a vector search throws first.
+  // Awaited below; these only keep a rejection from counting as unhandled if a vector search throws first.
   lexical?.catch(() => {});
-  for (const h of await s.storage.search.nearest(vector, RECALL_CANDIDATES, project)) note(h.seq).similarity = h.similarity;
-  // "" is the index's group of project-less memories.
-  if (project !== null && !projectOnly)
-    for (const h of await s.storage.search.nearest(vector, RECALL_GLOBAL_CANDIDATES, "")) note(h.seq).similarity = h.similarity;
+  const inProject = s.storage.search.nearest(vector, RECALL_CANDIDATES, project);
+  // "" is the index's group of project-less memories; asked at once (on PostgreSQL both searches overlap), noted in the same order.
+  const projectLess = project !== null && !projectOnly ? s.storage.search.nearest(vector, RECALL_GLOBAL_CANDIDATES, "") : null;
+  projectLess?.catch(() => {});
+  for (const h of await inProject) note(h.seq).similarity = h.similarity;
+  if (projectLess) for (const h of await projectLess) note(h.seq).similarity = h.similarity;
   if (lexical)
     (await lexical).forEach((seq, i) => {
       note(seq).bm25Rank = i;

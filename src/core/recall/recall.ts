@@ -131,9 +131,9 @@ async function isFollowUp(s: Services, sessionId: string, prompt: string): Promi
  * or another, gets its own turn and never lists a memory the other claimed.
  */
 export async function recallWithVector(s: Services, req: RecallRequest, vector: Float32Array): Promise<RecallAnswer> {
-  const { suppressed, topic } = await s.storage.recall.peekTurn(req.sessionId, RECALL_SUPPRESS_TURNS);
+  // What the session saw and the prompt's word counts are independent reads: at once.
+  const [{ suppressed, topic }, terms] = await Promise.all([s.storage.recall.peekTurn(req.sessionId, RECALL_SUPPRESS_TURNS), promptTerms(s, req.prompt)]);
   // The session's running topic informs the query, then takes this prompt in.
-  const terms = await promptTerms(s, req.prompt);
   const blend = blendTopic(s, parseTopic(s, topic), vector, terms);
   // The prompt's terms, weighed once: the gates reuse them.
   const selection = await recallSelection(s, req.prompt, vector, req.project, new Set(suppressed), blend, terms, req.projectOnly ?? false);

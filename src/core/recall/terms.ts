@@ -28,12 +28,10 @@ export function promptTerms(s: Services, prompt: string): Promise<PromptTerm[]> 
 export async function weighTerms(s: Services, words: readonly string[]): Promise<PromptTerm[]> {
   const total = Math.max(1, s.index.memories);
   const cap = Math.max(RECALL_FTS_MAX_DF_MIN, Math.floor(total * RECALL_IDF_MAX_DF_SHARE));
-  const out: PromptTerm[] = [];
-  for (const term of new Set(words)) {
-    const df = await documentFrequency(s, term, cap + 1);
-    out.push({ term, stem: stem(term), df, idf: idfOf(Math.min(df, cap), total) });
-  }
-  return out;
+  // Counted at once: a word not yet counted is a round trip on PostgreSQL (cached after).
+  const unique = [...new Set(words)];
+  const dfs = await Promise.all(unique.map((term) => documentFrequency(s, term, cap + 1)));
+  return unique.map((term, i) => ({ term, stem: stem(term), df: dfs[i], idf: idfOf(Math.min(dfs[i], cap), total) }));
 }
 
 /**

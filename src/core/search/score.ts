@@ -2,7 +2,7 @@ import { invalid } from "../../errors";
 import { documentFrequency } from "./frequency";
 import type { Services } from "../services";
 import { keywords, stem } from "../text";
-import { QUERY_MAX_CHARS, QUERY_MAX_TERMS, SCORE_CONTENT_CHARS, SCORE_COSINE_BASELINE, SCORE_COSINE_FULL, SCORE_VECTOR_WEIGHT } from "./tuning";
+import { QUERY_MAX_CHARS, QUERY_MAX_TERMS, SCORE_COSINE_BASELINE, SCORE_COSINE_FULL, SCORE_VECTOR_WEIGHT } from "./tuning";
 
 /**
  * What a search score means, independent of the other results: how much of
@@ -84,18 +84,19 @@ export function absoluteRelevance(kind: "onnx" | "fallback", lexical: number, co
   return 1 - (1 - lexical) * (1 - SCORE_VECTOR_WEIGHT[kind] * semantic(kind, cosine));
 }
 
-/** Relevance of each candidate (by seq), reading only the first SCORE_CONTENT_CHARS of its content. */
+/** Relevance of each candidate (by seq), from the first SCORE_CONTENT_CHARS of its content (`text`, read with its scoring row). */
 export async function relevanceBySeq(
   s: Services,
   query: string,
-  seqs: readonly number[],
+  rows: Iterable<{ seq: number; text: string }>,
   cosine: ReadonlyMap<number, number>,
   lexicalOut?: Map<number, number>,
 ): Promise<Map<number, number>> {
   const out = new Map<number, number>();
-  if (seqs.length === 0) return out;
-  const [q, rows] = await Promise.all([queryTerms(s, query), s.storage.search.contentPrefixes(seqs, SCORE_CONTENT_CHARS)]);
-  for (const r of rows) {
+  const list = [...rows];
+  if (list.length === 0) return out;
+  const q = await queryTerms(s, query);
+  for (const r of list) {
     const lexical = coverage(q, r.text);
     lexicalOut?.set(r.seq, lexical);
     out.set(r.seq, absoluteRelevance(s.embedder.kind, lexical, cosine.get(r.seq)));

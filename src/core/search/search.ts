@@ -15,6 +15,7 @@ import {
   GRAPH_SEEDS,
   QUERY_MAX_CHARS,
   RRF_K,
+  SCORE_CONTENT_CHARS,
   SCORE_RANK_SHARE,
   SEARCH_CANDIDATES,
   STALE_RANK_FACTOR,
@@ -102,7 +103,7 @@ export async function search(s: Services, input: SearchInput, given?: Float32Arr
 async function scoringRows(s: Services, seqs: number[]): Promise<Map<number, ScoringRow>> {
   const out = new Map<number, ScoringRow>();
   if (seqs.length === 0) return out;
-  for (const r of await s.storage.search.scoringRows(seqs)) out.set(r.seq, r);
+  for (const r of await s.storage.search.scoringRows(seqs, SCORE_CONTENT_CHARS)) out.set(r.seq, r);
   return out;
 }
 
@@ -147,12 +148,21 @@ export async function rank(
 
   const best = (1 + weight) / (RRF_K + 1);
   const seeds = [...fused.entries()].sort((a, b) => b[1].rrf - a[1].rrf).slice(0, Math.max(GRAPH_SEEDS, limit));
-  const rows = await scoringRows(s, [...fused.keys()]);
-  await widenByGraph(s, seeds, rows, fused, project);
+  // The candidates' rows and the graph hop's links (with the far ends' rows) at once: on a networked engine two round trips overlap.
+  const [rows, links] = await Promise.all([
+    scoringRows(s, [...fused.keys()]),
+    seeds.length
+      ? s.storage.search.neighbours(
+          seeds.map(([seq]) => seq),
+          SCORE_CONTENT_CHARS,
+        )
+      : [],
+  ]);
+  widenByGraph(seeds, links, rows, fused, project);
 
   const coverageOf = explain ? new Map<number, number>() : undefined;
   const [absolute, stale, marks] = await Promise.all([
-    relevanceBySeq(s, query, [...rows.keys()], cosine, coverageOf),
+    relevanceBySeq(s, query, rows.values(), cosine, coverageOf),
     staleOf(
       s,
       [...rows.values()].map((r) => r.id),
@@ -187,24 +197,20 @@ export async function rank(
   }
   scored.sort((a, b) => b.score - a.score || b.rank - a.rank);
   const top = scored.slice(0, limit);
+  const misses = explain
+    ? [...scored.slice(limit).map((h) => ({ ...h, reason: "limit" as const })), ...below.map((h) => ({ ...h, reason: "threshold" as const }))]
+        .sort((a, b) => b.score - a.score)
+        .slice(0, explain.keep)
+    : [];
+  // The results' rows and the near misses' (for the receipt) in one read.
+  const full = await rowsBySeq(s, [...top.map((h) => h.seq), ...misses.map((m) => m.seq)]);
   if (explain) {
-    const misses = [...scored.slice(limit).map((h) => ({ ...h, reason: "limit" as const })), ...below.map((h) => ({ ...h, reason: "threshold" as const }))]
-      .sort((a, b) => b.score - a.score)
-      .slice(0, explain.keep);
-    const content = await rowsBySeq(
-      s,
-      misses.map((m) => m.seq),
-    );
     for (const m of misses) {
       const row = rows.get(m.seq);
-      const full = content.get(m.seq);
-      if (row && full) explain.dropped.push({ id: row.id, score: m.score, parts: partsOf(m.seq, row), reason: m.reason, content: full.content });
+      const content = full.get(m.seq);
+      if (row && content) explain.dropped.push({ id: row.id, score: m.score, parts: partsOf(m.seq, row), reason: m.reason, content: content.content });
     }
   }
-  const full = await rowsBySeq(
-    s,
-    top.map((h) => h.seq),
-  );
   const results: SearchHit[] = [];
   for (const h of top) {
     const row = full.get(h.seq);
@@ -223,35 +229,38 @@ export async function rank(
  * One hop of the graph from the best candidates. A neighbour the retrievers
  * did not find inherits a share of its seed's relevance; one they did find
  * gets GRAPH_HOP_DIRECT_FACTOR (see docs/decisions/search-ranking.md for why that is 0).
+ * `links` come with the far end's scoring row; a seed whose row is gone (deleted
+ * meanwhile) seeds nothing, and a neighbour outside the project is dropped.
  */
-async function widenByGraph(
-  s: Services,
+function widenByGraph(
   seeds: [number, Candidate][],
+  links: readonly { seed: number; weight: number; other: ScoringRow }[],
   rows: Map<number, ScoringRow>,
   fused: Map<number, Candidate>,
   project: string | null,
-): Promise<void> {
-  const seedIds = seeds.map(([seq]) => rows.get(seq)?.id).filter((x): x is string => !!x);
-  if (seedIds.length === 0) return;
-  const rrfById = new Map(seeds.map(([seq, c]) => [rows.get(seq)?.id, c.rrf]));
-  const links = await s.storage.search.neighbours(seedIds);
+): void {
+  const rrfBySeed = new Map(seeds.filter(([seq]) => rows.has(seq)).map(([seq, c]) => [seq, c.rrf]));
+  if (rrfBySeed.size === 0) return;
   const direct = new Set(fused.keys());
-  const fresh: number[] = [];
+  const fresh = new Map<number, ScoringRow>();
   for (const l of links) {
-    const share = direct.has(l.other) ? GRAPH_HOP_DIRECT_FACTOR : GRAPH_HOP_FACTOR;
-    const gain = (rrfById.get(l.seed) ?? 0) * share * Math.min(1, Math.max(0, l.weight));
+    const seed = rrfBySeed.get(l.seed);
+    if (seed === undefined) continue;
+    const other = l.other.seq;
+    const share = direct.has(other) ? GRAPH_HOP_DIRECT_FACTOR : GRAPH_HOP_FACTOR;
+    const gain = seed * share * Math.min(1, Math.max(0, l.weight));
     if (gain <= 0) continue;
-    const c = fused.get(l.other);
+    const c = fused.get(other);
     if (c) {
       c.rrf += gain;
       c.graph += gain;
       c.via.add("graph");
     } else {
-      fused.set(l.other, { rrf: gain, via: new Set(["graph"]), graph: gain });
-      fresh.push(l.other);
+      fused.set(other, { rrf: gain, via: new Set(["graph"]), graph: gain });
+      fresh.set(other, l.other);
     }
   }
-  for (const [seq, row] of await scoringRows(s, fresh)) {
+  for (const [seq, row] of fresh) {
     if (project && row.project !== project) fused.delete(seq);
     else rows.set(seq, row);
   }

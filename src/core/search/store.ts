@@ -30,12 +30,15 @@ export interface SearchStore {
   fullText(terms: readonly string[], project: string | null, k: number, opts?: { every?: boolean }): Promise<number[]>;
   /** Memories holding `term`, counted up to `cap` (the answer is `cap` when at least that many do). Cached by the engine. */
   documentFrequency(term: string, cap: number): Promise<number>;
-  /** What ranking needs of each candidate (rows deleted meanwhile are absent). */
-  scoringRows(seqs: readonly number[]): Promise<ScoringRow[]>;
-  /** The first `chars` characters of each memory's content. */
-  contentPrefixes(seqs: readonly number[], chars: number): Promise<{ seq: number; text: string }[]>;
-  /** Links touching these memory ids, both directions: the seed id, the other end's seq, the link weight. */
-  neighbours(ids: readonly string[]): Promise<{ seed: string; other: number; weight: number }[]>;
+  /** What ranking needs of each candidate, its content's first `chars` characters included (rows deleted meanwhile are absent). */
+  scoringRows(seqs: readonly number[], chars: number): Promise<ScoringRow[]>;
+  /**
+   * Links touching these memories (seqs), both directions: the seed's seq, the
+   * link weight and the other end's scoring row (as scoringRows, `chars` of
+   * its content). One read, so a networked engine answers the graph hop in
+   * one round trip, beside scoringRows of the candidates.
+   */
+  neighbours(seeds: readonly number[], chars: number): Promise<{ seed: number; weight: number; other: ScoringRow }[]>;
   /** The `limit` most important memories (optionally of one project), exact, best first (see core/search/recent.ts). */
   recent(p: { now: number; project: string | null; limit: number }): Promise<RankedRow[]>;
   /** The stored calibration of an embedder, if any. */
@@ -137,6 +140,8 @@ export interface ScoringRow {
   project: string | null;
   strength: number;
   refreshedAt: number;
+  /** The first characters of its content (as many as asked): what relevance reads. */
+  text: string;
 }
 
 export type RankedRow = MemoryRow & { importance: number };

@@ -15,6 +15,13 @@ import { reportingContention } from "./contention";
 /** Text ordered by bytes, as SQLite orders it (a database's collation may sort "-" elsewhere). */
 const byte = (col: AnyPgColumn) => sql`${col} COLLATE "C"`;
 
+/** Every column of MemoryRow (and created_by, as drizzle's rows carry it), bigint columns as numbers. */
+const MEMORY_COLUMNS = `m.seq::float8 AS seq, m.id, m.content, m.memory_type AS "memoryType", m.project, m.source_agent AS "sourceAgent",
+  m.source_agent_id AS "sourceAgentId", m.source_domain AS "sourceDomain", m.source_session AS "sourceSession", m.privacy,
+  m.created_at::float8 AS "createdAt", m.updated_at::float8 AS "updatedAt", m.refreshed_at::float8 AS "refreshedAt", m.strength,
+  m.shown_count AS "shownCount", m.used_count AS "usedCount", m.last_shown_at::float8 AS "lastShownAt", m.last_used_at::float8 AS "lastUsedAt",
+  m.link_count AS "linkCount", m.created_by AS "createdBy"`;
+
 export function pgMemories(h: PgHandle): Omit<MemoriesStore, keyof MemoriesBulkStore> {
   const t = h.t;
   const m = t.memories;
@@ -107,10 +114,9 @@ export function pgMemories(h: PgHandle): Omit<MemoriesStore, keyof MemoriesBulkS
 
     async memoriesBySeq(seqs) {
       if (seqs.length === 0) return [];
-      return (await h.orm
-        .select(cols)
-        .from(m)
-        .where(inArray(m.seq, [...seqs]))) as MemoryRow[];
+      // Raw SQL on the search path: drizzle's query building cost more JavaScript than the read.
+      const rows = await h.sql.unsafe(`SELECT ${MEMORY_COLUMNS} FROM ${h.schema}.memories m WHERE m.seq = ANY($1::bigint[])`, [[...seqs]]);
+      return [...rows] as MemoryRow[];
     },
 
     async markUsed(id, at, strength) {
@@ -290,12 +296,12 @@ export function pgMemories(h: PgHandle): Omit<MemoriesStore, keyof MemoriesBulkS
 
     async staleMarks(memoryIds) {
       if (memoryIds.length === 0) return [];
-      const rows = await h.orm
-        .select({ memoryId: a.memoryId, stale: a.stale })
-        .from(a)
-        .where(and(isNotNull(a.stale), inArray(a.memoryId, [...memoryIds])))
-        .orderBy(desc(a.staleAt));
-      return rows.map((r) => ({ memoryId: r.memoryId, stale: JSON.parse(r.stale!) }));
+      // Raw SQL on the search and recall path (as memoriesBySeq).
+      const rows = await h.sql.unsafe(
+        `SELECT memory_id AS "memoryId", stale FROM ${h.schema}.memory_anchors WHERE stale IS NOT NULL AND memory_id = ANY($1::text[]) ORDER BY stale_at DESC`,
+        [[...memoryIds]],
+      );
+      return (rows as { memoryId: string; stale: string }[]).map((r) => ({ memoryId: r.memoryId, stale: JSON.parse(r.stale) }));
     },
 
     async repoAnchors(repo, scope = null) {

@@ -13,7 +13,7 @@ import type { PgHandle, PgOrm } from "./open";
  * turn is its own statements: a race there only drops a few more sessions.
  */
 export function pgRecall(h: PgHandle): RecallStore {
-  const { recallSessions: rs, recallTopics: topics, memories: m } = h.t;
+  const { recallSessions: rs, recallTopics: topics } = h.t;
   type Db = PgOrm;
   const S = h.schema;
   // One transaction per method; inside storage.transaction the caller's.
@@ -22,21 +22,28 @@ export function pgRecall(h: PgHandle): RecallStore {
 
   const expiredWhere = (e: RecallExpiry) => or(lt(rs.updatedAt, e.idleBefore), and(lte(rs.turn, 1), lt(rs.updatedAt, e.oneTurnIdleBefore)));
 
+  /**
+   * One statement in the usual case (a round trip per new session): the
+   * expired sessions go with their receipts, and the sessions that stay are
+   * counted (the statement's snapshot still holds the deleted rows:
+   * subtracted). Only past `max` does a second statement drop the oldest.
+   */
   async function expire(db: Db, e: RecallExpiry): Promise<number> {
-    const gone = await db.delete(rs).where(expiredWhere(e)).returning({ id: rs.sessionId });
-    const [{ n }] = await db.select({ n: count() }).from(rs);
-    const over = n - e.max;
-    if (over > 0) {
-      const oldest = db.select({ id: rs.sessionId }).from(rs).orderBy(asc(rs.updatedAt), asc(rs.sessionId)).limit(over);
-      gone.push(...(await db.delete(rs).where(inArray(rs.sessionId, oldest)).returning({ id: rs.sessionId })));
-    }
-    // Receipts go with their session's state.
-    if (gone.length) {
-      await db.execute(
-        sql`DELETE FROM ${sql.raw(S)}.recall_receipts WHERE session_id IN (SELECT jsonb_array_elements_text(${JSON.stringify(gone.map((g) => g.id))}::jsonb))`,
-      );
-    }
-    return gone.length;
+    const receiptsOf = (gone: string) => sql.raw(`DELETE FROM ${S}.recall_receipts WHERE session_id IN (SELECT session_id FROM ${gone})`);
+    const [first] = (await db.execute(
+      sql`WITH gone AS (DELETE FROM ${rs} WHERE ${expiredWhere(e)} RETURNING ${rs.sessionId}),
+        receipts AS (${receiptsOf("gone")})
+        SELECT (SELECT count(*) FROM ${rs})::int - (SELECT count(*) FROM gone)::int AS n, (SELECT count(*) FROM gone)::int AS gone`,
+    )) as unknown as { n: number; gone: number }[];
+    const over = Number(first.n) - e.max;
+    if (over <= 0) return Number(first.gone);
+    const oldest = db.select({ id: rs.sessionId }).from(rs).orderBy(asc(rs.updatedAt), asc(rs.sessionId)).limit(over);
+    const [second] = (await db.execute(
+      sql`WITH gone AS (DELETE FROM ${rs} WHERE ${inArray(rs.sessionId, oldest)} RETURNING ${rs.sessionId}),
+        receipts AS (${receiptsOf("gone")})
+        SELECT (SELECT count(*) FROM gone)::int AS gone`,
+    )) as unknown as { gone: number }[];
+    return Number(first.gone) + Number(second.gone);
   }
 
   // One upsert: two prompts of a session on two servers get distinct turns (the row lock orders them).
@@ -124,19 +131,14 @@ export function pgRecall(h: PgHandle): RecallStore {
 
     candidateRows: async (seqs): Promise<RecallMemoryRow[]> => {
       if (seqs.length === 0) return [];
-      return h.orm
-        .select({
-          seq: m.seq,
-          id: m.id,
-          content: m.content,
-          memoryType: m.memoryType,
-          project: m.project,
-          createdAt: m.createdAt,
-          strength: m.strength,
-          refreshedAt: m.refreshedAt,
-        })
-        .from(m)
-        .where(inArray(m.seq, [...seqs]));
+      // Raw SQL on the prompt's path: drizzle's query building cost more JavaScript than the read.
+      const rows = await h.sql.unsafe(
+        `SELECT seq::float8 AS seq, id, content, memory_type AS "memoryType", project, created_at::float8 AS "createdAt", strength,
+                refreshed_at::float8 AS "refreshedAt"
+           FROM ${S}.memories WHERE seq = ANY($1::bigint[])`,
+        [[...seqs]],
+      );
+      return [...rows] as RecallMemoryRow[];
     },
   };
 }

@@ -2,7 +2,7 @@ import type { SQL } from "bun";
 import type { Logger } from "../../core/log";
 import { conjunctionCandidates, planCap, planTerms, TermCountCache } from "../../core/search/full-text";
 import { touchedBound } from "../../core/search/recent";
-import type { IndexState, RankedRow, SearchStore, VectorIndexControl, VectorMirror } from "../../core/search/store";
+import type { IndexState, RankedRow, ScoringRow, SearchStore, VectorIndexControl, VectorMirror } from "../../core/search/store";
 import { BM25_MAX_SCORED_ROWS, RECENT_CONNECTION_WEIGHT, RECENT_RECENCY_DAYS, RECENT_RECENCY_WEIGHT, RECENT_STRENGTH_WEIGHT } from "../../core/search/tuning";
 import { DECAY_FLOOR, DECAY_HALF_LIFE_DAYS } from "../../core/memories/tuning";
 import { nearestStatement, type NearestOptions } from "./nearest";
@@ -77,6 +77,35 @@ const ROW_COLUMNS = `m.seq::float8 AS seq, m.id, m.content, m.memory_type AS "me
   m.created_at::float8 AS "createdAt", m.updated_at::float8 AS "updatedAt", m.refreshed_at::float8 AS "refreshedAt", m.strength,
   m.shown_count AS "shownCount", m.used_count AS "usedCount", m.last_shown_at::float8 AS "lastShownAt", m.last_used_at::float8 AS "lastUsedAt",
   m.link_count AS "linkCount"`;
+
+/** What ranking reads of a memory (ScoringRow), `chars` of its content as `text` (bigint columns as numbers). */
+const SCORING_COLUMNS = (m: string, chars: string) =>
+  `${m}.seq::float8 AS seq, ${m}.id, ${m}.project, ${m}.strength, ${m}.refreshed_at::float8 AS "refreshedAt", substr(${m}.content, 1, ${chars}) AS text`;
+const scoringRow = (r: ScoringRow): ScoringRow => ({
+  seq: Number(r.seq),
+  id: r.id,
+  project: r.project,
+  strength: Number(r.strength),
+  refreshedAt: Number(r.refreshedAt),
+  text: r.text,
+});
+
+/** scoringRows: $1 the seqs (bigint[]), $2 how many characters of content. Exported for bench/pg-plans.ts. */
+export const scoringStatement = (S: string) => `SELECT ${SCORING_COLUMNS("m", "$2")} FROM ${S}.memories m WHERE m.seq = ANY($1::bigint[])`;
+
+/**
+ * neighbours: links of the seeds ($1, seqs) in both directions, from each
+ * seed's row (its id) to the far end's scoring row ($2 characters of
+ * content). The links of a seed in a lateral subquery: planned in a third
+ * of the time of a UNION of two three-table joins (0.4 against 1.8 ms), for
+ * the same execution. Exported for bench/pg-plans.ts.
+ */
+export const neighboursStatement = (S: string) => `SELECT s.seq::float8 AS seed, l.weight AS weight, ${SCORING_COLUMNS("m", "$2")}
+    FROM ${S}.memories s
+    CROSS JOIN LATERAL (SELECT to_id AS other, weight FROM ${S}.links WHERE from_id = s.id
+                        UNION ALL SELECT from_id, weight FROM ${S}.links WHERE to_id = s.id) l
+    JOIN ${S}.memories m ON m.id = l.other
+   WHERE s.seq = ANY($1::bigint[])`;
 
 export function pgSearch(handle: PgHandle, opts: NearestOptions = {}): SearchStore {
   // The engine base's handle carries the client and schema (see open.ts).
@@ -247,36 +276,16 @@ export function pgSearch(handle: PgHandle, opts: NearestOptions = {}): SearchSto
 
     documentFrequency,
 
-    async scoringRows(seqs) {
+    async scoringRows(seqs, chars) {
       if (seqs.length === 0) return [];
-      const rows = await q(
-        `SELECT seq::float8 AS seq, id, project, strength, refreshed_at::float8 AS "refreshedAt" FROM ${S}.memories WHERE seq = ANY($1::bigint[])`,
-        [seqs],
-      );
-      return (rows as { seq: number; id: string; project: string | null; strength: number; refreshedAt: number }[]).map((r) => ({
-        seq: Number(r.seq),
-        id: r.id,
-        project: r.project,
-        strength: Number(r.strength),
-        refreshedAt: Number(r.refreshedAt),
-      }));
+      const rows = await q(scoringStatement(S), [seqs, chars]);
+      return (rows as ScoringRow[]).map(scoringRow);
     },
 
-    async contentPrefixes(seqs, chars) {
-      if (seqs.length === 0) return [];
-      const rows = await q(`SELECT seq::float8 AS seq, substr(content, 1, $2) AS text FROM ${S}.memories WHERE seq = ANY($1::bigint[])`, [seqs, chars]);
-      return (rows as { seq: number; text: string }[]).map((r) => ({ seq: Number(r.seq), text: r.text }));
-    },
-
-    async neighbours(ids) {
-      if (ids.length === 0) return [];
-      const rows = await q(
-        `SELECT l.from_id AS seed, m.seq::float8 AS other, l.weight AS weight FROM ${S}.links l JOIN ${S}.memories m ON m.id = l.to_id WHERE l.from_id = ANY($1::text[])
-         UNION ALL
-         SELECT l.to_id AS seed, m.seq::float8 AS other, l.weight AS weight FROM ${S}.links l JOIN ${S}.memories m ON m.id = l.from_id WHERE l.to_id = ANY($1::text[])`,
-        [ids],
-      );
-      return (rows as { seed: string; other: number; weight: number }[]).map((r) => ({ seed: r.seed, other: Number(r.other), weight: Number(r.weight) }));
+    async neighbours(seeds, chars) {
+      if (seeds.length === 0) return [];
+      const rows = await q(neighboursStatement(S), [seeds, chars]);
+      return (rows as ({ seed: number; weight: number } & ScoringRow)[]).map((r) => ({ seed: Number(r.seed), weight: Number(r.weight), other: scoringRow(r) }));
     },
 
     async recent(p) {

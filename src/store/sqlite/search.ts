@@ -1,5 +1,5 @@
 import type { Database } from "bun:sqlite";
-import type { IndexState as CoreIndexState, Pause, SearchStore, VectorIndexControl } from "../../core/search/store";
+import type { IndexState as CoreIndexState, Pause, ScoringRow, SearchStore, VectorIndexControl } from "../../core/search/store";
 import { saveIndex, startIndex, syncIndex, VectorIndex, type IndexContext, type IndexState } from "./vector";
 import { MEMORY_COUNT_REFRESH_MS } from "./tuning";
 import { cachedMeta, getMeta } from "./open";
@@ -147,33 +147,28 @@ export function sqliteSearch(h: SqliteHandle): SearchStore {
       return df(term, cap);
     },
 
-    async scoringRows(seqs) {
+    async scoringRows(seqs, chars) {
       return db
-        .query<{ seq: number; id: string; project: string | null; strength: number; refreshedAt: number }, [string]>(
-          "SELECT seq, id, project, strength, refreshed_at AS refreshedAt FROM memories WHERE seq IN (SELECT value FROM json_each(?))",
-        )
-        .all(JSON.stringify(seqs));
-    },
-
-    async contentPrefixes(seqs, chars) {
-      return db
-        .query<{ seq: number; text: string }, [number, string]>(
-          "SELECT seq, substr(content, 1, ?) AS text FROM memories WHERE seq IN (SELECT value FROM json_each(?))",
+        .query<ScoringRow, [number, string]>(
+          "SELECT seq, id, project, strength, refreshed_at AS refreshedAt, substr(content, 1, ?) AS text FROM memories WHERE seq IN (SELECT value FROM json_each(?))",
         )
         .all(chars, JSON.stringify(seqs));
     },
 
-    async neighbours(ids) {
-      const list = JSON.stringify(ids);
-      return db
-        .query<{ seed: string; other: number; weight: number }, [string, string]>(
-          `SELECT l.from_id AS seed, m.seq AS other, l.weight AS weight FROM links l JOIN memories m ON m.id = l.to_id
-             WHERE l.from_id IN (SELECT value FROM json_each(?))
+    async neighbours(seeds, chars) {
+      const list = JSON.stringify(seeds);
+      const rows = db
+        .query<{ seed: number; weight: number } & ScoringRow, [number, string, number, string]>(
+          `SELECT s.seq AS seed, l.weight AS weight, m.seq, m.id, m.project, m.strength, m.refreshed_at AS refreshedAt, substr(m.content, 1, ?) AS text
+             FROM memories s JOIN links l ON l.from_id = s.id JOIN memories m ON m.id = l.to_id
+            WHERE s.seq IN (SELECT value FROM json_each(?))
            UNION ALL
-           SELECT l.to_id AS seed, m.seq AS other, l.weight AS weight FROM links l JOIN memories m ON m.id = l.from_id
-             WHERE l.to_id IN (SELECT value FROM json_each(?))`,
+           SELECT s.seq AS seed, l.weight AS weight, m.seq, m.id, m.project, m.strength, m.refreshed_at AS refreshedAt, substr(m.content, 1, ?) AS text
+             FROM memories s JOIN links l ON l.to_id = s.id JOIN memories m ON m.id = l.from_id
+            WHERE s.seq IN (SELECT value FROM json_each(?))`,
         )
-        .all(list, list);
+        .all(chars, list, chars, list);
+      return rows.map(({ seed, weight, ...other }) => ({ seed, weight, other }));
     },
 
     async recent(p) {

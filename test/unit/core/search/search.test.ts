@@ -122,6 +122,24 @@ describe("search", () => {
     expect(hit!.connections).toBe(1);
   });
 
+  test("the graph hop reaches links in both directions, and with a project only the project's own neighbours", async () => {
+    s = makeServices();
+    const [a, , vite, , , lunch] = await seed(CORPUS);
+    await s.storage.transaction(async (tx) => {
+      // a -> lunch (no project) and vite (web) -> a: one link each way from the seed.
+      await addLink(withStorage(s, tx), a, lunch, "scheduled_with", 1);
+      await addLink(withStorage(s, tx), vite, a, "mentions", 1);
+    });
+    const all = await search(s, { query: "blue-green releases Friday", limit: 20 });
+    expect(all.results.find((h) => h.id === lunch)?.matched_by).toEqual(["graph"]);
+    expect(all.results.find((h) => h.id === vite)?.matched_by).toEqual(["graph"]);
+    const billing = await search(s, { query: "blue-green releases Friday", project: "billing", limit: 20 });
+    expect(billing.results[0].id).toBe(a);
+    expect(billing.results.map((h) => h.id)).not.toContain(lunch);
+    expect(billing.results.map((h) => h.id)).not.toContain(vite);
+    expect(billing.results.every((h) => h.project === "billing")).toBe(true);
+  });
+
   test("effective strength moves ranking between equally relevant memories", async () => {
     s = makeServices();
     const [weak, strong] = await seed([
