@@ -100,35 +100,47 @@ export async function importPrepared(s: Services | null, chunks: AsyncIterable<P
     if (files) progress(files.done, files.total, `${dryRun ? "reading" : "importing"} ${done} items, files ${files.done}/${files.total}`);
     else progress(done, outcome.read, `${dryRun ? "reading" : "importing"} ${done}/${outcome.read}`);
   };
-  for await (const chunk of chunks) {
-    outcome.read += chunk.read;
-    outcome.sources += chunk.sources;
-    outcome.problems.push(...chunk.problems);
-    files = chunk.of;
-    for (const p of chunk.items) {
-      const n = keysOf.length;
-      keysOf.push(p.item.keys);
-      linksOf.push(p.item.links);
-      repeatOf.push(p.repeat);
-      finalId.push(null);
-      if (p.repeat) {
-        outcome.skipped++;
-        continue;
+  // Into an empty store, the secondary indexes are built once when the import ends (crash-safe: see deferIndexes).
+  const deferred = s && th ? ((await s.storage.memories.deferIndexes?.()) ?? false) : false;
+  try {
+    for await (const chunk of chunks) {
+      outcome.read += chunk.read;
+      outcome.sources += chunk.sources;
+      outcome.problems.push(...chunk.problems);
+      files = chunk.of;
+      for (const p of chunk.items) {
+        const n = keysOf.length;
+        keysOf.push(p.item.keys);
+        linksOf.push(p.item.links);
+        repeatOf.push(p.repeat);
+        finalId.push(null);
+        if (p.repeat) {
+          outcome.skipped++;
+          continue;
+        }
+        outcome.candidates++;
+        if (outcome.sample.length < IMPORT_SAMPLE) {
+          const it = p.item;
+          outcome.sample.push({
+            content: it.content,
+            memory_type: it.memoryType,
+            project: it.project,
+            source_agent: it.sourceAgent,
+            provenance: it.provenance,
+          });
+        }
+        if (!dryRun) pending.push({ n, p });
       }
-      outcome.candidates++;
-      if (outcome.sample.length < IMPORT_SAMPLE) {
-        const it = p.item;
-        outcome.sample.push({ content: it.content, memory_type: it.memoryType, project: it.project, source_agent: it.sourceAgent, provenance: it.provenance });
-      }
-      if (!dryRun) pending.push({ n, p });
+      await flush(false);
+      tell();
     }
-    await flush(false);
+    await flush(true);
+    if (dryRun || !s) return outcome;
     tell();
+    await writeNamedLinks(s, outcome, { keysOf, linksOf, repeatOf, finalId });
+  } finally {
+    if (s && deferred) await s.storage.memories.buildDeferredIndexes?.();
   }
-  await flush(true);
-  if (dryRun || !s) return outcome;
-  tell();
-  await writeNamedLinks(s, outcome, { keysOf, linksOf, repeatOf, finalId });
   return outcome;
 }
 

@@ -47,17 +47,13 @@ export async function writeBatch(
 
   // Plan outside the transaction, as distill does (the index holds every earlier batch).
   // One after another: on PostgreSQL each is a query, and the pool is small.
-  const hits: VectorHit[][] = [];
-  for (const [i, it] of batch.entries())
-    hits.push(await s.storage.search.nearest(vectors[i], it.project === null ? 10 : Math.max(3, LINK_MAX_NEAREST), it.project));
-  const hitSeqs = [
-    ...new Set(
-      hits
-        .flat()
-        .filter((h) => h.similarity >= Math.min(mergeAt, linkAt))
-        .map((h) => h.seq),
-    ),
-  ];
+  // Only hits at a threshold count (merge or link): an engine that can leaves the rest out.
+  const least = Math.min(mergeAt, linkAt);
+  const queries = batch.map((it, i) => ({ vector: vectors[i], k: it.project === null ? 10 : Math.max(3, LINK_MAX_NEAREST), project: it.project }));
+  let hits: VectorHit[][] = [];
+  if (s.storage.search.nearestMany) hits = await s.storage.search.nearestMany(queries, least);
+  else for (const q of queries) hits.push(await s.storage.search.nearest(q.vector, q.k, q.project));
+  const hitSeqs = [...new Set(hits.flat().flatMap((h) => (h.similarity >= least ? [h.seq] : [])))];
   const rowOf = new Map((hitSeqs.length ? await s.storage.distill.memoriesBySeq(hitSeqs) : []).map((r) => [r.seq, r]));
   const plans: Plan[] = [];
   const claimed = new Map<string, number>();

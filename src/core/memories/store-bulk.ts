@@ -221,6 +221,15 @@ export interface MemoriesBulkStore {
    * space: recorded as the store's when it has none yet.
    */
   importRows(data: ImportData, embedderId: string): Promise<{ seqs: number[]; links: number }>;
+  /**
+   * An import into an empty store: its secondary indexes are built once at the end instead of row
+   * by row, crash-safe (the drop commits with a mark; the end of the import, or the next open of a
+   * store an import left marked, builds them). False when the store holds memories (nothing
+   * changed). Absent where the engine does not (PostgreSQL).
+   */
+  deferIndexes?(): Promise<boolean>;
+  /** Builds what deferIndexes dropped (only what is missing) and clears its mark. */
+  buildDeferredIndexes?(): Promise<void>;
   /** A physical copy of the database into `file` (an empty private file); false when the engine has none (PostgreSQL: use a logical export). */
   copyTo(file: string): Promise<boolean>;
 

@@ -22,6 +22,12 @@ export interface SearchStore {
   /** The `k` stored vectors closest to `vector` by cosine, optionally in one project ("" = memories without one). */
   nearest(vector: Float32Array, k: number, project?: string | null): Promise<VectorHit[]>;
   /**
+   * nearest() for several queries at once (an import's batch), each leaving out the hits under
+   * `minSimilarity`: the hits nearest() returns, filtered. Absent where the engine has no cheaper
+   * way than one query each (PostgreSQL).
+   */
+  nearestMany?(queries: readonly { vector: Float32Array; k: number; project: string | null }[], minSimilarity: number): Promise<VectorHit[][]>;
+  /**
    * Seqs of the best `k` full-text matches of any of `terms` (keywords, not
    * syntax), best first, optionally in one project. An engine may leave
    * words most of the store holds out of the matching on a large store (they

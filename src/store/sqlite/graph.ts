@@ -4,7 +4,7 @@ import { effectiveStrengthSql } from "./strength";
 import { DEFAULT_DOMAIN } from "../../core/memories/tags";
 import type { SqliteHandle } from "./storage";
 import { BULK_LOAD_FROM, RECENT_LINK_LIST_FROM } from "./tuning";
-import { BULK_LINK_TRIGGERS, withTriggersSuspended } from "./bulk-load";
+import { BULK_LINK_TRIGGERS, linkCountsDeferred, withTriggersSuspended } from "./bulk-load";
 import { LINK_COUNT_SQL, MEMORY_COUNT_SQL } from "./row-counts";
 
 /** Slices of at least 1/SCAN_SHARE of the store read every tag and link instead of probing by id (bench/graph.ts, 10k nodes). */
@@ -82,8 +82,11 @@ export function sqliteGraph(h: SqliteHandle): GraphStore {
               // The trigger's `id IN (from, to)`: a link to itself counts once.
               if (l.toId !== l.fromId) added.set(l.toId, (added.get(l.toId) ?? 0) + 1);
             }
-            const count = db.query<unknown, [number, string]>("UPDATE memories SET link_count = link_count + ? WHERE id = ?");
-            for (const [id, n] of added) count.run(n, id);
+            // An import into an empty store counts every memory's links once, when it ends (bulk-load.ts).
+            if (!linkCountsDeferred(db)) {
+              const count = db.query<unknown, [number, string]>("UPDATE memories SET link_count = link_count + ? WHERE id = ?");
+              for (const [id, n] of added) count.run(n, id);
+            }
             db.query<unknown, [number]>("UPDATE row_counts SET n = n + ? WHERE name = 'links'").run(inserted);
           }),
         )();

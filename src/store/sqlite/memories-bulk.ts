@@ -14,7 +14,15 @@ import { effectiveStrengthSql } from "./strength";
 import { DEFAULT_DOMAIN } from "../../core/memories/tags";
 import { invalid } from "../../errors";
 import { deleteMeta, getMeta, setMeta } from "./open";
-import { BULK_LINK_TRIGGERS, BULK_MEMORY_TRIGGERS, fillAfterRestore, withIndexesSuspended, withTriggersSuspended } from "./bulk-load";
+import {
+  BULK_LINK_TRIGGERS,
+  BULK_MEMORY_TRIGGERS,
+  buildDeferredIndexes,
+  deferIndexes,
+  fillAfterRestore,
+  withIndexesSuspended,
+  withTriggersSuspended,
+} from "./bulk-load";
 
 /**
  * Tables whose secondary indexes a restore builds once at the end (bulk-load.ts). Not links:
@@ -363,6 +371,14 @@ export function sqliteMemoriesBulk(h: SqliteHandle): MemoriesBulkStore {
           });
         })(),
       );
+    },
+
+    async deferIndexes() {
+      return h.write(() => deferIndexes(db));
+    },
+
+    async buildDeferredIndexes() {
+      await h.write(() => buildDeferredIndexes(db));
     },
 
     async copyTo(file) {

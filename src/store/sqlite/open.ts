@@ -8,6 +8,7 @@ import { startCheckpointer, type Checkpointer, type CheckpointerOptions } from "
 import { startFtsReader, type FtsReader, type FtsReaderOptions } from "./fts-reader";
 import { BM25_SQL } from "./search-fts";
 import { MIGRATIONS } from "./migrations";
+import { buildDeferredIndexes } from "./bulk-load";
 import * as schema from "./schema";
 
 export type Drizzle = ReturnType<typeof drizzle<typeof schema>>;
@@ -50,6 +51,8 @@ export function openStore(file: string, opts: OpenOptions = {}): Store {
   sqlite.run(`PRAGMA cache_size = -${SQLITE_CACHE_KIB}`);
   sqlite.run("PRAGMA temp_store = MEMORY");
   sqlite.loadExtension(sqliteVecLibrary(), "sqlite3_vec_init");
+  // An import into an empty store killed before it built the indexes it deferred: build them now.
+  buildDeferredIndexes(sqlite);
   migrate(sqlite);
   // After the migrations: the worker's connection then reads the schema as it stays.
   const checkpointer =

@@ -130,6 +130,13 @@ export function sqliteSearch(h: SqliteHandle): SearchStore {
       return sh.index.search(vector, k, project);
     },
 
+    async nearestMany(queries, minSimilarity) {
+      return sh.index.searchMany(
+        queries.map((q) => ({ vector: q.vector, k: q.k, group: q.project })),
+        minSimilarity,
+      );
+    },
+
     async fullText(terms, project, k, opts) {
       // Planned here (word counts are cached on this connection) and posted to
       // the reader's thread, when there is one, before the first await: the

@@ -13,6 +13,14 @@ export const VECTOR_RESCORE_FACTOR = 4;
 export const VECTOR_RESCORE_MIN = 40;
 
 /**
+ * Rows a tile of searchMany (an import's batch, its queries grouped by project): 1024 rows are
+ * 384 KB of int8, within a core's L2 cache, so every query of the group after the first reads the
+ * tile from cache. A scan of 40k rows from memory ran at ~35 ns a row here against ~18 from
+ * cache (load ~8). See docs/decisions/import-bulk-load.md.
+ */
+export const VECTOR_TILE_ROWS = 1024;
+
+/**
  * Dimensions of each row's 4-bit code (projection.ts), part of the index file. The search no
  * longer reads the codes: a projection to 128 of 384 dimensions gives no bound on a row's score,
  * so it could only guess which rows to skip (issue 38). See docs/decisions/vector-index.md.
