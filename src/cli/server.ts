@@ -3,7 +3,7 @@ import { stderrLogger } from "../core/log";
 import { downloadModel, ReembedQueue, startupEmbedder } from "../core/embedder-startup";
 import { startNightlySchedule } from "../core/nightly";
 import { createServices } from "../core/services";
-import { warmVectorScan, warmWordCounts } from "../core/search";
+import { warmSearches, warmWordCounts } from "../core/search";
 import { warmTokenizer } from "../core/tokenizer";
 import { lull } from "../core/slices";
 import { storageFailure } from "../store/failures";
@@ -192,11 +192,11 @@ export async function runServer(argv: string[]): Promise<number> {
     );
   // Tracked: shutdown aborts it and waits for the count under way, not for the rest.
   void services
-    .track(warmVectorScan(services, abort.signal).then(async (scans) => ({ scans, ...(await warmWordCounts(services, abort.signal)) })))
+    .track(warmSearches(services, abort.signal).then(async (searches) => ({ searches, ...(await warmWordCounts(services, abort.signal)) })))
     .then((w) =>
       log(
         "debug",
-        `search: warmed up with ${counted(w.scans, "vector search", "vector searches")}; counted ${counted(w.words, "common word")} of ${counted(w.sampled, "sampled memory", "sampled memories")} in ${w.ms} ms`,
+        `search: warmed up with ${counted(w.searches, "search", "searches")}; counted ${counted(w.words, "common word")} of ${counted(w.sampled, "sampled memory", "sampled memories")} in ${w.ms} ms`,
       ),
     )
     .catch((e) => log("warn", `search: warm-up stopped: ${(e as Error).message}`));

@@ -11,5 +11,5 @@ export { nearestNow, parseLimit, parseProject, parseQuery, rank, search } from "
 export type { SearchExplain, SearchInput, SearchResult } from "./search";
 export { roundParts } from "./parts";
 export type { ScoreParts } from "./parts";
-export { warmVectorScan, warmWordCounts } from "./warm";
+export { warmSearches, warmWordCounts } from "./warm";
 export type { IndexState, SearchStore, VectorHit, VectorMirror } from "./store";

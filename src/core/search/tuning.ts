@@ -86,12 +86,16 @@ export const WARM_MIN_SHARE = 0.005;
 export const WARM_MAX_WORDS = 2000;
 
 /**
- * Vector searches of random unit vectors at server start (warmVectorScan), so JavaScriptCore has
- * optimised the scan before the first real searches (first-pass p95 lower by 1-4 ms at 100k);
- * ~3 ms each at 100k, in slices.
+ * Whole searches at server start (warmSearches: runs of words from random memories, a share of
+ * them within a project, each read this deep), so JavaScriptCore has optimised a search's code
+ * before the first real ones; ~6 ms of this thread each at 100k unfiltered, ~3 within a project,
+ * in slices. It replaced 100 random-vector scans, which optimised the scan alone; 150 searches,
+ * 3 in 10 within a project, kept the start-up work running ~2-3 s longer at 100k.
  * See docs/decisions/start-up-and-background-work.md.
  */
-export const WARM_VECTOR_SEARCHES = 100;
+export const WARM_SEARCHES = 100;
+export const WARM_SEARCH_PROJECT_SHARE = 0.5;
+export const WARM_SEARCH_SAMPLE_CHARS = 400;
 
 /** Cached word counts are dropped once the store grew or shrank by this share, */
 export const BM25_TERM_COUNTS_DRIFT = 0.1;

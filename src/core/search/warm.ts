@@ -1,8 +1,16 @@
 import type { Services } from "../services";
 import { keywords } from "../text";
-import { WARM_MAX_WORDS, WARM_MIN_SHARE, WARM_SAMPLE_CHARS, WARM_SAMPLE_MEMORIES, SEARCH_CANDIDATES, WARM_VECTOR_SEARCHES } from "./tuning";
+import {
+  WARM_MAX_WORDS,
+  WARM_MIN_SHARE,
+  WARM_SAMPLE_CHARS,
+  WARM_SAMPLE_MEMORIES,
+  WARM_SEARCH_PROJECT_SHARE,
+  WARM_SEARCH_SAMPLE_CHARS,
+  WARM_SEARCHES,
+} from "./tuning";
+import { search } from "./search";
 import { BACKGROUND_SLICE_MS } from "../tuning";
-import { DIMENSIONS } from "../../embed/types";
 import { slicer } from "../slices";
 import { planCap } from "./full-text";
 
@@ -65,30 +73,39 @@ export async function warmWordCounts(s: Services, signal?: AbortSignal): Promise
 }
 
 /**
- * Runs WARM_VECTOR_SEARCHES nearest searches of random unit vectors over the
- * whole index, off the request path, and throws their answers away. A fresh
- * process runs the vector scan's WebAssembly kernels and JavaScript loops in
- * JavaScriptCore's baseline tiers until it has seen them often enough to
- * optimise them, and on a busy machine the optimising compiler's threads wait
- * for a CPU: a fresh server's first few hundred searches were its slow ones
- * (tuning.ts). SQLite's in-memory index only: on PostgreSQL these would be
- * database queries. Runs once the index is ready, in slices that yield to
- * requests; stops when `signal` aborts. Returns the searches run.
+ * Runs WARM_SEARCHES whole searches, off the request path, and throws their
+ * answers away. A fresh process runs a search's code (the vector scan's
+ * WebAssembly kernels and loops, words, query vector, fusion, the graph hop,
+ * scoring, the result views) in JavaScriptCore's lower tiers until it has
+ * seen it often enough to optimise it, and the compiler threads that do so
+ * take a CPU from the request, the full-text reader or the client on a small
+ * machine: a fresh server's first few hundred searches were its slow ones
+ * (tuning.ts). It replaces a warm-up of random-vector scans, which optimised
+ * the scan alone. The queries are runs of words from random memories (a
+ * share of them within a project), searched as a client would, without a
+ * receipt: nothing is written, and the word counts they take are the ones a
+ * search would take (results do not change). SQLite only: on PostgreSQL
+ * these would be database queries. Runs once the index is ready, in slices
+ * that yield to requests; stops when `signal` aborts. Returns the searches run.
  */
-export async function warmVectorScan(s: Services, signal?: AbortSignal): Promise<number> {
+export async function warmSearches(s: Services, signal?: AbortSignal): Promise<number> {
   await readyOrAborted(s, signal);
   if (signal?.aborted || s.storage.engine !== "sqlite" || s.index.size === 0) return 0;
   const pause = slicer(BACKGROUND_SLICE_MS, s.traffic);
+  const texts = (await s.storage.search.sampleContents(WARM_SEARCHES, WARM_SEARCH_SAMPLE_CHARS, pause)).map((t) => keywords(t)).filter((w) => w.length > 0);
+  if (signal?.aborted || texts.length === 0) return 0;
+  const projects = [...new Set((await s.storage.search.recent({ now: s.now(), project: null, limit: 50 })).map((r) => r.project ?? ""))].filter((p) => p);
   // A fixed sequence (Park-Miller): the same work at every start.
-  let seed = 20261127;
+  let seed = 20261128;
   const random = () => (seed = (seed * 16807) % 2147483647) / 2147483647;
-  const v = new Float32Array(DIMENSIONS);
   let done = 0;
-  for (; done < WARM_VECTOR_SEARCHES && !signal?.aborted; done++) {
-    let norm = 0;
-    for (let i = 0; i < DIMENSIONS; i++) norm += (v[i] = random() - 0.5) ** 2;
-    for (let i = 0; i < DIMENSIONS; i++) v[i] /= Math.sqrt(norm);
-    await s.storage.search.nearest(v, SEARCH_CANDIDATES, null);
+  for (; done < WARM_SEARCHES && !signal?.aborted; done++) {
+    const words = texts[done % texts.length];
+    // 2 to 6 words, as the bench's and agents' short queries.
+    const n = 2 + Math.floor(random() * 5);
+    const from = Math.floor(random() * Math.max(1, words.length - n));
+    const project = projects.length > 0 && random() < WARM_SEARCH_PROJECT_SHARE ? projects[Math.floor(random() * projects.length)] : undefined;
+    await search(s, { query: words.slice(from, from + n).join(" "), ...(project ? { project } : {}) });
     await pause();
   }
   return done;

@@ -1,7 +1,7 @@
 import { afterEach, expect, test } from "bun:test";
 import { ingestMemory } from "../../../../src/core/ingest";
-import { search, warmVectorScan, warmWordCounts } from "../../../../src/core/search";
-import { WARM_VECTOR_SEARCHES } from "../../../../src/core/search/tuning";
+import { search, warmSearches, warmWordCounts } from "../../../../src/core/search";
+import { WARM_SEARCHES } from "../../../../src/core/search/tuning";
 import { keywords } from "../../../../src/core/text";
 import { dbRows, onSqlite } from "../../../helpers/engine";
 import { makeServices, type TestServices } from "../../../helpers/services";
@@ -72,25 +72,33 @@ test("a warm-up waiting for the index returns as soon as it is aborted (shutdown
   expect(await warm).toEqual({ sampled: 0, words: 0, ms: 0 });
 });
 
-test("the vector warm-up searches SQLite's in-memory index WARM_VECTOR_SEARCHES times and changes nothing; never on PostgreSQL, an empty store or after an abort", async () => {
+test("the search warm-up runs WARM_SEARCHES whole searches on SQLite, some within a project, and changes nothing; never on PostgreSQL, an empty store or after an abort", async () => {
   const empty = makeServices();
   open.push(empty);
-  expect(await warmVectorScan(empty)).toBe(0);
+  expect(await warmSearches(empty)).toBe(0);
   const s = await seeded();
+  await ingestMemory(s, { content: "Kafka partitions rebalance when a consumer joins", project: "billing" });
   const before = await search(s, { query: "kafka cluster restarts", limit: 5 });
-  let searched = 0;
+  const rowsBefore = await dbRows(s, "SELECT id, strength, refreshed_at FROM memories ORDER BY id");
+  const scans: (string | null | undefined)[] = [];
   const nearest = s.storage.search.nearest.bind(s.storage.search);
   s.storage.search.nearest = async (v, k, project) => {
-    searched++;
-    // Unit vectors, each a new one.
-    expect(Math.abs(v.reduce((a, x) => a + x * x, 0) - 1)).toBeLessThan(1e-4);
+    scans.push(project);
     return nearest(v, k, project);
   };
   const aborted = new AbortController();
   aborted.abort();
-  expect(await warmVectorScan(s, aborted.signal)).toBe(0);
-  const ran = await warmVectorScan(s);
-  expect(ran).toBe(onSqlite ? WARM_VECTOR_SEARCHES : 0);
-  expect(searched).toBe(ran);
+  expect(await warmSearches(s, aborted.signal)).toBe(0);
+  const ran = await warmSearches(s);
+  expect(ran).toBe(onSqlite ? WARM_SEARCHES : 0);
+  // One vector search per search (the scan it warms), a share of them within a project.
+  expect(scans.length).toBe(ran);
+  if (onSqlite) {
+    expect(scans.filter((p) => p === "infra" || p === "billing").length).toBeGreaterThan(0);
+    expect(scans.filter((p) => !p).length).toBeGreaterThan(0);
+  }
+  // Nothing written (no receipt, no refresh), and the same answer after.
+  expect(await dbRows(s, "SELECT id, strength, refreshed_at FROM memories ORDER BY id")).toEqual(rowsBefore);
+  expect(Number((await dbRows(s, "SELECT count(*) AS n FROM recall_receipts"))[0].n)).toBe(0);
   expect(await search(s, { query: "kafka cluster restarts", limit: 5 })).toEqual(before);
 });
