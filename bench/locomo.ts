@@ -10,6 +10,9 @@
  * files, to measure the real embedder), MEMSVC_LOCOMO_MODEL (its model id).
  * Without a model folder the developer's own home (MEMSVC_HOME or ~/.memsvc)
  * is looked into; else the offline fallback embedder is measured.
+ * MEMSVC_STORAGE=postgres, MEMSVC_DATABASE_URL and MEMSVC_DATABASE_SCHEMA (a
+ * schema of its own: the run adds the dataset to it) measure the PostgreSQL
+ * engine's search instead; the FTS5 floor is SQLite's and is left out there.
  */
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -23,7 +26,7 @@ import { queryVector, rank } from "../src/core/search";
 import { ftsExpression } from "../src/store/sqlite/search-fts";
 import { thresholds } from "../src/core/search";
 import type { Services } from "../src/core/services";
-import { benchServices, sqliteOf } from "./lib/services";
+import { benchServices } from "./lib/services";
 import type { Store } from "../src/store/sqlite/open";
 import { withStorage } from "../src/core/storage";
 import { GRAPH_HOP_DIRECT_FACTOR, GRAPH_HOP_FACTOR, RRF_K, SEARCH_CANDIDATES, VECTOR_RRF_WEIGHT } from "../src/core/search/tuning";
@@ -50,8 +53,9 @@ async function embedderFor(tmp: string): Promise<Embedder> {
 }
 
 /** Stores every turn, one at a time as /ingest would (each links to its nearest earlier turns); returns memory id -> key. */
-async function ingest(s: Services, memories: LocomoMemory[]): Promise<Map<string, string>> {
+async function ingest(s: Services, memories: LocomoMemory[]): Promise<{ keyOf: Map<string, string>; keyBySeq: Map<number, string> }> {
   const keyOf = new Map<string, string>();
+  const keyBySeq = new Map<number, string>();
   for (let i = 0; i < memories.length; i += EMBED_BATCH) {
     const batch = memories.slice(i, i + EMBED_BATCH);
     const vectors = await s.embedder.embed(
@@ -71,10 +75,11 @@ async function ingest(s: Services, memories: LocomoMemory[]): Promise<Map<string
         // Visible to the next turn's nearest-neighbour links, as after an /ingest commit.
         s.index.upsert(row.seq, vectors[j], m.project);
         keyOf.set(row.id, m.key);
+        keyBySeq.set(row.seq, m.key);
       }
     });
   }
-  return keyOf;
+  return { keyOf, keyBySeq };
 }
 
 interface Retrievers {
@@ -83,15 +88,15 @@ interface Retrievers {
   vector: RecallScorer;
 }
 
-async function evaluate(s: Services & { sqlite: Store | null }, queries: LocomoQuery[], keyOf: Map<string, string>): Promise<Retrievers> {
+async function evaluate(
+  s: Services & { sqlite: Store | null },
+  queries: LocomoQuery[],
+  keys: { keyOf: Map<string, string>; keyBySeq: Map<number, string> },
+): Promise<Retrievers> {
+  const { keyOf, keyBySeq } = keys;
   const out: Retrievers = { hybrid: new RecallScorer(), bm25: new RecallScorer(), vector: new RecallScorer() };
-  const keyBySeq = new Map(
-    sqliteOf(s)
-      .sqlite.query<{ seq: number; id: string }, []>("SELECT seq, id FROM memories")
-      .all()
-      .map((r) => [r.seq, keyOf.get(r.id)!]),
-  );
-  const bm25 = sqliteOf(s).sqlite.query<{ seq: number }, [string, string, number]>(
+  // The FTS5 floor is SQLite's own; on PostgreSQL it is left out (storage "postgres": the hybrid and vector rows only).
+  const bm25 = s.sqlite?.sqlite.query<{ seq: number }, [string, string, number]>(
     "SELECT f.rowid AS seq FROM memories_fts f JOIN memories m ON m.seq = f.rowid WHERE memories_fts MATCH ? AND m.project = ? ORDER BY bm25(memories_fts) LIMIT ?",
   );
   for (let i = 0; i < queries.length; i += EMBED_BATCH) {
@@ -111,7 +116,7 @@ async function evaluate(s: Services & { sqlite: Store | null }, queries: LocomoQ
       );
       // The floor: question words (stop words removed) OR-ed, FTS5 porter BM25, nothing else.
       const expr = ftsExpression(q.question);
-      out.bm25.add(q, expr ? bm25.all(expr, q.project, K).map((r) => keyBySeq.get(r.seq)!) : []);
+      if (bm25) out.bm25.add(q, expr ? bm25.all(expr, q.project, K).map((r) => keyBySeq.get(r.seq)!) : []);
       out.vector.add(
         q,
         (await s.storage.search.nearest(vectors[j], Math.max(K, SEARCH_CANDIDATES), q.project)).slice(0, K).map((h) => keyBySeq.get(h.seq)!),
@@ -133,19 +138,21 @@ async function main(): Promise<void> {
   try {
     writeFileSync(join(tmp, "config.json"), JSON.stringify({ token: "locomo-bench" }));
     const embedder = await embedderFor(tmp);
-    const config = loadConfig({ MEMSVC_HOME: tmp, MEMSVC_OFFLINE: "1" });
+    // MEMSVC_STORAGE=postgres with MEMSVC_DATABASE_URL (and MEMSVC_DATABASE_SCHEMA, a fresh one) measures the team engine.
+    const pass = ["MEMSVC_STORAGE", "MEMSVC_DATABASE_URL", "MEMSVC_DATABASE_SCHEMA"].filter((k) => process.env[k]);
+    const config = loadConfig({ MEMSVC_HOME: tmp, MEMSVC_OFFLINE: "1", ...Object.fromEntries(pass.map((k) => [k, process.env[k]])) });
     const s = benchServices(config, { embedder, log: silentLogger });
     try {
       const t0 = performance.now();
-      const keyOf = await ingest(s, data.memories);
+      const keys = await ingest(s, data.memories);
       const ingestSeconds = (performance.now() - t0) / 1000;
       const scored = data.queries.filter((q) => SCORED_CATEGORIES.includes(q.category));
       const t1 = performance.now();
-      const r = await evaluate(s, scored, keyOf);
+      const r = await evaluate(s, scored, keys);
       const hybrid = r.hybrid.figures();
-      const floor = r.bm25.figures();
-      const links = sqliteOf(s).sqlite.query<{ n: number }, []>("SELECT count(*) AS n FROM links").get()!.n;
-      const beats = KS.every((k) => hybrid[`recall_at_${k}`].overall > floor[`recall_at_${k}`].overall);
+      const floor = s.sqlite ? r.bm25.figures() : null;
+      const links = s.sqlite ? s.sqlite.sqlite.query<{ n: number }, []>("SELECT count(*) AS n FROM links").get()!.n : null;
+      const beats = floor ? KS.every((k) => hybrid[`recall_at_${k}`].overall > floor[`recall_at_${k}`].overall) : null;
       console.log(
         JSON.stringify(
           {
@@ -171,7 +178,8 @@ async function main(): Promise<void> {
               similarity_links: links,
             },
             hybrid,
-            bm25_floor: { ...floor, method: "FTS5 porter bm25, question keywords (stop words removed) OR-ed, within the project" },
+            storage: config.storage,
+            bm25_floor: floor && { ...floor, method: "FTS5 porter bm25, question keywords (stop words removed) OR-ed, within the project" },
             vector_only: r.vector.figures(),
             beats_bm25_floor: beats,
             seconds: { ingest: round1(ingestSeconds), search: round1((performance.now() - t1) / 1000), total: round1((performance.now() - started) / 1000) },

@@ -10,7 +10,7 @@ import { SQL } from "bun";
 import { parseArgs } from "node:util";
 import { hashEmbed } from "../src/embed/fallback";
 import { nearestStatement } from "../src/store/postgres/nearest";
-import { neighboursStatement, scoringStatement } from "../src/store/postgres/search";
+import { fullTextStatement, neighboursStatement, scoringStatement } from "../src/store/postgres/search";
 import { GRAPH_SEEDS, SCORE_CONTENT_CHARS } from "../src/core/search/tuning";
 import { NoteGenerator } from "./lib/corpus";
 
@@ -79,11 +79,7 @@ for (const q of queries) {
       .split(/\W+/)
       .filter((w) => w.length > 2);
     const or = words.map((w) => `'${w}'`).join(" | ");
-    await explain(
-      "fulltext",
-      `SELECT m.seq::float8 AS seq FROM ${S}.memories m, to_tsquery('english', $1) qm, to_tsquery('english', $2) qr WHERE m.fts @@ qm ORDER BY ts_rank_cd(m.fts, qr) DESC, m.seq DESC LIMIT $3`,
-      [or, or, 60],
-    );
+    await explain("fulltext", fullTextStatement(S, false), [or, or, 60]);
   }
   if (!only || only === "link") {
     await explain(

@@ -7,7 +7,7 @@ import { ingestMemory } from "../../../src/core/ingest";
 
 // The search store on PostgreSQL, seeded straight into its tables (so it
 // needs nothing of the other capabilities' stores): pgvector HNSW nearest,
-// ts_rank_cd full text with the project filter inside the query, /recent's
+// ts_rank full text with the project filter inside the query, /recent's
 // fast path against scoring every row, calibration rows, and two servers
 // over one database seeing each other's writes at once.
 const open: TestServices[] = [];
