@@ -37,10 +37,10 @@ const DAY_MS = 86_400_000;
 
 /**
  * A tsquery of words OR-ed, each quoted as a lexeme (a quote inside
- * doubled), so no text forms tsquery syntax; to_tsquery('english', ...) stems
+ * doubled, a backslash escaped), so no text forms tsquery syntax; to_tsquery('english', ...) stems
  * them as the fts column was.
  */
-const tsWord = (t: string) => `'${t.replaceAll("'", "''")}'`;
+const tsWord = (t: string) => `'${t.replaceAll("\\", "\\\\").replaceAll("'", "''")}'`;
 const tsOr = (terms: readonly string[]) => terms.map(tsWord).join(" | ");
 const tsAnd = (terms: readonly string[]) => terms.map(tsWord).join(" & ");
 
@@ -205,15 +205,22 @@ export function pgSearch(handle: PgHandle, opts: NearestOptions = {}): SearchSto
     // Sequential scans off for this statement alone (set_config local, in one simple-protocol message
     // as nearest.ts does; the words are letters and digits, inlined as a quoted literal): when the cap is
     // near the planner's estimate it scans the whole table (a word in 26k of 100k rows: 120 ms) where
-    // the GIN index's bitmap reads only the matching rows' pages (55 ms).
-    await h.ready();
-    const results = (await h.sql
-      .unsafe(
-        `SELECT set_config('enable_seqscan', 'off', true);
-         SELECT count(*)::float8 AS n FROM (SELECT 1 FROM ${S}.memories WHERE fts @@ to_tsquery('english', ${sqlString(tsAnd(words))}) LIMIT ${Math.trunc(cap)}) x`,
-      )
-      .simple()) as unknown as { n: number }[][];
-    return terms.store(key, Number(results[1][0].n), cap);
+    // the GIN index's bitmap reads only the matching rows' pages (55 ms). Inside a caller's transaction
+    // the setting would outlive the statement: the planner's own choice there.
+    // A word from another caller than the core's tokenizer may hold U+0000, which no inlined text can:
+    // bound as a parameter it is refused as an invalid value, as everywhere else.
+    const count = (match: string) =>
+      `SELECT count(*)::float8 AS n FROM (SELECT 1 FROM ${S}.memories WHERE fts @@ to_tsquery('english', ${match}) LIMIT ${Math.trunc(cap)}) x`;
+    let n: number;
+    if (h.inTransaction || words.some((w) => w.includes("\u0000"))) [{ n }] = await q(count("$1"), [tsAnd(words)]);
+    else {
+      await h.ready();
+      const results = (await h.sql.unsafe(`SELECT set_config('enable_seqscan', 'off', true);\n${count(sqlString(tsAnd(words)))}`).simple()) as unknown as {
+        n: number;
+      }[][];
+      [{ n }] = results[1];
+    }
+    return terms.store(key, Number(n), cap);
   };
   /** Counts up to `cap` of memories whose fts holds `term`. */
   const documentFrequency = (term: string, cap: number): Promise<number> => countTogether([term], cap);

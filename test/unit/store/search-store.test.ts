@@ -60,9 +60,14 @@ pgOnly("nearest and full text answer from the database, each project filter insi
   expect(await s.storage.search.fullText(["kafka"], null, 10)).toEqual(expect.arrayContaining([kafka, global]));
   expect(await s.storage.search.fullText(["kafka"], "infra", 10)).toEqual([kafka]);
   // Words only reach the engine; quotes and tsquery operators in them are inert.
-  expect(await s.storage.search.fullText(["it's", "o'neil", "a|b", "!&"], null, 10)).toEqual([]);
+  expect(await s.storage.search.fullText(["it's", "o'neil", "a|b", "!&", "back\\slash\\'"], null, 10)).toEqual([]);
   expect(await s.storage.search.documentFrequency("kafka", 10)).toBe(2);
   expect(await s.storage.search.documentFrequency("kafka", 1)).toBe(1);
+  // Counted with sequential scans off for that statement alone: nothing is left on the pooled connections.
+  expect(await s.storage.search.documentFrequency("o'neil\\'", 10)).toBe(0);
+  for (let i = 0; i < 5; i++) expect((await dbRows<{ enable_seqscan: string }>(s, "SHOW enable_seqscan"))[0].enable_seqscan).toBe("on");
+  // U+0000 cannot be inlined: bound, it is refused as an invalid value.
+  await expect(s.storage.search.documentFrequency("a\u0000b", 10)).rejects.toThrow();
 });
 
 pgOnly("a memory another server writes is found by this server's search at once", async () => {
