@@ -16,9 +16,9 @@ import type { PgHandle } from "./open";
  * (the SQLite engine's index, its change log and index file have no
  * counterpart here). Full text is the weighted tsvector `memories.fts`
  * (GIN) ranked by ts_rank, the project filter inside the same query.
- * ts_rank, not ts_rank_cd: cover density costs ~3 µs more a matching row
- * (a search ranks up to thousands), the half of /search's database time at
- * 100k, and LoCoMo's hybrid recall on this engine is the same with either
+ * ts_rank, not ts_rank_cd: cover density costs ~3-6 µs more a matching row
+ * (a search ranks up to thousands: half the full-text statement's time at
+ * 100k), and LoCoMo's hybrid recall on this engine is the same with either
  * (R@5 0.557 / R@10 0.624 against 0.556 / 0.624; the core re-scores the
  * candidates anyway). See docs/decisions/postgres-performance.md.
  * Raw SQL throughout: tsvector ranking and pgvector operators are what
@@ -203,7 +203,7 @@ export function pgSearch(handle: PgHandle, opts: NearestOptions = {}): SearchSto
     const known = terms.lookup(key, cap, mirror.size);
     if (known !== undefined) return known;
     // Sequential scans off for this statement alone (set_config local, in one simple-protocol message
-    // as nearest.ts does; the words are letters and digits, inlined as a quoted literal): when the cap is
+    // as nearest.ts does; the tsquery inlined as an escaped literal): when the cap is
     // near the planner's estimate it scans the whole table (a word in 26k of 100k rows: 120 ms) where
     // the GIN index's bitmap reads only the matching rows' pages (55 ms). Inside a caller's transaction
     // the setting would outlive the statement: the planner's own choice there.
