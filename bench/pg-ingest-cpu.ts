@@ -24,14 +24,14 @@
  * included) over the phase's wall time over 2 cores: near 1, the one server's
  * phase already keeps both cores busy and a second server cannot add throughput here.
  */
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { SQL } from "bun";
 import { NoteGenerator } from "./lib/corpus";
 import { startServer, timeConcurrentSearch } from "./lib/http-run";
 import { ingestOverHttp } from "./lib/load";
-import { cpuMsOf, ROOT, serverCommandAt } from "./lib/server";
+import { cpuMsOf, ROOT, serverCommandAt, sumOverTree } from "./lib/server";
 import { round } from "./lib/stats";
 
 const args = process.argv.slice(2);
@@ -54,21 +54,8 @@ const log = (line: string) => console.error(`[pg-ingest-cpu] ${line}`);
 
 /** CPU (user + system, ms) of the postmaster and every process it forked. */
 function clusterCpuMs(postmaster: number): { ms: number; processes: number } {
-  let ms = 0;
-  let n = 0;
-  for (const d of readdirSync("/proc")) {
-    if (!/^\d+$/.test(d)) continue;
-    try {
-      const stat = readFileSync(`/proc/${d}/stat`, "utf8");
-      const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      if (Number(d) !== postmaster && Number(f[1]) !== postmaster) continue;
-      ms += (Number(f[11]) + Number(f[12])) * 10;
-      n++;
-    } catch {
-      /* gone meanwhile */
-    }
-  }
-  return { ms, processes: n };
+  const { total, processes } = sumOverTree(postmaster, cpuMsOf);
+  return { ms: total, processes };
 }
 
 const sql = new SQL({ url, max: 1, prepare: false });

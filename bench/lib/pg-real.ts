@@ -6,11 +6,11 @@
  * the vendored tarball; needs root and apt the first time). BENCH_PG=pglite
  * measures PGlite instead (the figures before issue 36; one WebAssembly backend).
  */
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SQL } from "bun";
-import { ROOT } from "./server";
+import { ROOT, sumOverTree } from "./server";
 
 export interface BenchDatabase {
   url: string;
@@ -43,21 +43,8 @@ const SETTINGS = [
 ];
 
 function rssOfTree(root: number): { rss_mb: number; processes: number } {
-  let kb = 0;
-  let n = 0;
-  for (const d of readdirSync("/proc")) {
-    if (!/^\d+$/.test(d)) continue;
-    try {
-      const stat = readFileSync(`/proc/${d}/stat`, "utf8");
-      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-      if (Number(d) !== root && ppid !== root) continue;
-      kb += Number(/^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${d}/status`, "utf8"))?.[1] ?? 0);
-      n++;
-    } catch {
-      /* gone meanwhile */
-    }
-  }
-  return { rss_mb: Math.round(kb / 1024), processes: n };
+  const { total, processes } = sumOverTree(root, (pid) => Number(/^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0));
+  return { rss_mb: Math.round(total / 1024), processes };
 }
 
 async function describeServer(url: string): Promise<{ pid: number; settings: Record<string, string> }> {

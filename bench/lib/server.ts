@@ -147,6 +147,29 @@ export function mainThreadCpuMsOf(pid: number): number {
   return statCpuMs(`/proc/${pid}/task/${pid}/stat`);
 }
 
+/**
+ * `root` and every process it forked (its direct children: a PostgreSQL
+ * postmaster's backends and helpers), summed by `measure`; a process that
+ * ends meanwhile is skipped.
+ */
+export function sumOverTree(root: number, measure: (pid: number) => number): { total: number; processes: number } {
+  let total = 0;
+  let processes = 0;
+  for (const d of readdirSync("/proc")) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const stat = readFileSync(`/proc/${d}/stat`, "utf8");
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      if (Number(d) !== root && ppid !== root) continue;
+      total += measure(Number(d));
+      processes++;
+    } catch {
+      /* gone meanwhile */
+    }
+  }
+  return { total, processes };
+}
+
 function statCpuMs(file: string): number {
   // Fields after the parenthesised command name: state is [0], utime [11], stime [12].
   const stat = readFileSync(file, "utf8");
